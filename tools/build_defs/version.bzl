@@ -1,0 +1,3 @@
+"""The version of every chainrule wheel."""
+
+CHAINRULE_VERSION = "0.1.0"
