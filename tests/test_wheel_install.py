@@ -1,0 +1,167 @@
+"""The chainrule-core wheel installs into a fresh virtual environment and works.
+
+The wheel is the one Bazel built (//core:wheel, in this test's runfiles). The
+fresh venv has no chainrule of its own; its requirements (numpy, ml_dtypes) and
+pip come from the project's .venv through a .pth file, because installing them
+from an index is not possible offline. PYTHONPATH (Bazel's runfiles, where
+chainrule's sources are) is scrubbed from every subprocess, so `chainrule` can
+only come from the installed wheel.
+"""
+import base64
+import glob
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import zipfile
+
+import pytest
+
+DISTRIBUTION = "chainrule-core"
+WHEEL_GLOB = os.path.join("core", "chainrule_core-*.whl")
+
+
+def _runfiles_root():
+    srcdir, workspace = os.environ.get("TEST_SRCDIR"), os.environ.get("TEST_WORKSPACE")
+    if srcdir and workspace:
+        return os.path.join(srcdir, workspace)
+    return os.getcwd()
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    found = sorted(glob.glob(os.path.join(_runfiles_root(), WHEEL_GLOB)))
+    assert len(found) == 1, "expected one %s in the runfiles, found %s" % (WHEEL_GLOB, found)
+    return found[0]
+
+
+def _clean_env():
+    """The environment without Bazel's Python settings and pip's configuration."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "PIP_", "RUNFILES_")) and k != "VIRTUAL_ENV"
+    }
+    env["PYTHONNOUSERSITE"] = "1"
+    env["PIP_CONFIG_FILE"] = os.devnull
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def _run(cmd, cwd, check=True):
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    if check and proc.returncode != 0:
+        pytest.fail("%s exited with %d:\n%s" % (cmd, proc.returncode, proc.stdout))
+    return proc
+
+
+@pytest.fixture(scope="module")
+def venv_python(tmp_path_factory):
+    """A fresh venv (no system site-packages) that sees the project venv's packages."""
+    root = tmp_path_factory.mktemp("wheel-install")
+    env_dir = root / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], cwd=root)
+    python = str(env_dir / "bin" / "python")
+    purelib = _run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=root
+    ).stdout.strip()
+    assert os.path.realpath(purelib).startswith(os.path.realpath(str(env_dir)))
+    ours = sysconfig.get_paths()
+    with open(os.path.join(purelib, "_project_venv.pth"), "w") as f:
+        for key in ("purelib", "platlib"):
+            f.write(ours[key] + "\n")
+    return python, purelib, root
+
+
+def test_wheel_contents_and_record(wheel):
+    name = os.path.basename(wheel)
+    assert name.startswith("chainrule_core-0.1.0-")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        dist_info = "chainrule_core-0.1.0.dist-info/"
+        assert names[-1] == dist_info + "RECORD"
+        for entry in names:
+            assert entry.startswith(("chainrule/", dist_info)), entry
+            info = zf.getinfo(entry)
+            assert info.date_time == (1980, 1, 1, 0, 0, 0), entry
+        assert "chainrule/__init__.py" in names
+        record = zf.read(dist_info + "RECORD").decode().splitlines()
+        assert sorted(line.split(",")[0] for line in record) == sorted(names)
+        for line in record:
+            path, digest, size = line.rsplit(",", 2)
+            if path == dist_info + "RECORD":
+                continue
+            data = zf.read(path)
+            expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            assert digest == "sha256=" + expected.decode(), path
+            assert int(size) == len(data), path
+        metadata = zf.read(dist_info + "METADATA").decode()
+        assert "Name: chainrule-core\n" in metadata
+        assert "Requires-Dist: numpy" in metadata
+        assert "Requires-Dist: ml_dtypes" in metadata
+        wheel_meta = zf.read(dist_info + "WHEEL").decode()
+        if any(n.endswith(".so") for n in names):
+            assert "Root-Is-Purelib: false" in wheel_meta
+        else:
+            assert "Tag: py3-none-any" in wheel_meta
+
+
+def test_install_into_fresh_venv_and_train(wheel, venv_python):
+    python, purelib, cwd = venv_python
+
+    # Nothing named chainrule is importable before the wheel is installed.
+    before = _run([python, "-c", "import chainrule"], cwd=cwd, check=False)
+    assert before.returncode != 0 and "No module named 'chainrule'" in before.stdout, before.stdout
+
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=cwd)
+    check = _run([python, "-m", "pip", "check"], cwd=cwd, check=False)
+    assert check.returncode == 0, check.stdout
+
+    meta = _run(
+        [
+            python,
+            "-c",
+            "import importlib.metadata as m; print(m.version(%r)); print(m.requires(%r))"
+            % (DISTRIBUTION, DISTRIBUTION),
+        ],
+        cwd=cwd,
+    ).stdout.splitlines()
+    assert meta[0] == "0.1.0"
+    assert "numpy" in meta[1] and "ml_dtypes" in meta[1]
+
+    script = textwrap.dedent(
+        """
+        import os, sys
+        import chainrule as cr
+
+        here = os.path.realpath(os.path.dirname(cr.__file__))
+        assert here.startswith(os.path.realpath(sys.argv[1])), here
+
+        cr.manual_seed(0)
+        x = cr.randn(64, 3)
+        y = x @ cr.tensor([1.0, 2.0, 3.0])
+        w = cr.zeros(3, requires_grad=True)
+        losses = []
+        for step in range(30):
+            loss = ((x @ w - y) ** 2).mean()
+            loss.backward()
+            with cr.no_grad():
+                w -= 0.1 * w.grad
+            w.grad.zero_()
+            losses.append(loss.item())
+        assert w.is_leaf and w.requires_grad
+        assert all(b < a for a, b in zip(losses, losses[1:])), losses
+        assert losses[-1] < 0.05 * losses[0], losses
+        print("loss %.4f -> %.4f" % (losses[0], losses[-1]))
+        """
+    )
+    script_path = os.path.join(str(cwd), "train.py")
+    with open(script_path, "w") as f:
+        f.write(script)
+    out = _run([python, script_path, purelib], cwd=cwd).stdout
+    assert "loss" in out
