@@ -1,0 +1,212 @@
+"""dtypes: chainrule's names for NumPy dtypes, and torch's type-promotion rules.
+
+NumPy's own promotion differs from torch's (0-d arrays are not "weak", bfloat16
+and float16 do not promote to each other), so chainrule computes the result dtype
+itself and casts inputs before calling NumPy.
+"""
+import threading
+
+import ml_dtypes
+import numpy as np
+
+# Promotion categories, ordered: a higher category wins regardless of size.
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type, e.g. ``chainrule.float32``.
+
+    >>> import chainrule as cr
+    >>> cr.float32.is_floating_point, cr.complex64.is_complex, cr.float64.itemsize
+    (True, False, 8)
+    """
+
+    __slots__ = ("name", "np", "category", "is_floating_point", "is_complex",
+                 "is_signed", "itemsize")
+
+    def __init__(self, name, np_dtype, category, signed=True):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category
+        self.is_floating_point = category == _FLOAT
+        self.is_complex = category == _COMPLEX
+        self.is_signed = signed
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self):
+        return "chainrule." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        """The real counterpart of a complex dtype (itself otherwise)."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+
+    def to_complex(self):
+        """The complex counterpart of a floating dtype (itself otherwise)."""
+        return {"float32": complex64, "float64": complex128,
+                "float16": complex64, "bfloat16": complex64}.get(self.name, self)
+
+
+float16 = dtype("float16", np.float16, _FLOAT)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT)
+float32 = dtype("float32", np.float32, _FLOAT)
+float64 = dtype("float64", np.float64, _FLOAT)
+complex64 = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = dtype("complex128", np.complex128, _COMPLEX)
+int8 = dtype("int8", np.int8, _INT)
+int16 = dtype("int16", np.int16, _INT)
+int32 = dtype("int32", np.int32, _INT)
+int64 = dtype("int64", np.int64, _INT)
+uint8 = dtype("uint8", np.uint8, _INT, signed=False)
+bool_ = dtype("bool", np.bool_, _BOOL, signed=False)
+half, float, double = float16, float32, float64
+cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16
+
+ALL_DTYPES = (float16, bfloat16, float32, float64, complex64, complex128,
+              int8, int16, int32, int64, uint8, bool_)
+_FROM_NP = {d.np: d for d in ALL_DTYPES}
+_NAMES = {d.name: d for d in ALL_DTYPES}
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The chainrule dtype of a NumPy dtype; raises TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        pass
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported "
+            "types are: float64, float32, float16, bfloat16, complex64, complex128, "
+            "int64, int32, int16, int8, uint8, and bool.") from None
+
+
+def to_dtype(d):
+    """Accept a chainrule dtype, a NumPy dtype/type or a Python type."""
+    if type(d) is dtype:
+        return d
+    if d is builtins_float:
+        return get_default_dtype()
+    if d is builtins_int:
+        return int64
+    if d is builtins_bool:
+        return bool_
+    if d is builtins_complex:
+        return get_default_dtype().to_complex()
+    return from_numpy_dtype(d)
+
+
+import builtins as _b  # noqa: E402  (after the module-level names that shadow them)
+builtins_float, builtins_int, builtins_bool, builtins_complex = _b.float, _b.int, _b.bool, _b.complex
+
+_state = threading.local()
+
+
+def get_default_dtype():
+    """The dtype of floating tensors made from Python floats (float32 unless changed).
+
+    >>> import chainrule as cr
+    >>> cr.get_default_dtype()
+    chainrule.float32
+    """
+    return getattr(_state, "default", float32)
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype: float16, bfloat16, float32 or float64.
+
+    >>> import chainrule as cr
+    >>> cr.set_default_dtype(cr.float64); cr.tensor([1.5]).dtype
+    chainrule.float64
+    >>> cr.set_default_dtype(cr.float32)
+    """
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _state.default = d
+
+
+def _promote_same_priority(a, b):
+    """Torch's promotion between two dtypes of equal priority."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == _FLOAT:
+        if {a.name, b.name} == {"float16", "bfloat16"}:
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    if a.category == _COMPLEX:
+        return a if a.itemsize >= b.itemsize else b
+    if a.category == _INT:
+        if a.is_signed != b.is_signed:   # uint8 with a signed type
+            signed = a if a.is_signed else b
+            return signed if signed.itemsize > 1 else int16
+        return a if a.itemsize >= b.itemsize else b
+    return a
+
+
+def promote_types(a, b):
+    """``chainrule.promote_types``: the smallest dtype both promote to.
+
+    >>> import chainrule as cr
+    >>> cr.promote_types(cr.int32, cr.float16)
+    chainrule.float16
+    """
+    return _promote_same_priority(to_dtype(a), to_dtype(b))
+
+
+def scalar_category(value):
+    if isinstance(value, _b.bool):
+        return _BOOL
+    if isinstance(value, _b.int):
+        return _INT
+    if isinstance(value, _b.float):
+        return _FLOAT
+    if isinstance(value, _b.complex):
+        return _COMPLEX
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def default_for_category(category, like=None):
+    if category == _FLOAT:
+        return get_default_dtype()
+    if category == _COMPLEX:
+        if like is not None and like.category == _FLOAT:
+            return like.to_complex()
+        return get_default_dtype().to_complex()
+    return int64 if category == _INT else bool_
+
+
+def result_type(dims_dtypes, zero_dim_dtypes, scalars):
+    """Torch's rule: tensors with dims outrank 0-d tensors, which outrank Python
+    scalars; a lower-priority operand only counts when its category is higher.
+
+    dims_dtypes / zero_dim_dtypes: dtypes of operands; scalars: Python numbers.
+    """
+    result = _promote_all(dims_dtypes)
+    zero_dim = _promote_all(zero_dim_dtypes)
+    if result is None or (zero_dim is not None and zero_dim.category > result.category):
+        result = zero_dim
+    for s in scalars:
+        cat = scalar_category(s)
+        if result is None:
+            result = default_for_category(cat)
+        elif cat > result.category:
+            result = default_for_category(cat, result)
+    return result
+
+
+def _promote_all(dtypes):
+    result = None
+    for d in dtypes:
+        result = d if result is None else _promote_same_priority(result, d)
+    return result

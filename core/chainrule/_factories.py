@@ -1,0 +1,359 @@
+"""Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, full, empty, eye,
+arange, linspace, rand, randn, randint, the *_like forms, and manual_seed."""
+import numbers
+
+import numpy as np
+
+from . import _dtypes
+from ._tensor import Tensor, device as _device
+
+_rng = np.random.default_rng()
+
+
+def _infer_dtype(data):
+    """Torch's inference: bool, int64, the default float, or complex."""
+    flat = np.asarray(data)
+    kind = flat.dtype.kind
+    if kind == "b":
+        return _dtypes.bool_
+    if kind in "iu":
+        return _dtypes.int64
+    if kind == "c":
+        return _dtypes.get_default_dtype().to_complex()
+    if kind == "f":
+        return _dtypes.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _as_array(data, dtype=None):
+    if isinstance(data, Tensor):
+        arr = data._data
+        return arr.copy() if dtype is None else arr.astype(_dtypes.to_dtype(dtype).np)
+    if isinstance(data, np.ndarray):
+        target = _dtypes.from_numpy_dtype(data.dtype) if dtype is None else _dtypes.to_dtype(dtype)
+        return np.array(data, dtype=target.np)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = _tensors_to_lists(data)
+    target = _infer_dtype(data) if dtype is None else _dtypes.to_dtype(dtype)
+    return np.array(data, dtype=target.np)
+
+
+def _flat(data):
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            yield item
+
+
+def _tensors_to_lists(data):
+    if isinstance(data, Tensor):
+        return data._data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_tensors_to_lists(x) for x in data]
+    return data
+
+
+def _check_device(device):
+    if device is not None and _device(device).type != "cpu":
+        from ._backends import require_backend
+        require_backend(_device(device).type)
+
+
+def _finish(arr, requires_grad, device=None):
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    if device is not None and _device(device).type != "cpu":
+        from ._backends import to_device
+        return to_device(t, device)
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Make a leaf tensor by copying ``data`` (nested lists, numbers, arrays).
+
+    >>> import chainrule as cr
+    >>> cr.tensor([[1, 2], [3, 4]]).dtype
+    chainrule.int64
+    >>> cr.tensor([1.5]).dtype
+    chainrule.float32
+    """
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()"
+                      ".requires_grad_(True), rather than chainrule.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    return _finish(_as_array(data, dtype), requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when it can.
+
+    >>> import chainrule as cr, numpy as np
+    >>> a = np.zeros(2, dtype=np.float32); t = cr.as_tensor(a); a[0] = 5; t.tolist()
+    [5.0, 0.0]
+    """
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        _dtypes.from_numpy_dtype(data.dtype)
+        if dtype is None or _dtypes.to_dtype(dtype).np == data.dtype:
+            return Tensor._wrap(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (its dtype kept).
+
+    >>> import chainrule as cr, numpy as np
+    >>> cr.from_numpy(np.arange(3)).tolist()
+    [0, 1, 2]
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    _dtypes.from_numpy_dtype(ndarray.dtype)
+    return Tensor._wrap(ndarray)
+
+
+def _size_args(size):
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (numbers.Integral, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"expected a sequence of integers for size, but got "
+                            f"{type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype):
+    return _dtypes.get_default_dtype() if dtype is None else _dtypes.to_dtype(dtype)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """A tensor of zeros.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3).shape
+    chainrule.Size([2, 3])
+    """
+    return _finish(np.zeros(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """A tensor of ones.
+
+    >>> import chainrule as cr
+    >>> cr.ones(2).tolist()
+    [1.0, 1.0]
+    """
+    return _finish(np.ones(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None):
+    """An uninitialised tensor.
+
+    >>> import chainrule as cr
+    >>> cr.empty(3).shape
+    chainrule.Size([3])
+    """
+    return _finish(np.empty(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with ``fill_value`` (dtype inferred from it, like the reference).
+
+    >>> import chainrule as cr
+    >>> cr.full((2,), 7).dtype
+    chainrule.int64
+    """
+    if dtype is None:
+        dtype = _infer_dtype(fill_value)
+    return _finish(np.full(_size_args((size,)), fill_value, _dtypes.to_dtype(dtype).np),
+                   requires_grad, device)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The identity matrix (n x m).
+
+    >>> import chainrule as cr
+    >>> cr.eye(2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype).np), requires_grad, device)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``.
+
+    >>> import chainrule as cr
+    >>> cr.arange(3).tolist(), cr.arange(0, 1, 0.5).dtype
+    ([0, 1, 2], chainrule.float32)
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dtype = _infer_dtype([start, end, step])
+    arr = np.arange(start, end, step, dtype=np.float64 if _dtypes.to_dtype(dtype).is_floating_point
+                    else None).astype(_dtypes.to_dtype(dtype).np)
+    return _finish(arr, requires_grad, device)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    >>> import chainrule as cr
+    >>> cr.linspace(0, 1, 3).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return _finish(np.linspace(start, end, steps).astype(_float_dtype(dtype).np),
+                   requires_grad, device)
+
+
+def manual_seed(seed):
+    """Seed chainrule's random number generator.
+
+    >>> import chainrule as cr
+    >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
+    True
+    """
+    global _rng
+    _rng = np.random.default_rng(seed)
+    return _rng
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Uniform samples in [0, 1).
+
+    >>> import chainrule as cr
+    >>> cr.rand(2, 2).shape
+    chainrule.Size([2, 2])
+    """
+    rng = generator or _rng
+    d = _float_dtype(dtype)
+    return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Standard normal samples (complex: real and imaginary parts each of variance 1/2).
+
+    >>> import chainrule as cr
+    >>> cr.randn(3).dtype
+    chainrule.float32
+    """
+    rng = generator or _rng
+    d = _float_dtype(dtype)
+    shape = _size_args(size)
+    if d.is_complex:
+        arr = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
+    else:
+        arr = rng.standard_normal(shape)
+    return _finish(arr.astype(d.np), requires_grad, device)
+
+
+def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    """Random integers in [low, high).
+
+    >>> import chainrule as cr
+    >>> cr.randint(0, 5, (3,)).dtype
+    chainrule.int64
+    """
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    rng = generator or _rng
+    d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
+                   requires_grad, device)
+
+
+def _like(fn):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+             layout=None):
+        d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+        return fn(input.shape, d, requires_grad)
+    return like
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    """Zeros with the shape (and by default dtype) of ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.zeros_like(cr.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None):
+    """Ones with the shape (and by default dtype) of ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.ones_like(cr.zeros(2)).tolist()
+    [1.0, 1.0]
+    """
+    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    """An uninitialised tensor shaped like ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.empty_like(cr.zeros(2)).shape
+    chainrule.Size([2])
+    """
+    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    """A tensor shaped like ``input`` filled with ``fill_value``.
+
+    >>> import chainrule as cr
+    >>> cr.full_like(cr.zeros(2), 4).tolist()
+    [4.0, 4.0]
+    """
+    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None):
+    """Uniform samples shaped like ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.rand_like(cr.zeros(2)).shape
+    chainrule.Size([2])
+    """
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    """Normal samples shaped like ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.randn_like(cr.zeros(2)).shape
+    chainrule.Size([2])
+    """
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+del _like

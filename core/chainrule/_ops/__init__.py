@@ -1,0 +1,19 @@
+"""The derivative table, one module per family, and the namespaces formulas run in.
+
+Families: elementwise, reduction, shape (views and indexing), linalg, nn. Importing
+this package registers every op (``_registry.OPS``), installs the public functions
+(``_common.FUNCTIONS``) and Tensor methods, and builds TENSOR_NS.
+"""
+from . import _registry
+from ._common import FUNCTIONS
+from ._formula_helpers import HELPERS
+from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
+from . import elementwise, operators  # noqa: F401  (registration side effects)
+from . import reduction, shape, linalg, nn  # noqa: F401
+
+TENSOR_NS = TensorNamespace(FUNCTIONS)
+bind_helpers(ARRAY_NS, HELPERS)
+bind_helpers(TENSOR_NS, HELPERS)
+TENSOR_NS.sum_to = FUNCTIONS["sum_to"]
+_registry.ARRAY_NS = ARRAY_NS
+_registry.TENSOR_NS = TENSOR_NS

@@ -1,0 +1,177 @@
+"""Helpers shared by the op families: argument coercion, dtype promotion, the
+public-function registry (FUNCTIONS, which TENSOR_NS resolves names in) and
+installation of methods on Tensor."""
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor
+from ._registry import apply_op
+
+FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
+EMPTY = {}
+
+
+def public(fn=None, *, name=None, method=True):
+    """Register a public function (``chainrule.<name>``), optionally as a Tensor method."""
+    def register(f):
+        key = name or f.__name__
+        FUNCTIONS[key] = f
+        if method and not hasattr(Tensor, key):
+            setattr(Tensor, key, f)
+        return f
+    return register(fn) if fn is not None else register
+
+
+def formula_helper(fn):
+    """Register a helper for formulas on the tensor path only (not public)."""
+    FUNCTIONS[fn.__name__] = fn
+    return fn
+
+
+def method(name):
+    """Install a function as a Tensor method only."""
+    def register(f):
+        setattr(Tensor, name, f)
+        return f
+    return register
+
+
+def as_tensor_arg(value, name="input"):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex, np.number)):
+        return Tensor._wrap(np.asarray(value))
+    if isinstance(value, np.ndarray):
+        return Tensor._wrap(value)
+    raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}")
+
+
+def _dims_and_zero(tensors):
+    dims, zero = [], []
+    for t in tensors:
+        (dims if t._data.ndim else zero).append(_dtypes.from_numpy_dtype(t._data.dtype))
+    return dims, zero
+
+
+def promote(*args):
+    """Tensors (and Python scalars) cast to their common dtype by torch's rules.
+
+    The cast of a tensor that requires grad is recorded (``ToCopyBackward0``)."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    scalars = [a for a in args if not isinstance(a, Tensor)]
+    dims, zero = _dims_and_zero(tensors)
+    scalars = [_py_scalar(s) for s in scalars]
+    target = _dtypes.result_type(dims, zero, scalars)
+    return [cast(a, target) if isinstance(a, Tensor) else
+            Tensor._wrap(np.asarray(a, dtype=target.np)) for a in
+            (a if isinstance(a, Tensor) else _py_scalar(a) for a in args)]
+
+
+def _py_scalar(s):
+    if isinstance(s, np.ndarray):
+        s = s.item()
+    if isinstance(s, np.generic):
+        return s.item()
+    if isinstance(s, (bool, int, float, complex)):
+        return s
+    raise TypeError(f"unsupported operand type: {type(s).__name__}")
+
+
+def binary_operands(a, b):
+    """The fast path of binary ops: same-dtype tensors pass straight through."""
+    if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
+        return a, b
+    return promote(a, b)
+
+
+def cast(t, dtype):
+    if t._data.dtype == dtype.np:
+        return t
+    from .elementwise import to_dtype
+    return to_dtype(t, dtype)
+
+
+def float_input(t):
+    """Integer and bool inputs of floating ops are cast to the default dtype."""
+    if t._data.dtype.kind in "biu":
+        return cast(t, _dtypes.get_default_dtype())
+    return t
+
+
+def broadcast_error(a_shape, b_shape):
+    a, b = list(a_shape), list(b_shape)
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + a
+    b = [1] * (n - len(b)) + b
+    for i in range(n - 1, -1, -1):
+        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+            return RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor "
+                                f"b ({b[i]}) at non-singleton dimension {i}")
+    return RuntimeError(f"shapes {list(a_shape)} and {list(b_shape)} cannot be broadcast")
+
+
+def apply_binary(op, a, b, attrs=EMPTY):
+    a, b = binary_operands(a, b)
+    try:
+        return apply_op(op, (a, b), attrs)
+    except ValueError:
+        if a._data.shape != b._data.shape:
+            raise broadcast_error(a._data.shape, b._data.shape) from None
+        raise
+
+
+def wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dim, ndim):
+    """Normalise a dim argument (int, tuple, list or None) to a sorted tuple or None."""
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        return (wrap_dim(dim, ndim),)
+    dims = tuple(wrap_dim(d, ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    return tuple(sorted(dims))
+
+
+def check_inplace(t):
+    """The reference's rule: no in-place ops on leaves (or their views) that require
+    grad while grad mode is on."""
+    from .._grad_mode import STATE
+    if not STATE.grad_enabled:
+        return
+    if t.grad_fn is None and t._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = t._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    if t.is_inference() and not STATE.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.")
+
+
+def commit_inplace(t, result):
+    """Write an out-of-place result into ``t`` and make ``t`` its output."""
+    from .views import rebase_inplace
+    check_inplace(t)
+    if result._data.shape != t._data.shape:
+        raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
+                           f"broadcast shape {list(result._data.shape)}")
+    if t._data.dtype != result._data.dtype and not np.can_cast(result._data.dtype,
+                                                                 t._data.dtype, "same_kind"):
+        raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to "
+                           f"the desired output type {t.dtype.name.capitalize()}")
+    np.copyto(t._data, result._data, casting="unsafe")
+    t._bump_version()
+    if result.grad_fn is not None:
+        rebase_inplace(t, result)
+    return t

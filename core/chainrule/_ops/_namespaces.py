@@ -1,0 +1,133 @@
+"""The two namespaces derivative formulas run against (Note [one formula, two
+namespaces] in _registry.py).
+
+ARRAY_NS implements each name on ndarrays with the reference's signature; TENSOR_NS
+resolves the same names to chainrule's differentiable functions. A formula may use
+only names listed in ARRAY_NS, so both stay in step (a test checks it).
+"""
+import numpy as np
+
+from ..autograd._sum_to import sum_to as _sum_to
+
+
+def _axes(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        return dim
+    return tuple(dim)
+
+
+class ArrayNamespace:
+    """Formula namespace over ndarrays (the fast backward path)."""
+
+    exp, log, sin, cos, tan = np.exp, np.log, np.sin, np.cos, np.tan
+    tanh, sqrt, sign, abs, log1p, expm1 = np.tanh, np.sqrt, np.sign, np.abs, np.log1p, np.expm1
+    maximum, minimum, floor, matmul = np.maximum, np.minimum, np.floor, np.matmul
+    sinh, cosh, reciprocal = np.sinh, np.cosh, np.reciprocal
+    real, imag = staticmethod(np.real), staticmethod(np.imag)
+    outer = staticmethod(np.outer)
+
+    @staticmethod
+    def conj(x):
+        return np.conj(x) if x.dtype.kind == "c" else x
+
+    @staticmethod
+    def where(cond, a, b):
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def sum(x, dim=None, keepdim=False):
+        return np.sum(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    @staticmethod
+    def mean(x, dim=None, keepdim=False):
+        return np.mean(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+
+    @staticmethod
+    def sum_to(x, shape):
+        return _sum_to(x, shape)
+
+    @staticmethod
+    def expand(x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def reshape(x, shape):
+        return np.reshape(x, shape)
+
+    @staticmethod
+    def permute(x, dims):
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def transpose(x, dim0, dim1):
+        return np.swapaxes(x, dim0, dim1)
+
+    @staticmethod
+    def unsqueeze(x, dim):
+        return np.expand_dims(x, dim)
+
+    @staticmethod
+    def zeros_like(x):
+        return np.zeros_like(x)
+
+    @staticmethod
+    def ones_like(x):
+        return np.ones_like(x)
+
+    @staticmethod
+    def zeros(shape, like):
+        return np.zeros(shape, dtype=like.dtype)
+
+    @staticmethod
+    def erf_prime(x):
+        return (2.0 / np.sqrt(np.pi)) * np.exp(-(x * x))
+
+    @staticmethod
+    def to_dtype_of(x, like):
+        return x.astype(like.dtype, copy=False)
+
+    @staticmethod
+    def is_tensor_path():
+        return False
+
+    @staticmethod
+    def is_complex(x):
+        return x.dtype.kind == "c"
+
+    @staticmethod
+    def sgn(x):
+        from .elementwise import _sgn
+        return _sgn(x)
+
+
+class TensorNamespace:
+    """Formula namespace over chainrule Tensors (create_graph backward)."""
+
+    def __init__(self, functions):
+        self._functions = functions
+
+    def __getattr__(self, name):
+        try:
+            return self._functions[name]
+        except KeyError:
+            raise AttributeError(f"no differentiable function '{name}' for formulas") from None
+
+    @staticmethod
+    def is_tensor_path():
+        return True
+
+    @staticmethod
+    def is_complex(x):
+        return x.is_complex()
+
+
+def bind_helpers(namespace, helpers):
+    """Bind each helper's first parameter ``F`` to ``namespace``."""
+    import functools
+    for name, fn in helpers.items():
+        setattr(namespace, name, functools.partial(fn, namespace))
+
+
+ARRAY_NS = ArrayNamespace()

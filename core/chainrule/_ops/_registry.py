@@ -1,0 +1,280 @@
+"""The derivative-table machinery: ``defop`` entries become graph-recording ops.
+
+An entry declares an op's forward (on ndarrays), one VJP formula per input and its
+JVP, side by side. Formulas are plain functions whose first parameter is the
+namespace ``F`` and whose second is the output gradient ``g`` (the tangent(s) ``t``
+for JVPs); the names of the remaining parameters say what they need:
+
+    an input's name (``self``, ``other``, ...)   that input's forward value
+    ``result``                                  the forward output
+    an attribute's name (``dim``, ``keepdim``)  the op's non-tensor argument
+    ``<input>_shape``                           that input's shape
+
+Only what the formulas of inputs that need a gradient name is saved, and with the
+version check of Note [saved tensor versions].
+
+Note [one formula, two namespaces]
+    Without create_graph, formulas run with F = ARRAY_NS on ndarrays (fast, nothing
+    recorded); with create_graph, F = TENSOR_NS on chainrule Tensors, so the backward
+    is itself differentiable. Formulas therefore use operators and F.<name>(...) only.
+
+Markers: NONDIFF (the input is not differentiable, e.g. an index) and NOT_IMPLEMENTED
+(differentiable in principle, formula missing: backward raises, naming the op).
+"""
+import inspect
+
+import numpy as np
+
+from .. import _grad_mode
+from .._tensor import Tensor
+from ..autograd import anomaly_mode
+from ..autograd.node import Node, grad_accumulator, next_sequence_nr
+from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
+
+
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+NONDIFF = _Marker("NONDIFF")
+NOT_IMPLEMENTED = _Marker("NOT_IMPLEMENTED")
+
+OPS = {}          # name -> OpDef, the whole table (tests are generated from it)
+
+
+class Formula:
+    """A VJP or JVP formula and the names of the values it needs."""
+
+    __slots__ = ("fn", "names")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.names = tuple(inspect.signature(fn).parameters)[2:]
+
+    def __call__(self, F, g, env):
+        return self.fn(F, g, *[env[n] for n in self.names])
+
+
+class OpDef:
+    """One entry of the derivative table."""
+
+    def __init__(self, name, forward, inputs, vjp, jvp, attrs, node_name, multi_output,
+                 samples, save_result_as_output=True):
+        self.name = name
+        self.forward = forward
+        self.inputs = inputs
+        self.attrs = attrs
+        self.multi_output = multi_output
+        self.vjps = tuple(v if isinstance(v, _Marker) else Formula(v) for v in vjp)
+        self.jvp = jvp if jvp is None or isinstance(jvp, _Marker) else Formula(jvp)
+        self.samples = samples
+        if len(self.vjps) != len(inputs):
+            raise ValueError(f"{name}: {len(inputs)} inputs but {len(self.vjps)} VJP formulas")
+        self.shape_keys = tuple(n + "_shape" for n in inputs)
+        self.node_cls = type(node_name or _node_name(name), (OpNode,), {"__slots__": ()})
+        self.node_cls._op = self
+        self._saved_plans = {}
+
+    def saved_plan(self, needs):
+        """(input names to save, whether to save the result) for this needs-mask."""
+        plan = self._saved_plans.get(needs)
+        if plan is None:
+            names = set()
+            for need, formula in zip(needs, self.vjps):
+                if need and isinstance(formula, Formula):
+                    names.update(formula.names)
+            inputs = tuple((i, n) for i, n in enumerate(self.inputs) if n in names)
+            plan = self._saved_plans[needs] = (inputs, "result" in names)
+        return plan
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def _node_name(name):
+    return "".join(part.capitalize() for part in name.split("_")) + "Backward0"
+
+
+def defop(name, forward, inputs=("self",), vjp=None, jvp=None, attrs=(), node_name=None,
+          multi_output=False, samples=None):
+    """Register an op in the derivative table and return its OpDef."""
+    op = OpDef(name, forward, tuple(inputs), tuple(vjp), jvp, tuple(attrs), node_name,
+               multi_output, samples)
+    OPS[name] = op
+    return op
+
+
+class OpNode(Node):
+    """The backward node of a table op (subclassed per op, e.g. MulBackward0)."""
+
+    __slots__ = ("_saved", "_attrs", "_in_meta", "_out_meta")
+    _op = None
+
+    def release_saved(self):
+        if self._saved:
+            self._saved = None
+
+    def num_inputs(self):
+        return len(self._out_meta) if self._out_meta is not None else 1
+
+    def apply(self, grads, create_graph):
+        op = self._op
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        env = dict(self._attrs)
+        for key, (shape, _) in zip(op.shape_keys, self._in_meta):
+            env[key] = shape
+        if create_graph:
+            F = TENSOR_NS
+            for key, s in saved.items():
+                env[key] = s.as_tensor(self)
+            grads = [_as_tensor(g) for g in grads]
+        else:
+            F = ARRAY_NS
+            for key, s in saved.items():
+                env[key] = s.array(self)
+        if op.multi_output:
+            g = self._materialize(grads, create_graph)
+        else:
+            g = grads[0]
+            if g is None:
+                return [None] * len(self._next)
+        return [None if edge is None else _run_vjp(op, i, F, g, env)
+                for i, (edge, formula) in enumerate(zip(self._next, op.vjps))]
+
+    def _materialize(self, grads, create_graph):
+        out = []
+        for g, (shape, dtype) in zip(grads, self._out_meta):
+            if g is None:
+                g = np.zeros(shape, dtype)
+                g = Tensor._wrap(g) if create_graph else g
+            out.append(g)
+        return out
+
+    # Saved values readable as attributes, like the reference's ``_saved_self``.
+    def __getattr__(self, attr):
+        if attr.startswith("_saved_"):
+            key = attr[len("_saved_"):]
+            saved = object.__getattribute__(self, "_saved")
+            if saved is None:
+                raise RuntimeError(FREED_MESSAGE)
+            if key in saved:
+                return saved[key].as_tensor(self)
+            attrs = object.__getattribute__(self, "_attrs")
+            if key in attrs:
+                return attrs[key]
+            if key.endswith("_sym_sizes") or key.endswith("_sizes"):
+                pass
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+
+def _run_vjp(op, index, F, g, env):
+    formula = op.vjps[index]
+    if formula is NONDIFF:
+        return None
+    if formula is NOT_IMPLEMENTED:
+        raise NotImplementedError(
+            f"the derivative for '{op.name}' with respect to '{op.inputs[index]}' is not "
+            "implemented.")
+    return formula(F, g, env)
+
+
+def _as_tensor(g):
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor._wrap(g)
+
+
+def edge_of(t):
+    """Where a gradient for tensor ``t`` goes: its grad_fn, its leaf accumulator, or None."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
+def apply_op(op, inputs, attrs, result_is_view_of=None):
+    """Run an op's forward on ``inputs`` (Tensors) and record it when needed.
+
+    The hot path of every op: keep it free of work that only rare features need.
+    """
+    out = op.forward(*[t._data for t in inputs], **attrs)
+    if _grad_mode.STATE.grad_enabled:
+        for t in inputs:
+            if t._requires_grad:
+                return _record(op, inputs, attrs, out, result_is_view_of)
+    if _grad_mode.STATE.inference:
+        return _wrap_inference(op, out)
+    if op.multi_output:
+        return tuple(_plain_output(o, result_is_view_of) for o in out)
+    return _plain_output(out, result_is_view_of)
+
+
+def _plain_output(arr, base):
+    t = Tensor._wrap(arr)
+    if base is not None:
+        _link_view(t, base)
+    return t
+
+
+def _link_view(view, base):
+    from .._version_counter import counter_of
+    root = base._base if base._base is not None else base
+    view._base = root
+    view._vc = counter_of(root)
+
+
+def _wrap_inference(op, out):
+    outs = out if op.multi_output else (out,)
+    tensors = []
+    for arr in outs:
+        t = Tensor._wrap(arr)
+        t._extras().inference = True
+        tensors.append(t)
+    return tuple(tensors) if op.multi_output else tensors[0]
+
+
+def _record(op, inputs, attrs, out, view_base):
+    node = op.node_cls.__new__(op.node_cls)
+    Node.__init__(node, tuple(edge_of(t) for t in inputs))
+    needs = tuple(e is not None and not isinstance(op.vjps[i], _Marker)
+                  for i, e in enumerate(node._next))
+    node._in_meta = tuple((t._data.shape, t._data.dtype) for t in inputs)
+    node._attrs = attrs
+    if anomaly_mode.STATE.enabled:
+        anomaly_mode.record_forward_trace(node)
+    saved_inputs, save_result = op.saved_plan(needs)
+    saved = {name: SavedTensor(inputs[i], False) for i, name in saved_inputs}
+    if op.multi_output:
+        node._out_meta = tuple((o.shape, o.dtype) for o in out)
+        outs = tuple(_output(o, node, k, view_base) for k, o in enumerate(out))
+    else:
+        node._out_meta = None
+        outs = _output(out, node, 0, view_base)
+        if save_result:
+            saved["result"] = SavedTensor(outs, True, 0)
+    node._saved = saved
+    return outs
+
+
+def _output(arr, node, output_nr, view_base):
+    if type(arr) is not np.ndarray:
+        arr = np.asarray(arr)
+    if arr.dtype.kind in "biu":
+        t = Tensor._wrap(arr)          # integer outputs (indices) are not differentiable
+    else:
+        t = Tensor._make_output(arr, node, output_nr)
+    if view_base is not None:
+        _link_view(t, view_base)
+    return t
+
+
+# Filled in by _ops/_namespaces.py once every op exists.
+ARRAY_NS = None
+TENSOR_NS = None

@@ -1,0 +1,234 @@
+"""Python operators on Tensor (``+ - * / // % ** @``, unary ``-``, comparisons)
+and the in-place forms of the elementwise ops."""
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor
+from ._registry import apply_op, defop
+from ._common import FUNCTIONS, as_tensor_arg, binary_operands, broadcast_error, \
+    commit_inplace, method, public
+
+F = FUNCTIONS
+
+
+def _reflected(name):
+    fn = F[name]
+    return lambda self, other: fn(as_tensor_arg(other, "other"), self) \
+        if not isinstance(other, Tensor) else fn(other, self)
+
+
+Tensor.__add__ = lambda self, other: F["add"](self, other)
+Tensor.__radd__ = lambda self, other: F["add"](self, other)
+Tensor.__sub__ = lambda self, other: F["sub"](self, other)
+Tensor.__rsub__ = lambda self, other: F["sub"](_scalar_like(other, self), self)
+Tensor.__mul__ = lambda self, other: F["mul"](self, other)
+Tensor.__rmul__ = lambda self, other: F["mul"](self, other)
+Tensor.__truediv__ = lambda self, other: F["div"](self, other)
+Tensor.__rtruediv__ = lambda self, other: F["div"](_scalar_like(other, self), self)
+Tensor.__floordiv__ = lambda self, other: F["floor_divide"](self, other)
+Tensor.__rfloordiv__ = lambda self, other: F["floor_divide"](_scalar_like(other, self), self)
+Tensor.__mod__ = lambda self, other: F["remainder"](self, other)
+Tensor.__rmod__ = lambda self, other: F["remainder"](_scalar_like(other, self), self)
+Tensor.__pow__ = lambda self, other: F["pow"](self, other)
+Tensor.__rpow__ = lambda self, other: F["pow"](other, self)
+Tensor.__matmul__ = lambda self, other: F["matmul"](self, other)
+Tensor.__rmatmul__ = lambda self, other: F["matmul"](as_tensor_arg(other, "other"), self)
+Tensor.__neg__ = lambda self: F["neg"](self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: F["abs"](self)
+
+
+def _scalar_like(value, like):
+    """A Python number on the left of an operator, as a weak (0-d) operand."""
+    if isinstance(value, Tensor):
+        return value
+    from ._common import promote
+    return promote(value, like)[0]
+
+
+# --- comparisons and logical ops (not differentiable) -----------------------------
+def _compare(ufunc, name):
+    def compare(input, other):
+        a, b = binary_operands(as_tensor_arg(input), other)
+        try:
+            return Tensor._wrap(ufunc(a._data, b._data))
+        except ValueError:
+            raise broadcast_error(a._data.shape, b._data.shape) from None
+    compare.__name__ = name
+    compare.__doc__ = (f"Elementwise ``{name}`` comparison (a bool tensor).\n\n"
+                       f"    >>> import chainrule as cr\n"
+                       f"    >>> cr.{name}(cr.tensor([1., 2.]), 1.5).dtype\n    chainrule.bool\n")
+    return public(compare, name=name)
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+logical_and = _compare(np.logical_and, "logical_and")
+logical_or = _compare(np.logical_or, "logical_or")
+logical_xor = _compare(np.logical_xor, "logical_xor")
+bitwise_and = _compare(np.bitwise_and, "bitwise_and")
+bitwise_or = _compare(np.bitwise_or, "bitwise_or")
+bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor")
+Tensor.__eq__ = eq
+Tensor.__ne__ = ne
+Tensor.__lt__ = lt
+Tensor.__le__ = le
+Tensor.__gt__ = gt
+Tensor.__ge__ = ge
+Tensor.__and__ = Tensor.__rand__ = bitwise_and
+Tensor.__or__ = Tensor.__ror__ = bitwise_or
+Tensor.__xor__ = Tensor.__rxor__ = bitwise_xor
+Tensor.__hash__ = object.__hash__
+
+
+@public
+def logical_not(input):
+    """Elementwise logical not (a bool tensor).
+
+    >>> import chainrule as cr
+    >>> cr.logical_not(cr.tensor([True, False])).tolist()
+    [False, True]
+    """
+    return Tensor._wrap(np.logical_not(input._data))
+
+
+Tensor.__invert__ = lambda self: Tensor._wrap(np.invert(self._data))
+
+
+@public
+def isnan(input):
+    """Elementwise NaN test.
+
+    >>> import chainrule as cr
+    >>> cr.isnan(cr.tensor([float("nan"), 1.])).tolist()
+    [True, False]
+    """
+    return Tensor._wrap(np.isnan(input._data))
+
+
+@public
+def isfinite(input):
+    """Elementwise finiteness test.
+
+    >>> import chainrule as cr
+    >>> cr.isfinite(cr.tensor([float("inf"), 1.])).tolist()
+    [False, True]
+    """
+    return Tensor._wrap(np.isfinite(input._data))
+
+
+@public
+def isinf(input):
+    """Elementwise infinity test.
+
+    >>> import chainrule as cr
+    >>> cr.isinf(cr.tensor([float("inf"), 1.])).tolist()
+    [True, False]
+    """
+    return Tensor._wrap(np.isinf(input._data))
+
+
+@public
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when all elements are close (``|a - b| <= atol + rtol * |b|``).
+
+    >>> import chainrule as cr
+    >>> cr.allclose(cr.tensor([1.0]), cr.tensor([1.0 + 1e-9]))
+    True
+    """
+    return bool(np.allclose(input._data, as_tensor_arg(other)._data, rtol, atol, equal_nan))
+
+
+@public
+def equal(input, other):
+    """True when both tensors have the same shape and elements.
+
+    >>> import chainrule as cr
+    >>> cr.equal(cr.ones(2), cr.ones(2))
+    True
+    """
+    return input._data.shape == other._data.shape and bool(np.all(input._data == other._data))
+
+
+# --- in-place forms -------------------------------------------------------------------
+def _inplace(name):
+    fn = F[name]
+
+    def inplace(self, *args, **kwargs):
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    inplace.__name__ = name + "_"
+    inplace.__doc__ = (f"In-place ``{name}``: writes into this tensor and bumps its version.\n\n"
+                       f"    >>> import chainrule as cr\n"
+                       f"    >>> x = cr.ones(2); _ = x.{name}_({'' if name in _UNARY else '1'})"
+                       f"{', 1' if name == 'clamp' else ''}; x._version\n    1\n")
+    setattr(Tensor, name + "_", inplace)
+    return inplace
+
+
+_UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+          "sigmoid", "relu", "erf", "abs", "sign", "floor", "ceil", "round", "trunc"}
+for _name in sorted(_UNARY | {"add", "sub", "mul", "div", "pow", "clamp", "remainder",
+                              "floor_divide", "maximum", "minimum"}):
+    _inplace(_name)
+Tensor.__iadd__ = lambda self, other: Tensor.add_(self, other)
+Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
+Tensor.__imul__ = lambda self, other: Tensor.mul_(self, other)
+Tensor.__itruediv__ = lambda self, other: Tensor.div_(self, other)
+Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
+Tensor.__imod__ = lambda self, other: Tensor.remainder_(self, other)
+Tensor.__ifloordiv__ = lambda self, other: Tensor.floor_divide_(self, other)
+
+
+@method("zero_")
+def zero_(self):
+    """Fill with zeros in place.
+
+    >>> import chainrule as cr
+    >>> cr.ones(2).zero_().tolist()
+    [0.0, 0.0]
+    """
+    return fill_(self, 0)
+
+
+FILL = defop("fill", lambda a, value: np.full_like(a, value), attrs=("value",),
+             vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
+             inputs=("self", "src"),
+             vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1])
+
+
+@method("fill_")
+def fill_(self, value):
+    """Fill with ``value`` in place (no gradient flows to the old values).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2).fill_(3).tolist()
+    [3.0, 3.0]
+    """
+    if isinstance(value, Tensor):
+        if value._data.ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value._data.ndim} dimensions.")
+        return copy_(self, value)
+    return commit_inplace(self, apply_op(FILL, (self,), {"value": value}))
+
+
+@method("copy_")
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast to this shape, cast to this dtype) into this tensor;
+    gradients flow to ``src``.
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2); _ = x.copy_(cr.tensor([1., 2.])); x.tolist()
+    [1.0, 2.0]
+    """
+    src = as_tensor_arg(src, "src")
+    try:
+        np.broadcast_shapes(src._data.shape, self._data.shape)
+    except ValueError:
+        raise broadcast_error(self._data.shape, src._data.shape) from None
+    return commit_inplace(self, apply_op(COPY, (self, src), {}))

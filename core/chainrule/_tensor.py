@@ -1,0 +1,470 @@
+"""chainrule.Tensor: a NumPy array plus the autograd bookkeeping.
+
+Fields (slots, kept few because every op creates a tensor):
+    _data            the ndarray (views share memory with their base)
+    grad_fn          the Node that made this tensor (None for leaves)
+    _output_nr       which output of grad_fn this tensor is
+    _requires_grad   leaves: set by the user; non-leaves: True
+    _grad            the accumulated gradient (leaves, or retain_grad)
+    _vc              Note [version counters] in _version_counter.py
+    _base            the tensor this one is a view of (None if not a view)
+    _extra           rarely used state (hooks, retain_grad, ...), None until needed
+
+The ops (methods and operators) are attached by ``_ops`` from the derivative table.
+"""
+import warnings
+
+import numpy as np
+
+from . import _dtypes
+from ._grad_mode import STATE as _MODE
+from ._version_counter import VersionCounter, bump, counter_of
+
+
+class _Extras:
+    __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "grad_acc", "inference",
+                 "view_fn", "name")
+
+    def __init__(self):
+        self.hooks = self.post_acc_hooks = self.grad_acc = self.view_fn = self.name = None
+        self.retains_grad = False
+        self.inference = False
+
+
+class device:
+    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer).
+
+    >>> import chainrule as cr
+    >>> cr.device("cpu")
+    device(type='cpu')
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if ":" in type:
+            type, idx = type.split(":")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        extra = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{extra})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+class Tensor:
+    """A multi-dimensional array that records operations for automatic differentiation.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+    """
+
+    __slots__ = ("_data", "grad_fn", "_output_nr", "_requires_grad", "_grad", "_vc",
+                 "_base", "_extra", "__weakref__")
+    __array_priority__ = 1000   # ndarray (op) Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data=None, *, dtype=None, requires_grad=False):
+        from ._factories import _as_array
+        arr = _as_array([] if data is None else data, dtype)
+        self._data = arr
+        self.grad_fn = None
+        self._output_nr = 0
+        self._grad = self._vc = self._base = self._extra = None
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- construction fast paths (no checks) ---------------------------------------
+    @classmethod
+    def _wrap(cls, arr):
+        """A leaf that needs no grad around an ndarray (taken as is)."""
+        t = object.__new__(Tensor)
+        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t.grad_fn = t._grad = t._vc = t._base = t._extra = None
+        t._output_nr = 0
+        t._requires_grad = False
+        return t
+
+    @classmethod
+    def _make_output(cls, arr, node, output_nr, vc=None):
+        t = object.__new__(Tensor)
+        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t.grad_fn = node
+        t._output_nr = output_nr
+        t._requires_grad = True
+        t._grad = t._base = t._extra = None
+        t._vc = vc
+        return t
+
+    def _extras(self):
+        extra = self._extra
+        if extra is None:
+            extra = self._extra = _Extras()
+        return extra
+
+    # -- metadata --------------------------------------------------------------------
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        """The shape (a ``chainrule.Size``), or the length of one dimension."""
+        if dim is None:
+            return self.shape
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return _dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def ndimension(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements (not bytes), like the reference."""
+        item = self._data.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self):
+        root = self._base._data if self._base is not None else None
+        if root is None:
+            return 0
+        return (self._data.__array_interface__["data"][0]
+                - root.__array_interface__["data"][0]) // self._data.itemsize
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_inference(self):
+        return self._extra is not None and self._extra.inference
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def _version(self):
+        return 0 if self._vc is None else self._vc.v
+
+    def _bump_version(self):
+        bump(self)
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self._data.ndim)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    # -- values ----------------------------------------------------------------------
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        """The ndarray behind this tensor (shared memory).
+
+        Like the reference, refuses tensors that require grad (use ``.detach()``).
+        """
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._data
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.category > _dtypes._INT or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data, self._requires_grad if self.grad_fn is None else False))
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        out = Tensor._wrap(self._data.copy())
+        out._requires_grad = self._requires_grad
+        if self._grad is not None:
+            out._grad = Tensor._wrap(self._grad._data.copy())
+        memo[id(self)] = out
+        return out
+
+    # -- autograd --------------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None and not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records operations on this leaf; returns self.
+
+        >>> import chainrule as cr
+        >>> cr.zeros(2).requires_grad_().requires_grad
+        True
+        """
+        if self.grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach().")
+        if requires_grad and not _differentiable_dtype(self._data.dtype):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype})")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._extra is not None and self._extra.retains_grad
+
+    def retain_grad(self):
+        """Make a non-leaf tensor keep its ``.grad`` after backward.
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True); y = x * 2; y.retain_grad()
+        >>> y.sum().backward(); y.grad.tolist()
+        [1.0, 1.0]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.retains_grad:
+            return
+        from .autograd.tensor_hooks import install_retain_grad
+        install_retain_grad(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned
+        tensor replaces the gradient. Returns a handle with ``.remove()``.
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 3)
+        >>> (x * 1).sum().backward(); x.grad.tolist()
+        [3.0, 3.0]
+        """
+        from .autograd.tensor_hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` on a leaf after its ``.grad`` has been accumulated.
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True); seen = []
+        >>> h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        >>> (x * 2).sum().backward(); seen
+        [[2.0, 2.0]]
+        """
+        from .autograd.tensor_hooks import register_post_accumulate_hook
+        return register_post_accumulate_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. graph leaves (see
+        ``chainrule.autograd.backward``).
+
+        >>> import chainrule as cr
+        >>> x = cr.tensor(3.0, requires_grad=True)
+        >>> (x ** 2).backward(); x.grad.item()
+        6.0
+        """
+        from .autograd.backward import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A new tensor sharing this one's data, outside the graph (a view: same
+        memory and version counter).
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True)
+        >>> x.detach().requires_grad
+        False
+        """
+        out = Tensor._wrap(self._data)
+        out._vc = counter_of(self)
+        out._base = self._base if self._base is not None else self
+        return out
+
+    def detach_(self):
+        """Detach this tensor from the graph in place (it becomes a leaf)."""
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        self._output_nr = 0
+        return self
+
+    @property
+    def data(self):
+        out = Tensor._wrap(self._data)
+        return out
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("Tensor.data must be a Tensor")
+        self._data = value._data
+
+    # -- devices ---------------------------------------------------------------------
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        from ._backends import to_device
+        return to_device(self, "cuda" if device is None else device)
+
+
+def _rebuild(arr, requires_grad):
+    t = Tensor._wrap(arr)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _differentiable_dtype(np_dtype):
+    return np_dtype.kind in "fc" or np_dtype == _dtypes.bfloat16.np
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim

@@ -1,0 +1,12 @@
+"""``chainrule.autograd``: reverse-mode automatic differentiation.
+
+>>> import chainrule as cr
+>>> x = cr.tensor(2.0, requires_grad=True)
+>>> cr.autograd.grad(x ** 3, x)[0].item()
+12.0
+"""
+from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
+from .backward import backward, grad  # noqa: F401
+from . import graph  # noqa: F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: F401

@@ -1,0 +1,38 @@
+"""Accumulation into ``.grad``, following the reference's default gradient layouts.
+
+- First gradient: a new array with the leaf's strides (``empty_like`` keeps them) when
+  create_graph is off; the incoming tensor itself (with its graph) when it is on.
+- Later gradients: added in place when create_graph is off (``.grad`` keeps its
+  identity, its version is bumped), out of place when it is on.
+"""
+import numpy as np
+
+
+def accumulate_into_grad(variable, grad, create_graph):
+    from .._tensor import Tensor
+    if grad is None:
+        return
+    old = variable._grad
+    if create_graph:
+        g = grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
+        variable._grad = g if old is None else old + g
+    elif old is None:
+        arr = grad._data if isinstance(grad, Tensor) else grad
+        new = np.empty_like(variable._data)
+        np.copyto(new, arr, casting="unsafe")
+        variable._grad = Tensor._wrap(new)
+    elif old.requires_grad:       # an earlier create_graph backward left a graph on .grad
+        arr = grad._data if isinstance(grad, Tensor) else grad
+        variable._grad = Tensor._wrap(old._data + arr)
+    else:
+        arr = grad._data if isinstance(grad, Tensor) else grad
+        old._data += arr
+        old._bump_version()
+    run_post_accumulate_hooks(variable)
+
+
+def run_post_accumulate_hooks(variable):
+    extra = variable._extra
+    if extra is not None and extra.post_acc_hooks:
+        for hook in list(extra.post_acc_hooks.values()):
+            hook(variable)

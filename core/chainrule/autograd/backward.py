@@ -1,0 +1,225 @@
+"""``backward`` and ``grad``: argument checking, root gradients, then the engine."""
+import warnings
+
+import numpy as np
+
+from .. import _grad_mode
+from .engine import get_engine
+from .node import grad_accumulator
+
+
+def _as_tuple(value):
+    from .._tensor import Tensor
+    if value is None:
+        return None
+    if isinstance(value, Tensor) or _is_gradient_edge(value):
+        return (value,)
+    return tuple(value)
+
+
+def _is_gradient_edge(value):
+    from .graph import GradientEdge
+    return isinstance(value, GradientEdge)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """Check or create the gradient for each output (ones for a scalar output)."""
+    from .._tensor import Tensor
+    new = []
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, Tensor):
+            out_shape = out._data.shape
+            grad_shape = grad._data.shape[1:] if is_grads_batched else grad._data.shape
+            if out_shape != grad_shape:
+                if is_grads_batched:
+                    raise RuntimeError(
+                        f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                        f"grad_output as the batch dimension. The sizes of the remaining "
+                        f"dimensions are expected to match the shape of corresponding output, "
+                        f"but a mismatch was detected: grad_output[{i}] has a shape of "
+                        f"{grad.shape} and output[{i}] has a shape of {out.shape}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{grad.shape} and output[{i}] has a shape of {out.shape}.")
+            if out.dtype.is_complex != grad.dtype.is_complex:
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{grad.dtype} and output[{i}] has a dtype of {out.dtype}.")
+            if grad._data.dtype != out._data.dtype:
+                grad = grad.to(out.dtype)
+            new.append(grad)
+        elif grad is None:
+            if out.requires_grad:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                new.append(_ones_like(out))
+            else:
+                new.append(None)
+        else:
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(grad).__name__}")
+    return new
+
+
+def _ones_like(out):
+    from .._tensor import Tensor
+    return Tensor._wrap(np.ones_like(out._data))
+
+
+def _root_edges(outputs):
+    edges = []
+    for i, out in enumerate(outputs):
+        if _is_gradient_edge(out):
+            edges.append((out.node, out.output_nr))
+            continue
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        if out.grad_fn is not None:
+            edges.append((out.grad_fn, out._output_nr))
+        else:
+            edges.append((grad_accumulator(out), 0))
+    return edges
+
+
+def _target_edge(t, index, for_grad):
+    if _is_gradient_edge(t):
+        return (t.node, t.output_nr)
+    if not t.requires_grad:
+        if for_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        raise RuntimeError("element {} of the inputs does not require grad".format(index))
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return (grad_accumulator(t), 0)
+
+
+def _engine_grads(grads, create_graph):
+    """Root gradients as the engine wants them (Note [gradients are raw arrays or
+    tensors] in input_buffer.py)."""
+    if create_graph:
+        return grads
+    return [None if g is None else g._data for g in grads]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> cr.autograd.backward([(x * 3).sum()])
+    >>> x.grad.tolist()
+    [3.0, 3.0]
+    """
+    if grad_variables is not None:
+        warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.",
+                      DeprecationWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
+                               "passed to backward(). Please only use 'grad_tensors'.")
+        grad_tensors = grad_variables
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    tensors = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+    grads = _make_grads(tensors, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_edges(tensors)
+    targets = None
+    if inputs is not None:
+        targets = [_target_edge(t, i, False) for i, t in enumerate(_as_tuple(inputs))]
+    roots, grads = _drop_missing(roots, grads)
+    with _grad_mode.set_grad_enabled(create_graph):
+        get_engine().execute(roots, _engine_grads(grads, create_graph), retain_graph,
+                             create_graph, targets, accumulate_grad=True)
+    _warn_create_graph_cycle(create_graph, inputs)
+
+
+def _drop_missing(roots, grads):
+    pairs = [(r, g) for r, g in zip(roots, grads) if g is not None]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _warn_create_graph_cycle(create_graph, inputs):
+    if create_graph and inputs is None and _CYCLE_WARNING.enabled:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend "
+            "using autograd.grad when creating the graph to avoid this. If you have to use "
+            "this function, make sure to reset the .grad fields of your parameters to None "
+            "after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
+
+
+class _CycleWarning:
+    enabled = True
+
+
+_CYCLE_WARNING = _CycleWarning()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
+    """Return the gradients of ``outputs`` w.r.t. ``inputs`` (``.grad`` is untouched).
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> (g,) = cr.autograd.grad((x ** 2).sum(), x)
+    >>> g.tolist()
+    [2.0, 4.0]
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", DeprecationWarning, stacklevel=2)
+    outputs = _as_tuple(outputs)
+    inputs_t = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} "
+                           f"grad_outputs for {len(outputs)} outputs")
+    if is_grads_batched:
+        from .batched import batched_grad
+        return batched_grad(outputs, inputs_t, grads, retain_graph, create_graph,
+                            allow_unused, materialize_grads)
+    tensor_outputs = [o for o in outputs if not _is_gradient_edge(o)]
+    if len(tensor_outputs) == len(outputs):
+        grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    return _run_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused,
+                     materialize_grads)
+
+
+def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
+              materialize_grads):
+    from .._tensor import Tensor
+    roots = _root_edges(outputs)
+    targets = [_target_edge(t, i, True) for i, t in enumerate(inputs)]
+    roots, grads = _drop_missing(roots, grads)
+    with _grad_mode.set_grad_enabled(create_graph):
+        captured = get_engine().execute(roots, _engine_grads(grads, create_graph),
+                                         retain_graph, create_graph, targets,
+                                         accumulate_grad=False)
+    result = []
+    for t, g in zip(inputs, captured):
+        if g is None:
+            if materialize_grads:
+                g = Tensor._wrap(np.zeros_like(t._data))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+        elif not isinstance(g, Tensor):
+            g = Tensor._wrap(g)
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,165 @@
+"""The reference engine, in plain Python: runs a backward pass over the graph.
+
+Steps (all iterative, Note [no recursion] in graph_task.py):
+1. put the root gradients into the root nodes' input buffers;
+2. count dependencies (and, with ``inputs=``, restrict to the nodes that matter);
+3. pop the newest ready node (Note [sequence numbers] in node.py), run its hooks and
+   itself, validate what it returns, route each gradient along its edge, and push
+   children whose dependencies reach zero;
+4. accumulate into ``.grad`` at the end (Note [atomic accumulation]).
+
+Note [atomic accumulation]
+    AccumulateGrad nodes become ready as early as the reference's, and their tensor
+    hooks run then, but the writes into ``.grad`` (and post-accumulate-grad hooks)
+    happen once the whole graph has run. A backward that raises half way therefore
+    leaves every ``.grad`` as it was, and the library stays usable.
+
+The engine slot: ``set_engine`` lets the C++ layer replace this engine; core calls
+``get_engine().execute(...)`` and never imports that layer.
+"""
+from . import anomaly_mode
+from .graph_task import GraphTask
+from .input_buffer import InputBuffer
+from .node import AccumulateGrad
+from .ready_queue import ReadyQueue
+from .validate import validate_outputs, wrap_for_hook, unwrap_from_hook
+
+
+class PythonEngine:
+    name = "python"
+
+    def execute(self, roots, root_grads, keep_graph, create_graph,
+                targets=None, accumulate_grad=True):
+        """roots: (node, slot) edges; root_grads: matching arrays or tensors.
+        targets: (node, slot) pairs to capture; returns the captured gradients."""
+        task = GraphTask(keep_graph, create_graph, accumulate_grad)
+        root_nodes = list(dict.fromkeys(node for node, _ in roots))
+        if targets is not None:
+            task.init_to_execute(root_nodes, targets)
+        task.compute_dependencies(root_nodes)
+        for (node, slot), grad in zip(roots, root_grads):
+            _buffer(task, node).add(slot, grad)
+        queue = ReadyQueue()
+        for node in root_nodes:
+            if task.dependencies.get(node, 0) == 0:
+                queue.push(node)
+        while queue:
+            self._evaluate(task, queue.pop(), queue)
+        for variable_node, grads in task.pending_accumulations:
+            variable_node.apply(grads, create_graph)
+        return task.captured
+
+    def _evaluate(self, task, node, queue):
+        buffer = task.buffers.pop(node, None)
+        grads = buffer.grads if buffer is not None else [None]
+        if node._tensor_hooks is not None or node._retain_hooks is not None \
+                or (isinstance(node, AccumulateGrad) and node.variable._extra is not None):
+            grads = _run_tensor_pre_hooks(node, grads, task.create_graph)
+        if task.captures:
+            _capture(task, node, grads)
+        if task.should_run is not None and node not in task.should_run:
+            return
+        if isinstance(node, AccumulateGrad):
+            task.pending_accumulations.append((node, grads))
+            return
+        outputs = self._call_node(task, node, grads)
+        self._route(task, node, outputs, queue)
+
+    def _call_node(self, task, node, grads):
+        if node._pre_hooks:
+            grads = _run_node_pre_hooks(node, grads, task.create_graph)
+        if anomaly_mode.STATE.enabled:
+            outputs = anomaly_mode.call_node(node, grads, task.create_graph)
+        else:
+            outputs = node.apply(grads, task.create_graph)
+        outputs = validate_outputs(node, outputs)
+        if not task.keep_graph:
+            node.release_saved()
+        if node._post_hooks:
+            outputs = _run_node_post_hooks(node, outputs, grads, task.create_graph)
+        return outputs
+
+    def _route(self, task, node, outputs, queue):
+        deps = task.dependencies
+        should_run = task.should_run
+        for edge, grad in zip(node._next, outputs):
+            if edge is None:
+                continue
+            child, slot = edge
+            if should_run is not None and child not in should_run and \
+                    (child, slot) not in task.captures:
+                continue
+            if grad is not None:
+                _buffer(task, child).add(slot, grad)
+            remaining = deps[child] - 1
+            deps[child] = remaining
+            if remaining == 0:
+                del deps[child]
+                queue.push(child)
+
+
+def _buffer(task, node):
+    buffer = task.buffers.get(node)
+    if buffer is None:
+        buffer = task.buffers[node] = InputBuffer(node.num_inputs())
+    return buffer
+
+
+def _capture(task, node, grads):
+    for slot, grad in enumerate(grads):
+        index = task.captures.get((node, slot))
+        if index is not None:
+            old = task.captured[index]
+            task.captured[index] = grad if old is None or grad is None else old + grad
+
+
+def _run_tensor_pre_hooks(node, grads, create_graph):
+    """Tensor hooks (``Tensor.register_hook``) of the tensors whose gradients these
+    are, in registration order, then retain_grad, which always sees the final value."""
+    grads = list(grads)
+    hooks = node._tensor_hooks
+    if isinstance(node, AccumulateGrad):
+        extra = node.variable._extra
+        hooks = {0: extra.hooks} if extra.hooks else None
+    for slot, table in (hooks or {}).items():
+        for hook in list(table.values()):
+            if grads[slot] is None:
+                break
+            new = hook(wrap_for_hook(grads[slot]))
+            if new is not None:
+                grads[slot] = unwrap_from_hook(new, create_graph)
+    for slot, retain in (node._retain_hooks or {}).items():
+        retain(grads[slot])
+    return grads
+
+
+def _run_node_pre_hooks(node, grads, create_graph):
+    for hook in list(node._pre_hooks.values()):
+        new = hook(tuple(wrap_for_hook(g) for g in grads))
+        if new is not None:
+            grads = [unwrap_from_hook(g, create_graph) for g in new]
+    return grads
+
+
+def _run_node_post_hooks(node, outputs, grads, create_graph):
+    grad_outputs = tuple(wrap_for_hook(g) for g in grads)
+    for hook in list(node._post_hooks.values()):
+        new = hook(tuple(wrap_for_hook(g) for g in outputs), grad_outputs)
+        if new is not None:
+            outputs = [unwrap_from_hook(g, create_graph) for g in new]
+    return outputs
+
+
+_engine = PythonEngine()
+
+
+def get_engine():
+    """The engine that runs backward passes (the C++ one when installed)."""
+    return _engine
+
+
+def set_engine(engine):
+    """Engine slot: install another engine; returns the previous one."""
+    global _engine
+    previous, _engine = _engine, engine
+    return previous

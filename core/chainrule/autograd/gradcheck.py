@@ -1,0 +1,2 @@
+def gradcheck(*a, **k): raise RuntimeError
+def gradgradcheck(*a, **k): raise RuntimeError

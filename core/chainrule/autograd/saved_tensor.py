@@ -1,0 +1,84 @@
+"""Saved tensors: what a node keeps from the forward pass for its backward.
+
+Note [saved tensor versions]
+    A saved tensor remembers the version of its tensor's counter when it was saved.
+    Unpacking compares: if an in-place op changed the tensor since, the gradient
+    would be silently wrong, so unpacking raises the reference's message instead.
+
+Note [saved outputs]
+    A node that saves its own output must not hold the output tensor: the output
+    holds the node as ``grad_fn``, and the cycle would keep graphs alive past their
+    last use. It keeps the array and version counter, and rebuilds a tensor with
+    ``grad_fn`` = the node when a differentiable unpack (create_graph) needs one.
+"""
+from .. import _version_counter as vc_mod
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.")
+
+
+class SavedTensor:
+    __slots__ = ("data", "tensor", "counter", "version", "output_nr", "packed", "unpack_hook")
+
+    def __init__(self, tensor, is_output, output_nr=0):
+        self.data = tensor._data
+        self.counter = vc_mod.counter_of(tensor)
+        self.version = self.counter.v
+        self.tensor = None if is_output else tensor    # Note [saved outputs]
+        self.output_nr = output_nr if is_output else -1
+        self.packed = self.unpack_hook = None
+
+    def check_version(self, node):
+        if self.counter.v != self.version:
+            raise RuntimeError(modified_message(self, node))
+
+    def array(self, node):
+        """The raw array, after the version check (fast backward)."""
+        if self.counter.v != self.version:
+            raise RuntimeError(modified_message(self, node))
+        if self.unpack_hook is not None:
+            return self._unpack_with_hook(node)._data
+        return self.data
+
+    def as_tensor(self, node):
+        """A tensor that carries the graph (create_graph backward)."""
+        if self.counter.v != self.version:
+            raise RuntimeError(modified_message(self, node))
+        if self.unpack_hook is not None:
+            return self._unpack_with_hook(node)
+        if self.tensor is not None:
+            return self.tensor
+        from .._tensor import Tensor
+        return Tensor._make_output(self.data, node, self.output_nr, self.counter)
+
+    def _unpack_with_hook(self, node):
+        from .._tensor import Tensor
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor "
+                            f"but got result of type {type(t).__name__}")
+        if self.tensor is None and t.grad_fn is None and t._data is not None:
+            t = Tensor._make_output(t._data, node, self.output_nr, vc_mod.counter_of(t))
+        return t
+
+
+def modified_message(saved, node):
+    from .._dtypes import from_numpy_dtype
+    shape = list(saved.data.shape)
+    dtype = from_numpy_dtype(saved.data.dtype)
+    if saved.tensor is None:
+        owner = f"output {saved.output_nr} of {node.name()}"
+    elif saved.tensor.grad_fn is not None:
+        owner = f"output {saved.tensor._output_nr} of {saved.tensor.grad_fn.name()}"
+    else:
+        owner = "a leaf Variable"
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{dtype.name} tensor of shape {shape}], which is {owner}, "
+        f"is at version {saved.counter.v}; expected version {saved.version} instead. "
+        "Hint: enable anomaly detection to find the operation that failed to compute "
+        "its gradient, with chainrule.autograd.set_detect_anomaly(True).")

@@ -1,0 +1,57 @@
+"""Hooks registered on tensors: gradient hooks, retain_grad, post-accumulate hooks.
+
+A leaf's hooks live on the leaf (its AccumulateGrad reads them); a non-leaf's live
+on its grad_fn, keyed by the tensor's output number, so the tensor itself can be
+freed while the graph still runs its hooks.
+"""
+import weakref
+
+from .hooks import RemovableHandle
+
+
+def register_tensor_hook(tensor, hook):
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is None:
+        extra = tensor._extras()
+        if extra.hooks is None:
+            extra.hooks = {}
+        return RemovableHandle(extra.hooks, hook)
+    node = tensor.grad_fn
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    table = node._tensor_hooks.setdefault(tensor._output_nr, {})
+    return RemovableHandle(table, hook)
+
+
+def register_post_accumulate_hook(tensor, hook):
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    extra = tensor._extras()
+    if extra.post_acc_hooks is None:
+        extra.post_acc_hooks = {}
+    return RemovableHandle(extra.post_acc_hooks, hook)
+
+
+def install_retain_grad(tensor):
+    """Make the tensor's grad_fn write the incoming gradient into ``tensor.grad``."""
+    from .._tensor import Tensor
+    ref = weakref.ref(tensor)
+
+    def retain(grad):
+        t = ref()
+        if t is None or grad is None:
+            return
+        if isinstance(grad, Tensor):
+            new = grad if grad.requires_grad else Tensor._wrap(grad._data.copy())
+        else:
+            new = Tensor._wrap(grad.copy())
+        t._grad = new if t._grad is None else t._grad + new
+
+    node = tensor.grad_fn
+    if node._retain_hooks is None:
+        node._retain_hooks = {}
+    node._retain_hooks[tensor._output_nr] = retain
+    tensor._extras().retains_grad = True
