@@ -131,3 +131,12 @@ def bind_helpers(namespace, helpers):
 
 
 ARRAY_NS = ArrayNamespace()
+
+
+def array_fn(name=None):
+    """Add an ndarray implementation to ARRAY_NS (its Tensor twin must be in FUNCTIONS,
+    as a public function or a ``formula_helper``)."""
+    def register(fn):
+        setattr(ArrayNamespace, name or fn.__name__, staticmethod(fn))
+        return fn
+    return register
