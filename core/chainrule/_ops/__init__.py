@@ -8,7 +8,7 @@ from . import _registry
 from ._common import FUNCTIONS
 from ._formula_helpers import HELPERS
 from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
-from . import elementwise, operators  # noqa: F401  (registration side effects)
+from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
 
 TENSOR_NS = TensorNamespace(FUNCTIONS)
