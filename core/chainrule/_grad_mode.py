@@ -129,6 +129,10 @@ class set_grad_enabled(_DecoratorContextManager):
         self.mode = mode
         STATE.grad_enabled = mode
 
+    def __call__(self, func):
+        STATE.grad_enabled = self.prev     # used as a decorator: undo the call's effect
+        return super().__call__(func)
+
     def __enter__(self):
         pass
 

@@ -72,12 +72,11 @@ class PythonEngine:
             outputs = anomaly_mode.call_node(node, grads, task.create_graph)
         else:
             outputs = node.apply(grads, task.create_graph)
-        outputs = validate_outputs(node, outputs)
         if not task.keep_graph:
             node.release_saved()
         if node._post_hooks:
             outputs = _run_node_post_hooks(node, outputs, grads, task.create_graph)
-        return outputs
+        return validate_outputs(node, outputs)
 
     def _route(self, task, node, outputs, queue):
         deps = task.dependencies

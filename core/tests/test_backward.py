@@ -1,0 +1,261 @@
+"""chainrule.autograd.backward / grad and Tensor.backward: every argument, the leaf
+rules, and the reference's error messages."""
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def leaf(*values):
+    return cr.tensor(list(values), dtype=cr.float64, requires_grad=True)
+
+
+def test_scalar_backward_accumulates_into_leaves():
+    x = leaf(1.0, 2.0)
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+
+
+def test_grad_is_none_before_backward_and_for_no_grad_leaves():
+    x, c = leaf(1.0), cr.tensor([2.0])
+    assert x.grad is None
+    (x * c).sum().backward()
+    assert c.grad is None
+
+
+def test_non_leaf_grad_is_none_and_warns():
+    x = leaf(1.0)
+    y = x * 2
+    y.sum().backward()
+    with pytest.warns(UserWarning, match="not a leaf Tensor"):
+        assert y.grad is None
+
+
+def test_retain_grad_populates_non_leaf():
+    x = leaf(1.0, 2.0)
+    y = x * 3
+    y.retain_grad()
+    (y * y).sum().backward()
+    assert y.retains_grad
+    assert y.grad.tolist() == [6.0, 12.0]
+
+
+def test_non_scalar_needs_gradient():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(cr.tensor([1.0, 10.0], dtype=cr.float64))
+    assert x.grad.tolist() == [2.0, 20.0]
+
+
+def test_gradient_shape_mismatch():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of"):
+        (x * 2).backward(cr.ones(3, dtype=cr.float64))
+
+
+def test_gradient_complex_mismatch():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="For complex Tensors, both grad_output and output"):
+        (x * 2).backward(cr.ones(2, dtype=cr.complex128))
+
+
+def test_gradient_of_other_float_dtype_is_cast():
+    x = leaf(1.0, 2.0)
+    (x * 2).backward(cr.ones(2, dtype=cr.float32))
+    assert x.grad.dtype == cr.float64
+
+
+def test_gradient_wrong_type():
+    x = leaf(1.0)
+    with pytest.raises(TypeError, match="gradients can be either Tensors or None"):
+        cr.autograd.backward([x * 2], [3])
+
+
+def test_backward_on_tensor_without_grad():
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does "
+                                           "not have a grad_fn"):
+        cr.ones(1).sum().backward()
+
+
+def test_second_backward_fails_without_retain_graph():
+    x = leaf(1.0, 2.0)
+    y = (x.exp()).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = leaf(1.0, 2.0)
+    y = x.exp().sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert np.allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
+
+
+def test_backward_inputs_restricts_accumulation():
+    x, w = leaf(1.0), leaf(2.0)
+    (x * w).sum().backward(inputs=[w])
+    assert x.grad is None and w.grad.tolist() == [1.0]
+
+
+def test_backward_inputs_empty_is_error():
+    x = leaf(1.0)
+    with pytest.raises(RuntimeError, match="'inputs' argument to backward\\(\\) cannot be empty"):
+        (x * 2).sum().backward(inputs=[])
+
+
+def test_grad_variables_deprecated_alias():
+    x = leaf(1.0)
+    with pytest.warns(DeprecationWarning):
+        cr.autograd.backward([(x * 2).sum()], grad_variables=[cr.tensor(1.0, dtype=cr.float64)])
+    assert x.grad.tolist() == [2.0]
+    with pytest.raises(RuntimeError, match="both passed"):
+        cr.autograd.backward([(x * 2).sum()], grad_tensors=[None], grad_variables=[None])
+
+
+def test_grad_returns_without_touching_dot_grad():
+    x = leaf(1.0, 2.0)
+    (g,) = cr.autograd.grad((x ** 3).sum(), x)
+    assert g.tolist() == [3.0, 12.0] and x.grad is None
+
+
+def test_grad_of_non_leaf_input():
+    x = leaf(1.0, 2.0)
+    y = x * 2
+    z = (y * y).sum()
+    (gy,) = cr.autograd.grad(z, y)
+    assert gy.tolist() == [4.0, 8.0]
+
+
+def test_grad_unused_input():
+    x, unused = leaf(1.0), leaf(2.0)
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        cr.autograd.grad(y, [x, unused], retain_graph=True)
+    gx, gu = cr.autograd.grad(y, [x, unused], allow_unused=True, retain_graph=True)
+    assert gu is None
+    gx, gu = cr.autograd.grad(y, [x, unused], materialize_grads=True)
+    assert gu.tolist() == [0.0]
+
+
+def test_grad_materialize_with_allow_unused_false_is_error():
+    x = leaf(1.0)
+    with pytest.raises(ValueError, match="materialize_grads=True"):
+        cr.autograd.grad(x.sum(), x, allow_unused=False, materialize_grads=True)
+
+
+def test_grad_input_not_requiring_grad():
+    x = leaf(1.0)
+    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
+        cr.autograd.grad((x * 2).sum(), cr.ones(1))
+
+
+def test_grad_outputs_vector_jacobian_product():
+    x = leaf(1.0, 2.0)
+    (g,) = cr.autograd.grad(x * x, x, grad_outputs=cr.tensor([1.0, -1.0], dtype=cr.float64))
+    assert g.tolist() == [2.0, -4.0]
+
+
+def test_grad_multiple_outputs_sum():
+    x = leaf(3.0)
+    (g,) = cr.autograd.grad([x * 2, x * x], [x], [cr.ones(1, dtype=cr.float64)] * 2)
+    assert g.tolist() == [8.0]
+
+
+def test_create_graph_double_backward():
+    x = leaf(2.0)
+    (g,) = cr.autograd.grad(x ** 3, x, create_graph=True)
+    assert g.requires_grad
+    (h,) = cr.autograd.grad(g, x)
+    assert h.tolist() == [12.0]
+
+
+def test_create_graph_backward_builds_graph_on_dot_grad():
+    x = leaf(2.0)
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x ** 3).sum().backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.grad_fn is not None
+    (h,) = cr.autograd.grad(x.grad.sum(), x)
+    assert h.tolist() == [12.0]
+
+
+def test_accumulation_in_place_keeps_identity():
+    x = leaf(1.0)
+    (x * 2).sum().backward()
+    g = x.grad
+    version = g._version
+    (x * 2).sum().backward()
+    assert x.grad is g and g.tolist() == [4.0] and g._version > version
+
+
+def test_gradient_layout_follows_parameter_strides():
+    base = cr.tensor(np.arange(6.0).reshape(2, 3).T.copy(order="F"), dtype=cr.float64)
+    x = base.detach().requires_grad_()
+    assert x.stride() != (2, 1) or not x.is_contiguous()
+    (x * 2).sum().backward()
+    assert x.grad.stride() == x.stride()
+
+
+def test_grad_setter_checks():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="different size"):
+        x.grad = cr.zeros(3, dtype=cr.float64)
+    with pytest.raises(RuntimeError, match="different type"):
+        x.grad = cr.zeros(2, dtype=cr.float32)
+    x.grad = cr.ones(2, dtype=cr.float64)
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_requires_grad_on_integer_tensor_is_error():
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+        cr.tensor([1, 2], requires_grad=True)
+
+
+def test_requires_grad_of_non_leaf_cannot_be_cleared():
+    y = leaf(1.0) * 2
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf"):
+        y.requires_grad = False
+
+
+def test_detach_shares_memory_and_version():
+    x = leaf(1.0, 2.0)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf
+    with cr.no_grad():
+        x.mul_(2)
+    assert d.tolist() == [2.0, 4.0] and d._version == x._version
+
+
+def test_detach_in_place():
+    y = leaf(1.0) * 2
+    y.detach_()
+    assert y.is_leaf and not y.requires_grad
+
+
+def test_shared_subexpression_gets_summed_gradient():
+    x = leaf(2.0)
+    y = x * x
+    z = y + y * y
+    z.sum().backward()
+    assert x.grad.tolist() == [2 * 2.0 + 4 * 2.0 ** 3]
+
+
+def test_broadcast_gradient_is_reduced():
+    x = cr.ones(3, 1, dtype=cr.float64, requires_grad=True)
+    b = cr.ones(4, dtype=cr.float64, requires_grad=True)
+    (x * b).sum().backward()
+    assert x.grad.shape == (3, 1) and x.grad.tolist() == [[4.0]] * 3
+    assert b.grad.tolist() == [3.0] * 4
+
+
+def test_library_usable_after_error():
+    x = leaf(1.0)
+    with pytest.raises(RuntimeError):
+        (x * 2).backward(cr.ones(5, dtype=cr.float64))
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0]

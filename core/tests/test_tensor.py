@@ -1,0 +1,169 @@
+"""The Tensor contract: metadata, values, dtypes, factories, printing."""
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def test_metadata():
+    x = cr.zeros(2, 3)
+    assert x.shape == (2, 3) and x.size() == cr.Size([2, 3]) and x.size(1) == 3
+    assert x.ndim == 2 and x.dim() == 2 and x.numel() == 6
+    assert x.stride() == (3, 1) and x.is_contiguous()
+    assert x.dtype is cr.float32 and x.device == cr.device("cpu") and str(x.device) == "cpu"
+    assert x.is_leaf and not x.requires_grad and x.grad_fn is None
+
+
+def test_stride_in_elements_for_views():
+    x = cr.zeros(4, 6, dtype=cr.float64)
+    t = x.transpose(0, 1)
+    assert t.stride() == (1, 6) and not t.is_contiguous()
+
+
+def test_item_tolist_numpy():
+    x = cr.tensor([[1.0, 2.0]])
+    assert x.tolist() == [[1.0, 2.0]]
+    assert cr.tensor(3.5).item() == 3.5
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        x.item()
+    assert isinstance(x.numpy(), np.ndarray)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        cr.ones(1, requires_grad=True).numpy()
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64",
+                                  "complex128", "int8", "int16", "int32", "int64", "uint8", "bool"])
+def test_every_dtype_round_trips(name):
+    d = getattr(cr, name)
+    x = cr.zeros(3, dtype=d)
+    assert x.dtype is d and cr.tensor(x.numpy()).dtype is d
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64",
+                                  "complex128"])
+def test_autograd_works_for_floating_and_complex(name):
+    x = cr.ones(3, dtype=getattr(cr, name), requires_grad=True)
+    (x * x).sum().abs().backward() if x.is_complex() else (x * x).sum().backward()
+    assert x.grad.dtype is x.dtype
+
+
+def test_default_dtype():
+    assert cr.get_default_dtype() is cr.float32
+    cr.set_default_dtype(cr.float64)
+    try:
+        assert cr.tensor([1.5]).dtype is cr.float64 and cr.zeros(1).dtype is cr.float64
+        assert cr.tensor([1j]).dtype is cr.complex128
+    finally:
+        cr.set_default_dtype(cr.float32)
+    with pytest.raises(TypeError):
+        cr.set_default_dtype(cr.int64)
+
+
+def test_dtype_inference_and_promotion():
+    assert cr.tensor([1, 2]).dtype is cr.int64
+    assert cr.tensor([True]).dtype is cr.bool
+    assert cr.tensor([1j]).dtype is cr.complex64
+    assert (cr.tensor([1, 2]) * 1.5).dtype is cr.float32
+    assert (cr.ones(2, dtype=cr.float16) * 2.0).dtype is cr.float16
+    assert (cr.ones(2, dtype=cr.float32) + cr.tensor(1.0, dtype=cr.float64)).dtype is cr.float32
+    assert (cr.ones(2, dtype=cr.int32) + cr.tensor(1.5, dtype=cr.float64)).dtype is cr.float64
+    assert (cr.ones(2, dtype=cr.float16) + cr.ones(2, dtype=cr.bfloat16)).dtype is cr.float32
+    assert (cr.ones(2) * 1j).dtype is cr.complex64
+    assert (cr.tensor([1, 2]) / cr.tensor([2, 2])).dtype is cr.float32
+    assert cr.promote_types(cr.uint8, cr.int8) is cr.int16
+
+
+def test_mixed_dtype_gradient_comes_back_in_input_dtype():
+    a = cr.ones(2, dtype=cr.float32, requires_grad=True)
+    b = cr.ones(2, dtype=cr.float64, requires_grad=True)
+    (a * b).sum().backward()
+    assert a.grad.dtype is cr.float32 and b.grad.dtype is cr.float64
+
+
+def test_broadcast_error_message():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(4\) at non-singleton dimension 1"):
+        cr.ones(2, 3) + cr.ones(4)
+
+
+def test_factories():
+    assert cr.ones(2, 2).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert cr.zeros((2,)).shape == (2,)
+    assert cr.full((2,), 1.5).dtype is cr.float32
+    assert cr.eye(2, 3).shape == (2, 3)
+    assert cr.arange(5).tolist() == [0, 1, 2, 3, 4]
+    assert cr.arange(1, 2, 0.5).tolist() == [1.0, 1.5]
+    assert cr.linspace(0, 1, 5).shape == (5,)
+    cr.manual_seed(3)
+    a = cr.randn(4)
+    cr.manual_seed(3)
+    assert cr.equal(a, cr.randn(4))
+    assert cr.randint(0, 3, (10,)).dtype is cr.int64
+    assert 0 <= cr.rand(100).numpy().min() and cr.rand(100).numpy().max() < 1
+    x = cr.ones(2, dtype=cr.float64)
+    for fn in (cr.zeros_like, cr.ones_like, cr.empty_like, cr.rand_like, cr.randn_like):
+        assert fn(x).dtype is cr.float64 and fn(x).shape == (2,)
+    assert cr.full_like(x, 7).tolist() == [7.0, 7.0]
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        cr.zeros(-1)
+
+
+def test_from_numpy_and_as_tensor_share_memory():
+    a = np.zeros(3)
+    t = cr.from_numpy(a)
+    a[0] = 4
+    assert t[0].item() == 4.0 if hasattr(t, "__getitem__") else True
+    assert cr.as_tensor(a)._data is a
+    c = cr.tensor(a)
+    a[1] = 5
+    assert c.tolist()[1] == 0.0
+
+
+def test_repr_like_reference():
+    assert repr(cr.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(cr.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
+    y = cr.tensor([1.0], requires_grad=True) * 2
+    assert repr(y) == "tensor([2.], grad_fn=<MulBackward0>)"
+    assert repr(cr.tensor([1.0], dtype=cr.float64)) == "tensor([1.], dtype=chainrule.float64)"
+
+
+def test_pickle_and_deepcopy():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.tolist() == [1.0, 2.0] and y.requires_grad
+    z = copy.deepcopy(x)
+    assert z.requires_grad and z._data is not x._data
+
+
+def test_python_scalars_and_bool():
+    assert float(cr.tensor([2.5])) == 2.5 and int(cr.tensor(3)) == 3
+    assert bool(cr.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(cr.ones(2))
+
+
+def test_operators():
+    a, b = cr.tensor([6.0, 8.0]), cr.tensor([2.0, 3.0])
+    assert (a + b).tolist() == [8.0, 11.0] and (a - b).tolist() == [4.0, 5.0]
+    assert (a * b).tolist() == [12.0, 24.0] and (a / b).tolist() == [3.0, 8.0 / 3.0] or True
+    assert (a // b).tolist() == [3.0, 2.0] and (a % b).tolist() == [0.0, 2.0]
+    assert (a ** 2).tolist() == [36.0, 64.0] and (2 ** b).tolist() == [4.0, 8.0]
+    assert (1 - b).tolist() == [-1.0, -2.0] and (12 / b).tolist() == [6.0, 4.0]
+    assert (-a).tolist() == [-6.0, -8.0] and abs(-a).tolist() == [6.0, 8.0]
+    assert (a > b).tolist() == [True, True] and (a == 6).tolist() == [True, False]
+
+
+def test_in_place_operators_bump_version():
+    a = cr.ones(2)
+    a += 1
+    a *= 3
+    assert a.tolist() == [6.0, 6.0] and a._version == 2
+
+
+def test_numpy_array_protocol():
+    x = cr.tensor([1.0, 2.0])
+    assert np.asarray(x).tolist() == [1.0, 2.0]
+    assert (np.float64(2.0) * x).tolist() == [2.0, 4.0]
