@@ -1,0 +1,2 @@
+"""Samples for the linalg family (placeholder until its owner fills it in)."""
+SAMPLES = []

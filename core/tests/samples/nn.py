@@ -1,0 +1,2 @@
+"""Samples for the nn family (placeholder until its owner fills it in)."""
+SAMPLES = []

@@ -1,0 +1,2 @@
+"""Samples for the shape family (placeholder until its owner fills it in)."""
+SAMPLES = []
