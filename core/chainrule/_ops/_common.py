@@ -78,10 +78,20 @@ def _py_scalar(s):
 
 
 def binary_operands(a, b):
-    """The fast path of binary ops: same-dtype tensors pass straight through."""
-    if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
-        return a, b
+    """The fast paths of binary ops: same-dtype tensors pass straight through, and a
+    Python float (int) with a floating (integer or floating) tensor takes its dtype."""
+    if type(a) is Tensor:
+        if type(b) is Tensor:
+            if a._data.dtype == b._data.dtype:
+                return a, b
+        elif type(b) in _WEAK_KINDS and a._data.dtype.kind in _WEAK_KINDS[type(b)]:
+            return a, Tensor._wrap(np.array(b, a._data.dtype))
     return promote(a, b)
+
+
+# Python scalar type -> tensor dtype kinds that absorb it without promotion
+# (bfloat16 is kind "V"; bool tensors promote with ints, so "b" is absent).
+_WEAK_KINDS = {float: "fcV", int: "iufcV"}
 
 
 def cast(t, dtype):

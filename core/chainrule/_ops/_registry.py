@@ -204,7 +204,10 @@ def apply_op(op, inputs, attrs, result_is_view_of=None):
 
     The hot path of every op: keep it free of work that only rare features need.
     """
-    out = op.forward(*[t._data for t in inputs], **attrs)
+    if len(inputs) == 2:
+        out = op.forward(inputs[0]._data, inputs[1]._data, **attrs)
+    else:
+        out = op.forward(*[t._data for t in inputs], **attrs)
     if _grad_mode.STATE.grad_enabled:
         for t in inputs:
             if t._requires_grad:
@@ -242,15 +245,24 @@ def _wrap_inference(op, out):
 
 def _record(op, inputs, attrs, out, view_base):
     node = op.node_cls.__new__(op.node_cls)
-    Node.__init__(node, tuple(edge_of(t) for t in inputs))
-    needs = tuple(e is not None and not isinstance(op.vjps[i], _Marker)
-                  for i, e in enumerate(node._next))
-    node._in_meta = tuple((t._data.shape, t._data.dtype) for t in inputs)
+    node._seq = next_sequence_nr()
+    edges, needs, metas = [], [], []
+    vjps = op.vjps
+    for i, t in enumerate(inputs):
+        fn = t.grad_fn
+        edge = (fn, t._output_nr) if fn is not None else \
+            (grad_accumulator(t), 0) if t._requires_grad else None
+        edges.append(edge)
+        needs.append(edge is not None and type(vjps[i]) is Formula)
+        metas.append((t._data.shape, t._data.dtype))
+    node._next = tuple(edges)
+    node._in_meta = metas
     node._attrs = attrs
     if anomaly_mode.STATE.enabled:
         anomaly_mode.record_forward_trace(node)
-    saved_inputs, save_result = op.saved_plan(needs)
-    saved = {name: SavedTensor(inputs[i], False) for i, name in saved_inputs}
+    saved_inputs, save_result = op.saved_plan(tuple(needs))
+    saved = {name: SavedTensor(inputs[i], False) for i, name in saved_inputs} \
+        if saved_inputs else {}
     if op.multi_output:
         node._out_meta = tuple((o.shape, o.dtype) for o in out)
         outs = tuple(_output(o, node, k, view_base) for k, o in enumerate(out))

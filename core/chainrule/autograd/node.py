@@ -30,15 +30,16 @@ class Node:
     'MulBackward0'
     """
 
-    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_hooks",
-                 "_retain_hooks", "_metadata", "_anomaly", "__weakref__")
+    # Only the edges and the sequence number are set per node; the rarely used fields
+    # below are class defaults until a hook or metadata is set (then they live in the
+    # instance __dict__), which keeps node creation cheap on the per-op path.
+    __slots__ = ("_next", "_seq", "__dict__", "__weakref__")
+    _pre_hooks = _post_hooks = _tensor_hooks = _retain_hooks = None
+    _metadata = _anomaly = None
 
     def __init__(self, next_edges=(), seq=None):
         self._next = next_edges
         self._seq = next_sequence_nr() if seq is None else seq
-        self._pre_hooks = self._post_hooks = None
-        self._tensor_hooks = self._retain_hooks = None
-        self._metadata = self._anomaly = None
 
     def name(self):
         """The node's class name, e.g. ``'MulBackward0'``."""

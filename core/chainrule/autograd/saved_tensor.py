@@ -22,15 +22,18 @@ FREED_MESSAGE = (
 
 
 class SavedTensor:
-    __slots__ = ("data", "tensor", "counter", "version", "output_nr", "packed", "unpack_hook")
+    __slots__ = ("data", "tensor", "counter", "version", "output_nr", "__dict__")
+    packed = unpack_hook = None      # set (in __dict__) only by saved-tensor hooks
 
     def __init__(self, tensor, is_output, output_nr=0):
         self.data = tensor._data
-        self.counter = vc_mod.counter_of(tensor)
-        self.version = self.counter.v
+        counter = tensor._vc
+        if counter is None:
+            counter = tensor._vc = vc_mod.VersionCounter()
+        self.counter = counter
+        self.version = counter.v
         self.tensor = None if is_output else tensor    # Note [saved outputs]
-        self.output_nr = output_nr if is_output else -1
-        self.packed = self.unpack_hook = None
+        self.output_nr = output_nr
 
     def check_version(self, node):
         if self.counter.v != self.version:
