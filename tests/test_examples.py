@@ -1,0 +1,29 @@
+"""The examples run end to end: the digits MLP trains to > 0.95 test accuracy."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _example(name):
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "examples" / name,
+                      Path(os.environ.get("TEST_SRCDIR", "/nonexistent")) / "__main__" / "examples" / name):
+        if candidate.exists():
+            return candidate
+    pytest.fail(f"example {name} not found")
+
+
+def test_train_digits_reaches_accuracy():
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    env = dict(os.environ, TQDM_DISABLE="1")
+    result = subprocess.run([sys.executable, str(_example("train_digits.py")), "--epochs", "15"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    accuracy = float(re.search(r"final test accuracy: ([0-9.]+)", result.stdout).group(1))
+    assert accuracy > 0.95
+    assert re.search(r"autograd totals: \d+ ops recorded, backward time [0-9.]+ s", result.stdout)
