@@ -18,7 +18,7 @@ class dtype:
 
     >>> import chainrule as cr
     >>> cr.float32.is_floating_point, cr.complex64.is_complex, cr.float64.itemsize
-    (True, False, 8)
+    (True, True, 8)
     """
 
     __slots__ = ("name", "np", "category", "is_floating_point", "is_complex",

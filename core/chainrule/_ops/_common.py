@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._tensor import Tensor
+from ..autograd import saved_hooks as _saved_hooks
 from ._registry import apply_op
 
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
@@ -173,6 +174,9 @@ def commit_inplace(t, result):
     """Write an out-of-place result into ``t`` and make ``t`` its output."""
     from .views import rebase_inplace
     check_inplace(t)
+    if _saved_hooks.ACTIVE[0]:
+        from ..autograd.graph import before_inplace_mutation
+        before_inplace_mutation(t)
     if result._data.shape != t._data.shape:
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")
@@ -180,6 +184,9 @@ def commit_inplace(t, result):
                                                                  t._data.dtype, "same_kind"):
         raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to "
                            f"the desired output type {t.dtype.name.capitalize()}")
+    if t._base is not None:
+        from .views import check_view_inplace
+        check_view_inplace(t, result)
     np.copyto(t._data, result._data, casting="unsafe")
     t._bump_version()
     if result.grad_fn is not None:

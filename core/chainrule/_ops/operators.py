@@ -47,7 +47,7 @@ def _scalar_like(value, like):
 
 
 # --- comparisons and logical ops (not differentiable) -----------------------------
-def _compare(ufunc, name):
+def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5"):
     def compare(input, other):
         a, b = binary_operands(as_tensor_arg(input), other)
         try:
@@ -57,7 +57,7 @@ def _compare(ufunc, name):
     compare.__name__ = name
     compare.__doc__ = (f"Elementwise ``{name}`` comparison (a bool tensor).\n\n"
                        f"    >>> import chainrule as cr\n"
-                       f"    >>> cr.{name}(cr.tensor([1., 2.]), 1.5).dtype\n    chainrule.bool\n")
+                       f"    >>> cr.{name}({example}).dtype\n    chainrule.bool\n")
     return public(compare, name=name)
 
 
@@ -67,12 +67,12 @@ lt = _compare(np.less, "lt")
 le = _compare(np.less_equal, "le")
 gt = _compare(np.greater, "gt")
 ge = _compare(np.greater_equal, "ge")
-logical_and = _compare(np.logical_and, "logical_and")
-logical_or = _compare(np.logical_or, "logical_or")
-logical_xor = _compare(np.logical_xor, "logical_xor")
-bitwise_and = _compare(np.bitwise_and, "bitwise_and")
-bitwise_or = _compare(np.bitwise_or, "bitwise_or")
-bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor")
+logical_and = _compare(np.logical_and, "logical_and", "cr.tensor([True]), cr.tensor([False])")
+logical_or = _compare(np.logical_or, "logical_or", "cr.tensor([True]), cr.tensor([False])")
+logical_xor = _compare(np.logical_xor, "logical_xor", "cr.tensor([True]), cr.tensor([False])")
+bitwise_and = _compare(np.bitwise_and, "bitwise_and", "cr.tensor([True]), cr.tensor([False])")
+bitwise_or = _compare(np.bitwise_or, "bitwise_or", "cr.tensor([True]), cr.tensor([False])")
+bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor", "cr.tensor([True]), cr.tensor([False])")
 Tensor.__eq__ = eq
 Tensor.__ne__ = ne
 Tensor.__lt__ = lt

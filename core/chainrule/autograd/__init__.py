@@ -8,5 +8,6 @@
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from .backward import backward, grad  # noqa: F401
-from . import graph  # noqa: F401
+from . import function, graph  # noqa: F401
+from .function import Function  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401

@@ -17,6 +17,8 @@ Note [atomic accumulation]
 The engine slot: ``set_engine`` lets the C++ layer replace this engine; core calls
 ``get_engine().execute(...)`` and never imports that layer.
 """
+import threading
+
 from . import anomaly_mode
 from .graph_task import GraphTask
 from .input_buffer import InputBuffer
@@ -43,11 +45,25 @@ class PythonEngine:
         for node in root_nodes:
             if task.dependencies.get(node, 0) == 0:
                 queue.push(node)
-        while queue:
-            self._evaluate(task, queue.pop(), queue)
-        for variable_node, grads in task.pending_accumulations:
-            variable_node.apply(grads, create_graph)
+        _running.tasks.append(task)
+        try:
+            while queue:
+                self._evaluate(task, queue.pop(), queue)
+            for variable_node, grads in task.pending_accumulations:
+                variable_node.apply(grads, create_graph)
+        finally:
+            _running.tasks.pop()
         return task.captured
+
+    # -- queries used by hooks while a backward pass runs (multi-grad hooks) ----------
+    def will_receive_grad(self, node):
+        """Whether the running pass of this thread delivers a gradient to ``node``."""
+        task = _running.tasks[-1] if _running.tasks else None
+        return task is not None and node in task.reachable
+
+    def hook_state(self):
+        """A dict that lives as long as the running pass of this thread."""
+        return _running.tasks[-1].hook_state
 
     def _evaluate(self, task, node, queue):
         buffer = task.buffers.pop(node, None)
@@ -95,6 +111,14 @@ class PythonEngine:
             if remaining == 0:
                 del deps[child]
                 queue.push(child)
+
+
+class _Running(threading.local):
+    def __init__(self):
+        self.tasks = []          # a stack: backward may run inside a backward
+
+
+_running = _Running()
 
 
 def _buffer(task, node):

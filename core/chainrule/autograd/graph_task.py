@@ -14,7 +14,8 @@ from .node import AccumulateGrad
 
 class GraphTask:
     __slots__ = ("keep_graph", "create_graph", "accumulate_grad", "dependencies",
-                 "buffers", "should_run", "captures", "captured", "pending_accumulations")
+                 "buffers", "should_run", "captures", "captured", "pending_accumulations",
+                 "reachable", "hook_state")
 
     def __init__(self, keep_graph, create_graph, accumulate_grad):
         self.keep_graph = keep_graph
@@ -26,6 +27,8 @@ class GraphTask:
         self.captures = {}              # (node, slot) -> index into captured
         self.captured = []
         self.pending_accumulations = []
+        self.reachable = None           # nodes that will receive a gradient
+        self.hook_state = {}            # per-pass state of multi-grad hooks
 
     def compute_dependencies(self, root_nodes):
         """Count, for every node, the edges that will deliver a gradient to it."""
@@ -48,6 +51,7 @@ class GraphTask:
                 if child not in seen:
                     seen.add(child)
                     stack.append(child)
+        self.reachable = seen
 
     def init_to_execute(self, root_nodes, targets):
         """Restrict the pass to nodes on a path from the roots to a target.

@@ -12,6 +12,7 @@ Note [saved outputs]
     ``grad_fn`` = the node when a differentiable unpack (create_graph) needs one.
 """
 from .. import _version_counter as vc_mod
+from . import saved_hooks
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -34,6 +35,24 @@ class SavedTensor:
         self.version = counter.v
         self.tensor = None if is_output else tensor    # Note [saved outputs]
         self.output_nr = output_nr
+        if saved_hooks.ACTIVE[0]:
+            self._apply_hooks(tensor)
+
+    def _apply_hooks(self, tensor):
+        """Note [saved-tensor hooks] in saved_hooks.py; and register with an
+        allow_mutation_on_saved_tensors context."""
+        hooks = saved_hooks.current_hooks()
+        if hooks is not None:
+            pack, unpack = hooks
+            self.packed = pack(tensor)
+            self.unpack_hook = unpack
+            self.data = None
+            if self.tensor is not None:
+                self.tensor = None
+                self.output_nr = -1          # an input: never rebuilt with this node
+        context = saved_hooks.current_mutation_context()
+        if context is not None:
+            context.register(self)
 
     def check_version(self, node):
         if self.counter.v != self.version:
@@ -64,15 +83,29 @@ class SavedTensor:
         if not isinstance(t, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor "
                             f"but got result of type {type(t).__name__}")
-        if self.tensor is None and t.grad_fn is None and t._data is not None:
+        if self.output_nr >= 0 and t.grad_fn is None:
             t = Tensor._make_output(t._data, node, self.output_nr, vc_mod.counter_of(t))
         return t
+
+    def detach_from_mutation(self):
+        """Keep the saved value as it is now (allow_mutation_on_saved_tensors): the tensor
+        is about to be modified in place."""
+        from .._tensor import Tensor
+        if self.data is None:
+            return
+        self.data = self.data.copy()
+        self.counter = vc_mod.VersionCounter()
+        self.version = 0
+        if self.tensor is not None and self.tensor.grad_fn is not None:
+            t = self.tensor
+            self.tensor = Tensor._make_output(self.data, t.grad_fn, t._output_nr, self.counter)
 
 
 def modified_message(saved, node):
     from .._dtypes import from_numpy_dtype
-    shape = list(saved.data.shape)
-    dtype = from_numpy_dtype(saved.data.dtype)
+    arr = saved.data if saved.data is not None else getattr(saved.packed, "_data", None)
+    shape = list(arr.shape) if arr is not None else "?"
+    dtype = from_numpy_dtype(arr.dtype) if arr is not None else "tensor"
     if saved.tensor is None:
         owner = f"output {saved.output_nr} of {node.name()}"
     elif saved.tensor.grad_fn is not None:
@@ -81,7 +114,7 @@ def modified_message(saved, node):
         owner = "a leaf Variable"
     return (
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{dtype.name} tensor of shape {shape}], which is {owner}, "
+        f"inplace operation: [{getattr(dtype, 'name', dtype)} tensor of shape {shape}], which is {owner}, "
         f"is at version {saved.counter.v}; expected version {saved.version} instead. "
         "Hint: enable anomaly detection to find the operation that failed to compute "
         "its gradient, with chainrule.autograd.set_detect_anomaly(True).")

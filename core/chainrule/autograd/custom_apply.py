@@ -1,0 +1,161 @@
+"""Running a custom Function's forward and wiring its node into the graph
+(see Note [custom function outputs] in function.py)."""
+from .. import _grad_mode
+from . import anomaly_mode
+from .node import Node, grad_accumulator
+from .saved_tensor import SavedTensor
+
+
+def apply_function(cls, args, kwargs):
+    from .._tensor import Tensor
+    ctx = cls._backward_cls.__new__(cls._backward_cls)
+    Node.__init__(ctx)
+    if anomaly_mode.STATE.enabled:
+        anomaly_mode.record_forward_trace(ctx)
+    is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    ctx._is_tensor_arg = is_tensor
+    ctx.needs_input_grad = tuple(t and a.requires_grad for a, t in zip(args, is_tensor))
+    recording = _grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+    with _grad_mode.no_grad():
+        output = _run_forward(cls, ctx, args, kwargs)
+    _check_inference(args, recording)
+    is_tuple = isinstance(output, tuple)
+    outputs = output if is_tuple else (output,)
+    outputs = _wire_outputs(ctx, args, outputs, recording)
+    return outputs if is_tuple else outputs[0]
+
+
+def _run_forward(cls, ctx, args, kwargs):
+    if _overrides_setup_context(cls):
+        output = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, output)
+        return output
+    return cls.forward(ctx, *args, **kwargs)
+
+
+def _overrides_setup_context(cls):
+    from .function import Function
+    for klass in cls.__mro__:
+        if "setup_context" in klass.__dict__:
+            return klass is not Function
+    return False
+
+
+def _check_inference(args, recording):
+    from .._tensor import Tensor
+    if not recording:
+        return
+    for a in args:
+        if isinstance(a, Tensor) and a.is_inference():
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
+                               "you can make a clone to get a normal tensor and use it in "
+                               "autograd.")
+
+
+def _wire_outputs(ctx, args, outputs, recording):
+    from .._tensor import Tensor
+    dirty = {id(t) for t in ctx._dirty}    # their in-place op already bumped the version
+    if not recording:
+        return outputs
+    tensor_args = [a for a in args if isinstance(a, Tensor)]
+    ctx._next = tuple(_edge(a) for a in tensor_args)
+    ctx._in_meta = [(a._data.shape, a._data.dtype) for a in tensor_args]
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    input_ids = {id(a) for a in tensor_args}
+    wired, metas = [], []
+    for nr, out in enumerate(outputs):
+        if not isinstance(out, Tensor):
+            wired.append(out)
+            metas.append(((), None))
+            continue
+        metas.append((out._data.shape, out._data.dtype))
+        wired.append(_wire_one(ctx, out, nr, id(out) in dirty, id(out) in input_ids,
+                               id(out) in non_diff))
+    ctx._out_meta = metas
+    _save_tensors(ctx, outputs, wired)
+    return tuple(wired)
+
+
+def _edge(t):
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
+def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
+    from .._tensor import Tensor
+    from .._ops._common import check_inplace
+    differentiable = not non_differentiable and (out._data.dtype.kind in "fc" or
+                                                 out._data.dtype == _bf16())
+    if is_dirty:
+        check_inplace(out) if _grad_mode.is_grad_enabled() else None
+        target = out
+    elif is_input:
+        target = out.detach()          # a fresh alias: the input keeps its own history
+    else:
+        target = out
+    if differentiable:
+        target.grad_fn, target._output_nr, target._requires_grad = ctx, nr, True
+    elif is_input and not is_dirty:
+        target._requires_grad = False
+    return target
+
+
+def _bf16():
+    from .. import _dtypes
+    return _dtypes.bfloat16.np
+
+
+def _save_tensors(ctx, outputs, wired):
+    to_save = ctx._to_save
+    if not to_save:
+        ctx._saved = ()
+        return
+    output_nr = {id(o): i for i, o in enumerate(outputs)}
+    output_nr.update({id(w): i for i, w in enumerate(wired)})
+    saved = []
+    for t in to_save:
+        if t is None:
+            saved.append(None)
+        elif id(t) in output_nr and wired[output_nr[id(t)]].grad_fn is ctx:
+            saved.append(SavedTensor(wired[output_nr[id(t)]], True, output_nr[id(t)]))
+        else:
+            saved.append(SavedTensor(t, False))
+    ctx._saved = saved
+    ctx._to_save = ()
+
+
+class _OnceDifferentiableError:
+    pass
+
+
+def mark_once_differentiable(outputs, grads):
+    """Give the outputs of a once_differentiable backward a node that refuses to run."""
+    from .._tensor import Tensor
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    edges = tuple(_edge(g) for g in grads if isinstance(g, Tensor))
+    node = DelayedError("trying to differentiate twice a function that was marked with "
+                        "@once_differentiable", edges)
+    marked = []
+    for o in outs:
+        if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
+            alias = o.detach()
+            alias.grad_fn, alias._output_nr, alias._requires_grad = node, 0, True
+            marked.append(alias)
+        else:
+            marked.append(o)
+    return marked[0] if single else tuple(marked)
+
+
+class DelayedError(Node):
+    """A node whose backward raises (used by once_differentiable)."""
+
+    def __init__(self, message, edges):
+        Node.__init__(self, edges)
+        self.message = message
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(self.message)

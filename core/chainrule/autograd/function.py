@@ -1,0 +1,225 @@
+"""Custom differentiable functions: ``chainrule.autograd.Function``.
+
+A subclass defines static ``forward`` and ``backward`` (and optionally
+``setup_context``, ``jvp``, ``vmap``); ``apply`` runs forward without recording and
+makes one graph node for the whole call. That node is also the ``ctx`` the methods
+receive: its class is ``<Name>Backward``, created with the subclass.
+
+Note [custom function outputs]
+    An output that is a new tensor gets the node as grad_fn. An input returned as is
+    (not marked dirty) is returned as a fresh alias with the node as grad_fn, so the
+    input's own history is untouched. An input marked dirty (modified in place) keeps
+    its identity: its version is bumped and its history rebased onto the node.
+"""
+import numpy as np
+
+from .. import _grad_mode
+from .node import Node, grad_accumulator
+from .saved_tensor import FREED_MESSAGE, SavedTensor
+
+
+class FunctionCtx:
+    """The methods a ``ctx`` offers in ``forward``/``setup_context``/``backward``."""
+
+    def save_for_backward(self, *tensors):
+        """Save tensors (or None) for backward; read them back with ``saved_tensors``."""
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Save tensors for ``jvp`` (forward-mode AD)."""
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors):
+        """Declare inputs that forward modified in place (and returns)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Declare outputs that are not differentiable (they won't require grad)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """Whether undefined output gradients reach backward as zeros (default) or None."""
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The graph node (and ctx) of one call of a custom Function."""
+
+    _forward_cls = None
+    _to_save = ()
+    _dirty = ()
+    _non_differentiable = ()
+    materialize_grads = True
+    _saved = None
+    _released = False
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._saved is None:
+            return tuple(self._to_save)
+        return tuple(None if s is None else s.as_tensor(self) for s in self._saved)
+
+    def release_saved(self):
+        if self._saved:
+            self._released = True
+            self._saved = None
+
+    def num_inputs(self):
+        return len(self._out_meta)
+
+    def apply(self, grads, create_graph):
+        from .._tensor import Tensor
+        grads = [self._grad_for(i, g) for i, g in enumerate(grads)]
+        backward = self._forward_cls.backward
+        with _grad_mode.set_grad_enabled(create_graph):
+            result = backward(self, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        return self._route_results(result, create_graph, Tensor)
+
+    def _grad_for(self, index, grad):
+        from .._tensor import Tensor
+        if grad is None:
+            if not self.materialize_grads:
+                return None
+            shape, dtype = self._out_meta[index]
+            return Tensor._wrap(np.zeros(shape, dtype))
+        return grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
+
+    def _route_results(self, result, create_graph, Tensor):
+        n_args = len(self._is_tensor_arg)
+        if len(result) < n_args or any(r is not None for r in result[n_args:]):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n_args}, got {len(result)})")
+        grads = []
+        for position, (grad, is_tensor) in enumerate(zip(result, self._is_tensor_arg)):
+            if not is_tensor:
+                if grad is not None:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {position + 1}, but the corresponding forward input was not "
+                        "a Variable")
+                continue
+            if grad is not None and not isinstance(grad, Tensor):
+                raise TypeError(f"function {self.name()} returned a gradient of type "
+                                f"{type(grad).__name__} at position {position + 1}; expected a "
+                                "Tensor or None")
+            grads.append(grad if grad is None or create_graph else grad._data)
+        return grads
+
+
+class FunctionMeta(type):
+    """Creates ``<Name>Backward``, the node class, with each Function subclass."""
+
+    def __init__(cls, name, bases, attrs):
+        backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = backward_cls
+        super().__init__(name, bases, attrs)
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of custom differentiable operations.
+
+    >>> import chainrule as cr
+    >>> class Exp(cr.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         result = x.exp()
+    ...         ctx.save_for_backward(result)
+    ...         return result
+    ...     @staticmethod
+    ...     def backward(ctx, grad_output):
+    ...         (result,) = ctx.saved_tensors
+    ...         return grad_output * result
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> Exp.apply(x).sum().backward()
+    >>> [round(v, 4) for v in x.grad.tolist()]
+    [1.0, 2.7183]
+    """
+
+    generate_vmap_rule = False
+
+    def __init__(self, *args, **kwargs):
+        if type(self).forward is not Function.forward and \
+                not isinstance(type(self).__dict__.get("forward"), staticmethod):
+            raise RuntimeError(_LEGACY_MESSAGE)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(_LEGACY_MESSAGE)
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run the function on ``args``, recording one node when any input needs grad."""
+        _check_static(cls)
+        from .custom_apply import apply_function
+        return apply_function(cls, args, kwargs)
+
+
+_LEGACY_MESSAGE = ("Legacy autograd function with non-static forward method is deprecated. "
+                   "Please use new-style autograd function with static forward method. "
+                   "(Example: https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+
+def _check_static(cls):
+    for klass in cls.__mro__:
+        if "forward" in klass.__dict__:
+            if not isinstance(klass.__dict__["forward"], staticmethod):
+                raise RuntimeError(_LEGACY_MESSAGE)
+            return
+
+
+def once_differentiable(backward):
+    """Mark a backward as not differentiable: it runs without recording, and a
+    double backward through it raises a clear error.
+
+    >>> import chainrule as cr
+    >>> class Square(cr.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     @cr.autograd.function.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = cr.tensor([3.0], requires_grad=True)
+    >>> Square.apply(x).sum().backward(); x.grad.tolist()
+    [6.0]
+    """
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with _grad_mode.no_grad():
+            outputs = backward(ctx, *grads)
+        if not _grad_mode.is_grad_enabled():
+            return outputs
+        requires = any(g is not None and g.requires_grad for g in grads)
+        if not requires:
+            return outputs
+        from .custom_apply import mark_once_differentiable
+        return mark_once_differentiable(outputs, grads)
+    return wrapper
