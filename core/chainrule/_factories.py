@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from . import _dtypes
+from ._grad_mode import STATE as _MODE
 from ._tensor import Tensor, device as _device
 
 _rng = np.random.default_rng()
@@ -64,6 +65,8 @@ def _check_device(device):
 
 def _finish(arr, requires_grad, device=None):
     t = Tensor._wrap(arr)
+    if _MODE.inference:
+        t._extras().inference = True
     if requires_grad:
         t.requires_grad_(True)
     if device is not None and _device(device).type != "cpu":

@@ -92,3 +92,32 @@ def test_no_grad_class_decoration_rejected():
 def test_autograd_exports_grad_modes():
     assert cr.autograd.no_grad is cr.no_grad
     assert cr.autograd.set_grad_enabled is cr.set_grad_enabled
+
+
+def test_inference_tensor_in_recorded_op_is_error():
+    with cr.inference_mode():
+        t = cr.ones(2)
+    w = cr.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        w * t
+    assert (w + t).requires_grad          # add saves nothing: allowed, like the reference
+
+
+def test_inference_tensor_inplace_and_requires_grad_outside_mode():
+    with cr.inference_mode():
+        t = cr.ones(2)
+        t.add_(1)                          # fine inside
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode"):
+        t.add_(1)
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor"):
+        t.requires_grad_()
+
+
+def test_inference_mode_nested_with_enable_grad():
+    x = cr.ones(1, requires_grad=True)
+    with cr.inference_mode():
+        with cr.enable_grad():
+            assert cr.is_grad_enabled()
+        assert not cr.is_grad_enabled()
+    assert (x * 2).requires_grad

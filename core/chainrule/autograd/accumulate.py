@@ -5,13 +5,25 @@
 - Later gradients: added in place when create_graph is off (``.grad`` keeps its
   identity, its version is bumped), out of place when it is on.
 """
+import threading
+
 import numpy as np
+
+# Threads sharing a leaf accumulate one at a time (NumPy releases the GIL inside
+# large in-place additions, so ``+=`` alone could lose updates).
+_LOCK = threading.Lock()
 
 
 def accumulate_into_grad(variable, grad, create_graph):
-    from .._tensor import Tensor
     if grad is None:
         return
+    with _LOCK:
+        _accumulate(variable, grad, create_graph)
+    run_post_accumulate_hooks(variable)
+
+
+def _accumulate(variable, grad, create_graph):
+    from .._tensor import Tensor
     old = variable._grad
     if create_graph:
         g = grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
@@ -28,7 +40,6 @@ def accumulate_into_grad(variable, grad, create_graph):
         arr = grad._data if isinstance(grad, Tensor) else grad
         old._data += arr
         old._bump_version()
-    run_post_accumulate_hooks(variable)
 
 
 def run_post_accumulate_hooks(variable):

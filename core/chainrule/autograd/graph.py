@@ -198,10 +198,13 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     """
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
-    tensors = tuple(tensors)
+    import weakref
+    # Weak references: the hooks live on the graph, which must not keep the tensors
+    # (and so itself) alive.
+    refs = tuple(weakref.ref(t) for t in tensors)
     key = object()
     hook = _all_hook if mode == "all" else _any_hook
-    handles = [t.register_hook(hook(key, tensors, i, fn)) for i, t in enumerate(tensors)
+    handles = [t.register_hook(hook(key, refs, i, fn)) for i, t in enumerate(tensors)
                if t.requires_grad]
     return _MultiHandle(handles)
 
@@ -211,15 +214,16 @@ def _grad_node(t):
     return t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
 
 
-def _all_hook(key, tensors, index, fn):
+def _all_hook(key, refs, index, fn):
     def hook(grad):
         from .engine import get_engine
         engine = get_engine()
         state = engine.hook_state()
         if key not in state:
-            expected = sum(1 for t in tensors if t.requires_grad and
+            tensors = [r() for r in refs]
+            expected = sum(1 for t in tensors if t is not None and t.requires_grad and
                            engine.will_receive_grad(_grad_node(t)))
-            state[key] = [expected, [None] * len(tensors)]
+            state[key] = [expected, [None] * len(refs)]
         entry = state[key]
         entry[1][index] = grad
         entry[0] -= 1
@@ -228,7 +232,7 @@ def _all_hook(key, tensors, index, fn):
     return hook
 
 
-def _any_hook(key, tensors, index, fn):
+def _any_hook(key, refs, index, fn):
     def hook(grad):
         from .engine import get_engine
         state = get_engine().hook_state()

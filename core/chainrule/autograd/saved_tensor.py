@@ -35,6 +35,10 @@ class SavedTensor:
         self.version = counter.v
         self.tensor = None if is_output else tensor    # Note [saved outputs]
         self.output_nr = output_nr
+        if tensor._extra is not None and tensor._extra.inference:
+            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
+                               "you can make a clone to get a normal tensor and use it in "
+                               "autograd.")
         if saved_hooks.ACTIVE[0]:
             self._apply_hooks(tensor)
 
@@ -45,6 +49,12 @@ class SavedTensor:
         if hooks is not None:
             pack, unpack = hooks
             self.packed = pack(tensor)
+            if self.packed is tensor and self.tensor is None:
+                # Keeping the output itself would tie it to its own node in a cycle:
+                # keep an alias without history (Note [saved outputs]).
+                from .._tensor import Tensor
+                self.packed = Tensor._wrap(tensor._data)
+                self.packed._vc = self.counter
             self.unpack_hook = unpack
             self.data = None
             if self.tensor is not None:
