@@ -23,10 +23,11 @@ from ._version_counter import VersionCounter, bump, counter_of
 
 class _Extras:
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "grad_acc", "inference",
-                 "view_fn", "name")
+                 "view_fn", "name", "views")
 
     def __init__(self):
         self.hooks = self.post_acc_hooks = self.grad_acc = self.view_fn = self.name = None
+        self.views = None          # weakrefs to this root's views (_ops/views.py)
         self.retains_grad = False
         self.inference = False
 
@@ -320,6 +321,9 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
+        if requires_grad and self.is_inference() and not _MODE.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         if requires_grad and not _differentiable_dtype(self._data.dtype):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype})")
