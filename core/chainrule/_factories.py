@@ -8,6 +8,11 @@ from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._tensor import Tensor, device as _device
 
+
+def mark_exported(t):
+    from .autograd.saved_guard import mark_exported as mark
+    mark(t)
+
 _rng = np.random.default_rng()
 
 
@@ -105,7 +110,9 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, np.ndarray):
         _dtypes.from_numpy_dtype(data.dtype)
         if dtype is None or _dtypes.to_dtype(dtype).np == data.dtype:
-            return Tensor._wrap(data)
+            t = Tensor._wrap(data)
+            mark_exported(t)
+            return t
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -119,7 +126,9 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     _dtypes.from_numpy_dtype(ndarray.dtype)
-    return Tensor._wrap(ndarray)
+    t = Tensor._wrap(ndarray)
+    mark_exported(t)
+    return t
 
 
 def _size_args(size):

@@ -23,13 +23,14 @@ from ._version_counter import VersionCounter, bump, counter_of
 
 class _Extras:
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "grad_acc", "inference",
-                 "view_fn", "name", "views")
+                 "view_fn", "name", "views", "exported")
 
     def __init__(self):
         self.hooks = self.post_acc_hooks = self.grad_acc = self.view_fn = self.name = None
         self.views = None          # weakrefs to this root's views (_ops/views.py)
         self.retains_grad = False
         self.inference = False
+        self.exported = False      # Note [read-only saved arrays]
 
 
 class device:
@@ -231,13 +232,19 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        from .autograd.saved_guard import mark_exported
+        mark_exported(self)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
         arr = self._data
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
-        return arr.copy() if copy else arr
+        if copy:
+            return arr.copy()
+        from .autograd.saved_guard import mark_exported
+        mark_exported(self)
+        return arr
 
     def __len__(self):
         if self._data.ndim == 0:

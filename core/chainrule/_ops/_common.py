@@ -6,6 +6,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd.saved_guard import unlocked_for_inplace
 from ._registry import apply_op
 
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
@@ -147,7 +148,8 @@ def wrap_dims(dim, ndim):
         return (wrap_dim(dim, ndim),)
     dims = tuple(wrap_dim(d, ndim) for d in dim)
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return tuple(sorted(dims))
 
 
@@ -187,7 +189,11 @@ def commit_inplace(t, result):
     if t._base is not None:
         from .views import check_view_inplace
         check_view_inplace(t, result)
-    np.copyto(t._data, result._data, casting="unsafe")
+    if t._data.flags.writeable:
+        np.copyto(t._data, result._data, casting="unsafe")
+    else:
+        with unlocked_for_inplace(t):           # Note [read-only saved arrays]
+            np.copyto(t._data, result._data, casting="unsafe")
     t._bump_version()
     if result.grad_fn is not None:
         rebase_inplace(t, result)

@@ -12,7 +12,7 @@ Note [saved outputs]
     ``grad_fn`` = the node when a differentiable unpack (create_graph) needs one.
 """
 from .. import _version_counter as vc_mod
-from . import saved_hooks
+from . import saved_guard, saved_hooks
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -41,6 +41,10 @@ class SavedTensor:
                                "autograd.")
         if saved_hooks.ACTIVE[0]:
             self._apply_hooks(tensor)
+        if (tensor._extra is not None or tensor._base is not None) and \
+                saved_guard.is_exported(tensor) and self.data is not None:
+            self.locked = saved_guard.lock_arrays(tensor)
+            self.__class__ = LockedSavedTensor     # Note [read-only saved arrays]
 
     def _apply_hooks(self, tensor):
         """Note [saved-tensor hooks] in saved_hooks.py; and register with an
@@ -109,6 +113,15 @@ class SavedTensor:
         if self.tensor is not None and self.tensor.grad_fn is not None:
             t = self.tensor
             self.tensor = Tensor._make_output(self.data, t.grad_fn, t._output_nr, self.counter)
+
+
+class LockedSavedTensor(SavedTensor):
+    """A saved tensor whose arrays it made read-only; unlocks them when it dies."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        saved_guard.unlock_arrays(self.__dict__.get("locked", ()))
 
 
 def modified_message(saved, node):
