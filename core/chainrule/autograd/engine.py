@@ -14,10 +14,13 @@ Note [atomic accumulation]
     happen once the whole graph has run. A backward that raises half way therefore
     leaves every ``.grad`` as it was, and the library stays usable.
 
-The engine slot: ``set_engine`` lets the C++ layer replace this engine; core calls
-``get_engine().execute(...)`` and never imports that layer.
+The engine slot: core calls ``get_engine().execute(...)``; the first call picks the
+C++ engine when its wheel is installed (Note [engine selection]), so core never
+imports that layer at import time; ``set_engine`` replaces the engine.
 """
+import os
 import threading
+import warnings
 
 from . import anomaly_mode
 from .graph_task import GraphTask
@@ -173,16 +176,55 @@ def _run_node_post_hooks(node, outputs, grads, create_graph):
     return outputs
 
 
-_engine = PythonEngine()
+# The engine slot. None until the first backward pass picks an engine
+# (Note [engine selection]); set_engine replaces it.
+_engine = None
+ENGINE_ENV = "CHAINRULE_ENGINE"
+ENGINE_DISTRIBUTION = "chainrule-engine"
 
 
 def get_engine():
     """The engine that runs backward passes (the C++ one when installed)."""
-    return _engine
+    engine = _engine
+    return engine if engine is not None else _select_engine()
 
 
 def set_engine(engine):
     """Engine slot: install another engine; returns the previous one."""
     global _engine
-    previous, _engine = _engine, engine
+    previous = get_engine()
+    _engine = engine
     return previous
+
+
+def _select_engine():
+    """Note [engine selection]
+        CHAINRULE_ENGINE=python: this module's engine. CHAINRULE_ENGINE=cpp: the C++
+        engine (wheel chainrule-engine, import chainrule_engine), an ImportError when
+        it is missing. Unset: the C++ engine when installed, else this one. Chosen
+        once, at the first backward pass, so that importing chainrule never imports
+        the C++ layer."""
+    global _engine
+    choice = os.environ.get(ENGINE_ENV, "").strip().lower()
+    if choice not in ("", "python", "cpp"):
+        raise ValueError(f"{ENGINE_ENV} must be 'python' or 'cpp', got {choice!r}")
+    engine = PythonEngine() if choice == "python" else _cpp_engine(required=choice == "cpp")
+    _engine = engine
+    return engine
+
+
+def _cpp_engine(required):
+    try:
+        import chainrule_engine
+    except ImportError as e:
+        missing = isinstance(e, ModuleNotFoundError) and e.name == "chainrule_engine"
+        if required:
+            raise ImportError(
+                f"{ENGINE_ENV}=cpp, but the C++ engine cannot be imported ({e}); install "
+                f"the wheel {ENGINE_DISTRIBUTION} (pip install {ENGINE_DISTRIBUTION}) or set "
+                f"{ENGINE_ENV}=python") from e
+        if not missing:
+            warnings.warn(f"the C++ engine ({ENGINE_DISTRIBUTION}) is installed but cannot "
+                          f"be imported ({e}); using the Python engine", RuntimeWarning)
+        return PythonEngine()
+    return chainrule_engine.CppEngine()

@@ -1,0 +1,53 @@
+"""chainrule_engine: chainrule's graph executor in C++ (the wheel chainrule-engine).
+
+Installed beside chainrule-core, it is used automatically: at the first backward
+pass, ``chainrule.autograd.engine.get_engine()`` imports this package and installs
+``CppEngine()`` in the engine slot. ``CHAINRULE_ENGINE=python`` keeps the Python
+engine; ``CHAINRULE_ENGINE=cpp`` insists on this one.
+
+The engine behaves exactly like the Python engine (``chainrule.autograd.engine``):
+same execution order, hooks, captures, errors. The graph walk, dependency counts,
+ready queue, input buffers and captures are C++; nodes, hooks and the slow paths of
+validation stay Python and are called back (Note [who runs what] in
+src/python_api.h).
+
+>>> import chainrule as cr
+>>> import chainrule_engine
+>>> from chainrule.autograd import engine
+>>> previous = engine.set_engine(chainrule_engine.CppEngine())
+>>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad.tolist()
+[2.0, 4.0]
+>>> _ = engine.set_engine(previous)
+"""
+from chainrule.autograd import anomaly_mode as _anomaly_mode
+from chainrule.autograd import engine as _python_engine
+from chainrule.autograd import node as _node
+from chainrule.autograd import validate as _validate
+
+from . import _engine
+
+__all__ = ["CppEngine"]
+__version__ = "0.1.0"
+
+_engine.configure(
+    accumulate_grad_type=_node.AccumulateGrad,
+    run_tensor_pre_hooks=_python_engine._run_tensor_pre_hooks,
+    run_node_pre_hooks=_python_engine._run_node_pre_hooks,
+    run_node_post_hooks=_python_engine._run_node_post_hooks,
+    validate_outputs=_validate.validate_outputs,
+    anomaly_state=_anomaly_mode.STATE,
+    anomaly_call_node=_anomaly_mode.call_node,
+)
+
+
+class CppEngine(_engine.Engine):
+    """The C++ engine; the interface of ``chainrule.autograd.engine.PythonEngine``:
+    ``execute(roots, root_grads, keep_graph, create_graph, targets=None,
+    accumulate_grad=True)`` returns the gradients captured for ``targets``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<chainrule_engine.CppEngine>"

@@ -1,0 +1,88 @@
+// The pybind11 module chainrule_engine._engine: the Engine class and configure(),
+// through which chainrule_engine/__init__.py hands over the Python helpers.
+#include <pybind11/pybind11.h>
+
+#include "engine.h"
+#include "python_api.h"
+#include "validate.h"
+
+namespace chainrule_engine {
+
+Names names;
+Helpers helpers;
+
+namespace {
+// Keeps the helpers alive for the life of the process (the module never unloads).
+PyObject* helper_refs = nullptr;
+}  // namespace
+
+static PyObject* intern(const char* s) {
+  PyObject* name = PyUnicode_InternFromString(s);
+  if (name == nullptr) throw_python_error();
+  return name;
+}
+
+void init_names() {
+  names.next = intern("_next");
+  names.seq = intern("_seq");
+  names.tensor_hooks = intern("_tensor_hooks");
+  names.retain_hooks = intern("_retain_hooks");
+  names.pre_hooks = intern("_pre_hooks");
+  names.post_hooks = intern("_post_hooks");
+  names.variable = intern("variable");
+  names.extra = intern("_extra");
+  names.apply = intern("apply");
+  names.release_saved = intern("release_saved");
+  names.num_inputs = intern("num_inputs");
+  names.in_meta = intern("_in_meta");
+  names.enabled = intern("enabled");
+}
+
+bool helpers_ready() { return helper_refs != nullptr; }
+
+static void configure(py::object accumulate_grad_type, py::object run_tensor_pre_hooks,
+                      py::object run_node_pre_hooks, py::object run_node_post_hooks,
+                      py::object validate_outputs, py::object anomaly_state,
+                      py::object anomaly_call_node) {
+  py::tuple refs = py::make_tuple(accumulate_grad_type, run_tensor_pre_hooks,
+                                  run_node_pre_hooks, run_node_post_hooks, validate_outputs,
+                                  anomaly_state, anomaly_call_node);
+  Helpers h;
+  h.accumulate_grad_type = accumulate_grad_type.ptr();
+  h.run_tensor_pre_hooks = run_tensor_pre_hooks.ptr();
+  h.run_node_pre_hooks = run_node_pre_hooks.ptr();
+  h.run_node_post_hooks = run_node_post_hooks.ptr();
+  h.validate_outputs = validate_outputs.ptr();
+  h.anomaly_state = anomaly_state.ptr();
+  h.anomaly_call_node = anomaly_call_node.ptr();
+  PyObject* old = helper_refs;
+  helper_refs = refs.release().ptr();
+  helpers = h;
+  Py_XDECREF(old);
+}
+
+}  // namespace chainrule_engine
+
+PYBIND11_MODULE(_engine, m) {
+  namespace ce = chainrule_engine;
+  namespace py = pybind11;
+  ce::init_names();
+  ce::init_numpy();
+  m.doc() = "chainrule's graph executor in C++ (see chainrule_engine/__init__.py).";
+  m.def("configure", &ce::configure, py::arg("accumulate_grad_type"),
+        py::arg("run_tensor_pre_hooks"), py::arg("run_node_pre_hooks"),
+        py::arg("run_node_post_hooks"), py::arg("validate_outputs"),
+        py::arg("anomaly_state"), py::arg("anomaly_call_node"),
+        "Hand the engine the Python pieces it calls back into.");
+  py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
+      .def(py::init<>())
+      .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })
+      .def("execute", &ce::Engine::execute, py::arg("roots"), py::arg("root_grads"),
+           py::arg("keep_graph"), py::arg("create_graph"), py::arg("targets") = py::none(),
+           py::arg("accumulate_grad") = true,
+           "Run a backward pass; returns the gradients captured for `targets`.")
+      .def("will_receive_grad", &ce::Engine::will_receive_grad, py::arg("node"),
+           "Whether the running pass of this thread delivers a gradient to `node`.")
+      .def("hook_state", &ce::Engine::hook_state,
+           "A dict that lives as long as the running pass of this thread.");
+}
