@@ -141,7 +141,12 @@ def _as_tuple(x):
 
 
 def _tensor_outputs(out):
-    return [o for o in _as_tuple(out) if isinstance(o, Tensor)]
+    outputs = _as_tuple(out)
+    for i, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"gradcheck expects func to return a Tensor or a tuple of Tensors, "
+                            f"but output {i} is a {type(o).__name__}")
+    return outputs
 
 
 def _differentiable_outputs(out):
@@ -160,13 +165,18 @@ def _check_inputs(inputs):
                 f"Input #{pos} requires gradient and is not a double precision floating point "
                 "or complex. This check will likely fail if all the inputs are not of double "
                 "precision floating point or complex. ", UserWarning, stacklevel=4)
-        if any(s == 0 and n > 1 for s, n in zip(t._data.strides, t._data.shape)):
+        if _overlapping(t._data):
             raise RuntimeError(
                 f"The {pos}th input has a dimension with stride 0. gradcheck only supports "
                 "inputs that are non-overlapping to be able to compute the numerical "
                 "gradients correctly. You should call .contiguous on the input before "
                 "passing it to gradcheck.")
     return diff
+
+
+def _overlapping(arr):
+    """Several elements at one memory location (a stride-0 dimension, as expand makes)."""
+    return arr.size > 1 and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape))
 
 
 def _parts(output):
@@ -467,10 +477,12 @@ def _backward_with_undefined(outputs, diff, undefined):
     from .. import _grad_mode
     from .backward import _root_edges, _target_edge
     from .engine import get_engine
-    roots = _root_edges(outputs)
     targets = [_target_edge(t, i, True) for i, (_, t) in enumerate(diff)]
-    root_grads = [None if k in undefined else np.zeros_like(o._data)
-                  for k, o in enumerate(outputs)]
+    # Undefined roots go first: several outputs may share a root (the same tensor
+    # returned twice), and an input buffer takes None only into an empty slot.
+    order = sorted(range(len(outputs)), key=lambda k: k not in undefined)
+    roots = _root_edges([outputs[k] for k in order])
+    root_grads = [None if k in undefined else np.zeros_like(outputs[k]._data) for k in order]
     try:
         with _grad_mode.set_grad_enabled(False):
             grads = get_engine().execute(roots, root_grads, False, False, targets,
