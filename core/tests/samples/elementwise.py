@@ -1,0 +1,183 @@
+"""Samples for the elementwise ops (``_ops/elementwise.py``) and fill/copy
+(``_ops/operators.py``).
+
+Calls use Tensor methods and operators where torch has the same ones, so the same
+lambda serves the parity tier (``torch_call`` defaults to ``call``). Random data keeps
+clear of the points where an op is not differentiable (relu and abs at 0, clamp
+bounds, ties of maximum/minimum, jumps of floor/remainder): hitting one within eps
+has probability ~1e-6. ``domain`` keeps log, sqrt, pow, div away from 0 and poles.
+"""
+import numpy as np
+
+import chainrule as cr
+
+from . import Sample
+
+UNARY_SHAPES = ((3, 4), (), (1, 3), (0, 2))
+COMPLEX_SHAPES = ((2, 3), ())
+BINARY_SHAPES = (((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)),
+                 ((1, 3), (2, 1)), ((0, 3), (3,)))
+COMPLEX_BINARY_SHAPES = (((2, 3), (2, 3)), ((2, 3), (3,)))
+POSITIVE = (0.5, 2.0)
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def _mask(*shape, seed=1):
+    """A fixed boolean condition (both branches present for 2+ elements)."""
+    values = np.random.default_rng(seed).random(shape) > 0.5
+    if values.size >= 2:
+        values.flat[0], values.flat[1] = True, False
+    return cr.tensor(values)
+
+
+def _complex_constant(*shape, seed=2):
+    """A complex tensor that needs no grad (a real input meeting it is cast)."""
+    rng = np.random.default_rng(seed)
+    return cr.tensor(rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape))
+
+
+def unary(op, call, real=UNARY_SHAPES, complex=COMPLEX_SHAPES, domain=None, **kw):
+    return ([Sample(op, call, s, domain=domain, **kw) for s in real] +
+            [Sample(op, call, s, complex=True, domain=domain, note="-complex", **kw)
+             for s in complex])
+
+
+def binary(op, call, real=BINARY_SHAPES, complex=COMPLEX_BINARY_SHAPES, domain=None, **kw):
+    return ([Sample(op, call, *s, domain=domain, **kw) for s in real] +
+            [Sample(op, call, *s, complex=True, domain=domain, note="-complex", **kw)
+             for s in complex])
+
+
+SAMPLES = [
+    # --- add / sub (alpha, scalars, reflected operators) ---------------------------
+    *binary("add", lambda a, b: a.add(b)),
+    Sample("add", lambda a, b: a.add(b, alpha=2.5), (3, 4), (4,), note="-alpha"),
+    Sample("add", lambda a, b: a.add(b, alpha=1 - 2j), (2, 3), (3,), complex=True,
+           note="-complex-alpha"),
+    Sample("add", lambda a: a + 3.0, (3, 4), note="-scalar"),
+    Sample("add", lambda a: 1.5 + a, (), note="-radd"),
+    *binary("sub", lambda a, b: a.sub(b), real=BINARY_SHAPES[:4]),
+    Sample("sub", lambda a, b: a.sub(b, alpha=0.5), (3, 4), (4,), note="-alpha"),
+    Sample("sub", lambda a, b: a - b, (2, 3), (3,), complex=True, note="-complex-operator"),
+    Sample("sub", lambda a: 2.0 - a, (3, 4), note="-rsub"),
+    # --- mul / div (true division and rounding modes) -------------------------------
+    *binary("mul", lambda a, b: a.mul(b)),
+    Sample("mul", lambda a: a * 2.5, (3, 4), note="-scalar"),
+    Sample("mul", lambda a: a * (1 + 1j), (2, 3), complex=True, note="-complex-scalar"),
+    *binary("div", lambda a, b: a.div(b), domain=POSITIVE),
+    Sample("div", lambda a, b: a / b, (3, 4), (3, 1), domain=POSITIVE, note="-operator"),
+    Sample("div", lambda a: 2.0 / a, (3, 4), domain=POSITIVE, note="-rdiv"),
+    Sample("div_rounded", lambda a, b: a.div(b, rounding_mode="floor"), (3, 4), (4,),
+           domain=POSITIVE, note="-floor"),
+    Sample("div_rounded", lambda a, b: a.div(b, rounding_mode="trunc"), (3, 4), (3, 4),
+           note="-trunc"),
+    Sample("div_rounded", lambda a, b: a.div(b, rounding_mode="trunc"), (), (2,),
+           domain=POSITIVE, note="-trunc"),
+    # --- pow: tensor exponent, scalar exponent, scalar base -------------------------
+    *binary("pow", lambda a, b: a.pow(b), domain=POSITIVE),
+    Sample("pow", lambda a, b: a ** b, (2, 3), (), domain=POSITIVE, note="-operator"),
+    Sample("pow", lambda b: 2.0 ** b, (3, 4), note="-scalar-base"),
+    *[Sample("pow_scalar", lambda a, e=e: a.pow(e), (3, 4), domain=POSITIVE, note=f"-{e}")
+      for e in (0, 1, 2, 3, 0.5, -1, -2.5)],
+    Sample("pow_scalar", lambda a: a ** 2, (), note="-square"),
+    Sample("pow_scalar", lambda a: a ** 3, (0, 2), note="-cube"),
+    Sample("pow_scalar", lambda a: a.pow(2), (2, 3), complex=True, note="-complex-2"),
+    Sample("pow_scalar", lambda a: a.pow(0.5), (2, 3), complex=True, domain=POSITIVE,
+           note="-complex-0.5"),
+    Sample("pow_scalar", lambda a: a.pow(-1), (2, 3), complex=True, domain=POSITIVE,
+           note="-complex--1"),
+    # --- maximum / minimum / remainder / floor_divide (real only) -------------------
+    *binary("maximum", lambda a, b: a.maximum(b), complex=()),
+    *binary("minimum", lambda a, b: a.minimum(b), complex=()),
+    *binary("remainder", lambda a, b: a.remainder(b), real=BINARY_SHAPES[:4], complex=(),
+            domain=POSITIVE),
+    Sample("remainder", lambda a, b: a % b, (3, 4), (4,), note="-operator"),
+    Sample("remainder", lambda a: a % 0.7, (3, 4), note="-scalar"),
+    *binary("floor_divide", lambda a, b: a.floor_divide(b), real=BINARY_SHAPES[:3],
+            complex=(), domain=POSITIVE),
+    Sample("floor_divide", lambda a, b: a // b, (3, 4), (4,), domain=POSITIVE,
+           note="-operator"),
+    # --- where ----------------------------------------------------------------------
+    Sample("where", lambda c, a, b: cr.where(c, a, b), _mask(3, 4), (3, 4), (3, 4),
+           torch_call=lambda c, a, b: _torch().where(c, a, b)),
+    Sample("where", lambda c, a, b: cr.where(c, a, b), _mask(3, 1), (4,), (3, 4),
+           torch_call=lambda c, a, b: _torch().where(c, a, b), note="-broadcast"),
+    Sample("where", lambda c, a, b: cr.where(c, a, b), _mask(2, 3), (2, 3), (),
+           complex=True, torch_call=lambda c, a, b: _torch().where(c, a, b),
+           note="-complex"),
+    Sample("where", lambda c, a, b: cr.where(c, a, b), _mask(0, 3), (0, 3), (3,),
+           torch_call=lambda c, a, b: _torch().where(c, a, b), note="-empty"),
+    Sample("where", lambda c, a, b: a.where(c, b), _mask(3, 4), (3, 4), (4,),
+           note="-method"),
+    # --- unary ops --------------------------------------------------------------------
+    *unary("neg", lambda a: a.neg()),
+    Sample("neg", lambda a: -a, (3, 4), note="-operator"),
+    *unary("exp", lambda a: a.exp()),
+    *unary("log", lambda a: a.log(), domain=POSITIVE),
+    *unary("log1p", lambda a: a.log1p(), domain=(-0.5, 2.0)),
+    *unary("expm1", lambda a: a.expm1()),
+    *unary("sqrt", lambda a: a.sqrt(), domain=POSITIVE),
+    *unary("rsqrt", lambda a: a.rsqrt(), domain=POSITIVE),
+    *unary("sin", lambda a: a.sin()),
+    *unary("cos", lambda a: a.cos()),
+    *unary("tan", lambda a: a.tan(), domain=(-1.0, 1.0)),
+    *unary("tanh", lambda a: a.tanh()),
+    *unary("sigmoid", lambda a: a.sigmoid()),
+    Sample("sigmoid", lambda a: a.sigmoid(), (3, 4), domain=(-40.0, 40.0), note="-wide"),
+    *unary("relu", lambda a: a.relu(), complex=()),
+    *unary("erf", lambda a: a.erf(), complex=()),
+    *unary("abs", lambda a: a.abs()),
+    Sample("abs", lambda a: abs(a), (3, 4), note="-operator"),
+    *unary("sign", lambda a: a.sign(), complex=()),
+    *unary("sgn", lambda a: a.sgn()),
+    *unary("conj", lambda a: a.conj(), real=()),
+    *unary("real", lambda a: a.real, real=()),
+    Sample("real", lambda a: cr.real(a), (2, 3), complex=True,
+           torch_call=lambda a: _torch().real(a), note="-function"),
+    *unary("imag", lambda a: a.imag, real=()),
+    Sample("imag", lambda a: cr.imag(a), (2, 3), complex=True,
+           torch_call=lambda a: _torch().imag(a), note="-function"),
+    *unary("angle", lambda a: a.angle()),
+    # --- clamp: scalar bounds and tensor bounds -------------------------------------
+    Sample("clamp", lambda a: a.clamp(-0.5, 0.8), (3, 4)),
+    Sample("clamp", lambda a: a.clamp(min=-0.3), (3, 4), note="-min"),
+    Sample("clamp", lambda a: a.clamp(max=0.2), (), note="-max"),
+    Sample("clamp", lambda a: a.clamp(-1, 1), (0, 2), note="-empty"),
+    Sample("clamp", lambda a: a.clip(0.1, 0.3), (1, 3), note="-clip"),
+    Sample("clamp_tensor", lambda a, lo, hi: a.clamp(lo, hi), (3, 4), (4,), (3, 1)),
+    Sample("clamp_tensor", lambda a, lo: a.clamp(min=lo), (3, 4), (3, 4), note="-min"),
+    Sample("clamp_tensor", lambda a, hi: a.clamp(max=hi), (3, 4), (), note="-max"),
+    # --- casts and copies -------------------------------------------------------------
+    Sample("to_copy", lambda a: a.to(cr.complex128), (3, 4),
+           torch_call=lambda a: a.to(_torch().complex128), note="-to-complex"),
+    Sample("to_copy", lambda a: a.cdouble(), (), note="-cdouble"),
+    Sample("to_copy", lambda a, z: a * z, (3, 4), _complex_constant(4), note="-promotion"),
+    Sample("to_copy", lambda a: a.to(cr.complex128).exp(), (2, 3),
+           torch_call=lambda a: a.to(_torch().complex128).exp(), note="-then-exp"),
+    *unary("clone", lambda a: a.clone()),
+    # --- rounding (zero gradient) ---------------------------------------------------
+    *unary("floor", lambda a: a.floor(), complex=()),
+    *unary("ceil", lambda a: a.ceil(), complex=()),
+    *unary("round", lambda a: a.round(), complex=()),
+    *unary("trunc", lambda a: a.trunc(), complex=()),
+    # --- fill and copy (in place, on a non-leaf) --------------------------------------
+    Sample("fill", lambda a: a.clone().fill_(2.5), (3, 4)),
+    Sample("fill", lambda a: a.clone().fill_(1 - 1j), (2, 3), complex=True, note="-complex"),
+    Sample("fill", lambda a: a.clone().zero_(), (), note="-zero"),
+    Sample("copy", lambda a, b: a.clone().copy_(b), (3, 4), (4,)),
+    Sample("copy", lambda a, b: a.clone().copy_(b), (2, 3), (2, 3), complex=True,
+           note="-complex"),
+    Sample("copy", lambda a, v: a.clone().fill_(v), (3, 4), (), note="-fill-tensor"),
+    # --- in-place forms of the table ops (rebased onto the clone's graph) ------------
+    Sample("add", lambda a, b: a.clone().add_(b, alpha=2), (3, 4), (4,), note="-inplace"),
+    Sample("mul", lambda a, b: a.clone().mul_(b), (2, 3), (3,), complex=True,
+           note="-complex-inplace"),
+    Sample("exp", lambda a: a.clone().exp_(), (3, 4), note="-inplace"),
+    Sample("clamp", lambda a: a.clone().clamp_(-0.5, 0.5), (3, 4), note="-inplace"),
+    Sample("div", lambda a, b: a.clone().div_(b), (3, 4), (3, 4), domain=POSITIVE,
+           note="-inplace"),
+]
