@@ -259,3 +259,17 @@ def test_library_usable_after_error():
         (x * 2).backward(cr.ones(5, dtype=cr.float64))
     (x * 2).sum().backward()
     assert x.grad.tolist() == [2.0]
+
+
+def test_is_grads_batched_gives_jacobian_rows():
+    x = leaf(1.0, 2.0, 3.0)
+    y = x ** 2
+    (jac,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True)
+    assert jac.tolist() == [[2.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 6.0]]
+
+
+def test_is_grads_batched_shape_error():
+    x = leaf(1.0, 2.0)
+    with pytest.raises(RuntimeError, match="we interpret the first dimension of each grad_output "
+                                           "as the batch dimension"):
+        cr.autograd.grad(x * 2, x, cr.ones(3, 3, dtype=cr.float64), is_grads_batched=True)
