@@ -258,3 +258,32 @@ def test_engine_slot_can_be_replaced():
     finally:
         engine.set_engine(previous)
     assert calls == [1] and x.grad.tolist() == [2.0]
+
+
+def test_keyboard_interrupt_in_hook_propagates_and_library_recovers():
+    x = leaf(1.0)
+    y = x * 2
+
+    def interrupt(g):
+        raise KeyboardInterrupt
+    y.register_hook(interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        y.sum().backward()
+    assert x.grad is None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0]
+
+
+def test_reentrant_backward_inside_hook():
+    x = leaf(2.0)
+    inner = []
+
+    def hook(g):
+        z = leaf(3.0)
+        (z * z).sum().backward()
+        inner.append(z.grad.item())
+        return g
+    y = x * 5
+    y.register_hook(hook)
+    y.sum().backward()
+    assert inner == [6.0] and x.grad.tolist() == [5.0]
