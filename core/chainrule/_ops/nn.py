@@ -1,1 +1,677 @@
-"""placeholder"""
+"""Derivative table: neural-network ops (linear, 2-D convolution, GELU, SiLU, softplus,
+NLL and MSE losses) and the argument handling of ``chainrule.nn.functional``.
+
+The convolution is im2col (a strided view of the padded input copied once into
+columns) times the weight as one matrix product per group; its backward ops are the
+transposed products, and are table ops themselves so that double backward works:
+
+    conv(x, W)               VJP x: conv2d_input_grad(g, conj W)
+                             VJP W: conv2d_weight_grad(conj x, g)
+    conv2d_input_grad(g, W)  VJP g: conv(h, conj W); VJP W: conv2d_weight_grad(h, conj g)
+    conv2d_weight_grad(x, g) VJP x: conv2d_input_grad(conj g, h); VJP g: conv(conj x, h)
+"""
+import math
+import warnings
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .._tensor import Tensor
+from ._common import EMPTY, FUNCTIONS, float_input, formula_helper, promote
+from ._formula_helpers import helper
+from ._namespaces import ArrayNamespace, array_fn
+from ._registry import apply_op, defop
+from .elementwise import _erf, _sigmoid
+from .linalg import _matmul_forward, _numel, matmul, scalar_name
+
+# Formulas below use F.erf and F.sigmoid; give ARRAY_NS its twins if nobody has yet.
+if not hasattr(ArrayNamespace, "erf"):
+    array_fn("erf")(_erf)
+if not hasattr(ArrayNamespace, "sigmoid"):
+    array_fn("sigmoid")(_sigmoid)
+
+# An absent optional input (conv bias): an empty constant that needs no gradient, so
+# one table entry serves both cases and its edge is None like the reference's.
+_ABSENT = Tensor._wrap(np.zeros(0))
+
+
+# --- linear ------------------------------------------------------------------------------
+def _linear_forward(x, w, b):
+    out = _matmul_forward(x, w.T)
+    out += b
+    return out
+
+
+@helper
+def linear_grad_weight(F, g, input):
+    """g^T @ conj(input), with the batch dims of ``input`` folded into the rows."""
+    if len(input.shape) == 1:
+        return F.outer(g, F.conj(input))
+    rows = _numel(tuple(input.shape)[:-1])
+    g2 = F.reshape(g, (rows, g.shape[-1]))
+    x2 = F.reshape(input, (rows, input.shape[-1]))
+    return F.matmul(F.transpose(g2, 0, 1), F.conj(x2))
+
+
+LINEAR = defop("linear", _linear_forward, inputs=("input", "weight", "bias"),
+               node_name="AddmmBackward0",
+               vjp=(lambda F, g, weight: F.matmul(g, F.conj(weight)),
+                    lambda F, g, input: F.linear_grad_weight(g, input),
+                    lambda F, g, bias_shape: F.sum_to(g, tuple(bias_shape))),
+               jvp=lambda F, t, input, weight: F.matmul(t[0], F.transpose(weight, 0, 1))
+                   + F.matmul(input, F.transpose(t[1], 0, 1)) + t[2])
+
+
+# --- conv2d ------------------------------------------------------------------------------
+def _out_size(size, pad, kernel, stride, dilation):
+    return (size + pad[0] + pad[1] - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _im2col(x, kh, kw, stride, padding, dilation, groups):
+    """Columns (groups, C/groups*kh*kw, N*oh*ow) of the padded input, and (oh, ow)."""
+    (sh, sw), (dh, dw) = stride, dilation
+    if any(padding[0] + padding[1]):
+        x = np.pad(x, ((0, 0), (0, 0)) + padding)
+    n, c, h, w = x.shape
+    oh, ow = _out_size(h, (0, 0), kh, sh, dh), _out_size(w, (0, 0), kw, sw, dw)
+    s = x.strides
+    windows = as_strided(x, (c, kh, kw, n, oh, ow),
+                         (s[1], s[2] * dh, s[3] * dw, s[0], s[2] * sh, s[3] * sw),
+                         writeable=False)
+    return windows.reshape(groups, c // groups * kh * kw, n * oh * ow), oh, ow
+
+
+def _grouped(w, groups):
+    o = w.shape[0]
+    return w.reshape(groups, o // groups, _numel(w.shape[1:]))
+
+
+def _conv_forward(x, w, bias, stride, padding, dilation, groups):
+    o, _, kh, kw = w.shape
+    cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
+    prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
+    prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
+    out = np.empty(prod.shape, np.result_type(prod, bias) if bias.size else prod.dtype)
+    if bias.size:
+        np.add(prod, bias.reshape(-1, 1, 1), out=out)
+    else:
+        np.copyto(out, prod)
+    return out
+
+
+def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+    o, _, kh, kw = weight_shape
+    cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
+    g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, cols.shape[2])
+    return np.matmul(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
+
+
+def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
+    """col2im of W^T g: each kernel tap adds its slice of columns back into place."""
+    n, c, h, wd = input_shape
+    o, _, kh, kw = w.shape
+    oh, ow = g.shape[2], g.shape[3]
+    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
+    g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
+    cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
+    padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
+    for i in range(kh):                      # a loop over kernel taps, not pixels
+        for j in range(kw):
+            padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                   j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, i, j]
+    return np.ascontiguousarray(padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3))
+
+
+_CONV_ATTRS = ("stride", "padding", "dilation", "groups")
+
+
+def _conv_attrs(stride, padding, dilation, groups):
+    return {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+
+
+@helper
+def conv_bias_tangent(F, t):
+    if t is None or tuple(t.shape) == (0,):
+        return 0
+    return F.reshape(t, (-1, 1, 1))
+
+
+CONV = defop("convolution", _conv_forward, inputs=("input", "weight", "bias"),
+             attrs=_CONV_ATTRS,
+             vjp=(lambda F, g, weight, input_shape, stride, padding, dilation, groups:
+                  F._conv2d_input_grad(g, F.conj(weight), tuple(input_shape), stride, padding,
+                                       dilation, groups),
+                  lambda F, g, input, weight_shape, stride, padding, dilation, groups:
+                  F._conv2d_weight_grad(F.conj(input), g, tuple(weight_shape), stride, padding,
+                                        dilation, groups),
+                  lambda F, g: F.sum(g, (0, 2, 3))),
+             jvp=lambda F, t, input, weight, stride, padding, dilation, groups:
+                 F._conv2d(t[0], weight, stride, padding, dilation, groups)
+                 + F._conv2d(input, t[1], stride, padding, dilation, groups)
+                 + F.conv_bias_tangent(t[2]))
+CONV_INPUT_GRAD = defop(
+    "conv2d_input_grad", _conv_input_grad, inputs=("grad_output", "weight"),
+    attrs=("input_shape",) + _CONV_ATTRS,
+    vjp=(lambda F, g, weight, stride, padding, dilation, groups:
+         F._conv2d(g, F.conj(weight), stride, padding, dilation, groups),
+         lambda F, g, grad_output, weight_shape, stride, padding, dilation, groups:
+         F._conv2d_weight_grad(g, F.conj(grad_output), tuple(weight_shape), stride, padding,
+                               dilation, groups)),
+    jvp=lambda F, t, grad_output, weight, input_shape, stride, padding, dilation, groups:
+        F._conv2d_input_grad(t[0], weight, input_shape, stride, padding, dilation, groups)
+        + F._conv2d_input_grad(grad_output, t[1], input_shape, stride, padding, dilation,
+                               groups))
+CONV_WEIGHT_GRAD = defop(
+    "conv2d_weight_grad", _conv_weight_grad, inputs=("input", "grad_output"),
+    attrs=("weight_shape",) + _CONV_ATTRS,
+    vjp=(lambda F, g, grad_output, input_shape, stride, padding, dilation, groups:
+         F._conv2d_input_grad(F.conj(grad_output), g, tuple(input_shape), stride, padding,
+                              dilation, groups),
+         lambda F, g, input, stride, padding, dilation, groups:
+         F._conv2d(F.conj(input), g, stride, padding, dilation, groups)),
+    jvp=lambda F, t, input, grad_output, weight_shape, stride, padding, dilation, groups:
+        F._conv2d_weight_grad(t[0], grad_output, weight_shape, stride, padding, dilation,
+                              groups)
+        + F._conv2d_weight_grad(input, t[1], weight_shape, stride, padding, dilation, groups))
+
+
+# The three convolutions in both formula namespaces (4-D operands, normalised args).
+@array_fn("_conv2d")
+def _conv2d_array(x, w, stride, padding, dilation, groups):
+    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, groups)
+
+
+array_fn("_conv2d_input_grad")(_conv_input_grad)
+array_fn("_conv2d_weight_grad")(_conv_weight_grad)
+
+
+@formula_helper
+def _conv2d(x, w, stride, padding, dilation, groups):
+    return apply_op(CONV, (x, w, _ABSENT), _conv_attrs(stride, padding, dilation, groups))
+
+
+@formula_helper
+def _conv2d_input_grad(g, w, input_shape, stride, padding, dilation, groups):
+    attrs = _conv_attrs(stride, padding, dilation, groups)
+    attrs["input_shape"] = tuple(input_shape)
+    return apply_op(CONV_INPUT_GRAD, (g, w), attrs)
+
+
+@formula_helper
+def _conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+    attrs = _conv_attrs(stride, padding, dilation, groups)
+    attrs["weight_shape"] = tuple(weight_shape)
+    return apply_op(CONV_WEIGHT_GRAD, (x, g), attrs)
+
+
+# --- activations ---------------------------------------------------------------------
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu_forward(x, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+        return 0.5 * x * (1 + np.tanh(inner))
+    return 0.5 * x * (1 + _erf(x * _INV_SQRT_2))
+
+
+@helper
+def gelu_derivative(F, x, approximate):
+    if approximate == "tanh":
+        th = F.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
+        slope = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
+        return 0.5 * (1 + th) + 0.5 * x * (1 - th * th) * slope
+    return 0.5 * (1 + F.erf(x * _INV_SQRT_2)) + x * F.exp(-0.5 * x * x) * _INV_SQRT_2PI
+
+
+@helper
+def silu_derivative(F, x):
+    s = F.sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+@helper
+def softplus_derivative(F, x, beta, threshold):
+    s = F.sigmoid(x * beta)
+    return F.where(x * beta > threshold, s * 0 + 1, s)
+
+
+def _softplus_forward(x, beta, threshold):
+    bx = x * beta
+    soft = np.logaddexp(0, bx) / beta
+    return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+
+GELU = defop("gelu", _gelu_forward, attrs=("approximate",),
+             vjp=(lambda F, g, self, approximate: g * F.gelu_derivative(self, approximate),),
+             jvp=lambda F, t, self, approximate: t[0] * F.gelu_derivative(self, approximate))
+SILU = defop("silu", lambda x: x * _sigmoid(x),
+             vjp=(lambda F, g, self: g * F.silu_derivative(self),),
+             jvp=lambda F, t, self: t[0] * F.silu_derivative(self))
+SOFTPLUS = defop("softplus", _softplus_forward, attrs=("beta", "threshold"),
+                 vjp=(lambda F, g, self, beta, threshold:
+                      g * F.softplus_derivative(self, beta, threshold),),
+                 jvp=lambda F, t, self, beta, threshold:
+                     t[0] * F.softplus_derivative(self, beta, threshold))
+
+
+# --- losses ----------------------------------------------------------------------------
+def _reduce_array(losses, reduction):
+    if reduction == "none":
+        return losses
+    total = np.sum(losses)
+    if reduction == "sum":
+        return np.asarray(total)
+    with np.errstate(invalid="ignore"):          # the mean of nothing is nan, silently
+        return np.asarray(total / losses.size)
+
+
+@helper
+def reduce_loss(F, losses, reduction):
+    if reduction == "none":
+        return losses
+    return F.sum(losses) if reduction == "sum" else F.mean(losses)
+
+
+@helper
+def mse_loss_grad(F, g, self, target, reduction):
+    diff = (self - target) * 2
+    if reduction == "mean":
+        diff = diff / max(_numel(tuple(diff.shape)), 1)
+    return diff * g
+
+
+MSE_LOSS = defop("mse_loss", lambda a, b, reduction: _reduce_array(np.square(a - b), reduction),
+                 inputs=("self", "target"), attrs=("reduction",),
+                 vjp=(lambda F, g, self, target, reduction:
+                      F.mse_loss_grad(g, self, target, reduction),
+                      lambda F, g, self, target, reduction:
+                      -F.mse_loss_grad(g, self, target, reduction)),
+                 jvp=lambda F, t, self, target, reduction:
+                     F.reduce_loss((self - target) * (t[0] - t[1]) * 2, reduction))
+
+
+def _nll_forward(x, target, element_weight, total_weight, reduction):
+    """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0."""
+    if x.ndim == 2:
+        picked = x[np.arange(x.shape[0]), target]
+    else:
+        picked = np.take_along_axis(x, target[:, None], axis=1)[:, 0]
+    losses = -(picked * element_weight)
+    if reduction == "none":
+        return losses
+    total = np.sum(losses)
+    if reduction == "sum":
+        return np.asarray(total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / x.dtype.type(total_weight))
+
+
+def _nll_backward(grad, target, element_weight, total_weight, reduction, self_shape):
+    """The dense gradient: -weight * grad at each target class, zero elsewhere."""
+    scale = grad if reduction != "mean" else grad / grad.dtype.type(total_weight)
+    out = np.zeros(self_shape, grad.dtype)
+    values = -(element_weight * scale)
+    if len(self_shape) == 2:
+        out[np.arange(self_shape[0]), target] = values
+    else:
+        np.put_along_axis(out, target[:, None], values[:, None], axis=1)
+    return out
+
+
+_NLL_ATTRS = ("target", "element_weight", "total_weight", "reduction")
+NLL_LOSS = defop("nll_loss", _nll_forward, attrs=_NLL_ATTRS,
+                 vjp=(lambda F, g, self_shape, target, element_weight, total_weight, reduction:
+                      F._nll_loss_backward(g, target, element_weight, total_weight, reduction,
+                                           tuple(self_shape)),),
+                 jvp=lambda F, t, target, element_weight, total_weight, reduction:
+                     F._nll_loss(t[0], target, element_weight, total_weight, reduction))
+# The backward is linear in its gradient; its own VJP is the forward again.
+NLL_LOSS_BACKWARD = defop(
+    "nll_loss_backward", _nll_backward, inputs=("grad_output",),
+    attrs=_NLL_ATTRS + ("self_shape",),
+    vjp=(lambda F, g, target, element_weight, total_weight, reduction:
+         F._nll_loss(g, target, element_weight, total_weight, reduction),),
+    jvp=lambda F, t, target, element_weight, total_weight, reduction, self_shape:
+        F._nll_loss_backward(t[0], target, element_weight, total_weight, reduction, self_shape))
+
+array_fn("_nll_loss")(_nll_forward)
+array_fn("_nll_loss_backward")(_nll_backward)
+
+
+def _nll_attrs(target, element_weight, total_weight, reduction):
+    return {"target": target, "element_weight": element_weight, "total_weight": total_weight,
+            "reduction": reduction}
+
+
+@formula_helper
+def _nll_loss(x, target, element_weight, total_weight, reduction):
+    return apply_op(NLL_LOSS, (x,), _nll_attrs(target, element_weight, total_weight, reduction))
+
+
+@formula_helper
+def _nll_loss_backward(g, target, element_weight, total_weight, reduction, self_shape):
+    attrs = _nll_attrs(target, element_weight, total_weight, reduction)
+    attrs["self_shape"] = tuple(self_shape)
+    return apply_op(NLL_LOSS_BACKWARD, (g,), attrs)
+
+
+# --- argument handling for chainrule.nn.functional -------------------------------------
+def _require_tensor(value, fn, name, position):
+    if isinstance(value, Tensor):
+        return value
+    raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+def _check_same_dtype(a, b, message="expected scalar type {a} but found {b}"):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(message.format(a=scalar_name(a._data.dtype),
+                                          b=scalar_name(b._data.dtype)))
+
+
+def _reshape(t, shape):
+    return FUNCTIONS["reshape"](t, shape)
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``."""
+    x = _require_tensor(input, "linear", "input", 1)
+    w = _require_tensor(weight, "linear", "weight", 2)
+    _check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
+    if w._data.ndim != 2:
+        if bias is not None:
+            raise RuntimeError(f"mat2 must be a matrix, got {w._data.ndim}-D tensor")
+        if w._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{w._data.ndim}D")
+        return matmul(x, w)
+    k = x._data.shape[-1]
+    if k != w._data.shape[1]:
+        rows = _numel(x._data.shape[:-1])
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                           f"{w._data.shape[1]}x{w._data.shape[0]})")
+    if bias is None:
+        return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
+    b = _require_tensor(bias, "linear", "bias", 3)
+    _check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
+    out_shape = x._data.shape[:-1] + w._data.shape[:1]
+    try:
+        np.broadcast_shapes(b._data.shape, out_shape)
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
+                           f"existing size ({b._data.shape[-1]}) at non-singleton dimension "
+                           f"{len(out_shape) - 1}.  Target sizes: {list(out_shape)}.  Tensor "
+                           f"sizes: {list(b._data.shape)}") from None
+    return apply_op(LINEAR, (x, w, b), EMPTY)
+
+
+def _pair(value, name):
+    if isinstance(value, int):
+        return (value, value)
+    value = tuple(value)
+    if len(value) == 1:
+        return value * 2
+    if len(value) != 2:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
+    return value
+
+
+def _conv_padding(padding, kernel, stride, dilation):
+    """((top, bottom), (left, right)) from an int, a pair, 'valid' or 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0), (0, 0))
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if stride != (1, 1):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return tuple((t // 2, t - t // 2) for t in total)
+    pad = _pair(padding, "padding")
+    if min(pad) < 0:
+        raise RuntimeError("negative padding is not supported")
+    return tuple((p, p) for p in pad)
+
+
+def _check_conv_shapes(x, w, bias, groups):
+    xs, ws = x._data.shape, w._data.shape
+    if w._data.ndim != 4:
+        raise RuntimeError(f"Expected 4D weight (out_channels, in_channels/groups, kH, kW) "
+                           f"for conv2d, but got weight of size: {list(ws)}")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size {list(ws)} "
+                           "instead")
+    if xs[1] != ws[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(ws)}, expected "
+                           f"input{list(xs)} to have {ws[1] * groups} channels, but got "
+                           f"{xs[1]} channels instead")
+    if bias is not None and bias._data.shape != (ws[0],):
+        raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be "
+                           f"1-dimensional with {ws[0]} elements, but got bias of size "
+                           f"{list(bias._data.shape)} instead")
+
+
+def _check_conv_size(xs, ws, padding, dilation):
+    padded = [xs[2 + i] + sum(padding[i]) for i in range(2)]
+    kernel = [dilation[i] * (ws[2 + i] - 1) + 1 for i in range(2)]
+    if padded[0] < kernel[0] or padded[1] < kernel[1]:
+        raise RuntimeError(f"Calculated padded input size per channel: ({padded[0]} x "
+                           f"{padded[1]}). Kernel size: ({kernel[0]} x {kernel[1]}). Kernel "
+                           "size can't be greater than actual input size")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation over (N, C, H, W) or unbatched (C, H, W) input."""
+    x = _require_tensor(input, "conv2d", "input", 1)
+    w = _require_tensor(weight, "conv2d", "weight", 2)
+    if x._data.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                           f"input of size: {list(x._data.shape)}")
+    unbatched = x._data.ndim == 3
+    if unbatched:
+        x = _reshape(x, (1,) + x._data.shape)
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    _check_conv_shapes(x, w, bias, groups)
+    _check_same_dtype(x, w)
+    b = _ABSENT if bias is None else _require_tensor(bias, "conv2d", "bias", 3)
+    if bias is not None:
+        _check_same_dtype(x, b)
+    pad = _conv_padding(padding, w._data.shape[2:], stride, dilation)
+    _check_conv_size(x._data.shape, w._data.shape, pad, dilation)
+    if isinstance(padding, str) and padding == "same" and any(a != b for a, b in pad):
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                      "require a zero-padded copy of the input be created", stacklevel=2)
+    out = apply_op(CONV, (x, w, b), _conv_attrs(stride, pad, dilation, groups))
+    return _reshape(out, out._data.shape[1:]) if unbatched else out
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply_op(GELU, (float_input(input),), {"approximate": approximate})
+
+
+def silu(input):
+    return apply_op(SILU, (float_input(input),), EMPTY)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return apply_op(SOFTPLUS, (float_input(input),), {"beta": beta, "threshold": threshold})
+
+
+# --- losses: argument handling ---------------------------------------------------------
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def reduction_arg(size_average, reduce, reduction):
+    """The reduction string, honouring the deprecated size_average/reduce pair."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", stacklevel=3)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def mse_loss(input, target, reduction, weight=None):
+    if target._data.shape != input._data.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+    a, b = promote(input, target)
+    try:
+        np.broadcast_shapes(a._data.shape, b._data.shape)
+    except ValueError:
+        from ._common import broadcast_error
+        raise broadcast_error(a._data.shape, b._data.shape) from None
+    if weight is None:
+        return apply_op(MSE_LOSS, (a, b), {"reduction": reduction})
+    if weight._data.shape != input._data.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = apply_op(MSE_LOSS, (a, b), {"reduction": "none"}) * weight
+    if reduction == "none":
+        return weighted
+    return weighted.sum() if reduction == "sum" else weighted.sum() / weight.sum()
+
+
+def _class_weights(weight, n_classes, like):
+    if weight is None:
+        return None
+    if weight.requires_grad:
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect "
+                           "to argument 'weight'. This input cannot have requires_grad True.")
+    if weight._data.shape != (n_classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight._data.shape)}")
+    _check_same_dtype(like, weight)
+    return weight._data
+
+
+def _check_nll_target(x, target):
+    if target._data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{scalar_name(target._data.dtype)}")
+    xs, ts = x._data.shape, target._data.shape
+    if not xs:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if len(xs) <= 2 and len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if len(xs) == 1:
+        if ts and ts[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target "
+                             f"size: {ts[0]}")
+        return
+    if (ts[0] if ts else 0) != xs[0]:
+        raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size "
+                         f"({ts[0] if ts else 0}).")
+    if ts != xs[:1] + xs[2:]:
+        raise RuntimeError(f"Expected target size {list(xs[:1] + xs[2:])}, got {list(ts)}")
+
+
+def nll_loss(input, target, weight, ignore_index, reduction):
+    x = _require_tensor(input, "nll_loss", "input", 1)
+    target = _require_tensor(target, "nll_loss", "target", 2)
+    _check_nll_target(x, target)
+    unbatched = x._data.ndim == 1
+    if unbatched:
+        x = _reshape(x, (1,) + x._data.shape)
+    t = target._data.reshape(x._data.shape[:1] + x._data.shape[2:])
+    n_classes = x._data.shape[1]
+    class_weight = _class_weights(weight, n_classes, x)
+    keep = t != ignore_index
+    safe = np.where(keep, t, 0).astype(np.intp, copy=False)
+    bad = (safe < 0) | (safe >= n_classes)
+    if bad.any():
+        raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
+    dtype = x._data.dtype
+    element_weight = keep.astype(dtype) if class_weight is None else \
+        np.where(keep, class_weight[safe], 0).astype(dtype, copy=False)
+    total_weight = float(element_weight.sum()) if reduction == "mean" else 0.0
+    out = apply_op(NLL_LOSS, (x,), _nll_attrs(safe, element_weight, total_weight, reduction))
+    if unbatched and reduction == "none":
+        return _reshape(out, ())
+    return out
+
+
+def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
+    x = _require_tensor(input, "cross_entropy", "input", 1)
+    target = _require_tensor(target, "cross_entropy", "target", 2)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if x._data.ndim == 1 else 1
+    logp = FUNCTIONS["log_softmax"](x, class_dim)
+    if target._data.dtype.kind in "fc":
+        if target._data.shape != x._data.shape:
+            _check_nll_target(x, target)        # the reference's error for this case
+        return _soft_cross_entropy(logp, target, weight, reduction, label_smoothing,
+                                   class_dim)
+    loss = nll_loss(logp, target, weight, ignore_index, reduction)
+    if label_smoothing == 0.0:
+        return loss
+    smooth = _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim)
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / x._data.shape[class_dim])
+
+
+def _class_weight_view(weight, ndim, class_dim):
+    """Class weights shaped to broadcast along the class dim."""
+    shape = [1] * ndim
+    shape[class_dim] = weight._data.shape[0]
+    return Tensor._wrap(weight._data.reshape(shape))
+
+
+def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_dim):
+    """Cross entropy against class probabilities: -sum_c w_c * p_c * log q_c."""
+    n_classes = logp._data.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight is not None:
+        _class_weights(weight, n_classes, logp)
+        terms = terms * _class_weight_view(weight, logp._data.ndim, class_dim)
+    losses = -FUNCTIONS["sum"](terms, class_dim)
+    if reduction == "none":
+        return losses
+    total = FUNCTIONS["sum"](losses)
+    return total if reduction == "sum" else total / (logp._data.size // max(n_classes, 1))
+
+
+def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
+    """The uniform-target part of label smoothing: -sum_c w_c log q_c per element."""
+    terms = logp
+    if weight is not None:
+        terms = logp * _class_weight_view(weight, logp._data.ndim, class_dim)
+    keep = target._data != ignore_index
+    losses = -FUNCTIONS["sum"](terms, class_dim) * Tensor._wrap(
+        keep.reshape(logp._data.shape[:class_dim] + logp._data.shape[class_dim + 1:])
+        .astype(logp._data.dtype))
+    if reduction == "none":
+        return losses
+    total = FUNCTIONS["sum"](losses)
+    if reduction == "sum":
+        return total
+    if weight is None:
+        return total / float(keep.sum())
+    return total / float(weight._data[target._data[keep]].sum())
+
+
+def silu_inplace(input):
+    from ._common import commit_inplace
+    return commit_inplace(input, silu(input))

@@ -1,1 +1,186 @@
-"""placeholder"""
+"""``chainrule.nn.functional``: neural-network functions with the signatures of
+``torch.nn.functional``.
+
+>>> import chainrule as cr
+>>> import chainrule.nn.functional as F
+>>> x = cr.randn(4, 3, requires_grad=True)
+>>> w = cr.randn(2, 3, requires_grad=True)
+>>> loss = F.cross_entropy(F.linear(x, w), cr.tensor([0, 1, 1, 0]))
+>>> loss.backward()
+>>> w.grad.shape
+chainrule.Size([2, 3])
+"""
+import warnings
+
+from .. import _ops  # noqa: F401  (the table must exist before the functions run)
+from .._ops import nn as _nn
+from .._ops._common import FUNCTIONS as _FUNCTIONS
+
+__all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"]
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` (weight is (out_features, in_features)).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.linear(cr.ones(2, 3), cr.ones(4, 3), cr.zeros(4)).tolist()
+    [[3.0, 3.0, 3.0, 3.0], [3.0, 3.0, 3.0, 3.0]]
+    """
+    return _nn.linear(input, weight, bias)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation of (N, C, H, W) (or unbatched (C, H, W)) input with weight
+    (out_channels, C / groups, kH, kW); padding is an int, a pair, 'valid' or 'same'.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.conv2d(cr.ones(1, 1, 4, 4), cr.ones(2, 1, 3, 3), padding=1).shape
+    chainrule.Size([1, 2, 4, 4])
+    """
+    return _nn.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def relu(input, inplace=False):
+    """``max(input, 0)``; ``inplace=True`` overwrites ``input``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.relu(cr.tensor([-1., 2.])).tolist()
+    [0.0, 2.0]
+    """
+    if inplace:
+        return input.relu_()
+    return _FUNCTIONS["relu"](input)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``; ``approximate='tanh'`` uses the tanh
+    approximation.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> round(F.gelu(cr.tensor([1.])).item(), 4)
+    0.8413
+    """
+    return _nn.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)`` (also called swish).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> round(F.silu(cr.tensor([1.])).item(), 4)
+    0.7311
+    """
+    return _nn.silu_inplace(input) if inplace else _nn.silu(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> round(F.softplus(cr.tensor([0.])).item(), 4)
+    0.6931
+    """
+    return _nn.softplus(input, beta, threshold)
+
+
+def sigmoid(input):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.sigmoid(cr.tensor([0.])).tolist()
+    [0.5]
+    """
+    return _FUNCTIONS["sigmoid"](input)
+
+
+def tanh(input):
+    """Hyperbolic tangent.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.tanh(cr.tensor([0.])).tolist()
+    [0.0]
+    """
+    return _FUNCTIONS["tanh"](input)
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim`` (cast to ``dtype`` first if given).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.softmax(cr.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return _FUNCTIONS["softmax"](input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed stably.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> [round(v, 4) for v in F.log_softmax(cr.tensor([0., 0.]), dim=0).tolist()]
+    [-0.6931, -0.6931]
+    """
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _FUNCTIONS["log_softmax"](input, dim, dtype=dtype)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at the class
+    indices ``target`` (N, ...), optionally weighted per class; targets equal to
+    ``ignore_index`` contribute nothing.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.nll_loss(cr.tensor([[-1., -2.], [-3., -4.]]), cr.tensor([0, 1])).item()
+    2.5
+    """
+    reduction = _nn.reduction_arg(size_average, reduce, reduction)
+    return _nn.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy of logits ``input`` (C), (N, C) or (N, C, d1, ...) against class
+    indices or class probabilities (same shape as ``input``).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> round(F.cross_entropy(cr.zeros(2, 4), cr.tensor([0, 3])).item(), 4)
+    1.3863
+    """
+    reduction = _nn.reduction_arg(size_average, reduce, reduction)
+    return _nn.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.mse_loss(cr.tensor([1., 2.]), cr.tensor([0., 0.])).item()
+    2.5
+    """
+    reduction = _nn.reduction_arg(size_average, reduce, reduction)
+    return _nn.mse_loss(input, target, reduction, weight)
+

@@ -1,2 +1,181 @@
-"""Samples for the nn family (placeholder until its owner fills it in)."""
-SAMPLES = []
+"""Samples for the nn family (linear, convolution and its two backward ops, gelu,
+silu, softplus, mse_loss, nll_loss and its backward).
+
+Calls go through ``chainrule.nn.functional``; ``torch_call`` is the same call on
+``torch.nn.functional`` (torch is imported lazily, so this module loads without it).
+The backward ops are reached the way users reach them: through double backward
+(nll_loss_backward) or the functions torch exposes as ``torch.nn.grad``.
+"""
+import importlib
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule._ops import nn as nn_ops
+
+from . import Sample
+
+
+class _Lazy:
+    """A module imported on first attribute access (torch is optional)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+torch = _Lazy("torch")
+TF = _Lazy("torch.nn.functional")
+TG = _Lazy("torch.nn.grad")
+
+
+def _both(op, name, shapes, kwargs=None, complex=False, note=""):
+    """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional."""
+    kwargs = kwargs or {}
+    return Sample(op, lambda *a: getattr(F, name)(*a, **kwargs), *shapes, complex=complex,
+                  torch_call=lambda *a: getattr(TF, name)(*a, **kwargs),
+                  note=note or "".join(f"{k}={v}" for k, v in kwargs.items()))
+
+
+# --- linear ------------------------------------------------------------------------------
+_LINEAR = [((2, 3), (4, 3), (4,)), ((3,), (4, 3), (4,)), ((2, 2, 3), (4, 3), (4,)),
+           ((0, 3), (2, 3), (2,)), ((2, 3), (1, 3), (1,)), ((2, 3), (4, 3), (1,))]
+LINEAR = [_both("linear", "linear", s, complex=c, note="complex" if c else "")
+          for s in _LINEAR for c in (False, True)]
+
+# --- conv2d ------------------------------------------------------------------------------
+_CONV = [((1, 2, 4, 4), (3, 2, 3, 3), {}),
+         ((2, 2, 5, 4), (2, 2, 2, 3), {"stride": 2}),
+         ((1, 2, 4, 5), (2, 2, 3, 2), {"stride": (2, 1), "padding": (1, 2)}),
+         ((1, 4, 5, 5), (4, 2, 3, 3), {"groups": 2, "dilation": 2, "padding": 1}),
+         ((1, 2, 4, 4), (2, 2, 3, 3), {"padding": "same"}),
+         ((1, 1, 4, 4), (2, 1, 2, 2), {"padding": "same", "dilation": 2}),
+         ((1, 2, 4, 4), (2, 2, 3, 3), {"padding": "valid"}),
+         ((2, 4, 4), (2, 2, 3, 3), {}),
+         ((1, 3, 3, 3), (3, 1, 3, 3), {"groups": 3, "padding": 1}),
+         ((1, 1, 6, 6), (1, 1, 2, 2), {"stride": 3}),
+         ((0, 2, 4, 4), (2, 2, 3, 3), {})]
+
+
+def _conv_samples():
+    samples = []
+    for x, w, kwargs in _CONV:
+        samples.append(_both("convolution", "conv2d", (x, w, (w[0],)), kwargs))
+        samples.append(_both("convolution", "conv2d", (x, w), kwargs,
+                             note="no bias " + "".join(f"{k}={v}" for k, v in kwargs.items())))
+    samples.append(_both("convolution", "conv2d", ((1, 2, 4, 4), (2, 2, 3, 3), (2,)),
+                         {"stride": 2, "padding": 1}, complex=True, note="complex"))
+    return samples
+
+
+def _conv_grad_samples():
+    """The backward convolutions, against torch.nn.grad (symmetric padding only)."""
+    samples = []
+    for x, w, stride, pad, dil, groups in [((1, 2, 5, 5), (3, 2, 3, 3), 1, 1, 1, 1),
+                                           ((2, 4, 6, 5), (2, 2, 2, 3), 2, 0, 1, 2),
+                                           ((1, 2, 7, 7), (2, 2, 3, 3), 2, 1, 2, 1)]:
+        attrs = (nn_ops._pair(stride, "stride"), ((pad, pad), (pad, pad)),
+                 nn_ops._pair(dil, "dilation"), groups)
+        out = nn_ops._out_size(x[2], (pad, pad), w[2], stride, dil), \
+            nn_ops._out_size(x[3], (pad, pad), w[3], stride, dil)
+        g = (x[0], w[0]) + out
+        for c in (False, True):
+            samples.append(Sample(
+                "conv2d_input_grad",
+                lambda g_, w_, x=x, a=attrs: nn_ops._conv2d_input_grad(g_, w_, x, *a), g, w,
+                torch_call=lambda g_, w_, x=x, s=stride, p=pad, d=dil, k=groups:
+                    TG.conv2d_input(x, w_, g_, s, p, d, k), complex=c,
+                note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
+            samples.append(Sample(
+                "conv2d_weight_grad",
+                lambda x_, g_, w=w, a=attrs: nn_ops._conv2d_weight_grad(x_, g_, w, *a), x, g,
+                torch_call=lambda x_, g_, w=w, s=stride, p=pad, d=dil, k=groups:
+                    TG.conv2d_weight(x_, w, g_, s, p, d, k), complex=c,
+                note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
+    return samples
+
+
+# --- activations -------------------------------------------------------------------------
+ACTIVATIONS = [
+    _both("gelu", "gelu", ((3, 4),)), _both("gelu", "gelu", ((3, 4),), {"approximate": "tanh"}),
+    _both("gelu", "gelu", ((0, 2),)), _both("gelu", "gelu", ((),)),
+    _both("silu", "silu", ((3, 4),)), _both("silu", "silu", ((0,),)), _both("silu", "silu", ((),)),
+    _both("softplus", "softplus", ((3, 4),)),
+    _both("softplus", "softplus", ((3, 4),), {"beta": 2.0, "threshold": 3.0}),
+    _both("softplus", "softplus", ((2, 0),)),
+]
+
+
+# --- losses ------------------------------------------------------------------------------
+def _targets(*values):
+    return cr.tensor(values, dtype=cr.int64)
+
+
+_T = _targets(0, 3, 1, 1, 2)
+_SPATIAL_T = cr.tensor([[[0, 2], [1, 3]], [[3, 3], [0, 1]]], dtype=cr.int64)
+_W = cr.tensor([0.5, 2.0, 1.0, 1.5], dtype=cr.float64)
+
+
+def _loss(op, name, x_shape, target, note, **kwargs):
+    """Sample of F.<name>(x, target, **kwargs) with a fixed (non-random) target."""
+    return Sample(op, lambda x: getattr(F, name)(x, target, **kwargs), x_shape,
+                  torch_call=lambda x: getattr(TF, name)(x, _to_torch(target), **{
+                      k: _to_torch(v) for k, v in kwargs.items()}), note=note)
+
+
+def _to_torch(value):
+    if isinstance(value, cr.Tensor):
+        return torch.from_numpy(value.numpy().copy())
+    return value
+
+
+def _nll_samples():
+    samples = []
+    for reduction in ("mean", "sum", "none"):
+        for name in ("nll_loss", "cross_entropy"):
+            samples.append(_loss("nll_loss", name, (5, 4), _T, f"{name} {reduction}",
+                                 reduction=reduction))
+            samples.append(_loss("nll_loss", name, (5, 4), _T, f"{name} {reduction} weight "
+                                 "ignore", reduction=reduction, weight=_W, ignore_index=1))
+            samples.append(_loss("nll_loss", name, (2, 4, 2, 2), _SPATIAL_T,
+                                 f"{name} {reduction} spatial", reduction=reduction,
+                                 weight=_W))
+            samples.append(_loss("nll_loss", name, (4,), _targets(2)[0], f"{name} {reduction} "
+                                 "unbatched", reduction=reduction))
+    samples.append(_loss("nll_loss", "cross_entropy", (5, 4), _T, "label_smoothing",
+                         label_smoothing=0.2, weight=_W, ignore_index=3))
+    samples.append(_loss("nll_loss", "nll_loss", (0, 4), _targets(), "empty sum",
+                         reduction="sum"))
+    return samples
+
+
+def _nll_double_backward(x_like, g, target, kwargs, autograd):
+    """The gradient of nll_loss with respect to its input, as a function of the output
+    gradient ``g`` (the graph of that function holds nll_loss_backward)."""
+    x = x_like.detach().requires_grad_()
+    fn = F.nll_loss if autograd is cr.autograd else TF.nll_loss
+    return autograd.grad(fn(x, target, **kwargs), x, g, create_graph=True)[0]
+
+
+def _nll_backward_samples():
+    samples = []
+    x = cr.zeros(5, 4, dtype=cr.float64)
+    for reduction, g_shape in (("mean", ()), ("sum", ()), ("none", (5,))):
+        kwargs = {"reduction": reduction, "weight": _W, "ignore_index": 1}
+        samples.append(Sample(
+            "nll_loss_backward",
+            lambda g, k=kwargs: _nll_double_backward(x, g, _T, k, cr.autograd), g_shape,
+            torch_call=lambda g, k=kwargs: _nll_double_backward(
+                _to_torch(x), g, _to_torch(_T), {n: _to_torch(v) for n, v in k.items()},
+                torch.autograd),
+            note=reduction))
+    return samples
+
+
+MSE = [Sample("mse_loss", lambda a, b, r=r: F.mse_loss(a, b, reduction=r), shape, shape,
+              torch_call=lambda a, b, r=r: TF.mse_loss(a, b, reduction=r), note=r + str(shape))
+       for r in ("mean", "sum", "none") for shape in ((3, 4), (), (0, 2))]
+
+SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + _nll_samples()
+           + _nll_backward_samples() + MSE)
