@@ -5,8 +5,9 @@ the numerical Jacobian by central differences (each input element moved by ``+-e
 and the analytical one from backward passes (one vector-Jacobian product per output
 element), and compares them with ``|analytical - numerical| <= atol + rtol *
 |numerical|``. ``fast_mode=True`` compares only the scalar ``v^T J u`` for random unit
-vectors ``u`` (per input) and ``v`` (per output): two evaluations per input and one
-backward per output, whatever the sizes.
+vectors ``u`` (per input) and ``v`` (per output): two evaluations per input (four for
+a complex one) and two backward passes per output (the second checks reentrancy),
+whatever the sizes.
 
 Note [complex gradcheck]
     Gradients follow the conjugate-Wirtinger convention: for a real loss L of a
