@@ -84,6 +84,16 @@ def test_inputs_are_restored_exactly_even_when_read_only():
     assert np.array_equal(y.detach().numpy(), copy)
 
 
+def test_inputs_shared_with_numpy_and_saved_for_backward():
+    # Their arrays are locked while a graph saves them (Note [read-only saved arrays]).
+    arr = np.random.default_rng(4).uniform(-1, 1, (2, 3))
+    before = arr.copy()
+    x = cr.from_numpy(arr).requires_grad_()
+    assert gradcheck(lambda a: a * a * a.sin(), (x,))
+    assert gradgradcheck(lambda a: a * a * a.sin(), (x,))
+    assert np.array_equal(arr, before)
+
+
 def test_empty_and_zero_dim_inputs():
     assert gradcheck(lambda a: a.exp(), (_double(0, 3),))
     assert gradcheck(lambda a: a.exp(), (_double(),))

@@ -206,28 +206,36 @@ def _central_difference(func, inputs, arr, index, step, eps):
     added to ``arr[index]``; the array is restored exactly afterwards."""
     saved = arr[index].copy()
     try:
-        arr[index] = saved + step
+        _write(arr, index, saved + step)
         plus = _evaluate(func, inputs)
-        arr[index] = saved - step
+        _write(arr, index, saved - step)
         minus = _evaluate(func, inputs)
     finally:
-        arr[index] = saved
+        _write(arr, index, saved)
     return [(p - m).reshape(-1) / (2 * eps) for p, m in zip(plus, minus)]
 
 
-class _Writable:
-    """Context: the input's array, swapped for a private copy while it is read-only."""
+class _PrivateCopy:
+    """Context: the input's array replaced by a private copy while it is perturbed, so
+    the caller's memory is never written (and read-only or locked arrays work)."""
 
     def __init__(self, tensor):
         self.tensor, self.original = tensor, tensor._data
 
     def __enter__(self):
-        if not self.original.flags.writeable:
-            self.tensor._data = self.original.copy()
+        self.tensor._data = self.original.copy()
         return self.tensor._data
 
     def __exit__(self, *exc):
         self.tensor._data = self.original
+
+
+def _write(arr, index, value):
+    # A graph of an earlier evaluation may still hold the private copy read-only
+    # (Note [read-only saved arrays]); that graph is garbage, so write anyway.
+    if not arr.flags.writeable:
+        arr.flags.writeable = True
+    arr[index] = value
 
 
 def _steps(arr, eps):
@@ -237,7 +245,7 @@ def _steps(arr, eps):
 def _numerical_jacobian(func, inputs, tensor, eps):
     """Per tensor output, (jx, jy): the finite-difference Jacobians along the real and
     (complex input only, else None) imaginary axis, Note [Jacobian layout]."""
-    with _Writable(tensor) as arr:
+    with _PrivateCopy(tensor) as arr:
         per_step = []
         for step in _steps(arr, eps):
             rows = [_central_difference(func, inputs, arr, np.unravel_index(k, arr.shape),
@@ -256,7 +264,7 @@ def _stack_rows(rows, n_rows, func, inputs):
 
 def _numerical_directional(func, inputs, tensor, u, eps):
     """Per tensor output, (dx, dy): derivatives along ``u`` and (complex input) ``1j*u``."""
-    with _Writable(tensor) as arr:
+    with _PrivateCopy(tensor) as arr:
         per_step = [_central_difference(func, inputs, arr, Ellipsis, step * u, eps)
                     for step in _steps(arr, eps)]
     dys = per_step[1] if len(per_step) > 1 else [None] * len(per_step[0])
