@@ -189,6 +189,8 @@ def commit_inplace(t, result):
     if t._base is not None:
         from .views import check_view_inplace
         check_view_inplace(t, result)
+    if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):
+        _keep_original_self(result.grad_fn, t)
     if t._data.flags.writeable:
         np.copyto(t._data, result._data, casting="unsafe")
     else:
@@ -198,3 +200,14 @@ def commit_inplace(t, result):
     if result.grad_fn is not None:
         rebase_inplace(t, result)
     return t
+
+
+def _keep_original_self(node, t):
+    """The in-place op's node saved ``t`` itself (e.g. ``y.mul_(b)`` needs the old y
+    for b's gradient): keep a copy of the values about to be overwritten, like the
+    reference's ``original_self``."""
+    for saved in node._saved.values():
+        if saved.tensor is t:
+            saved.detach_from_mutation()
+            if saved.tensor is t:              # t has no history: a constant copy will do
+                saved.tensor = Tensor._wrap(saved.data)

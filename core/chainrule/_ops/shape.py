@@ -1,10 +1,24 @@
-"""Derivative table: shape ops, views and indexing."""
+"""Derivative table: shape ops (views, reshapes, joins and splits, flips, repeats).
+
+Views (Note [views share memory and version] in views.py) go through ``make_view``
+with a ``view_fn`` that re-makes the view from its base, on ndarrays or Tensors.
+Indexing (``__getitem__``, select, gather, ...) lives in indexing.py, imported at the
+end of this module so that it registers with the shape family.
+"""
+import math
+
 import numpy as np
 
+from .. import _grad_mode
 from .._tensor import Tensor
-from ._common import EMPTY, public, wrap_dim
-from ._registry import defop
+from ._common import EMPTY, FUNCTIONS, formula_helper, method, promote, public, wrap_dim
+from ._formula_helpers import helper
+from ._namespaces import array_fn
+from ._registry import OPS, OpDef, apply_op, defop
 from .views import make_view
+
+_VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
+               "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
 
 
 def _view_fn(op, attrs, public_fn, *args):
@@ -16,65 +30,195 @@ def _view_fn(op, attrs, public_fn, *args):
     return view_fn
 
 
-RESHAPE = defop("reshape", lambda a, shape: np.reshape(a, shape), attrs=("shape",),
-                node_name="ViewBackward0",
-                vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
-                jvp=lambda F, t, shape: F.reshape(t[0], shape))
+def _dual(array_impl, tensor_impl, *args):
+    """A view_fn from an ndarray implementation and a Tensor one."""
+    def view_fn(x):
+        if isinstance(x, Tensor):
+            return tensor_impl(x, *args)
+        return array_impl(x, *args)
+    return view_fn
+
+
+# --- the table: views ----------------------------------------------------------------
+VIEW = defop("view", lambda a, shape: np.reshape(a, shape, copy=False), attrs=("shape",),
+             node_name="ViewBackward0",
+             vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
+             jvp=lambda F, t, shape: F.reshape(t[0], shape))
+UNSAFE_VIEW = defop("_unsafe_view", lambda a, shape: np.reshape(a, shape), attrs=("shape",),
+                    vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
+                    jvp=lambda F, t, shape: F.reshape(t[0], shape))
+ALIAS = defop("alias", lambda a: a.view(), vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
 EXPAND = defop("expand", lambda a, shape: np.broadcast_to(a, shape), attrs=("shape",),
                vjp=(lambda F, g, self_shape: F.sum_to(g, self_shape),),
                jvp=lambda F, t, shape: F.expand(t[0], shape))
 PERMUTE = defop("permute", lambda a, dims: np.transpose(a, dims), attrs=("dims",),
-                vjp=(lambda F, g, dims: F.permute(g, tuple(np.argsort(dims))),),
+                vjp=(lambda F, g, dims: F.permute(g, _inverse_permutation(dims)),),
                 jvp=lambda F, t, dims: F.permute(t[0], dims))
 TRANSPOSE = defop("transpose", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
                   attrs=("dim0", "dim1"),
                   vjp=(lambda F, g, dim0, dim1: F.transpose(g, dim0, dim1),),
                   jvp=lambda F, t, dim0, dim1: F.transpose(t[0], dim0, dim1))
+T = defop("t", lambda a: a.T, vjp=(lambda F, g: F.t(g),), jvp=lambda F, t: F.t(t[0]))
 UNSQUEEZE = defop("unsqueeze", lambda a, dim: np.expand_dims(a, dim), attrs=("dim",),
                   vjp=(lambda F, g, dim: F.squeeze(g, dim),),
                   jvp=lambda F, t, dim: F.unsqueeze(t[0], dim))
-SQUEEZE = defop("squeeze", lambda a, dim: np.squeeze(a, dim), attrs=("dim",),
-                vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
-                jvp=lambda F, t, dim: F.squeeze(t[0], dim))
+
+
+def _squeeze_op(name, node_name):
+    return defop(name, lambda a, dim: np.squeeze(a, dim), attrs=("dim",), node_name=node_name,
+                 vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
+                 jvp=lambda F, t, dim: F.squeeze(t[0], dim))
+
+
+SQUEEZE = _squeeze_op("squeeze", "SqueezeBackward0")            # squeeze()
+SQUEEZE_DIM = _squeeze_op("squeeze_dim", "SqueezeBackward1")    # squeeze(int)
+SQUEEZE_DIMS = _squeeze_op("squeeze_dims", "SqueezeBackward2")  # squeeze(tuple)
+CONTIGUOUS = defop("contiguous", lambda a: np.array(a, order="C", copy=True),
+                   node_name="CloneBackward0", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
+
+
+def _inverse_permutation(dims):
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return tuple(inverse)
+
+
+# --- shape arguments -------------------------------------------------------------------
+def _shape_arg(shape):
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` alike, as a tuple of ints."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(s.__index__() for s in shape)
 
 
 def _infer_shape(shape, numel):
-    shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
-    total = 1
+    known = 1
     for s in shape:
-        total *= s
-    if total != numel:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return tuple(shape)
+    return shape
 
 
-def _shape_arg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
+_LEGACY_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half",
+                "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def legacy_type_name(t):
+    """The reference's old-style type name, e.g. ``torch.FloatTensor``."""
+    return f"torch.{_LEGACY_TYPE[t.dtype.name]}Tensor"
+
+
+# --- views: public functions -----------------------------------------------------------
+def _view(input, shape):
+    attrs = {"shape": shape}
+    return make_view(VIEW, input, attrs, _view_fn(VIEW, attrs, _view, shape))
+
+
+@public
+def view(input, *shape):
+    """The same data with a new shape; always a view (fails where the layout does not
+    allow one: use ``reshape``). One dimension may be -1 (inferred).
+
+    >>> import chainrule as cr
+    >>> cr.arange(6).view(2, 3).shape
+    chainrule.Size([2, 3])
+    """
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, np.integer, Tensor)):
+        raise TypeError(f"view(dtype) is not supported by chainrule; got {shape[0]!r}")
+    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    try:
+        return _view(input, shape)
+    except ValueError:
+        raise RuntimeError(_VIEW_ERROR) from None
+
+
+def _viewable(arr, shape):
+    if arr.flags.c_contiguous:
+        return True
+    try:
+        np.reshape(arr, shape, copy=False)
+        return True
+    except ValueError:
+        return False
 
 
 @public
 def reshape(input, *shape):
-    """The same data with a new shape (a view when the layout allows, like NumPy).
+    """The same data with a new shape: a view when the layout allows, else a copy.
 
     >>> import chainrule as cr
     >>> cr.reshape(cr.arange(6), (2, 3)).shape
     chainrule.Size([2, 3])
     """
     shape = _infer_shape(_shape_arg(shape), input._data.size)
-    attrs = {"shape": shape}
-    return make_view(RESHAPE, input, attrs, _view_fn(RESHAPE, attrs, reshape, shape))
+    if _viewable(input._data, shape):
+        return _view(input, shape)
+    return apply_op(UNSAFE_VIEW, (contiguous(input),), {"shape": shape})
+
+
+@method("view_as")
+def view_as(self, other):
+    """``self.view(other.shape)``."""
+    return view(self, other._data.shape)
+
+
+@method("reshape_as")
+def reshape_as(self, other):
+    """``self.reshape(other.shape)``."""
+    return reshape(self, other._data.shape)
+
+
+@public
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dimensions ``start_dim`` .. ``end_dim`` into one (a view when possible).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3, 4).flatten(1).shape
+    chainrule.Size([2, 12])
+    """
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    s, e = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    merged = math.prod(shape[s:e + 1])
+    return reshape(input, shape[:s] + (merged,) + shape[e + 1:])
+
+
+@public
+def unflatten(input, dim, sizes):
+    """Split dimension ``dim`` into ``sizes`` (one of them may be -1); a view.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 12).unflatten(1, (3, 4)).shape
+    chainrule.Size([2, 3, 4])
+    """
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    sizes = tuple(s.__index__() for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 not in sizes and math.prod(sizes) != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({shape[d]}) in the input tensor")
+    sizes = _infer_shape(sizes, shape[d])
+    return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
 @public
@@ -86,20 +230,51 @@ def expand(input, *sizes):
     chainrule.Size([3, 4])
     """
     sizes = _shape_arg(sizes)
-    lead = len(sizes) - input._data.ndim
+    shape = input._data.shape
+    lead = len(sizes) - len(shape)
     if lead < 0:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor "
-                           f"({input._data.ndim})")
-    shape = tuple(input._data.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-    for i, s in enumerate(input._data.shape):
-        if s != 1 and s != shape[lead + i]:
-            raise RuntimeError(f"The expanded size of the tensor ({shape[lead + i]}) must match "
-                               f"the existing size ({s}) at non-singleton dimension {lead + i}.  "
-                               f"Target sizes: {list(sizes)}.  Tensor sizes: "
-                               f"{list(input._data.shape)}")
-    attrs = {"shape": shape}
-    return make_view(EXPAND, input, attrs, _view_fn(EXPAND, attrs, expand, shape))
+        raise RuntimeError(f"expand({legacy_type_name(input)}{{{list(shape)}}}, size="
+                           f"{list(sizes)}): the number of sizes provided ({len(sizes)}) must "
+                           f"be greater or equal to the number of dimensions in the tensor "
+                           f"({len(shape)})")
+    target = _expanded_shape(shape, sizes, lead)
+    attrs = {"shape": target}
+    return make_view(EXPAND, input, attrs, _view_fn(EXPAND, attrs, expand, target))
+
+
+def _expanded_shape(shape, sizes, lead):
+    target = list(sizes)
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            continue
+        have = shape[i - lead]
+        if s == -1:
+            target[i] = have
+        elif have != 1 and have != s:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({have}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(shape)}")
+    return tuple(target)
+
+
+@public
+def broadcast_to(input, size):
+    """``input`` broadcast to ``size`` (a view, like ``expand``).
+
+    >>> import chainrule as cr
+    >>> cr.broadcast_to(cr.tensor([1., 2.]), (3, 2)).shape
+    chainrule.Size([3, 2])
+    """
+    return expand(input, tuple(size))
+
+
+@method("expand_as")
+def expand_as(self, other):
+    """``self.expand(other.shape)``."""
+    return expand(self, other._data.shape)
 
 
 @public
@@ -110,15 +285,41 @@ def permute(input, *dims):
     >>> cr.zeros(2, 3, 4).permute(2, 0, 1).shape
     chainrule.Size([4, 2, 3])
     """
-    dims = tuple(wrap_dim(d, input._data.ndim) for d in _shape_arg(dims))
-    if sorted(dims) != list(range(input._data.ndim)):
+    nd = input._data.ndim
+    dims = _shape_arg(dims)
+    if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {input._data.ndim} is not equal to len(dims) = "
-                           f"{len(dims)}" if len(dims) != input._data.ndim
-                           else f"permute(): duplicate dims are not allowed.")
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(wrap_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     attrs = {"dims": dims}
     return make_view(PERMUTE, input, attrs, _view_fn(PERMUTE, attrs, permute, dims))
+
+
+@public
+def movedim(input, source, destination):
+    """Move dimension(s) ``source`` to position(s) ``destination`` (a view).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3, 4).movedim(0, -1).shape
+    chainrule.Size([3, 4, 2])
+    """
+    nd = input._data.ndim
+    src = [wrap_dim(d, nd) for d in ((source,) if isinstance(source, int) else source)]
+    dst = [wrap_dim(d, nd) for d in ((destination,) if isinstance(destination, int)
+                                     else destination)]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    order = [d for d in range(nd) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, order)
+
+
+moveaxis = public(movedim, name="moveaxis")
 
 
 @public
@@ -132,9 +333,58 @@ def transpose(input, dim0, dim1):
     nd = input._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
     if nd == 0:
-        return input
+        return make_view(ALIAS, input, EMPTY, _dual(lambda a: a.view(), _alias))
     attrs = {"dim0": d0, "dim1": d1}
     return make_view(TRANSPOSE, input, attrs, _view_fn(TRANSPOSE, attrs, transpose, d0, d1))
+
+
+swapaxes = public(transpose, name="swapaxes")
+swapdims = public(transpose, name="swapdims")
+
+
+def _alias(input):
+    return make_view(ALIAS, input, EMPTY, _dual(lambda a: a.view(), _alias))
+
+
+@public
+def t(input):
+    """Transpose a tensor of at most 2 dimensions (a view).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3).t().shape
+    chainrule.Size([3, 2])
+    """
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input._data.ndim}D")
+    return make_view(T, input, EMPTY, _dual(lambda a: a.T, t))
+
+
+def _matrix_transpose(self):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _conj_transpose(self):
+    if self._data.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self._data.ndim}-D tensor.")
+    return FUNCTIONS["conj"](transpose(self, 0, 1))
+
+
+def _matrix_conj_transpose(self):
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return FUNCTIONS["conj"](transpose(self, -2, -1))
+
+
+Tensor.mT = property(_matrix_transpose, doc="The last two dimensions swapped (a view).")
+Tensor.H = property(_conj_transpose, doc="Conjugate transpose of a matrix.")
+Tensor.mH = property(_matrix_conj_transpose, doc="Conjugate transpose of the last two dims.")
+Tensor.adjoint = _matrix_conj_transpose
 
 
 @public
@@ -160,9 +410,609 @@ def squeeze(input, dim=None):
     """
     shape = input._data.shape
     if dim is None:
-        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+        op, dims, arg = SQUEEZE, tuple(i for i, s in enumerate(shape) if s == 1), None
+    elif isinstance(dim, (int, np.integer)):
+        op, dims, arg = SQUEEZE_DIM, (wrap_dim(dim, len(shape)),), dim
     else:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(d for d in (wrap_dim(d, len(shape)) for d in dims) if shape and shape[d] == 1)
+        op, dims, arg = SQUEEZE_DIMS, tuple(wrap_dim(d, len(shape)) for d in dim), tuple(dim)
+    dims = tuple(d for d in dims if shape and shape[d] == 1)
     attrs = {"dim": dims}
-    return make_view(SQUEEZE, input, attrs, _view_fn(SQUEEZE, attrs, squeeze, dims or ()))
+    return make_view(op, input, attrs, _view_fn(op, attrs, squeeze, arg))
+
+
+@method("contiguous")
+def contiguous(self, memory_format=None):
+    """This tensor if its elements are laid out in row-major order, else a row-major
+    copy (``CloneBackward0``).
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2, 3); x.contiguous() is x, x.t().contiguous().is_contiguous()
+    (True, True)
+    """
+    if self._data.flags.c_contiguous:
+        return self
+    return apply_op(CONTIGUOUS, (self,), EMPTY)
+
+
+# --- joins and splits ----------------------------------------------------------------
+def _offsets(sizes, i):
+    return sum(s for s in sizes[:i] if s > 0)
+
+
+def _cat_forward(*arrays, dim, sizes):
+    parts = [a for a, s in zip(arrays, sizes) if s >= 0]
+    if not parts:                           # only skipped empty 1-d tensors
+        return np.concatenate(arrays)
+    return np.concatenate(parts, axis=dim)
+
+
+def _cat_vjp(i):
+    def vjp(F, g, dim, sizes):
+        if sizes[i] < 0:                    # a skipped empty 1-d input
+            return F._new_zeros(g, (0,))
+        return F.narrow(g, dim, _offsets(sizes, i), sizes[i])
+    return vjp
+
+
+def _stack_vjp(i):
+    return lambda F, g, dim: F.select(g, dim, i)
+
+
+def _variadic(cache, n, name, forward, make_vjp, jvp, attrs, node_name):
+    """The op for ``n`` tensor inputs (cat and stack take any number); one OpDef per
+    arity, the 2-input one standing in the table."""
+    op = cache.get(n)
+    if op is None:
+        op = cache[n] = OpDef(name, forward, tuple(f"tensor{i}" for i in range(n)),
+                              tuple(make_vjp(i) for i in range(n)), jvp, attrs, node_name,
+                              False, None)
+    return op
+
+
+_CAT_OPS, _STACK_OPS = {}, {}
+
+
+def _cat_op(n):
+    return _variadic(_CAT_OPS, n, "cat", _cat_forward, _cat_vjp,
+                     lambda F, t, dim, sizes: F.cat(list(t), dim), ("dim", "sizes"),
+                     "CatBackward0")
+
+
+def _stack_op(n):
+    return _variadic(_STACK_OPS, n, "stack", lambda *arrays, dim: np.stack(arrays, axis=dim),
+                     _stack_vjp, lambda F, t, dim: F.stack(list(t), dim), ("dim",),
+                     "StackBackward0")
+
+
+OPS["cat"] = _cat_op(2)
+OPS["stack"] = _stack_op(2)
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    if not tensors:
+        raise ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
+    return list(promote(*tensors)) if len({t._data.dtype for t in tensors}) > 1 else \
+        list(tensors)
+
+
+def _cat_sizes(tensors, dim):
+    """Sizes along ``dim`` (-1 for the empty 1-d tensors that cat skips), checked."""
+    kept = [t for t in tensors if t._data.shape != (0,)]
+    ref = kept[0]._data.shape if kept else (0,)
+    for i, t in enumerate(tensors):
+        if t._data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    d = wrap_dim(dim, len(ref))
+    sizes = []
+    for i, t in enumerate(tensors):
+        shape = t._data.shape
+        if shape == (0,) and kept:
+            sizes.append(-1)
+            continue
+        if len(shape) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} "
+                               f"and {len(shape)}")
+        for k, (a, b) in enumerate(zip(ref, shape)):
+            if k != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {a} but got size {b} for tensor number {i} "
+                                   f"in the list.")
+        sizes.append(shape[d])
+    return d, tuple(sizes)
+
+
+@public
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dimension (dtypes promote; empty 1-d tensors
+    are skipped, like the reference).
+
+    >>> import chainrule as cr
+    >>> cr.cat([cr.zeros(2, 3), cr.ones(1, 3)]).shape
+    chainrule.Size([3, 3])
+    """
+    if out is not None:
+        return write_out("cat", out, tensors, lambda: cat(tensors, dim))
+    tensors = _tensor_list(tensors, "cat")
+    d, sizes = _cat_sizes(tensors, dim)
+    return apply_op(_cat_op(len(tensors)), tuple(tensors), {"dim": d, "sizes": sizes})
+
+
+concat = public(cat, name="concat")
+concatenate = public(cat, name="concatenate")
+
+
+@public
+def stack(tensors, dim=0, *, out=None):
+    """Join same-shaped tensors along a new dimension ``dim``.
+
+    >>> import chainrule as cr
+    >>> cr.stack([cr.zeros(2), cr.ones(2)], dim=1).shape
+    chainrule.Size([2, 2])
+    """
+    if out is not None:
+        return write_out("stack", out, tensors, lambda: stack(tensors, dim))
+    tensors = _tensor_list(tensors, "stack")
+    if len(tensors) == 0:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(first)} at entry 0 and {list(t._data.shape)} at entry "
+                               f"{i}")
+    d = wrap_dim(dim, len(first) + 1)
+    return apply_op(_stack_op(len(tensors)), tuple(tensors), {"dim": d})
+
+
+def write_out(name, out, inputs, compute):
+    """The ``out=`` form: no autograd (like the reference), result written into out."""
+    inputs = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
+    if _grad_mode.STATE.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
+                                             for t in inputs):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    with _grad_mode.no_grad():
+        result = compute()
+    if out._data.shape != result._data.shape:
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    np.copyto(out._data, result._data, casting="unsafe")
+    out._bump_version()
+    return out
+
+
+def _split_forward(a, dim, sizes):
+    return np.split(a, np.cumsum(sizes[:-1]), axis=dim)
+
+
+def _split_op(name, node_name):
+    return defop(name, _split_forward, attrs=("dim", "sizes"), node_name=node_name,
+                 multi_output=True,
+                 vjp=(lambda F, g, dim: F.cat(g, dim),),
+                 jvp=lambda F, t, dim, sizes: F.split(t[0], list(sizes), dim))
+
+
+SPLIT = _split_op("split", "SplitBackward0")
+SPLIT_WITH_SIZES = _split_op("split_with_sizes", "SplitWithSizesBackward0")
+UNBIND = defop("unbind", lambda a, dim: _unbind_array(a, dim), attrs=("dim",),
+               multi_output=True,
+               vjp=(lambda F, g, dim: F.stack(g, dim),),
+               jvp=lambda F, t, dim: F.unbind(t[0], dim))
+
+
+def _split_views(op, input, d, sizes):
+    fns = []
+    for i, size in enumerate(sizes):
+        fns.append(_dual(narrow_array, FUNCTIONS["narrow"], d, _offsets(sizes, i), size))
+    return make_view(op, input, {"dim": d, "sizes": tuple(sizes)}, fns)
+
+
+def _split_dim(input, dim, name):
+    if input._data.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor")
+    return wrap_dim(dim, input._data.ndim)
+
+
+@public
+def split(tensor, split_size_or_sections, dim=0):
+    """Split into views of ``split_size_or_sections`` (an int: equal pieces, the last
+    maybe smaller; a list: those sizes) along ``dim``.
+
+    >>> import chainrule as cr
+    >>> [p.shape[0] for p in cr.arange(5).split(2)]
+    [2, 2, 1]
+    """
+    d = _split_dim(tensor, dim, "split")
+    n = tensor._data.shape[d]
+    if not isinstance(split_size_or_sections, (int, np.integer)):
+        return _split_with_sizes(tensor, [int(s) for s in split_size_or_sections], d)
+    size = int(split_size_or_sections)
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={size}")
+    if size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {n}")
+    sizes = [size] * (n // size) + ([n % size] if n % size else []) if n else [0]
+    return _split_views(SPLIT, tensor, d, sizes)
+
+
+def _split_with_sizes(tensor, sizes, d):
+    n = tensor._data.shape[d]
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={sizes}")
+    if sum(sizes) != n:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                           f"(input tensor's size at dimension {d}), but got "
+                           f"split_sizes={sizes}")
+    return _split_views(SPLIT_WITH_SIZES, tensor, d, sizes)
+
+
+@public
+def chunk(input, chunks, dim=0):
+    """Split into ``chunks`` views of (nearly) equal size along ``dim`` (fewer when
+    the dimension is too short).
+
+    >>> import chainrule as cr
+    >>> [p.shape[0] for p in cr.arange(5).chunk(2)]
+    [3, 2]
+    """
+    d = _split_dim(input, dim, "chunk")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input._data.shape[d]
+    size = -(-n // chunks)
+    if size == 0:
+        return _split_with_sizes(input, [0] * chunks, d)
+    return split(input, size, d)
+
+
+def _unbind_array(a, dim):
+    lead = (slice(None),) * dim
+    return [a[lead + (i, Ellipsis)] for i in range(a.shape[dim])]
+
+
+@public
+def unbind(input, dim=0):
+    """All slices along ``dim``, as a tuple of views with that dimension removed.
+
+    >>> import chainrule as cr
+    >>> len(cr.zeros(3, 2).unbind())
+    3
+    """
+    if input._data.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input._data.ndim)
+    fns = [_dual(select_array, FUNCTIONS["select"], d, i) for i in range(input._data.shape[d])]
+    return make_view(UNBIND, input, {"dim": d}, fns)
+
+
+# --- flips, rolls, repeats, diagonals --------------------------------------------------
+FLIP = defop("flip", lambda a, dims: np.flip(a, dims).copy(), attrs=("dims",),
+             vjp=(lambda F, g, dims: F.flip(g, dims),),
+             jvp=lambda F, t, dims: F.flip(t[0], dims))
+ROLL = defop("roll", lambda a, shifts, dims: _roll_array(a, shifts, dims),
+             attrs=("shifts", "dims"),
+             vjp=(lambda F, g, shifts, dims: F.roll(g, tuple(-s for s in shifts), dims),),
+             jvp=lambda F, t, shifts, dims: F.roll(t[0], shifts, dims))
+REPEAT = defop("repeat", lambda a, repeats: np.tile(a, repeats), attrs=("repeats",),
+               vjp=(lambda F, g, self_shape, repeats: F.repeat_backward(g, self_shape, repeats),),
+               jvp=lambda F, t, repeats: F.repeat(t[0], repeats))
+DIAGONAL = defop("diagonal", lambda a, offset, dim1, dim2: diagonal_array(a, offset, dim1, dim2),
+                 attrs=("offset", "dim1", "dim2"),
+                 vjp=(lambda F, g, self_shape, offset, dim1, dim2:
+                      F.diagonal_backward(g, self_shape, offset, dim1, dim2),),
+                 jvp=lambda F, t, offset, dim1, dim2: F.diagonal(t[0], offset, dim1, dim2))
+DIAGONAL_COPY = defop("diagonal_copy",
+                      lambda a, offset, dim1, dim2: diagonal_array(a, offset, dim1, dim2).copy(),
+                      attrs=("offset", "dim1", "dim2"), node_name="DiagonalBackward0_copy",
+                      vjp=(lambda F, g, self_shape, offset, dim1, dim2:
+                           F.diagonal_backward(g, self_shape, offset, dim1, dim2),),
+                      jvp=lambda F, t, offset, dim1, dim2: F.diagonal(t[0], offset, dim1, dim2))
+DIAG_EMBED = defop("diag_embed",
+                   lambda a, offset, dim1, dim2: diag_embed_array(a, offset, dim1, dim2),
+                   attrs=("offset", "dim1", "dim2"),
+                   vjp=(lambda F, g, offset, dim1, dim2: F.diagonal(g, offset, dim1, dim2),),
+                   jvp=lambda F, t, offset, dim1, dim2: F.diag_embed(t[0], offset, dim1, dim2))
+
+
+def _roll_array(a, shifts, dims):
+    if dims is None:
+        return np.roll(a.reshape(-1), shifts[0]).reshape(a.shape)
+    return np.roll(a, shifts, axis=dims)
+
+
+@public
+def flip(input, *dims):
+    """Reverse the order of elements along ``dims`` (a copy).
+
+    >>> import chainrule as cr
+    >>> cr.flip(cr.tensor([1., 2., 3.]), (0,)).tolist()
+    [3.0, 2.0, 1.0]
+    """
+    dims = _dims_arg(dims, input._data.ndim)
+    return apply_op(FLIP, (input,), {"dims": dims})
+
+
+def _dims_arg(dims, nd):
+    dims = _shape_arg(dims)
+    wrapped = tuple(wrap_dim(d, nd) for d in dims)
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+@public
+def fliplr(input):
+    """Flip the second dimension (at least 2-D).
+
+    >>> import chainrule as cr
+    >>> cr.fliplr(cr.tensor([[1., 2.]])).tolist()
+    [[2.0, 1.0]]
+    """
+    if input._data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+@public
+def flipud(input):
+    """Flip the first dimension (at least 1-D).
+
+    >>> import chainrule as cr
+    >>> cr.flipud(cr.tensor([1., 2.])).tolist()
+    [2.0, 1.0]
+    """
+    if input._data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+@public
+def roll(input, shifts, dims=None):
+    """Shift elements cyclically by ``shifts`` along ``dims`` (flattened if None).
+
+    >>> import chainrule as cr
+    >>> cr.roll(cr.tensor([1., 2., 3.]), 1).tolist()
+    [3.0, 1.0, 2.0]
+    """
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    shifts = tuple(int(s) for s in shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               f"dims:0")
+        return apply_op(ROLL, (input,), {"shifts": shifts, "dims": None})
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
+    return apply_op(ROLL, (input,), {"shifts": shifts, "dims": dims})
+
+
+@public
+def repeat(input, *sizes):
+    """Tile the tensor ``sizes[i]`` times along each dimension (extra leading sizes
+    add dimensions); a copy.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1., 2.]).repeat(2, 2).shape
+    chainrule.Size([2, 4])
+    """
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(sizes)}: {list(sizes)}")
+    return apply_op(REPEAT, (input,), {"repeats": sizes})
+
+
+@public
+def tile(input, dims):
+    """Like ``repeat``, with ``dims`` padded with leading ones to the tensor's rank.
+
+    >>> import chainrule as cr
+    >>> cr.tile(cr.zeros(2, 3), (2,)).shape
+    chainrule.Size([2, 6])
+    """
+    dims = _shape_arg((dims,))
+    dims = (1,) * (input._data.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+@helper
+def repeat_backward(F, g, self_shape, repeats):
+    """Sum the copies that ``repeat`` made back onto the input's shape."""
+    lead = len(repeats) - len(self_shape)
+    split_shape, axes = list(repeats[:lead]), list(range(lead))
+    for r, s in zip(repeats[lead:], self_shape):
+        axes.append(len(split_shape))
+        split_shape += [r, s]
+    if not axes:
+        return g
+    return F.reshape(F.sum(F.reshape(g, tuple(split_shape)), tuple(axes)), self_shape)
+
+
+def _diag_dims(nd, offset, dim1, dim2):
+    d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return {"offset": int(offset), "dim1": d1, "dim2": d2}
+
+
+@public
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of the matrices in dims ``dim1``, ``dim2`` (offset above/below),
+    as a view whose last dimension runs along the diagonal.
+
+    >>> import chainrule as cr
+    >>> cr.diagonal(cr.eye(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    attrs = _diag_dims(input._data.ndim, offset, dim1, dim2)
+    return make_view(DIAGONAL, input, attrs,
+                     _dual(diagonal_array, diagonal, *attrs.values()))
+
+
+@public
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices (in dims ``dim1``, ``dim2`` of the result) whose diagonals are the last
+    dimension of ``input``; zeros elsewhere.
+
+    >>> import chainrule as cr
+    >>> cr.diag_embed(cr.tensor([1., 2.])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    attrs = _diag_dims(input._data.ndim + 1, offset, dim1, dim2)
+    return apply_op(DIAG_EMBED, (input,), attrs)
+
+
+@public
+def diag(input, diagonal=0):
+    """A 1-D tensor as a diagonal matrix, or the diagonal of a 2-D tensor (a copy).
+
+    >>> import chainrule as cr
+    >>> cr.diag(cr.tensor([1., 2.])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    nd = input._data.ndim
+    if nd == 1:
+        return apply_op(DIAG_EMBED, (input,), {"offset": int(diagonal), "dim1": 0, "dim2": 1})
+    if nd != 2:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {nd}D")
+    return apply_op(DIAGONAL_COPY, (input,), {"offset": int(diagonal), "dim1": 0, "dim2": 1})
+
+
+def diagonal_array(a, offset, dim1, dim2):
+    """A writable view of a diagonal (NumPy's own is read-only)."""
+    m = np.moveaxis(a, (dim1, dim2), (-2, -1))
+    m = m[..., :, offset:] if offset >= 0 else m[..., -offset:, :]
+    n = max(0, min(m.shape[-2], m.shape[-1]))
+    return np.lib.stride_tricks.as_strided(m, m.shape[:-2] + (n,),
+                                           m.strides[:-2] + (m.strides[-2] + m.strides[-1],))
+
+
+def diag_embed_array(a, offset, dim1, dim2):
+    n = a.shape[-1] + abs(offset) if a.ndim else 1 + abs(offset)
+    rest = iter(a.shape[:-1])
+    shape = tuple(n if d in (dim1, dim2) else next(rest) for d in range(a.ndim + 1))
+    out = np.zeros(shape, a.dtype)
+    diagonal_array(out, offset, dim1, dim2)[...] = a
+    return out
+
+
+@helper
+def diagonal_backward(F, g, self_shape, offset, dim1, dim2):
+    """Gradient of diagonal: ``g`` written on that diagonal of zeros."""
+    out = F._new_zeros(g, self_shape)
+    F._write_into(F.diagonal(out, offset, dim1, dim2), g)
+    return out
+
+
+# --- ndarray versions for derivative formulas (Note [one formula, two namespaces]) -----
+@array_fn("squeeze")
+def squeeze_array(x, dim=None):
+    return np.squeeze(x, dim)
+
+
+@array_fn("t")
+def t_array(x):
+    return x.T
+
+
+@array_fn("cat")
+def cat_array(tensors, dim=0):
+    parts = [a for a in tensors if a.shape != (0,)]
+    return np.concatenate(parts or tensors, axis=dim if parts else 0)
+
+
+@array_fn("stack")
+def stack_array(tensors, dim=0):
+    return np.stack(tensors, axis=dim)
+
+
+@array_fn("split")
+def split_array(tensor, split_size_or_sections, dim=0):
+    n = tensor.shape[dim]
+    sizes = split_size_or_sections
+    if isinstance(sizes, (int, np.integer)):
+        sizes = [sizes] * (n // sizes) + ([n % sizes] if n % sizes else [])
+    return tuple(_split_forward(tensor, dim, list(sizes)))
+
+
+@array_fn("unbind")
+def unbind_array(x, dim=0):
+    return tuple(_unbind_array(x, dim))
+
+
+@array_fn("narrow")
+def narrow_array(x, dim, start, length):
+    return x[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+@array_fn("select")
+def select_array(x, dim, index):
+    return x[(slice(None),) * dim + (index, Ellipsis)]
+
+
+@array_fn("flip")
+def flip_array(x, dims):
+    return np.flip(x, dims)
+
+
+@array_fn("roll")
+def roll_array(x, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    return _roll_array(x, shifts, dims)
+
+
+@array_fn("repeat")
+def repeat_array(x, repeats):
+    return np.tile(x, repeats)
+
+
+@array_fn("diagonal")
+def diagonal_ns_array(x, offset=0, dim1=0, dim2=1):
+    return diagonal_array(x, offset, dim1 % x.ndim, dim2 % x.ndim)
+
+
+@array_fn("diag_embed")
+def diag_embed_ns_array(x, offset=0, dim1=-2, dim2=-1):
+    return diag_embed_array(x, offset, dim1 % (x.ndim + 1), dim2 % (x.ndim + 1))
+
+
+@array_fn("_new_zeros")
+def new_zeros_array(x, shape):
+    return np.zeros(shape, x.dtype)
+
+
+@array_fn("_write_into")
+def write_into_array(view, value):
+    view[...] = value
+
+
+@formula_helper
+def _new_zeros(x, shape):
+    """Zeros of ``shape`` with ``x``'s dtype (a constant: no history)."""
+    return Tensor._wrap(np.zeros(shape, x._data.dtype))
+
+
+@formula_helper
+def _write_into(view, value):
+    """Copy ``value`` into ``view`` (recorded: the view's base gets CopySlices)."""
+    view.copy_(value)
+
+
+from . import indexing  # noqa: E402,F401  (registers the indexing ops)

@@ -2,50 +2,119 @@
 
 Note [views share memory and version]
     A view op's output shares its base's memory (a NumPy view) and its version
-    counter; ``_base`` points at the root base. The view remembers how to re-make
-    itself from the base (``view_fn``, which works on ndarrays and on Tensors).
+    counter; ``_base`` points at the root base (never at another view). The view
+    remembers how to re-make itself from the root (``view_fn``, a function that works
+    on ndarrays and on Tensors alike: ``view_fn(root)`` gives the same elements).
+    Views made while grad mode is on are also listed (weakly) on their root, so that
+    an in-place change of the root can re-point their history (see below).
 
 Note [rebasing after in-place on a view]
-    When an in-place op writes through a view V of base B and autograd is involved,
-    B's history changes too. B gets a new grad_fn, CopySlices, which sends the part
-    of B's gradient under V through the in-place op's backward and the rest straight
-    to B's previous history; V's grad_fn becomes a fresh view of the new B.
+    When an in-place op writes through a view V of root B and autograd is involved,
+    B's history changes too. B gets a new grad_fn, CopySlices: of B's gradient, the
+    part under V goes through the in-place op's backward (to the old values of V,
+    which are B's old values there, and to the op's other inputs); the rest goes
+    straight to B's previous history. Every live view of B (V included) then gets a
+    fresh grad_fn, AsStridedBackward0, which takes its gradient to B's new history
+    by scattering it into a zero tensor of B's shape. An in-place op on B itself
+    re-points B's views the same way. (The reference does this lazily, when a stale
+    view is next used; doing it eagerly costs one small node per live view.)
+
+Note [multi-output views]
+    split/chunk/unbind return several views of one node. Like the reference, those
+    may not be modified in place while autograd records (the error says why); under
+    no_grad they may.
 """
+import weakref
+
 import numpy as np
 
+from .. import _grad_mode
 from .._tensor import Tensor
+from ..autograd._sum_to import sum_to
 from ..autograd.node import Node
 from ._registry import apply_op, edge_of
 
 
 def make_view(op, base, attrs, view_fn):
-    """Apply a view op and link the result to its base."""
+    """Apply a view op to ``base`` and link the result(s) to the root base.
+
+    ``view_fn`` re-makes the output from ``base``; for a multi-output op it is a
+    sequence with one function per output."""
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
-    outs = out if isinstance(out, tuple) else (out,)
-    for o in outs:
-        parent_fn = base._extra.view_fn if base._extra is not None else None
-        fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
-        o._extras().view_fn = fn
+    parent_fn = base._extra.view_fn if base._extra is not None else None
+    if op.multi_output:
+        for k, (o, fn) in enumerate(zip(out, view_fn)):
+            fn = _compose(parent_fn, fn)
+            fn.multi_output = (op.node_cls.__name__, k)
+            _set_view_fn(o, fn)
+        _register(out)
+    else:
+        _set_view_fn(out, _compose(parent_fn, view_fn))
+        _register((out,))
     return out
 
 
+def _set_view_fn(view, fn):
+    view._extras().view_fn = fn
+
+
 def _compose(first, second):
+    if first is None:
+        return lambda x: second(x)
     return lambda x: second(first(x))
 
 
-def rebase_inplace(t, result):
-    """Make ``t`` the output of ``result``'s node after an in-place op (see Note
-    [rebasing after in-place on a view])."""
-    base = t._base
-    view_fn = t._extra.view_fn if t._extra is not None else None
-    if base is None or view_fn is None:
-        _adopt(t, result.grad_fn, result._output_nr)
+def _register(views):
+    """List the views on their root (weakly) so in-place ops can re-point them."""
+    root = views[0]._base
+    if root is None or not _grad_mode.STATE.grad_enabled:
         return
-    node = CopySlices(edge_of(base), view_fn, result.grad_fn, base._data.shape,
-                      base._data.dtype)
-    _adopt(base, node, 0)
-    fresh = view_fn(base)
-    _adopt(t, fresh.grad_fn, fresh._output_nr)
+    extra = root._extras()
+    refs = extra.views
+    if refs is None:
+        refs = extra.views = []
+    refs.extend(weakref.ref(v) for v in views)
+    n = len(refs)
+    if n >= 64 and n & (n - 1) == 0:        # prune dead entries now and then
+        refs[:] = [r for r in refs if r() is not None]
+
+
+def check_view_inplace(t, result):
+    """Errors of in-place ops on views, raised before anything is written."""
+    check_view_write(t, result.grad_fn is not None)
+
+
+def check_view_write(t, records):
+    """``records``: whether the in-place op will be recorded (some input needs grad)."""
+    arr = t._data
+    if not arr.flags.writeable and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    fn = t._extra.view_fn if t._extra is not None else None
+    multi = getattr(fn, "multi_output", None)
+    if multi is not None and records and _grad_mode.STATE.grad_enabled:
+        name, k = multi
+        raise RuntimeError(
+            f"Output {k} of {name.replace('Backward0', '')} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. "
+            "Such functions do not allow the output views to be modified inplace. You "
+            "should replace the inplace operation by an out-of-place one.")
+
+
+def rebase_inplace(t, result):
+    """Make ``t`` (just written in place) carry ``result``'s history (see Note
+    [rebasing after in-place on a view])."""
+    root = t._base
+    view_fn = t._extra.view_fn if t._extra is not None else None
+    if root is None or view_fn is None:
+        _adopt(t, result.grad_fn, result._output_nr)
+        _refresh_views(t, None)
+        return
+    node = CopySlices.make(edge_of(root), edge_of(t), view_fn, result, root)
+    _adopt(root, node, 0)
+    _adopt(t, AsStridedBackward0(root, view_fn), 0)
+    _refresh_views(root, t)
 
 
 def _adopt(t, node, output_nr):
@@ -54,36 +123,126 @@ def _adopt(t, node, output_nr):
     t._requires_grad = True
 
 
-class CopySlices(Node):
-    """grad_fn of a base after an in-place op on one of its views."""
+def _refresh_views(root, done):
+    """Give every live view of ``root`` (but ``done``) a grad_fn into root's history."""
+    extra = root._extra
+    refs = extra.views if extra is not None else None
+    if not refs:
+        return
+    live = []
+    for ref in refs:
+        v = ref()
+        if v is None:
+            continue
+        live.append(ref)
+        fn = v._extra.view_fn if v._extra is not None else None
+        if v is not done and fn is not None:
+            _adopt(v, AsStridedBackward0(root, fn), 0)
+    refs[:] = live
 
-    __slots__ = ("view_fn", "fn", "_in_meta")
 
-    def __init__(self, base_edge, view_fn, fn, shape, dtype):
-        Node.__init__(self, (base_edge,) + tuple(fn._next[1:]))
+class AsStridedBackward0(Node):
+    """grad_fn of a view whose root was changed in place: scatters the view's
+    gradient into a zero gradient of the root's shape."""
+
+    __slots__ = ("view_fn", "_in_meta", "_index_map")
+
+    def __init__(self, root, view_fn):
+        Node.__init__(self, (edge_of(root),))
         self.view_fn = view_fn
-        self.fn = fn
-        self._in_meta = ((shape, dtype),) + tuple(getattr(fn, "_in_meta", ())[1:]) \
-            if getattr(fn, "_in_meta", None) else None
+        self._in_meta = ((root._data.shape, root._data.dtype),)
+        self._index_map = None
+
+    def apply(self, grads, create_graph):
+        g = grads[0]
+        if g is None:
+            return [None]
+        shape = self._in_meta[0][0]
+        if create_graph:
+            return [self._scatter_tensor(g, shape)]
+        out = np.zeros(shape, g.dtype)
+        region = self.view_fn(out)
+        if region.flags.writeable:
+            region[...] = g
+        else:                                  # overlapping elements (expand): sum them
+            np.add.at(out.reshape(-1), self.index_map(shape), g)
+        return [out]
+
+    def _scatter_tensor(self, g, shape):
+        from ._common import FUNCTIONS
+        out = Tensor._wrap(np.zeros(shape, g._data.dtype))
+        region = self.view_fn(out)
+        if region._data.flags.writeable:
+            region.copy_(g)
+            return out
+        flat = FUNCTIONS["_index_put"](out.reshape(-1), (self.index_map(shape),), g, True)
+        return flat.reshape(shape)
+
+    def index_map(self, shape):
+        """For each element of the view, its flat position in the root."""
+        if self._index_map is None:
+            n = int(np.prod(shape))
+            self._index_map = np.array(self.view_fn(np.arange(n).reshape(shape)))
+        return self._index_map
+
+
+class CopySlices(Node):
+    """grad_fn of a root after an in-place op on one of its views.
+
+    Two layouts: when the in-place op's node ``fn`` takes the view as its first input
+    (the usual case, like the reference), CopySlices calls ``fn`` itself on the
+    view's part of the gradient and forwards fn's other inputs; otherwise it sends
+    that part to ``fn`` along an ordinary edge (``fn`` then reaches the view's old
+    history by itself)."""
+
+    __slots__ = ("view_fn", "fn", "direct", "_in_meta")
+
+    @classmethod
+    def make(cls, root_edge, view_edge, view_fn, result, root):
+        fn = result.grad_fn
+        meta = (root._data.shape, root._data.dtype)
+        direct = (result._output_nr == 0 and fn.num_inputs() == 1 and fn._next
+                  and fn._next[0] == view_edge and getattr(fn, "_in_meta", None) is not None)
+        node = cls.__new__(cls)
+        if direct:
+            Node.__init__(node, (root_edge,) + tuple(fn._next[1:]))
+            node._in_meta = (meta,) + tuple(fn._in_meta[1:])
+        else:
+            Node.__init__(node, (root_edge, (fn, result._output_nr)))
+            node._in_meta = (meta, (result._data.shape, result._data.dtype))
+        node.view_fn, node.fn, node.direct = view_fn, fn, direct
+        return node
 
     def apply(self, grads, create_graph):
         g = grads[0]
         if g is None:
             return [None] * len(self._next)
         if create_graph:
-            result = g.clone()
-            region = self.view_fn(result)
-            inner = self.fn.apply([region.clone()], True)
-            if inner[0] is not None:
-                region.copy_(inner[0])
-            else:
-                region.zero_()
+            return self._apply_tensor(g)
+        out = np.array(g, copy=True)
+        region = self.view_fn(out)
+        part = region.copy()
+        if not self.direct:
+            region[...] = 0
+            return [out, part]
+        inner = self.fn.apply([part], False)
+        region[...] = 0 if inner[0] is None else sum_to(inner[0], region.shape)
+        return [out] + list(inner[1:])
+
+    def _apply_tensor(self, g):
+        out = g.clone()
+        region = self.view_fn(out)
+        part = region.clone()
+        if not self.direct:
+            region.zero_()
+            return [out, part]
+        inner = self.fn.apply([part], True)
+        if inner[0] is None:
+            region.zero_()
         else:
-            result = np.array(g, copy=True)
-            region = self.view_fn(result)
-            inner = self.fn.apply([np.array(region, copy=True)], False)
-            region[...] = 0 if inner[0] is None else inner[0]
-        return [result] + list(inner[1:])
+            region.copy_(sum_to(inner[0], tuple(region._data.shape)))
+        return [out] + list(inner[1:])
 
     def release_saved(self):
-        self.fn.release_saved()
+        if self.direct:
+            self.fn.release_saved()

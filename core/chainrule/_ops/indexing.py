@@ -1,0 +1,686 @@
+"""Derivative table: indexing (``__getitem__``/``__setitem__``, select, narrow,
+index_select, index_add, gather, scatter, scatter_add, masked_fill, index_put).
+
+Note [basic and advanced indexing]
+    Like the reference, ``x[key]`` first applies the basic parts of the key, in
+    order, as views: an int is ``select`` (SelectBackward0), a slice ``slice``
+    (SliceBackward0; steps > 0 only), None ``unsqueeze``, ``...`` skips dims. What is
+    left, integer/bool index arrays (Tensors, lists, ndarrays) with full slices
+    between them, is one advanced ``index`` op: a copy (IndexBackward0) with NumPy's
+    placement rules, whose backward adds the gradient back with ``np.add.at`` so
+    repeated indices accumulate. ``x[key] = v`` goes the same way: the basic part
+    gives a view that is written with ``copy_``/``fill_`` (the root gets CopySlices,
+    Note [rebasing after in-place on a view]); an advanced part is ``index_put_``.
+"""
+import numpy as np
+
+from .. import _grad_mode
+from .._tensor import Tensor
+from ..autograd import saved_hooks as _saved_hooks
+from ..autograd.graph import before_inplace_mutation
+from ..autograd.saved_guard import unlocked_for_inplace
+from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, check_inplace, commit_inplace,
+                      formula_helper, method, public, wrap_dim)
+from ._formula_helpers import helper
+from ._namespaces import array_fn
+from ._registry import NONDIFF, apply_op, defop
+from .views import check_view_write, make_view, rebase_inplace
+from .shape import _alias, _dual, legacy_type_name, select_array, unsqueeze, write_out
+
+# --- the table -----------------------------------------------------------------------
+SELECT = defop("select", lambda a, dim, index: select_array(a, dim, index),
+               attrs=("dim", "index"),
+               vjp=(lambda F, g, self_shape, dim, index:
+                    F.select_backward(g, self_shape, dim, index),),
+               jvp=lambda F, t, dim, index: F.select(t[0], dim, index))
+SLICE = defop("slice", lambda a, dim, start, end, step: _slice_array(a, dim, start, end, step),
+              attrs=("dim", "start", "end", "step"),
+              vjp=(lambda F, g, self_shape, dim, start, end, step:
+                   F.slice_backward(g, self_shape, dim, start, end, step),),
+              jvp=lambda F, t, dim, start, end, step: F._slice(t[0], dim, start, end, step))
+INDEX = defop("index", lambda a, key: _index_array(a, key), attrs=("key",),
+              vjp=(lambda F, g, self_shape, key:
+                   F._index_put(F._new_zeros(g, self_shape), key, g, True),),
+              jvp=lambda F, t, key: F._index(t[0], key))
+INDEX_PUT = defop("index_put", lambda a, v, key, accumulate, inplace:
+                  _index_put_array(a, key, v, accumulate, inplace),
+                  inputs=("self", "values"), attrs=("key", "accumulate", "inplace"),
+                  vjp=(lambda F, g, key, accumulate: g if accumulate else
+                       F._index_put(g, key, F._new_zeros(g, ()), False),
+                       lambda F, g, key: F._index(g, key)),
+                  jvp=lambda F, t, key, accumulate: F._index_put(t[0], key, t[1], accumulate))
+INDEX_SELECT = defop("index_select", lambda a, i, dim: np.take(a, i, axis=dim),
+                     inputs=("self", "index"), attrs=("dim",),
+                     vjp=(lambda F, g, self_shape, dim, index:
+                          F.index_add(F._new_zeros(g, self_shape), dim, index, g), NONDIFF),
+                     jvp=lambda F, t, dim, index: F.index_select(t[0], dim, index))
+INDEX_ADD = defop("index_add", lambda a, i, s, dim, alpha: index_add_array(a, dim, i, s, alpha),
+                  inputs=("self", "index", "source"), attrs=("dim", "alpha"),
+                  vjp=(lambda F, g: g, NONDIFF,
+                       lambda F, g, dim, index, alpha: F.index_select(g, dim, index)
+                       if alpha == 1 else F.index_select(g, dim, index) * F.conj_scalar(alpha)),
+                  jvp=lambda F, t, dim, index, alpha:
+                  F.index_add(t[0], dim, index, t[2], alpha=alpha))
+GATHER = defop("gather", lambda a, i, dim: gather_array(a, dim, i), inputs=("self", "index"),
+               attrs=("dim",),
+               vjp=(lambda F, g, self_shape, dim, index:
+                    F.scatter_add(F._new_zeros(g, self_shape), dim, index, g), NONDIFF),
+               jvp=lambda F, t, dim, index: F.gather(t[0], dim, index))
+SCATTER_ADD = defop("scatter_add", lambda a, i, s, dim: scatter_add_array(a, dim, i, s),
+                    inputs=("self", "index", "src"), attrs=("dim",),
+                    vjp=(lambda F, g: g, NONDIFF,
+                         lambda F, g, src_shape, dim, index:
+                         F.pad_grad(F.gather(g, dim, index), src_shape)),
+                    jvp=lambda F, t, dim, index: F.scatter_add(t[0], dim, index, t[2]))
+SCATTER = defop("scatter", lambda a, i, s, dim: scatter_array(a, dim, i, s),
+                inputs=("self", "index", "src"), attrs=("dim",),
+                vjp=(lambda F, g, dim, index: F.scatter(g, dim, index, 0), NONDIFF,
+                     lambda F, g, src_shape, dim, index:
+                     F.pad_grad(F.gather(g, dim, index), src_shape)),
+                jvp=lambda F, t, dim, index: F.scatter(t[0], dim, index, t[2]))
+SCATTER_VALUE = defop("scatter_value", lambda a, i, dim, value: scatter_array(a, dim, i, value),
+                      inputs=("self", "index"), attrs=("dim", "value"),
+                      node_name="ScatterBackward1",
+                      vjp=(lambda F, g, dim, index: F.scatter(g, dim, index, 0), NONDIFF),
+                      jvp=lambda F, t, dim, index: F.scatter(t[0], dim, index, 0))
+MASKED_FILL = defop("masked_fill", lambda a, m, value: masked_fill_array(a, m, value),
+                    inputs=("self", "mask"), attrs=("value",),
+                    vjp=(lambda F, g, mask: F.masked_fill(g, mask, 0), NONDIFF),
+                    jvp=lambda F, t, mask: F.masked_fill(t[0], mask, 0))
+MASKED_FILL_TENSOR = defop("masked_fill_tensor", lambda a, m, v: masked_fill_array(a, m, v),
+                           inputs=("self", "mask", "value"), node_name="MaskedFillBackward1",
+                           vjp=(lambda F, g, mask: F.masked_fill(g, mask, 0), NONDIFF,
+                                lambda F, g, mask:
+                                F.sum(F.where(mask, g, F._new_zeros(g, ())))),
+                           jvp=lambda F, t, mask: F.where(mask, t[2], t[0]))
+
+
+@helper
+def select_backward(F, g, self_shape, dim, index):
+    """Gradient of select: ``g`` written into that slice of zeros."""
+    out = F._new_zeros(g, self_shape)
+    F._write_into(F.select(out, dim, index), g)
+    return out
+
+
+@helper
+def slice_backward(F, g, self_shape, dim, start, end, step):
+    out = F._new_zeros(g, self_shape)
+    F._write_into(F._slice(out, dim, start, end, step), g)
+    return out
+
+
+@helper
+def pad_grad(F, grad, shape):
+    """``grad`` zero-padded at the end of each dim up to ``shape`` (src may be larger
+    than index in scatter ops; only the index-shaped corner was used)."""
+    if tuple(grad.shape) == tuple(shape):
+        return grad
+    corner = tuple(slice(0, n) for n in grad.shape)
+    return F._index_put(F._new_zeros(grad, shape), corner, grad, False)
+
+
+# --- ndarray kernels -----------------------------------------------------------------
+def _slice_array(a, dim, start, end, step):
+    return a[(slice(None),) * dim + (slice(start, end, step),)]
+
+
+def _index_array(a, key):
+    out = a[key]
+    return out.copy() if np.may_share_memory(out, a) else out
+
+
+def _index_put_array(a, key, values, accumulate, inplace):
+    out = a if inplace else a.copy()
+    try:
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+    except ValueError:
+        target = np.empty(a.shape, np.int8)[key].shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(values))} "
+                           f"cannot be broadcast to indexing result of shape {list(target)}"
+                           ) from None
+    return out
+
+
+def index_add_array(a, dim, index, source, alpha=1):
+    out = a.copy()
+    np.add.at(out, (slice(None),) * dim + (index.reshape(-1),),
+              source if alpha == 1 else source * alpha)
+    return out
+
+
+def _corner(a, shape, skip=None):
+    """The leading block of ``a`` with ``shape`` (dims other than ``skip``)."""
+    return a[tuple(slice(None) if d == skip else slice(0, n) for d, n in enumerate(shape))]
+
+
+def _scatter_key(index, dim):
+    key = list(np.indices(index.shape, sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def gather_array(a, dim, index):
+    if a.ndim == 0:
+        return a[index] if index.ndim else a.copy()
+    return np.take_along_axis(_corner(a, index.shape, dim), index, axis=dim)
+
+
+def scatter_add_array(a, dim, index, src):
+    out = a.copy()
+    if index.ndim == 0:
+        out[...] += src.reshape(())
+        return out
+    np.add.at(out, _scatter_key(index, dim), _corner(src, index.shape))
+    return out
+
+
+def scatter_array(a, dim, index, src):
+    out = a.copy()
+    value = _corner(src, index.shape) if isinstance(src, np.ndarray) and src.ndim else src
+    if index.ndim == 0:
+        out[...] = value
+        return out
+    out[_scatter_key(index, dim)] = value
+    return out
+
+
+def masked_fill_array(a, mask, value):
+    value = np.asarray(value)
+    if value.dtype != a.dtype:
+        value = value.astype(a.dtype)
+    return np.where(mask, value, a)
+
+
+# ARRAY_NS twins of the functions the formulas call.
+array_fn("_slice")(_slice_array)
+array_fn("_index")(lambda x, key: x[key])
+array_fn("_index_put")(lambda x, key, values, accumulate=False:
+                       _index_put_array(x, key, values, accumulate, False))
+array_fn("index_select")(lambda x, dim, index: np.take(x, index.reshape(-1), axis=dim))
+array_fn("index_add")(index_add_array)
+array_fn("gather")(gather_array)
+array_fn("scatter_add")(scatter_add_array)
+array_fn("scatter")(scatter_array)
+array_fn("masked_fill")(masked_fill_array)
+
+
+# --- select, narrow, slice -------------------------------------------------------------
+@public
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim``, that dimension removed (a view).
+
+    >>> import chainrule as cr
+    >>> cr.arange(6).view(2, 3).select(1, 0).tolist()
+    [0, 3]
+    """
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    i = index.__index__()
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(shape)} "
+                         f"at dimension {d}")
+    return _select(input, d, i % shape[d])
+
+
+def _select(input, d, i):
+    return make_view(SELECT, input, {"dim": d, "index": i}, _dual(select_array, _select, d, i))
+
+
+@public
+def narrow(input, dim, start, length):
+    """Elements ``start .. start + length`` along ``dim`` (a view).
+
+    >>> import chainrule as cr
+    >>> cr.arange(5).narrow(0, 1, 3).tolist()
+    [1, 2, 3]
+    """
+    shape = input._data.shape
+    if not shape:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    start, length, n = start.__index__(), length.__index__(), shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but "
+                         f"got {start})")
+    start = start + n if start < 0 else start
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice(input, d, start, start + length, 1)
+
+
+@formula_helper
+def _slice(input, dim, start, end, step):
+    """``input[..., start:end:step]`` at ``dim`` (bounds already normalised): a view."""
+    attrs = {"dim": dim, "start": start, "end": end, "step": step}
+    return make_view(SLICE, input, attrs, _dual(_slice_array, _slice, dim, start, end, step))
+
+
+# --- __getitem__ -------------------------------------------------------------------------
+def _is_int(k):
+    if isinstance(k, (bool, np.bool_)):
+        return False
+    if isinstance(k, (int, np.integer)):
+        return True
+    return isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu"
+
+
+def _as_index_array(k):
+    """An advanced index as an ndarray of int64 or bool."""
+    arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+    if arr.dtype == np.uint8:
+        arr = arr.astype(bool)
+    if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
+        arr = arr.astype(np.int64)            # [] is an empty integer index
+    if arr.dtype.kind not in "iub":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return arr
+
+
+def _expand_key(key, ndim):
+    """The key as a list, Ellipsis replaced by full slices, checked for length."""
+    key = list(key) if isinstance(key, tuple) else [key]
+    consumed = 0
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+            continue
+        if isinstance(k, (Tensor, np.ndarray, list)):
+            arr = _as_index_array(k)
+            consumed += arr.ndim if arr.dtype == bool else 1
+        else:
+            consumed += 1
+    ellipses = [i for i, k in enumerate(key) if k is Ellipsis]   # (no ==: keys hold Tensors)
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    if ellipses:
+        i = ellipses[0]
+        key[i:i + 1] = [slice(None)] * (ndim - consumed)
+    return key
+
+
+def _apply_basic(t, key):
+    """Apply the basic parts of ``key`` as views; return the view and what is left for
+    the advanced ``index`` op (None when nothing is)."""
+    rest, dim, advanced = [], 0, False
+    for k in key:
+        if _is_int(k):
+            n = t._data.shape[dim]
+            i = k.__index__()
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+            t = _select(t, dim, i % n)
+        elif isinstance(k, slice):
+            t = _apply_slice(t, dim, k, len(key) == 1)
+            rest.append(slice(None))
+            dim += 1
+        elif k is None:
+            t = unsqueeze(t, dim)
+            rest.append(slice(None))
+            dim += 1
+        elif isinstance(k, (bool, np.bool_)):
+            t = unsqueeze(t, dim)
+            rest.append(np.zeros(1 if k else 0, np.int64))
+            dim, advanced = dim + 1, True
+        else:
+            dim = _append_advanced(rest, _as_index_array(k), t._data.shape, dim)
+            advanced = True
+    return t, (tuple(rest) if advanced else None)
+
+
+def _apply_slice(t, dim, k, always):
+    n = t._data.shape[dim]
+    start, stop, step = k.indices(n) if k.step is None or k.step > 0 else (0, 0, k.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    stop = max(stop, start)
+    if not always and start == 0 and stop == n and step == 1:
+        return t                              # a full slice inside a tuple: nothing to do
+    return _slice(t, dim, start, stop, step)
+
+
+def _append_advanced(rest, arr, shape, dim):
+    if arr.dtype != bool:
+        rest.append(arr.astype(np.int64, copy=False))
+        return dim + 1
+    for j, m in enumerate(arr.shape):
+        if dim + j >= len(shape) or shape[dim + j] != m:
+            raise IndexError(f"The shape of the mask {list(arr.shape)} at index {j} does not "
+                             f"match the shape of the indexed tensor {list(shape)} at index "
+                             f"{dim + j}")
+    rest.extend(np.nonzero(arr) if arr.ndim else (np.zeros(int(arr), np.int64),))
+    return dim + max(arr.ndim, 1)
+
+
+def _index(input, key):
+    """The advanced ``index`` op (a copy; repeated indices accumulate in backward)."""
+    while key and isinstance(key[-1], slice):
+        key = key[:-1]
+    try:
+        return apply_op(INDEX, (input,), {"key": key})
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+
+
+formula_helper(_index)
+
+
+def getitem(self, key):
+    """``self[key]``: basic indexing gives views, advanced indexing a copy (Note
+    [basic and advanced indexing])."""
+    if type(key) is int and self._data.ndim:       # the most common case, kept short
+        n = self._data.shape[0]
+        if not -n <= key < n:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
+        return _select(self, 0, key % n)
+    view, rest = _apply_basic(self, _expand_key(key, self._data.ndim))
+    if rest is not None:
+        return _index(view, rest)
+    if view is self:
+        return _alias(self)
+    return view
+
+
+Tensor.__getitem__ = getitem
+
+
+# --- __setitem__ and index_put -----------------------------------------------------------
+def setitem(self, key, value):
+    """``self[key] = value``: writes in place (version bump); gradients flow to
+    ``value`` and, outside the written part, to the old contents."""
+    view, rest = _apply_basic(self, _expand_key(key, self._data.ndim))
+    if rest is None:
+        if isinstance(value, (bool, int, float, complex, np.number)):
+            view.fill_(value)
+        else:
+            view.copy_(_strip_leading_ones(_value_tensor(value, view), view._data.ndim))
+        return
+    while rest and isinstance(rest[-1], slice):
+        rest = rest[:-1]
+    _index_put_inplace(view, rest, _value_tensor(value, view), False)
+
+
+Tensor.__setitem__ = setitem
+
+
+def _value_tensor(value, like):
+    if isinstance(value, Tensor):
+        return value
+    return Tensor._wrap(np.asarray(value, dtype=like._data.dtype))
+
+
+def _strip_leading_ones(value, ndim):
+    shape = value._data.shape
+    lead = 0
+    while len(shape) - lead > ndim and shape[lead] == 1:
+        lead += 1
+    return FUNCTIONS["reshape"](value, shape[lead:]) if lead else value
+
+
+def _index_put_inplace(t, key, values, accumulate):
+    """index_put_ without copying ``t``: the forward writes into t's memory."""
+    if values._data.dtype != t._data.dtype:
+        values = values.to(t.dtype)
+    records = _grad_mode.STATE.grad_enabled and (t._requires_grad or values._requires_grad)
+    check_inplace(t)
+    if _saved_hooks.ACTIVE[0]:
+        before_inplace_mutation(t)
+    if t._base is not None:
+        check_view_write(t, records)
+    attrs = {"key": key, "accumulate": accumulate, "inplace": True}
+    try:
+        with unlocked_for_inplace(t):           # Note [read-only saved arrays]
+            result = apply_op(INDEX_PUT, (t, values), attrs)
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+    t._bump_version()
+    if result.grad_fn is not None:
+        rebase_inplace(t, result)
+    return t
+
+
+def _key_from_indices(indices):
+    key = []
+    for idx in indices:
+        if idx is None:
+            key.append(slice(None))
+            continue
+        arr = _as_index_array(idx)
+        key.extend(np.nonzero(arr) if arr.dtype == bool else (arr.astype(np.int64, copy=False),))
+    return tuple(key)
+
+
+@public
+def index_put(input, indices, values, accumulate=False):
+    """A copy of ``input`` with ``values`` put at ``indices`` (a tuple of index
+    tensors, as in ``input[indices] = values``); ``accumulate`` adds instead.
+
+    >>> import chainrule as cr
+    >>> cr.index_put(cr.zeros(3), (cr.tensor([0, 0]),), cr.tensor(1.), True).tolist()
+    [2.0, 0.0, 0.0]
+    """
+    values = as_tensor_arg(values, "values")
+    _same_dtype("Index put", input, values)
+    return apply_op(INDEX_PUT, (input, values), {"key": _key_from_indices(indices),
+                                                  "accumulate": bool(accumulate),
+                                                  "inplace": False})
+
+
+@method("index_put_")
+def index_put_(self, indices, values, accumulate=False):
+    """In-place ``index_put``."""
+    values = as_tensor_arg(values, "values")
+    _same_dtype("Index put", self, values)
+    return _index_put_inplace(self, _key_from_indices(indices), values, bool(accumulate))
+
+
+def _same_dtype(what, dst, src):
+    if dst._data.dtype != src._data.dtype:
+        raise RuntimeError(f"{what} requires the source and destination dtypes match, got "
+                           f"{dst.dtype.name.capitalize()} for the destination and "
+                           f"{src.dtype.name.capitalize()} for the source.")
+
+
+@formula_helper
+def _index_put(input, key, values, accumulate=False):
+    """Out-of-place index_put with a ready key (formulas)."""
+    if not isinstance(values, Tensor):
+        values = Tensor._wrap(np.asarray(values, input._data.dtype))
+    return apply_op(INDEX_PUT, (input, values), {"key": key, "accumulate": accumulate,
+                                                  "inplace": False})
+
+
+# --- index_select, index_add, gather, scatter ----------------------------------------------
+def _index_tensor(index, name, allow_matrix=True):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index" if allow_matrix
+                           else f"{name}(): Expected dtype int32 or int64 for index")
+    return index
+
+
+def _check_bounds(index, n, dim):
+    idx = index._data
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx.min() if idx.min() < -n else idx.max()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+
+
+@public
+def index_select(input, dim, index, *, out=None):
+    """The slices at ``index`` (a 1-D integer tensor) along ``dim`` (a copy).
+
+    >>> import chainrule as cr
+    >>> cr.arange(5).index_select(0, cr.tensor([4, 0])).tolist()
+    [4, 0]
+    """
+    if out is not None:
+        return write_out("index_select", out, (input,), lambda: index_select(input, dim, index))
+    index = _index_tensor(index, "index_select", allow_matrix=False)
+    if index._data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d] if input._data.ndim else 1
+    idx = index._data
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    if idx.ndim == 0:
+        index = Tensor._wrap(idx.reshape(1))
+    if input._data.ndim == 0:
+        return apply_op(INDEX_SELECT, (FUNCTIONS["reshape"](input, (1,)), index),
+                        {"dim": 0}).reshape(())
+    return apply_op(INDEX_SELECT, (input, index), {"dim": d})
+
+
+@public
+def index_add(input, dim, index, source, *, alpha=1):
+    """``input`` plus ``alpha * source`` added into the slices ``index`` along ``dim``
+    (repeated indices accumulate).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).index_add(0, cr.tensor([0, 0]), cr.tensor([1., 2.])).tolist()
+    [3.0, 0.0, 0.0]
+    """
+    index = _index_tensor(index, "index_add", allow_matrix=False)
+    source = as_tensor_arg(source, "source")
+    d = wrap_dim(dim, input._data.ndim)
+    n_src = source._data.shape[d] if source._data.ndim else 1
+    if index._data.size != n_src:
+        raise RuntimeError(f"index_add_(): Number of indices ({index._data.size}) should be "
+                           f"equal to source.size(dim) ({n_src})")
+    _check_bounds(index, input._data.shape[d] if input._data.ndim else 1, d)
+    return apply_op(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
+
+
+def _check_gather_shapes(name, input, dim, index, src=None):
+    nd = input._data.ndim
+    if index._data.ndim != nd and not (nd <= 1 and index._data.ndim <= 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as "
+                           f"{'input' if src is None else 'self'} tensor")
+    d = wrap_dim(dim, nd)
+    ishape, shape = index._data.shape, input._data.shape
+    for k in range(min(nd, index._data.ndim)):
+        if k != d and ishape[k] > shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(ishape)} to be no larger than self {list(shape)} apart "
+                               f"from dimension {d}")
+        if src is not None and src._data.ndim == nd and ishape[k] > src._data.shape[k]:
+            raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self "
+                               f"{list(shape)} apart from dimension {d} and to be no larger "
+                               f"size than src {list(src._data.shape)}")
+    _check_bounds(index, shape[d] if nd else 1, d)
+    return d
+
+
+@public
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims).
+
+    >>> import chainrule as cr
+    >>> cr.gather(cr.tensor([[1., 2.], [3., 4.]]), 1, cr.tensor([[0, 0], [1, 0]])).tolist()
+    [[1.0, 1.0], [4.0, 3.0]]
+    """
+    if out is not None:
+        return write_out("gather", out, (input,), lambda: gather(input, dim, index))
+    index = _index_tensor(index, "gather")
+    d = _check_gather_shapes("gather", input, dim, index)
+    return apply_op(GATHER, (input, index), {"dim": d})
+
+
+@public
+def scatter_add(input, dim, index, src):
+    """``input`` with ``src`` added at the places ``index`` points to along ``dim``
+    (repeated indices accumulate); the reverse of ``gather``.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).scatter_add(0, cr.tensor([2, 2]), cr.tensor([1., 2.])).tolist()
+    [0.0, 0.0, 3.0]
+    """
+    index = _index_tensor(index, "scatter_add")
+    src = as_tensor_arg(src, "src")
+    d = _check_gather_shapes("scatter_add", input, dim, index, src)
+    _same_dtype("scatter_add", input, src) if input._data.dtype != src._data.dtype else None
+    return apply_op(SCATTER_ADD, (input, index, src), {"dim": d})
+
+
+@public
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """``input`` with ``src`` (a tensor) or ``value`` (a number) written at the places
+    ``index`` points to along ``dim``; ``reduce="add"`` adds instead.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).scatter(0, cr.tensor([1]), 5.).tolist()
+    [0.0, 5.0, 0.0]
+    """
+    if src is None:
+        src = value
+    index = _index_tensor(index, "scatter")
+    if isinstance(src, Tensor):
+        d = _check_gather_shapes("scatter", input, dim, index, src)
+        if reduce is None:
+            return apply_op(SCATTER, (input, index, src), {"dim": d})
+    else:
+        d = _check_gather_shapes("scatter", input, dim, index)
+        if reduce is None:
+            return apply_op(SCATTER_VALUE, (input, index), {"dim": d, "value": src})
+        src = Tensor._wrap(np.full(index._data.shape, src, input._data.dtype))
+    if reduce == "add":
+        return scatter_add(input, d, index, src)
+    if reduce == "multiply":
+        raise NotImplementedError("scatter(reduce='multiply') is not supported by chainrule")
+    raise RuntimeError("reduce argument must be either add or multiply.")
+
+
+# --- masked_fill -----------------------------------------------------------------------------
+_MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
+                     "uint8": "unsigned char", "int8": "signed char", "int16": "short",
+                     "float16": "half"}
+
+
+@public
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask``
+    (broadcast against input) is True.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1., 2., 3.])
+    >>> x.masked_fill(x > 1, 0.).tolist()
+    [1.0, 0.0, 0.0]
+    """
+    mask = as_tensor_arg(mask, "mask")
+    if mask._data.dtype != np.bool_:
+        name = _MASK_DTYPE_NAMES.get(mask.dtype.name, mask.dtype.name)
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{name}")
+    if not isinstance(value, Tensor):
+        return apply_op(MASKED_FILL, (input, mask), {"value": value})
+    if value._data.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    if value._data.dtype != input._data.dtype:
+        value = value.to(input.dtype)
+    return apply_op(MASKED_FILL_TENSOR, (input, mask, value), EMPTY)
+
+
+# --- in-place forms ----------------------------------------------------------------------------
+def _inplace(name, fn):
+    def inplace(self, *args, **kwargs):
+        return commit_inplace(self, fn(self, *args, **kwargs))
+    inplace.__name__ = name
+    inplace.__doc__ = f"In-place ``{fn.__name__}`` (bumps the version)."
+    setattr(Tensor, name, inplace)
+
+
+for _name, _fn in (("masked_fill_", masked_fill), ("index_add_", index_add),
+                   ("scatter_", scatter), ("scatter_add_", scatter_add)):
+    _inplace(_name, _fn)
