@@ -1,30 +1,269 @@
 """Derivative table: reductions (sum, mean, prod, var, std, amax, amin, max, min,
-logsumexp, softmax, log_softmax, norm, cumsum)."""
+logsumexp, softmax, log_softmax, norm, cumsum) and the non-differentiable ones
+(argmax, argmin, all, any).
+
+Reduced dims are kept in the op's attributes as a sorted tuple, or None for "all
+dims" (also for ``dim=()`` and for 0-d inputs), so ``unreduce`` can put a reduced
+gradient back over the input. Where the reference has two overloads with different
+node names (``sum()`` -> SumBackward0, ``sum(dim)`` -> SumBackward1) there are two
+entries sharing their formulas.
+
+Note [ties in max and min]
+    Full reductions (``max()``, ``amax``, ``amin``, the inf-norms) split the gradient
+    evenly among the elements equal to the extreme; ``max(dim)``/``min(dim)`` send it
+    to the element at the returned index only. The weights are constants of the
+    backward (their derivative is 0 almost everywhere), computed on raw data in both
+    namespaces by ``_tie_weights`` and ``_index_mask``.
+"""
+import math
+import warnings
+
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, return_types
 from .._tensor import Tensor
-from ._common import EMPTY, float_input, public, wrap_dims
-from ._registry import apply_op, defop
+from ._common import FUNCTIONS, formula_helper, public, wrap_dim, wrap_dims
+from .elementwise import maximum, minimum
+from ._formula_helpers import helper
+from ._namespaces import array_fn
+from ._registry import NONDIFF, apply_op, defop
+
+_INF = math.inf
 
 
-def _expand_grad(F, g, self_shape, dim, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims."""
+# --- helpers that formulas use (bound into both namespaces) -----------------------
+@helper
+def unreduce(F, g, shape, dim, keepdim):
+    """Broadcast a reduced tensor back over the input's ``shape``."""
     if dim is not None and not keepdim:
-        for d in dim:
-            g = F.unsqueeze(g, d)
-    return F.expand(g, self_shape)
+        g = F.reshape(g, tuple(1 if i in dim else n for i, n in enumerate(shape)))
+    return F.expand(g, shape)
 
 
-SUM = defop("sum", lambda a, dim, keepdim: np.sum(a, axis=dim, keepdims=keepdim),
-            attrs=("dim", "keepdim"),
-            vjp=(lambda F, g, self_shape, dim, keepdim: _expand_grad(F, g, self_shape, dim, keepdim),),
-            jvp=lambda F, t, dim, keepdim: F.sum(t[0], dim, keepdim))
-MEAN = defop("mean", lambda a, dim, keepdim: np.mean(a, axis=dim, keepdims=keepdim),
-             attrs=("dim", "keepdim"),
-             vjp=(lambda F, g, self_shape, dim, keepdim:
-                  _expand_grad(F, g, self_shape, dim, keepdim) / _count(self_shape, dim),),
-             jvp=lambda F, t, dim, keepdim: F.mean(t[0], dim, keepdim))
+@helper
+def safe_div(F, a, b):
+    """a / b, and 0 where b == 0 (the reference's masked_fill after dividing by a norm)."""
+    zero = b == 0
+    return F.where(zero, 0, a / F.where(zero, 1, b))
+
+
+@helper
+def prod_others(F, self, result, dim, keepdim):
+    """d prod / d self_i = the product of the other elements of its slice, also where
+    the slice holds zeros; written so that its own derivative (double backward) is exact
+    too: with three or more zeros in a slice every second derivative is 0."""
+    shape = self.shape
+    r = unreduce(F, result, shape, dim, keepdim)
+    zero = self == 0
+    if not F.any(zero):
+        return r / self
+    safe = F.where(zero, 1, self)
+    nonzero_prod = F.prod(safe) if dim is None else F.prod(safe, dim[0], True)
+    nz = F.sum(zero, dim, True)
+    zero_sum = F.sum(F.where(zero, self, 0), dim, True)
+    # at a zero: the product of the nonzeros when it is the only zero; with exactly two,
+    # times the other zero (zero_sum - self), which is 0 but has the right derivative
+    at_zero = nonzero_prod * ((nz == 1) + (nz == 2) * (zero_sum - self))
+    return F.where(zero, at_zero, r / safe)
+
+
+@helper
+def var_grad(F, g, self, dim, keepdim, correction):
+    scale = _dof_scale(self.shape, dim, correction, 2.0)
+    return unreduce(F, g, self.shape, dim, keepdim) * (self - F.mean(self, dim, True)) * scale
+
+
+@helper
+def var_jvp(F, t, self, dim, keepdim, correction):
+    scale = _dof_scale(self.shape, dim, correction, 2.0)
+    return F.sum(F.real(F.conj(self - F.mean(self, dim, True)) * t), dim, keepdim) * scale
+
+
+def _dof_scale(shape, dim, correction, numerator):
+    dof = _count(shape, dim) - correction
+    return numerator / dof if dof > 0 else _INF
+
+
+@helper
+def norm_direction(F, self, p, result, dim, keepdim):
+    """D with d||x||_p = sum(Re(conj(D) * dx)): the gradient of the norm for g = 1."""
+    shape = self.shape
+    if p == 0:
+        return self * 0
+    if p == 1:
+        return F.sgn(self)
+    if p == _INF or p == -_INF:
+        return F.sgn(self) * F._tie_weights(F.abs(self), result, dim, keepdim)
+    if p == 2:
+        return self * unreduce(F, safe_div(F, 1, result), shape, dim, keepdim)
+    mag = F.abs(self)
+    zero = mag == 0
+    scaled = F.where(zero, 0, F.sgn(self) * F.where(zero, 1, mag) ** (p - 1))
+    # 1 / result**(p-1), and 0 where the norm is 0 (written so 0 never meets a negative power)
+    inverse = safe_div(F, 1, result ** (p - 1)) if p > 1 else \
+        F.where(result == 0, 0, result ** (1 - p))
+    return scaled * unreduce(F, inverse, shape, dim, keepdim)
+
+
+# --- ndarray implementations for ARRAY_NS (tensor twins below) --------------------
+@array_fn("prod")
+def _prod_array(x, dim=None, keepdim=False):
+    return _multiply(x, axis=dim, keepdims=keepdim)
+
+
+@array_fn("any")
+def _any_array(x, dim=None, keepdim=False):
+    return np.any(x, axis=dim, keepdims=keepdim)
+
+
+@array_fn("cumsum")
+def _cumsum_array(x, dim):
+    return np.cumsum(x, axis=dim) if x.ndim else x.copy()
+
+
+@array_fn("_reverse_cumsum")
+def _reverse_cumsum_array(g, dim):
+    """sum_{j >= i} g_j along dim: the backward of cumsum."""
+    if g.ndim == 0:
+        return g
+    return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
+
+
+@array_fn("_tie_weights")
+def _tie_weights_array(values, reduced, dim, keepdim, nan_matches=False):
+    """1/count where ``values`` equals its slice's extreme ``reduced``, else 0. A NaN
+    extreme matches the NaNs with ``nan_matches`` (the reference's max()); without, the
+    slice's weights are NaN (its amax)."""
+    if dim is not None and not keepdim:
+        reduced = np.expand_dims(reduced, dim)
+    mask = values == reduced
+    if nan_matches:
+        mask |= np.isnan(values) & np.isnan(reduced)
+    count = _add(mask, axis=dim, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        weights = mask / count
+    return weights.astype(np.empty(0, values.dtype).real.dtype, copy=False)
+
+
+@array_fn("_index_mask")
+def _index_mask_array(indices, dim, keepdim, shape):
+    """True where an element's position along ``dim`` is its slice's ``indices``."""
+    if dim is None:
+        return np.ones(shape, bool)
+    (d,) = dim
+    if not keepdim:
+        indices = np.expand_dims(indices, d)
+    positions = np.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+    return indices == positions
+
+
+def _constant(fn):
+    """The tensor twin of a non-differentiable helper: the same on raw data."""
+    def twin(*args):
+        return Tensor._wrap(fn(*[a._data if isinstance(a, Tensor) else a for a in args]))
+    twin.__name__ = fn.__name__.replace("_array", "")
+    return formula_helper(twin)
+
+
+_constant(_tie_weights_array)
+_constant(_index_mask_array)
+
+
+@formula_helper
+def _reverse_cumsum(g, dim):
+    """Tensor twin: the same sum, written with differentiable ops."""
+    if g._data.ndim == 0:
+        return g
+    return sum(g, dim, True) - cumsum(g, dim) + g
+
+
+# --- forwards on ndarrays --------------------------------------------------------
+# The ufuncs' reduce methods directly: np.sum/np.max add microseconds of dispatch.
+_add, _multiply = np.add.reduce, np.multiply.reduce
+_maximum, _minimum = np.maximum.reduce, np.minimum.reduce
+
+
+def _mean_forward(a, dim, keepdim, dtype):
+    n = _count(a.shape, dim)
+    if a.dtype.itemsize < 4 and dtype is None:            # float16: a float32 accumulator
+        return np.mean(a, axis=dim, keepdims=keepdim) if n else _nan_like(a, dim, keepdim)
+    total = _add(a, axis=dim, dtype=dtype, keepdims=keepdim)
+    if n:
+        return total / n
+    with np.errstate(invalid="ignore"):                  # the mean of nothing is nan
+        return total / np.asarray(0, total.dtype)
+
+
+def _nan_like(a, dim, keepdim):
+    return np.full(np.shape(_add(a, axis=dim, keepdims=keepdim)), np.nan, a.dtype)
+
+
+def _var_forward(a, dim, keepdim, correction):
+    n = _count(a.shape, dim)
+    dev = a - _add(a, axis=dim, keepdims=True) / n if n else a
+    sq = dev.real * dev.real + dev.imag * dev.imag if a.dtype.kind == "c" else dev * dev
+    total = _add(sq, axis=dim, keepdims=keepdim)
+    dof = n - correction
+    if dof > 0:
+        return total / np.asarray(dof, total.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / np.asarray(0, total.dtype)
+
+
+def _logsumexp_forward(a, dim, keepdim):
+    m = _maximum(a.real if a.dtype.kind == "c" else a, axis=dim, keepdims=True, initial=-_INF)
+    m = np.where(np.isfinite(m), m, 0).astype(m.dtype, copy=False)   # no inf - inf
+    with np.errstate(divide="ignore"):
+        out = np.log(_add(np.exp(a - m), axis=dim, keepdims=True)) + m
+    if keepdim:
+        return out
+    return out.reshape(_reduced_shape(a.shape, dim))
+
+
+def _softmax_forward(a, dim):
+    if a.size == 0:
+        return a.copy()
+    e = np.exp(a - _maximum(a, axis=dim, keepdims=True))
+    e /= _add(e, axis=dim, keepdims=True)
+    return e
+
+
+def _log_softmax_forward(a, dim):
+    if a.size == 0:
+        return a.copy()
+    shifted = a - _maximum(a, axis=dim, keepdims=True)
+    shifted -= np.log(_add(np.exp(shifted), axis=dim, keepdims=True))
+    return shifted
+
+
+def _norm_forward(a, p, dim, keepdim):
+    mag = np.abs(a)
+    if p == 2:
+        return np.sqrt(_add(mag * mag, axis=dim, keepdims=keepdim))
+    if p == 1:
+        return _add(mag, axis=dim, keepdims=keepdim)
+    if p == _INF:
+        return _maximum(mag, axis=dim, keepdims=keepdim)
+    if p == -_INF:
+        return _minimum(mag, axis=dim, keepdims=keepdim)
+    if p == 0:
+        return _add(mag != 0, axis=dim, keepdims=keepdim, dtype=mag.dtype)
+    with np.errstate(divide="ignore"):                  # 0 ** negative p is inf, like torch
+        out = _add(mag ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+    return np.asarray(out, mag.dtype)                   # (bfloat16 ** float is float32)
+
+
+def _extreme_at_forward(reducer):
+    """max(dim)/min(dim) values; ``indices`` (an input, for the backward) agrees with them."""
+    def forward(a, indices, dim, keepdim):
+        return a.copy() if dim is None else reducer(a, axis=dim[0], keepdims=keepdim)
+    return forward
+
+
+def _cumsum_forward(a, dim, dtype):
+    if a.ndim == 0:
+        return a.astype(dtype or a.dtype)
+    return np.cumsum(a, axis=dim, dtype=dtype)
 
 
 def _count(shape, dim):
@@ -34,42 +273,625 @@ def _count(shape, dim):
     return n
 
 
-def _reduce_args(input, dim, keepdim, dtype, name):
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input._data.dtype.kind in "biu" and name == "sum":
-        input = input.to(_dtypes.int64)
-    dims = wrap_dims(dim, input._data.ndim)
-    if dims == () and dim is not None:
-        dims = None if name == "sum" else dims
-    return input, {"dim": dims, "keepdim": bool(keepdim)}
+def _reduced_shape(shape, dim):
+    if dim is None:
+        return ()
+    return tuple(s for i, s in enumerate(shape) if i not in dim)
 
 
+# --- the table --------------------------------------------------------------------
+def _sum_vjp(F, g, self_shape, dim, keepdim):
+    return unreduce(F, g, self_shape, dim, keepdim)
+
+
+def _sum_jvp(F, t, dim, keepdim):
+    return F.sum(t[0], dim, keepdim)
+
+
+def _mean_vjp(F, g, self_shape, dim, keepdim):
+    return unreduce(F, g, self_shape, dim, keepdim) / _count(self_shape, dim)
+
+
+def _mean_jvp(F, t, dim, keepdim):
+    return F.mean(t[0], dim, keepdim)
+
+
+def _sum_forward(a, dim, keepdim, dtype):
+    return _add(a, axis=dim, dtype=dtype, keepdims=keepdim)
+
+
+def _prod_forward(a, dim, keepdim, dtype):
+    return _multiply(a, axis=dim, dtype=dtype, keepdims=keepdim)
+
+
+def _prod_vjp(F, g, self, result, dim, keepdim):
+    others = prod_others(F, self, result, dim, keepdim)
+    return unreduce(F, g, self.shape, dim, keepdim) * F.conj(others)
+
+
+def _prod_jvp(F, t, self, result, dim, keepdim):
+    return F.sum(t[0] * prod_others(F, self, result, dim, keepdim), dim, keepdim)
+
+
+_REDUCE_ATTRS = ("dim", "keepdim", "dtype")
+SUM = defop("sum", _sum_forward, attrs=_REDUCE_ATTRS, vjp=(_sum_vjp,), jvp=_sum_jvp)
+SUM_DIM = defop("sum_dim", _sum_forward, attrs=_REDUCE_ATTRS, node_name="SumBackward1",
+                vjp=(_sum_vjp,), jvp=_sum_jvp)
+MEAN = defop("mean", _mean_forward, attrs=_REDUCE_ATTRS, vjp=(_mean_vjp,), jvp=_mean_jvp)
+MEAN_DIM = defop("mean_dim", _mean_forward, attrs=_REDUCE_ATTRS, node_name="MeanBackward1",
+                 vjp=(_mean_vjp,), jvp=_mean_jvp)
+PROD = defop("prod", _prod_forward, attrs=_REDUCE_ATTRS, vjp=(_prod_vjp,), jvp=_prod_jvp)
+PROD_DIM = defop("prod_dim", _prod_forward, attrs=_REDUCE_ATTRS, node_name="ProdBackward1",
+                 vjp=(_prod_vjp,), jvp=_prod_jvp)
+
+VAR = defop("var", _var_forward, attrs=("dim", "keepdim", "correction"),
+            vjp=(lambda F, g, self, dim, keepdim, correction:
+                 var_grad(F, g, self, dim, keepdim, correction),),
+            jvp=lambda F, t, self, dim, keepdim, correction:
+                var_jvp(F, t[0], self, dim, keepdim, correction))
+STD = defop("std", lambda a, dim, keepdim, correction:
+            np.sqrt(_var_forward(a, dim, keepdim, correction)),
+            attrs=("dim", "keepdim", "correction"),
+            vjp=(lambda F, g, self, result, dim, keepdim, correction:
+                 var_grad(F, safe_div(F, g, 2 * result), self, dim, keepdim, correction),),
+            jvp=lambda F, t, self, result, dim, keepdim, correction:
+                safe_div(F, var_jvp(F, t[0], self, dim, keepdim, correction), 2 * result))
+
+
+def _extreme(name, reducer, node_name=None, nan_matches=False):
+    def vjp(F, g, self, result, dim, keepdim):
+        weights = F._tie_weights(self, result, dim, keepdim, nan_matches)
+        return unreduce(F, g, self.shape, dim, keepdim) * weights
+
+    def jvp(F, t, self, result, dim, keepdim):
+        weights = F._tie_weights(self, result, dim, keepdim, nan_matches)
+        return F.sum(t[0] * weights, dim, keepdim)
+
+    return defop(name, lambda a, dim, keepdim: reducer(a, axis=dim, keepdims=keepdim),
+                 attrs=("dim", "keepdim"), node_name=node_name, vjp=(vjp,), jvp=jvp)
+
+
+AMAX = _extreme("amax", _maximum)
+AMIN = _extreme("amin", _minimum)
+MAX = _extreme("max", _maximum, "MaxBackward1", nan_matches=True)   # see Note [ties in ...]
+MIN = _extreme("min", _minimum, "MinBackward1", nan_matches=True)
+
+
+def _take_vjp(F, g, self_shape, indices, dim, keepdim):
+    mask = F._index_mask(indices, dim, keepdim, self_shape)
+    return F.where(mask, unreduce(F, g, self_shape, dim, keepdim), 0)
+
+
+def _take_jvp(F, t, self_shape, indices, dim, keepdim):
+    mask = F._index_mask(indices, dim, keepdim, self_shape)
+    return F.sum(F.where(mask, t[0], 0), dim, keepdim)
+
+
+# max(dim)/min(dim): the indices are computed first and passed in (not differentiable);
+# the backward saves them, not the input, and sends the gradient to them alone.
+MAX_DIM = defop("max_dim", _extreme_at_forward(_maximum), inputs=("self", "indices"),
+                attrs=("dim", "keepdim"), node_name="MaxBackward0",
+                vjp=(_take_vjp, NONDIFF), jvp=_take_jvp)
+MIN_DIM = defop("min_dim", _extreme_at_forward(_minimum), inputs=("self", "indices"),
+                attrs=("dim", "keepdim"), node_name="MinBackward0",
+                vjp=(_take_vjp, NONDIFF), jvp=_take_jvp)
+
+LOGSUMEXP = defop(
+    "logsumexp", _logsumexp_forward, attrs=("dim", "keepdim"),
+    vjp=(lambda F, g, self, result, dim, keepdim: unreduce(F, g, self.shape, dim, keepdim)
+         * F.conj(F.exp(self - unreduce(F, result, self.shape, dim, keepdim))),),
+    jvp=lambda F, t, self, result, dim, keepdim: F.sum(
+        t[0] * F.exp(self - unreduce(F, result, self.shape, dim, keepdim)), dim, keepdim))
+SOFTMAX = defop(
+    "softmax", _softmax_forward, attrs=("dim",),
+    vjp=(lambda F, g, result, dim: result * (g - F.sum(g * result, dim, True)),),
+    jvp=lambda F, t, result, dim: result * (t[0] - F.sum(t[0] * result, dim, True)))
+LOG_SOFTMAX = defop(
+    "log_softmax", _log_softmax_forward, attrs=("dim",),
+    vjp=(lambda F, g, result, dim: g - F.exp(result) * F.sum(g, dim, True),),
+    jvp=lambda F, t, result, dim: t[0] - F.sum(F.exp(result) * t[0], dim, True))
+NORM = defop(
+    "linalg_vector_norm", _norm_forward, attrs=("p", "dim", "keepdim"),
+    vjp=(lambda F, g, self, result, p, dim, keepdim: unreduce(F, g, self.shape, dim, keepdim)
+         * norm_direction(F, self, p, result, dim, keepdim),),
+    jvp=lambda F, t, self, result, p, dim, keepdim: F.sum(F.real(
+        F.conj(norm_direction(F, self, p, result, dim, keepdim)) * t[0]), dim, keepdim))
+CUMSUM = defop("cumsum", _cumsum_forward, attrs=("dim", "dtype"),
+               vjp=(lambda F, g, dim: F._reverse_cumsum(g, dim),),
+               jvp=lambda F, t, dim: F.cumsum(t[0], dim))
+
+
+# --- argument handling --------------------------------------------------------------
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+               "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+               "complex128": "ComplexDouble"}
+
+
+def _type_name(np_dtype):
+    """The reference's name for a dtype in messages ("Long", "ComplexDouble")."""
+    name = _dtypes.from_numpy_dtype(np_dtype).name
+    return _TYPE_NAMES.get(name, name)
+
+
+def _dims(input, dim):
+    """A dim argument as a sorted tuple, or None for all dims (also () and 0-d input)."""
+    if dim is None:
+        return None
+    ndim = input._data.ndim
+    dims = wrap_dims(dim, ndim)
+    return dims if dims and ndim else None
+
+
+def _one_dim(input, dim, name):
+    """A single-int dim argument, wrapped; None for a 0-d input."""
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    ndim = input._data.ndim
+    d = wrap_dim(dim, ndim)
+    return (d,) if ndim else None
+
+
+def _np_dtype(dtype):
+    return None if dtype is None else _dtypes.to_dtype(dtype).np
+
+
+def _sum_dtype(input, dtype):
+    """The accumulation dtype of sum/prod/cumsum: integral inputs give int64."""
+    if dtype is None:
+        return np.dtype(np.int64) if input._data.dtype.kind in "biu" else None
+    return _dtypes.to_dtype(dtype).np
+
+
+def _check_floating(input, message):
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError(message + _type_name(input._data.dtype))
+
+
+def _check_nonempty(input, dim, name, error=RuntimeError):
+    """The reference's errors for reductions without an identity over nothing."""
+    shape = input._data.shape
+    if dim is None:
+        if input._data.size == 0:
+            raise error(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                        "== 0." + (" Specify the reduction dim with the 'dim' argument."
+                                   if error is RuntimeError else ""))
+        return
+    for d in dim:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _check_real(input, kernel):
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_type_name(input._data.dtype)}'")
+
+
+# --- public functions: sum, mean, prod ---------------------------------------------
 @public
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum of all elements, or over ``dim`` (an int or a tuple of ints).
+    """Sum of all elements, or over ``dim`` (an int or a tuple of ints). Integer and bool
+    inputs sum to int64 unless ``dtype`` says otherwise.
 
     >>> import chainrule as cr
     >>> cr.sum(cr.tensor([[1., 2.], [3., 4.]]), dim=0).tolist()
     [4.0, 6.0]
+    >>> cr.tensor([True, True, False]).sum().dtype
+    chainrule.int64
     """
-    input, attrs = _reduce_args(input, dim, keepdim, dtype, "sum")
-    return apply_op(SUM, (input,), attrs)
+    attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim),
+             "dtype": _sum_dtype(input, dtype)}
+    return apply_op(SUM if dim is None else SUM_DIM, (input,), attrs)
 
 
 @public
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean of all elements, or over ``dim``.
+    """Mean of all elements, or over ``dim`` (floating and complex inputs, or a
+    floating ``dtype``).
 
     >>> import chainrule as cr
-    >>> cr.mean(cr.tensor([1., 2., 3.])).item()
-    2.0
+    >>> cr.mean(cr.tensor([[1., 2.], [3., 5.]]), dim=1).tolist()
+    [1.5, 4.0]
     """
-    if input._data.dtype.kind in "biu" and dtype is None:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {input.dtype.name.capitalize()}")
-    input, attrs = _reduce_args(input, dim, keepdim, dtype, "mean")
-    return apply_op(MEAN, (input,), attrs)
+    np_dtype = _np_dtype(dtype)
+    if np_dtype is not None and np_dtype.kind in "biu":
+        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either "
+                           f"a floating point or complex dtype. Got: {_type_name(np_dtype)}")
+    if np_dtype is None:
+        _check_floating(input, "mean(): could not infer output dtype. Input dtype must be "
+                               "either a floating point or complex dtype. Got: ")
+    attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim), "dtype": np_dtype}
+    return apply_op(MEAN if dim is None else MEAN_DIM, (input,), attrs)
+
+
+@public
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or along one ``dim``. The gradient is exact also where
+    the input holds zeros. Integer and bool inputs give int64.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([2., 0., 3.], requires_grad=True)
+    >>> x.prod().backward()
+    >>> x.grad.tolist()
+    [0.0, 6.0, 0.0]
+    """
+    attrs = {"dim": None if dim is None else _one_dim(input, dim, "prod"),
+             "keepdim": bool(keepdim), "dtype": _sum_dtype(input, dtype)}
+    return apply_op(PROD if dim is None else PROD_DIM, (input,), attrs)
+
+
+# --- var, std -----------------------------------------------------------------------
+def _correction(unbiased, correction, name):
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}(): pass either unbiased= or correction=, not both")
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None else int(bool(unbiased))
+
+
+def _var_attrs(input, dim, unbiased, keepdim, correction, name):
+    if isinstance(dim, bool):                     # the legacy overload var(input, unbiased)
+        dim, unbiased = None, dim
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = _dims(input, dim)
+    c = _correction(unbiased, correction, name)
+    if _count(input._data.shape, dims) - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return {"dim": dims, "keepdim": bool(keepdim), "correction": c}
+
+
+@public
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` (all dims by default), dividing by ``N - correction``
+    (``correction=1``, Bessel's correction, by default; ``unbiased=False`` means 0).
+    Complex inputs give a real variance.
+
+    >>> import chainrule as cr
+    >>> cr.var(cr.tensor([1., 2., 3., 4.])).item()
+    1.6666666269302368
+    >>> cr.var(cr.tensor([1., 2., 3., 4.]), correction=0).item()
+    1.25
+    """
+    attrs = _var_attrs(input, dim, unbiased, keepdim, correction, "var")
+    return apply_op(VAR, (input,), attrs)
+
+
+@public
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation, the square root of :func:`var` (same arguments). Its
+    gradient is 0 where the deviation is 0.
+
+    >>> import chainrule as cr
+    >>> cr.std(cr.tensor([[1., 3.], [2., 2.]]), dim=1, unbiased=False).tolist()
+    [1.0, 0.0]
+    """
+    attrs = _var_attrs(input, dim, unbiased, keepdim, correction, "std")
+    return apply_op(STD, (input,), attrs)
+
+
+# --- amax, amin, max, min -----------------------------------------------------------
+def _extreme_dims(input, dim, keepdim, name):
+    _check_real(input, f"{name[1:]}_values_cpu")
+    dims = _dims(input, dim)
+    _check_nonempty(input, dims, name)
+    return {"dim": dims, "keepdim": bool(keepdim)}
+
+
+@public
+def amax(input, dim=(), keepdim=False):
+    """Maximum over ``dim`` (an int or a tuple; all dims by default). The gradient is
+    split evenly among tied maxima.
+
+    >>> import chainrule as cr
+    >>> cr.amax(cr.tensor([[1., 5.], [7., 2.]]), dim=0).tolist()
+    [7.0, 5.0]
+    """
+    return apply_op(AMAX, (input,), _extreme_dims(input, dim, keepdim, "amax"))
+
+
+@public
+def amin(input, dim=(), keepdim=False):
+    """Minimum over ``dim`` (an int or a tuple; all dims by default). The gradient is
+    split evenly among tied minima.
+
+    >>> import chainrule as cr
+    >>> cr.amin(cr.tensor([[1., 5.], [7., 2.]]), dim=1).tolist()
+    [1.0, 2.0]
+    """
+    return apply_op(AMIN, (input,), _extreme_dims(input, dim, keepdim, "amin"))
+
+
+def _full_or_dim(input, dim, keepdim, other, name):
+    """Which of the reference's overloads a max/min call means ("full", "dim" or
+    "other", the elementwise one) and its argument."""
+    if other is not None or isinstance(dim, Tensor):
+        if other is not None and dim is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: "
+                            "pass either dim or other")
+        return "other", other if other is not None else dim
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}() received an invalid combination of arguments: "
+                            "keepdim needs dim")
+        return "full", None
+    return "dim", dim
+
+
+def _reduce_full(input, op, name):
+    _check_real(input, f"{name}_all")
+    _check_nonempty(input, None, name)
+    return apply_op(op, (input,), {"dim": None, "keepdim": False})
+
+
+def _reduce_dim(input, dim, keepdim, op, arg, result_type, name):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    dims = _one_dim(input, dim, name)
+    _check_nonempty(input, dims, name)
+    a = input._data
+    if dims is None:
+        indices = np.zeros((), np.int64)
+    else:
+        indices = arg(a, axis=dims[0], keepdims=bool(keepdim))
+    index_t = Tensor._wrap(indices)
+    values = apply_op(op, (input, index_t), {"dim": dims, "keepdim": bool(keepdim)})
+    return result_type(values, index_t)
+
+
+@public
+def max(input, dim=None, keepdim=False, *, other=None):
+    """``max(input)``: the largest element (ties share the gradient evenly);
+    ``max(input, dim, keepdim=False)``: a named tuple ``(values, indices)`` along
+    ``dim`` (the gradient goes to the indexed element); ``max(input, other)``:
+    :func:`maximum`.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([[1., 5.], [7., 2.]])
+    >>> x.max().item(), x.max(dim=1).indices.tolist()
+    (7.0, [1, 0])
+    """
+    kind, arg = _full_or_dim(input, dim, keepdim, other, "max")
+    if kind == "other":
+        return maximum(input, arg)
+    if kind == "full":
+        return _reduce_full(input, MAX, "max")
+    return _reduce_dim(input, arg, keepdim, MAX_DIM, np.argmax, return_types.max, "max")
+
+
+@public
+def min(input, dim=None, keepdim=False, *, other=None):
+    """``min(input)``: the smallest element (ties share the gradient evenly);
+    ``min(input, dim, keepdim=False)``: a named tuple ``(values, indices)``;
+    ``min(input, other)``: :func:`minimum`.
+
+    >>> import chainrule as cr
+    >>> values, indices = cr.min(cr.tensor([[1., 5.], [7., 2.]]), 0)
+    >>> values.tolist(), indices.tolist()
+    ([1.0, 2.0], [0, 1])
+    """
+    kind, arg = _full_or_dim(input, dim, keepdim, other, "min")
+    if kind == "other":
+        return minimum(input, arg)
+    if kind == "full":
+        return _reduce_full(input, MIN, "min")
+    return _reduce_dim(input, arg, keepdim, MIN_DIM, np.argmin, return_types.min, "min")
+
+
+def _arg_extreme(input, dim, keepdim, fn, name):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    dims = None if dim is None else _one_dim(input, dim, name)
+    _check_nonempty(input, dims, name, error=IndexError)
+    axis = None if dims is None else dims[0]
+    out = fn(input._data, axis=axis, keepdims=bool(keepdim))
+    return Tensor._wrap(np.asarray(out, np.int64))
+
+
+@public
+def argmax(input, dim=None, keepdim=False):
+    """Index of the largest element (of the flattened input, or along ``dim``); the
+    first one among ties. An int64 tensor, not differentiable.
+
+    >>> import chainrule as cr
+    >>> cr.argmax(cr.tensor([[1., 5.], [7., 2.]]), dim=1).tolist()
+    [1, 0]
+    """
+    return _arg_extreme(input, dim, keepdim, np.argmax, "argmax")
+
+
+@public
+def argmin(input, dim=None, keepdim=False):
+    """Index of the smallest element (of the flattened input, or along ``dim``).
+
+    >>> import chainrule as cr
+    >>> cr.argmin(cr.tensor([[1., 5.], [7., 2.]])).item()
+    0
+    """
+    return _arg_extreme(input, dim, keepdim, np.argmin, "argmin")
+
+
+# --- all, any -----------------------------------------------------------------------
+def _logical_reduce(input, dim, keepdim, fn):
+    a = input._data
+    axis = None if dim is None else wrap_dims(dim, a.ndim)
+    if axis is not None and a.ndim == 0:
+        axis = None
+    out = fn(a, axis=axis, keepdims=bool(keepdim))
+    return Tensor._wrap(np.asarray(out, np.uint8 if a.dtype == np.uint8 else bool))
+
+
+@public
+def all(input, dim=None, keepdim=False):
+    """Whether every element is nonzero (over ``dim``: an int or a tuple). A bool tensor
+    (uint8 for uint8 input).
+
+    >>> import chainrule as cr
+    >>> cr.all(cr.tensor([[1., 0.], [2., 3.]]), dim=1).tolist()
+    [False, True]
+    """
+    return _logical_reduce(input, dim, keepdim, np.all)
+
+
+@public
+def any(input, dim=None, keepdim=False):
+    """Whether some element is nonzero (over ``dim``: an int or a tuple).
+
+    >>> import chainrule as cr
+    >>> cr.any(cr.tensor([[1., 0.], [0., 0.]]), dim=1).tolist()
+    [True, False]
+    """
+    return _logical_reduce(input, dim, keepdim, np.any)
+
+
+# --- logsumexp, softmax, log_softmax ------------------------------------------------
+@public
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(input), dim))``, computed without overflow. Integer inputs are
+    cast to the default dtype.
+
+    >>> import chainrule as cr
+    >>> cr.logsumexp(cr.tensor([1000., 1000.]), dim=0).item()
+    1000.6931762695312
+    """
+    if input._data.dtype.kind in "biu":
+        input = input.to(_dtypes.get_default_dtype())
+    attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim)}
+    return apply_op(LOGSUMEXP, (input,), attrs)
+
+
+def _softmax_input(input, dim, dtype, name):
+    if dtype is not None:
+        input = input.to(dtype)
+    dims = _one_dim(input, dim, name)
+    kind = input._data.dtype.kind
+    if kind in "biuc":
+        last = input._data.ndim <= 1 or dims[0] == input._data.ndim - 1
+        kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_type_name(input._data.dtype)}'")
+    return input, {"dim": None if dims is None else dims[0]}
+
+
+@public
+def softmax(input, dim, dtype=None):
+    """``exp(x) / sum(exp(x), dim)`` along ``dim``, computed stably; ``dtype`` casts the
+    input first.
+
+    >>> import chainrule as cr
+    >>> cr.softmax(cr.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    input, attrs = _softmax_input(input, dim, dtype, "softmax")
+    return apply_op(SOFTMAX, (input,), attrs)
+
+
+@public
+def log_softmax(input, dim, dtype=None):
+    """``x - logsumexp(x, dim, keepdim=True)``, computed stably.
+
+    >>> import chainrule as cr
+    >>> [round(v, 4) for v in cr.log_softmax(cr.tensor([0., 0.]), dim=0).tolist()]
+    [-0.6931, -0.6931]
+    """
+    input, attrs = _softmax_input(input, dim, dtype, "log_softmax")
+    return apply_op(LOG_SOFTMAX, (input,), attrs)
+
+
+# --- norm -------------------------------------------------------------------------
+def _norm_order(p, dim, ndim):
+    if isinstance(p, str):
+        if p == "fro":
+            if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+                raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                   + " ".join(str(d) for d in dim))
+            return 2.0
+        if p == "nuc":
+            raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not supported")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return float(p)
+
+
+def _norm_input(input, dtype):
+    kind = input._data.dtype.kind
+    if kind in "biu":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_name(input._data.dtype)}")
+    if dtype is None:
+        return input
+    target = _dtypes.to_dtype(dtype)
+    if target.np.kind not in "fc":
+        raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
+                           f"but got {_type_name(target.np)}")
+    if kind == "c" and target.np.kind != "c":
+        raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, "
+                           f"but got {_type_name(target.np)}")
+    if not np.can_cast(input._data.dtype, target.np, "safe"):
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                           f"({_type_name(input._data.dtype)}) should be convertible without "
+                           f"narrowing to the specified dtype ({_type_name(target.np)})")
+    return input.to(target)
+
+
+def _check_inf_norm(input, p, dims):
+    if p != _INF and p != -_INF:
+        return
+    if dims is None and input._data.size == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                           "because the operation does not have an identity")
+    for d in dims or ():
+        if input._data.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the inf norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               "operation does not have an identity")
+
+
+@public
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The vector p-norm over ``dim`` (all dims by default): ``p`` = "fro" or 2
+    (Euclidean), 1, inf, -inf, 0 (count of nonzeros), or any other number. Complex
+    inputs give a real norm. The gradient at 0 is 0 (a subgradient), like the
+    reference's.
+
+    >>> import chainrule as cr
+    >>> cr.norm(cr.tensor([3., 4.])).item()
+    5.0
+    >>> cr.norm(cr.tensor([[3., -4.], [1., 2.]]), p=1, dim=1).tolist()
+    [7.0, 3.0]
+    """
+    order = _norm_order(p, dim, input._data.ndim)
+    input = _norm_input(input, dtype)
+    dims = _dims(input, dim)
+    _check_inf_norm(input, order, dims)
+    result = apply_op(NORM, (input,), {"p": order, "dim": dims, "keepdim": bool(keepdim)})
+    return result if out is None else _write_out(result, out, "norm")
+
+
+def _write_out(result, out, name):
+    from .._grad_mode import STATE
+    if STATE.grad_enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    out._data = np.array(result._data, dtype=out._data.dtype)
+    out._bump_version()
+    return out
+
+
+# --- cumsum -------------------------------------------------------------------------
+@public
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along ``dim``. Integer and bool inputs give int64.
+
+    >>> import chainrule as cr
+    >>> cr.cumsum(cr.tensor([1., 2., 3.]), dim=0).tolist()
+    [1.0, 3.0, 6.0]
+    """
+    d = _one_dim(input, dim, "cumsum")
+    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    return apply_op(CUMSUM, (input,), attrs)
 
 
 def sum_to(x, shape):
@@ -78,5 +900,4 @@ def sum_to(x, shape):
     return _sum_to(x, shape)
 
 
-from ._common import FUNCTIONS  # noqa: E402
 FUNCTIONS["sum_to"] = sum_to

@@ -1,0 +1,27 @@
+"""Named tuples returned by ops with several outputs, like the reference's
+``torch.return_types``: ``values, indices = cr.max(x, dim=0)`` or ``cr.max(x, 0).values``.
+
+>>> import chainrule as cr
+>>> r = cr.max(cr.tensor([[1., 5.], [7., 2.]]), dim=1)
+>>> r.values.tolist(), r.indices.tolist()
+([5.0, 7.0], [1, 0])
+>>> isinstance(r, tuple) and type(r).__name__
+'max'
+"""
+import collections
+
+
+def _structseq(name, fields):
+    """A tuple subclass with named fields and the reference's multi-line repr."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"chainrule.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__,
+                                "__qualname__": name})
+
+
+max = _structseq("max", ("values", "indices"))
+min = _structseq("min", ("values", "indices"))
