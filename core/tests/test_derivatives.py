@@ -33,19 +33,31 @@ def _fast_mode(inputs):
                if isinstance(t, cr.Tensor) and t.requires_grad) > FAST_MODE_NUMEL
 
 
+def _check(check, sample):
+    """Run gradcheck or gradgradcheck on a sample. An op whose table entry declares a
+    derivative NOT_IMPLEMENTED may raise for it: that is its documented behaviour
+    (test_not_implemented_derivatives_raise_naming_the_op checks the message)."""
+    inputs = make_inputs(sample)
+    try:
+        return check(sample.call, inputs, atol=sample.atol, rtol=sample.rtol,
+                     fast_mode=_fast_mode(inputs))
+    except NotImplementedError as e:
+        op = _registry.OPS.get(sample.op)
+        if op is not None and _registry.NOT_IMPLEMENTED in op.vjps and \
+                f"'{op.name}'" in str(e):
+            return True
+        raise
+
+
 @pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
 def test_gradcheck(sample):
-    inputs = make_inputs(sample)
-    assert gradcheck(sample.call, inputs, atol=sample.atol, rtol=sample.rtol,
-                     fast_mode=_fast_mode(inputs))
+    assert _check(gradcheck, sample)
 
 
 @pytest.mark.parametrize("sample", GRADGRAD, ids=[s.id() for s in GRADGRAD])
 def test_gradgradcheck(sample):
     cr.manual_seed(0)                     # the random grad_outputs
-    inputs = make_inputs(sample)
-    assert gradgradcheck(sample.call, inputs, atol=sample.atol, rtol=sample.rtol,
-                         fast_mode=_fast_mode(inputs))
+    assert _check(gradgradcheck, sample)
 
 
 # --- the table and its samples ----------------------------------------------------------
