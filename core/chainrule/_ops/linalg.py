@@ -96,19 +96,19 @@ def _matmul_forward(a, b):
 MM = defop("mm", np.matmul, inputs=("self", "mat2"),
            vjp=(lambda F, g, mat2: F.matmul(g, F.adjoint(mat2)),
                 lambda F, g, self: F.matmul(F.adjoint(self), g)),
-           jvp=_product_jvp)
+           jvp=lambda F, t, self, mat2: _product_jvp(F, t, self, mat2))
 BMM = defop("bmm", np.matmul, inputs=("self", "mat2"),
             vjp=(lambda F, g, mat2: F.matmul(g, F.adjoint(mat2)),
                  lambda F, g, self: F.matmul(F.adjoint(self), g)),
-            jvp=_product_jvp)
+            jvp=lambda F, t, self, mat2: _product_jvp(F, t, self, mat2))
 MV = defop("mv", np.matmul, inputs=("self", "vec"),
            vjp=(lambda F, g, vec: F.outer(g, F.conj(vec)),
                 lambda F, g, self: F.matmul(F.conj(F.transpose(self, 0, 1)), g)),
-           jvp=_product_jvp)
+           jvp=lambda F, t, self, vec: _product_jvp(F, t, self, vec))
 DOT = defop("dot", lambda a, b: np.asarray(np.dot(a, b)), inputs=("self", "tensor"),
             vjp=(lambda F, g, tensor: g * F.conj(tensor),
                  lambda F, g, self: g * F.conj(self)),
-            jvp=_product_jvp)
+            jvp=lambda F, t, self, tensor: _product_jvp(F, t, self, tensor))
 OUTER = defop("outer", np.multiply.outer, inputs=("self", "vec2"), node_name="MulBackward0",
               vjp=(lambda F, g, vec2: F.matmul(g, F.conj(vec2)),
                    lambda F, g, self: F.matmul(F.conj(self), g)),

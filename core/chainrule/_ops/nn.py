@@ -300,21 +300,28 @@ def _nll_forward(x, target, element_weight, total_weight, reduction):
         picked = x[np.arange(x.shape[0]), target]
     else:
         picked = np.take_along_axis(x, target[:, None], axis=1)[:, 0]
-    losses = -(picked * element_weight)
     if reduction == "none":
-        return losses
-    total = np.sum(losses)
+        return -picked if element_weight is None else -(picked * element_weight)
+    total = -(picked.sum() if element_weight is None else picked.dot(element_weight)
+              if picked.ndim == 1 else (picked * element_weight).sum())
     if reduction == "sum":
         return np.asarray(total)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / x.dtype.type(total_weight))
+    if total_weight == 0:                          # 0 / 0: nan, like the reference
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(total / x.dtype.type(total_weight))
+    return np.asarray(total / x.dtype.type(total_weight))
 
 
 def _nll_backward(grad, target, element_weight, total_weight, reduction, self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere."""
-    scale = grad if reduction != "mean" else grad / grad.dtype.type(total_weight)
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = grad / grad.dtype.type(total_weight)
+    else:
+        scale = grad
     out = np.zeros(self_shape, grad.dtype)
-    values = -(element_weight * scale)
+    values = -scale if element_weight is None else -(element_weight * scale)
+    values = np.broadcast_to(values, target.shape)
     if len(self_shape) == 2:
         out[np.arange(self_shape[0]), target] = values
     else:
@@ -398,15 +405,21 @@ def linear(input, weight, bias=None):
         return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
     b = _require_tensor(bias, "linear", "bias", 3)
     _check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
-    out_shape = x._data.shape[:-1] + w._data.shape[:1]
-    try:
-        np.broadcast_shapes(b._data.shape, out_shape)
-    except ValueError:
-        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
-                           f"existing size ({b._data.shape[-1]}) at non-singleton dimension "
-                           f"{len(out_shape) - 1}.  Target sizes: {list(out_shape)}.  Tensor "
-                           f"sizes: {list(b._data.shape)}") from None
+    if b._data.shape != w._data.shape[:1]:
+        _check_bias_broadcast(b._data.shape, x._data.shape[:-1] + w._data.shape[:1])
     return apply_op(LINEAR, (x, w, b), EMPTY)
+
+
+def _check_bias_broadcast(bias_shape, out_shape):
+    try:
+        fits = np.broadcast_shapes(bias_shape, out_shape) == tuple(out_shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"The expanded size of the tensor ({out_shape[-1]}) must match the "
+                           f"existing size ({bias_shape[-1]}) at non-singleton dimension "
+                           f"{len(out_shape) - 1}.  Target sizes: {list(out_shape)}.  Tensor "
+                           f"sizes: {list(bias_shape)}")
 
 
 def _pair(value, name):
@@ -585,6 +598,24 @@ def _check_nll_target(x, target):
         raise RuntimeError(f"Expected target size {list(xs[:1] + xs[2:])}, got {list(ts)}")
 
 
+def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
+    """Targets with ignored entries set to 0, and each element's weight (None: all 1)."""
+    # One comparison finds the common case (nothing ignored, all in range): negative
+    # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
+    unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
+    if not 0 <= ignore_index < n_classes and not (unsigned >= n_classes).any():
+        return t, None if class_weight is None else class_weight[t]
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    bad = (safe < 0) | (safe >= n_classes)
+    if bad.any():
+        raise IndexError(f"Target {safe[bad].flat[0]} is out of bounds.")
+    keep = ~ignored
+    if class_weight is None:
+        return safe, keep.astype(dtype)
+    return safe, class_weight[safe] * keep
+
+
 def nll_loss(input, target, weight, ignore_index, reduction):
     x = _require_tensor(input, "nll_loss", "input", 1)
     target = _require_tensor(target, "nll_loss", "target", 2)
@@ -595,15 +626,14 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     t = target._data.reshape(x._data.shape[:1] + x._data.shape[2:])
     n_classes = x._data.shape[1]
     class_weight = _class_weights(weight, n_classes, x)
-    keep = t != ignore_index
-    safe = np.where(keep, t, 0).astype(np.intp, copy=False)
-    bad = (safe < 0) | (safe >= n_classes)
-    if bad.any():
-        raise IndexError(f"Target {t[bad].flat[0]} is out of bounds.")
-    dtype = x._data.dtype
-    element_weight = keep.astype(dtype) if class_weight is None else \
-        np.where(keep, class_weight[safe], 0).astype(dtype, copy=False)
-    total_weight = float(element_weight.sum()) if reduction == "mean" else 0.0
+    safe, element_weight = _nll_element_weights(t, class_weight, ignore_index, n_classes,
+                                                x._data.dtype)
+    if reduction != "mean":
+        total_weight = 0.0
+    elif element_weight is None:
+        total_weight = float(t.size)
+    else:
+        total_weight = float(element_weight.sum())
     out = apply_op(NLL_LOSS, (x,), _nll_attrs(safe, element_weight, total_weight, reduction))
     if unbatched and reduction == "none":
         return _reshape(out, ())
