@@ -222,6 +222,8 @@ def test_nondeterministic_backward_fails_unless_nondet_tol_allows_it():
     x = _double(3)
     with pytest.raises(GradcheckError, match="Backward is not reentrant"):
         gradcheck(_noisy_backward(1e-7), (x,))
+    with pytest.raises(GradcheckError, match="Backward is not reentrant"):
+        gradcheck(_noisy_backward(1e-7), (x,), fast_mode=True)
     assert gradcheck(_noisy_backward(1e-7), (x,), nondet_tol=1e-5)
     assert gradcheck(_noisy_backward(1e-7), (x,), nondet_tol=1e-5, fast_mode=True)
 

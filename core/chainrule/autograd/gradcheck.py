@@ -306,7 +306,7 @@ def _unit_grad_output(output, k, part):
 
 def _analytical_jacobian(output, diff, part, config):
     """Per input, the Jacobian of ``part`` of ``output`` from one vjp per output
-    element, built twice to check that backward is reentrant."""
+    element; built twice, so that the caller can check that backward is reentrant."""
     n_out = output._data.size
     first, second = [], []
     for k in range(n_out):
@@ -315,8 +315,7 @@ def _analytical_jacobian(output, diff, part, config):
         second.append(_vjp(output, diff, g, config))
     jacobians = [_stack_columns([c[i] for c in first], t) for i, (_, t) in enumerate(diff)]
     again = [_stack_columns([c[i] for c in second], t) for i, (_, t) in enumerate(diff)]
-    _check_reentrant(jacobians, again, config.nondet_tol)
-    return jacobians
+    return jacobians, again
 
 
 def _stack_columns(columns, t):
@@ -327,7 +326,7 @@ def _stack_columns(columns, t):
 
 def _check_reentrant(first, second, nondet_tol):
     for a, b in zip(first, second):
-        if a.size and np.max(np.abs(a - b)) > nondet_tol:
+        if np.size(a) and np.max(np.abs(np.subtract(a, b))) > nondet_tol:
             raise GradcheckError(
                 "Backward is not reentrant, i.e., running backward with same input and "
                 "grad_output multiple times gives different values, although analytical "
@@ -352,11 +351,12 @@ def _slow_check(func, inputs, diff, outputs, config):
     numerical = [_numerical_jacobian(func, inputs, t, config.eps) for _, t in diff]
     for out_index, (pos, output) in enumerate(outputs):
         for part in _parts(output):
-            analytical = _analytical_jacobian(output, diff, part, config)
+            analytical, again = _analytical_jacobian(output, diff, part, config)
             for in_index, a in enumerate(analytical):
                 n = _project(*numerical[in_index][pos], part)
                 if not np.allclose(a, n, rtol=config.rtol, atol=config.atol):
                     raise GradcheckError(_mismatch_message(out_index, in_index, part, n, a))
+            _check_reentrant(analytical, again, config.nondet_tol)
 
 
 def _unit_vector(rng, shape):
@@ -375,7 +375,7 @@ def _fast_check(func, inputs, diff, outputs, config):
     for out_index, (pos, output) in enumerate(outputs):
         v = _unit_vector(rng, output._data.shape)
         for part in _parts(output):
-            analytical = _projected_vjps(output, diff, v, us, part, config)
+            analytical, again = _projected_vjps(output, diff, v, us, part, config)
             for in_index, (a, u) in enumerate(zip(analytical, us)):
                 n = _fast_numerical(*numerical[in_index][pos], v, part)
                 atol = config.atol * np.sum(np.abs(u)) * np.sum(np.abs(v))
@@ -383,6 +383,7 @@ def _fast_check(func, inputs, diff, outputs, config):
                     raise GradcheckError(_fast_mismatch_message(
                         func, inputs, diff, in_index, output, pos, out_index, part, n, a,
                         config))
+            _check_reentrant(analytical, again, config.nondet_tol)
 
 
 def _fast_numerical(dx, dy, v, part):
@@ -394,12 +395,17 @@ def _fast_numerical(dx, dy, v, part):
 
 def _projected_vjps(output, diff, v, us, part, config):
     """Per input, u . vjp(v): the real and imaginary parts of a complex input's
-    gradient each dotted with u (Note [complex gradcheck])."""
+    gradient each dotted with u (Note [complex gradcheck]); computed twice, for the
+    reentrancy check."""
     g_out = (v * (1j if part == "imag" else 1)).astype(output._data.dtype)
-    grads = _vjp(output, diff, g_out, config)
-    _check_reentrant(grads, _vjp(output, diff, g_out, config), config.nondet_tol)
-    return [np.sum(g.real * u) + 1j * np.sum(g.imag * u) if g.dtype.kind == "c"
-            else np.sum(g * u) for g, u in zip(grads, us)]
+    return tuple([_dot_u(g, u) for g, u in zip(_vjp(output, diff, g_out, config), us)]
+                 for _ in range(2))
+
+
+def _dot_u(g, u):
+    if g.dtype.kind == "c":
+        return np.sum(g.real * u) + 1j * np.sum(g.imag * u)
+    return np.sum(g * u)
 
 
 def _fast_mismatch_message(func, inputs, diff, in_index, output, pos, out_index, part, n, a,
@@ -407,7 +413,7 @@ def _fast_mismatch_message(func, inputs, diff, in_index, output, pos, out_index,
     """The fast-mode quantities, then the full Jacobians recomputed in slow mode."""
     jx, jy = _numerical_jacobian(func, inputs, diff[in_index][1], config.eps)[pos]
     slow_n = _project(jx, jy, part)
-    slow_a = _analytical_jacobian(output, diff, part, config)[in_index]
+    slow_a = _analytical_jacobian(output, diff, part, config)[0][in_index]
     worst = np.max(np.abs(slow_a - slow_n)) if slow_a.size else 0.0
     return (_mismatch_message(out_index, in_index, part, n, a) +
             "\nThe quantities above are v^T J u for random unit vectors u and v (fast "
