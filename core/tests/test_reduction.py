@@ -462,6 +462,15 @@ def test_bad_arguments():
         cr.ones(2, dtype=cr.float64).norm(dtype=cr.float32)
 
 
+def test_dim_accepts_numpy_integers_and_norm_accepts_p_none():
+    t = cr.tensor([[1.0, 5.0], [7.0, 2.0]])
+    assert t.max(np.int64(1)).indices.tolist() == [1, 0]
+    assert t.cumsum(np.int32(0)).tolist() == [[1.0, 5.0], [8.0, 7.0]]
+    assert t.norm(None, 1).tolist() == pytest.approx([math.sqrt(26), math.sqrt(53)])
+    with pytest.raises(TypeError):
+        t.cumsum(True)
+
+
 def test_norm_out_argument():
     out = cr.zeros(())
     assert cr.norm(cr.tensor([3.0, 4.0]), out=out) is out and out.item() == 5.0

@@ -139,10 +139,11 @@ def _tie_weights_array(values, reduced, dim, keepdim, nan_matches=False):
     mask = values == reduced
     if nan_matches:
         mask |= np.isnan(values) & np.isnan(reduced)
-    count = _add(mask, axis=dim, keepdims=True)
+    real = np.empty(0, values.dtype).real.dtype
+    weights = mask.astype(real)
     with np.errstate(invalid="ignore"):
-        weights = mask / count
-    return weights.astype(np.empty(0, values.dtype).real.dtype, copy=False)
+        weights /= _add(mask, axis=dim, keepdims=True, dtype=real)
+    return weights
 
 
 @array_fn("_index_mask")
@@ -425,8 +426,9 @@ def _dims(input, dim):
 
 def _one_dim(input, dim, name):
     """A single-int dim argument, wrapped; None for a 0-d input."""
-    if not isinstance(dim, int) or isinstance(dim, bool):
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    dim = int(dim)
     ndim = input._data.ndim
     d = wrap_dim(dim, ndim)
     return (d,) if ndim else None
@@ -802,7 +804,9 @@ def log_softmax(input, dim, dtype=None):
 
 
 # --- norm -------------------------------------------------------------------------
-def _norm_order(p, dim, ndim):
+def _norm_order(p, dim):
+    if p is None:
+        return 2.0
     if isinstance(p, str):
         if p == "fro":
             if dim is not None and not isinstance(dim, int) and len(dim) > 2:
@@ -862,7 +866,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     >>> cr.norm(cr.tensor([[3., -4.], [1., 2.]]), p=1, dim=1).tolist()
     [7.0, 3.0]
     """
-    order = _norm_order(p, dim, input._data.ndim)
+    order = _norm_order(p, dim)
     input = _norm_input(input, dtype)
     dims = _dims(input, dim)
     _check_inf_norm(input, order, dims)
