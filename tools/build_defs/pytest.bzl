@@ -6,9 +6,13 @@
         name = "test_ops",
         srcs = ["tests/test_ops.py"],
         deps = [":core"],
-        engines = ["python", "cpp"],          # default: ["python"]
-        engine_deps = {"cpp": ["//engine_cpp"]},
+        engines = ["python", "cpp"],          # the default: DEFAULT_ENGINES
+        engine_deps = {"cpp": ["//engine_cpp"]},  # the default: DEFAULT_ENGINE_DEPS
     )
+
+Every test runs under both engines unless it says otherwise (the whole suite must
+pass with the Python engine and with the C++ one); a target that must not, e.g. one
+that installs wheels into a fresh environment, sets `engines = ["python"]`.
 
 Each target runs //tools:pytest_runner.py, which calls pytest on the `srcs`
 (JUnit XML to $XML_OUTPUT_FILE; `--test_filter=EXPR` becomes `-k EXPR`) and
@@ -21,7 +25,11 @@ runs them all.
 """
 
 _RUNNER = "//tools:pytest_runner.py"
-DEFAULT_ENGINES = ["python"]
+DEFAULT_ENGINES = ["python", "cpp"]
+
+# What each engine needs beside the test's own deps (used when engine_deps is not
+# given): the C++ engine is the //engine_cpp layer.
+DEFAULT_ENGINE_DEPS = {"cpp": ["//engine_cpp"]}
 
 def pytest_test(
         name,
@@ -41,14 +49,16 @@ def pytest_test(
       deps: py_library targets the tests import.
       data: files the tests read at run time (conftest.py and pytest.ini
         belong in deps/data too).
-      engines: engines to run the tests under, e.g. ["python", "cpp"].
-      engine_deps: extra deps per engine, e.g. {"cpp": ["//engine_cpp"]}.
+      engines: engines to run the tests under (default DEFAULT_ENGINES).
+      engine_deps: extra deps per engine (default: DEFAULT_ENGINE_DEPS for the
+        engines in `engines`).
       pytest_args: extra arguments for pytest.
       tags: tags for every target.
       **kwargs: passed to py_test (size, timeout, flaky, shard_count, ...).
     """
     engines = engines or DEFAULT_ENGINES
-    engine_deps = engine_deps or {}
+    if engine_deps == None:
+        engine_deps = {e: d for e, d in DEFAULT_ENGINE_DEPS.items() if e in engines}
     for engine in engine_deps:
         if engine not in engines:
             fail("engine_deps names engine %r, which is not in engines %r" % (engine, engines))
