@@ -578,10 +578,13 @@ def _class_weights(weight, n_classes, like):
 
 
 def _check_nll_target(x, target):
+    _check_nll_shapes(x._data.shape, target._data.shape)
     if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{scalar_name(target._data.dtype)}")
-    xs, ts = x._data.shape, target._data.shape
+
+
+def _check_nll_shapes(xs, ts):
     if not xs:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if len(xs) <= 2 and len(ts) > 1:

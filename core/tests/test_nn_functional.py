@@ -1,0 +1,662 @@
+"""chainrule.nn.functional: signatures, values, gradients and errors of linear, conv2d,
+the activations and the losses, against NumPy references and (where installed) torch.
+"""
+import inspect
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule.autograd import gradcheck, gradgradcheck
+
+NAMES = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
+         "log_softmax", "cross_entropy", "nll_loss", "mse_loss"]
+
+# torch's documented signatures (several of torch's functions are C builtins without one)
+SIGNATURES = {
+    "linear": "(input, weight, bias=None)",
+    "conv2d": "(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)",
+    "relu": "(input, inplace=False)",
+    "gelu": "(input, approximate='none')",
+    "silu": "(input, inplace=False)",
+    "softplus": "(input, beta=1.0, threshold=20.0)",
+    "sigmoid": "(input)",
+    "tanh": "(input)",
+    "softmax": "(input, dim=None, _stacklevel=3, dtype=None)",
+    "log_softmax": "(input, dim=None, _stacklevel=3, dtype=None)",
+    "cross_entropy": "(input, target, weight=None, size_average=None, ignore_index=-100, "
+                     "reduce=None, reduction='mean', label_smoothing=0.0)",
+    "nll_loss": "(input, target, weight=None, size_average=None, ignore_index=-100, "
+                "reduce=None, reduction='mean')",
+    "mse_loss": "(input, target, size_average=None, reduce=None, reduction='mean', "
+                "weight=None)",
+}
+
+
+def _random(rng, *shape, dtype=np.float64):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return np.asarray(x, dtype=dtype)
+
+
+def _leaf(arr):
+    return cr.tensor(arr, requires_grad=True)
+
+
+# --- the module -------------------------------------------------------------------------
+def test_import_path_and_names():
+    import chainrule.nn.functional as functional
+    assert functional is cr.nn.functional
+    for name in NAMES:
+        assert callable(getattr(F, name)), name
+        assert getattr(F, name).__doc__
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_signatures_match_the_reference(name):
+    assert str(inspect.signature(getattr(F, name))) == SIGNATURES[name]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("linear", "conv2d", "gelu",
+                                                                  "softplus")])
+def test_signatures_match_torch_where_it_has_one(torch, name):
+    theirs = inspect.signature(getattr(torch.nn.functional, name))
+    ours = inspect.signature(getattr(F, name))
+    assert [(p.name, p.default, p.kind) for p in ours.parameters.values()] == \
+        [(p.name, p.default, p.kind) for p in theirs.parameters.values()]
+
+
+# --- linear --------------------------------------------------------------------------------
+@pytest.mark.parametrize("x_shape", [(4, 3), (3,), (2, 4, 3), (0, 3)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_values_and_gradients(rng, x_shape, with_bias):
+    x, w, b = _random(rng, *x_shape), _random(rng, 5, 3), _random(rng, 5)
+    tx, tw, tb = _leaf(x), _leaf(w), _leaf(b)
+    out = F.linear(tx, tw, tb if with_bias else None)
+    expected = x @ w.T + (b if with_bias else 0)
+    np.testing.assert_allclose(out.detach().numpy(), expected)
+    g = _random(rng, *expected.shape)
+    out.backward(cr.tensor(g))
+    np.testing.assert_allclose(tx.grad.numpy(), g @ w)
+    g2, x2 = g.reshape(-1, 5), x.reshape(-1, 3)
+    np.testing.assert_allclose(tw.grad.numpy(), g2.T @ x2)
+    if with_bias:
+        np.testing.assert_allclose(tb.grad.numpy(), g2.sum(0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_linear_gradcheck(rng, dtype):
+    inputs = (_leaf(_random(rng, 2, 2, 3, dtype=dtype)), _leaf(_random(rng, 4, 3, dtype=dtype)),
+              _leaf(_random(rng, 4, dtype=dtype)))
+    assert gradcheck(F.linear, inputs)
+    assert gradgradcheck(F.linear, inputs)
+
+
+def test_linear_grad_fn_names(rng):
+    x, w, b = _leaf(_random(rng, 2, 3)), _leaf(_random(rng, 4, 3)), _leaf(_random(rng, 4))
+    assert F.linear(x, w, b).grad_fn.name() == "AddmmBackward0"
+    assert F.linear(x, w).grad_fn.name() == "MmBackward0"
+
+
+def test_linear_keeps_float32(rng):
+    x = cr.tensor(_random(rng, 2, 3, dtype=np.float32))
+    w = cr.tensor(_random(rng, 4, 3, dtype=np.float32), requires_grad=True)
+    b = cr.zeros(4, requires_grad=True)
+    out = F.linear(x, w, b)
+    assert out.dtype == cr.float32
+    out.sum().backward()
+    assert w.grad.dtype == cr.float32 and b.grad.dtype == cr.float32
+
+
+def test_linear_errors():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(2x3 and 5x4\)"):
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 5), cr.zeros(4))
+    with pytest.raises(RuntimeError, match="The expanded size of the tensor \\(4\\) must match "
+                                           "the existing size \\(5\\)"):
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 3), cr.zeros(5))
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype, but got "
+                                           "Float and Double"):
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 3, dtype=cr.float64))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        F.linear([1.0], cr.zeros(1, 1))
+
+
+def test_linear_with_vector_weight_is_a_dot(rng):
+    x, w = _random(rng, 2, 3), _random(rng, 3)
+    np.testing.assert_allclose(F.linear(cr.tensor(x), cr.tensor(w)).numpy(), x @ w)
+
+
+# --- conv2d ---------------------------------------------------------------------------------
+def _conv_reference(x, w, b, stride, padding, dilation, groups):
+    """A direct (slow, obviously right) 2-D cross-correlation."""
+    (sh, sw), (dh, dw) = stride, dilation
+    (pt, pb), (pl, pr) = padding
+    x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, oh, ow), np.result_type(x, w))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(oh):
+            for j in range(ow):
+                patch = x[:, g * cg:(g + 1) * cg, i * sh:i * sh + dh * (kh - 1) + 1:dh,
+                          j * sw:j * sw + dw * (kw - 1) + 1:dw]
+                out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
+    if b is not None:
+        out += b.reshape(-1, 1, 1)
+    return out
+
+
+def _pairs(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+CONV_CASES = [
+    ((2, 3, 6, 5), (4, 3, 3, 3), {}),
+    ((2, 3, 6, 5), (4, 3, 3, 2), {"stride": 2}),
+    ((2, 3, 6, 5), (4, 3, 3, 2), {"stride": (2, 1), "padding": (1, 2)}),
+    ((2, 4, 7, 7), (6, 2, 3, 3), {"groups": 2, "dilation": 2, "padding": 1}),
+    ((1, 2, 5, 5), (3, 2, 3, 3), {"padding": "same"}),
+    ((1, 2, 5, 5), (3, 2, 3, 3), {"padding": "same", "dilation": (2, 1)}),
+    ((1, 2, 5, 5), (3, 2, 3, 3), {"padding": "valid"}),
+    ((1, 6, 4, 4), (6, 1, 3, 3), {"groups": 6, "padding": 1}),
+    ((1, 2, 7, 7), (2, 2, 3, 3), {"stride": 3}),
+    ((1, 2, 7, 6), (2, 2, 1, 1), {}),
+    ((0, 2, 5, 5), (3, 2, 3, 3), {}),
+]
+
+
+def _explicit_padding(kwargs, kernel):
+    padding = kwargs.get("padding", 0)
+    dilation = _pairs(kwargs.get("dilation", 1))
+    if padding == "valid":
+        return ((0, 0), (0, 0))
+    if padding == "same":
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return tuple((t // 2, t - t // 2) for t in total)
+    return tuple((p, p) for p in _pairs(padding))
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_conv2d_matches_direct_reference(rng, case, with_bias):
+    x_shape, w_shape, kwargs = case
+    x, w, b = _random(rng, *x_shape), _random(rng, *w_shape), _random(rng, w_shape[0])
+    out = F.conv2d(cr.tensor(x), cr.tensor(w), cr.tensor(b) if with_bias else None, **kwargs)
+    expected = _conv_reference(x, w, b if with_bias else None,
+                               _pairs(kwargs.get("stride", 1)),
+                               _explicit_padding(kwargs, w_shape[2:]),
+                               _pairs(kwargs.get("dilation", 1)), kwargs.get("groups", 1))
+    assert out.is_contiguous()
+    np.testing.assert_allclose(out.numpy(), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", [c for c in CONV_CASES if c[0][0]], ids=lambda c: str(c[2]))
+def test_conv2d_gradients(rng, case):
+    x_shape, w_shape, kwargs = case
+    small = (1,) + x_shape[1:]
+    inputs = (_leaf(_random(rng, *small)), _leaf(_random(rng, *w_shape)),
+              _leaf(_random(rng, w_shape[0])))
+    fn = lambda x, w, b: F.conv2d(x, w, b, **kwargs)  # noqa: E731
+    assert gradcheck(fn, inputs, fast_mode=True)
+    assert gradgradcheck(fn, inputs, fast_mode=True)
+
+
+def test_conv2d_complex_gradients(rng):
+    inputs = (_leaf(_random(rng, 1, 2, 4, 4, dtype=np.complex128)),
+              _leaf(_random(rng, 2, 2, 3, 3, dtype=np.complex128)),
+              _leaf(_random(rng, 2, dtype=np.complex128)))
+    fn = lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1)  # noqa: E731
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs, fast_mode=True)
+
+
+def test_conv2d_unbatched_input(rng):
+    x, w = _random(rng, 2, 5, 5), _random(rng, 3, 2, 3, 3)
+    out = F.conv2d(cr.tensor(x), cr.tensor(w), padding=1)
+    assert out.shape == (3, 5, 5)
+    expected = _conv_reference(x[None], w, None, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)[0]
+    np.testing.assert_allclose(out.numpy(), expected, atol=1e-12)
+
+
+def test_conv2d_grad_fn_and_absent_bias_edge(rng):
+    x, w = _leaf(_random(rng, 1, 2, 4, 4)), _leaf(_random(rng, 3, 2, 3, 3))
+    out = F.conv2d(x, w)
+    assert out.grad_fn.name() == "ConvolutionBackward0"
+    assert len(out.grad_fn.next_functions) == 3
+    assert out.grad_fn.next_functions[2][0] is None
+
+
+def test_conv2d_bias_gradient_sums_over_batch_and_pixels(rng):
+    x, w, b = _random(rng, 2, 2, 5, 5), _random(rng, 3, 2, 3, 3), _leaf(np.zeros(3))
+    out = F.conv2d(cr.tensor(x), cr.tensor(w), b)
+    g = _random(rng, *out.shape)
+    out.backward(cr.tensor(g))
+    np.testing.assert_allclose(b.grad.numpy(), g.sum(axis=(0, 2, 3)))
+
+
+def test_conv2d_float32_stays_float32(rng):
+    x = cr.tensor(_random(rng, 2, 3, 8, 8, dtype=np.float32), requires_grad=True)
+    w = cr.tensor(_random(rng, 4, 3, 3, 3, dtype=np.float32), requires_grad=True)
+    out = F.conv2d(x, w, padding=1)
+    out.sum().backward()
+    assert out.dtype == x.grad.dtype == w.grad.dtype == cr.float32
+
+
+def test_conv2d_same_padding_with_even_kernel_warns_like_the_reference(rng):
+    with pytest.warns(UserWarning, match="padding='same' with even kernel lengths"):
+        out = F.conv2d(cr.zeros(1, 1, 5, 5), cr.zeros(1, 1, 2, 2), padding="same")
+    assert out.shape == (1, 1, 5, 5)
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (((1, 2, 5, 5), (3, 1, 3, 3)), {}, r"Given groups=1, weight of size \[3, 1, 3, 3\], "
+     r"expected input\[1, 2, 5, 5\] to have 1 channels, but got 2 channels instead"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"groups": 2}, "Given groups=2, expected weight to be "
+     "divisible by 2 at dimension 0"),
+    (((1, 2, 2, 2), (3, 2, 3, 3)), {}, r"Calculated padded input size per channel: \(2 x 2\). "
+     r"Kernel size: \(3 x 3\). Kernel size can't be greater than actual input size"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"stride": 2, "padding": "same"},
+     "padding='same' is not supported for strided convolutions"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"padding": "foo"}, "Invalid padding string: 'foo'"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"padding": -1}, "negative padding is not supported"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"stride": 0}, "non-positive stride is not supported"),
+    (((1, 2, 5, 5), (3, 2, 3, 3)), {"stride": (1, 2, 3)}, "expected stride to be a single "
+     r"integer value or a list of 2 values to match the convolution dimensions, but got "
+     r"stride=\[1, 2, 3\]"),
+    (((2, 5, 5, 5, 5), (3, 2, 3, 3)), {}, r"Expected 3D \(unbatched\) or 4D \(batched\) input "
+     r"to conv2d, but got input of size: \[2, 5, 5, 5, 5\]"),
+    (((1, 2, 5, 5), (3, 2, 3)), {}, r"Expected 4D weight"),
+])
+def test_conv2d_errors(args, kwargs, message):
+    x, w = (cr.zeros(*s) for s in args)
+    with pytest.raises(RuntimeError, match=message):
+        F.conv2d(x, w, **kwargs)
+
+
+def test_conv2d_bias_and_dtype_errors():
+    with pytest.raises(RuntimeError, match=r"Given weight of size \[3, 2, 3, 3\], expected bias "
+                                           r"to be 1-dimensional with 3 elements, but got bias "
+                                           r"of size \[4\] instead"):
+        F.conv2d(cr.zeros(1, 2, 5, 5), cr.zeros(3, 2, 3, 3), cr.zeros(4))
+    with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+        F.conv2d(cr.zeros(1, 2, 5, 5, dtype=cr.float64), cr.zeros(3, 2, 3, 3))
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_conv2d_parity_with_torch(torch, rng, case):
+    x_shape, w_shape, kwargs = case
+    arrays = [_random(rng, *x_shape), _random(rng, *w_shape), _random(rng, w_shape[0])]
+    ours = [_leaf(a) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = F.conv2d(*ours, **kwargs)
+        expected = torch.nn.functional.conv2d(*theirs, **kwargs)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-10)
+    g = _random(rng, *out.shape)
+    out.backward(cr.tensor(g))
+    expected.backward(torch.tensor(g))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-10)
+
+
+# --- activations -----------------------------------------------------------------------------
+def _gelu(x):
+    return np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel()]).reshape(
+        x.shape)
+
+
+ACTIVATIONS = {
+    "relu": (F.relu, lambda x: np.maximum(x, 0)),
+    "gelu": (F.gelu, _gelu),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"),
+                  lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                   * (x + 0.044715 * x ** 3)))),
+    "silu": (F.silu, lambda x: x / (1 + np.exp(-x))),
+    "softplus": (F.softplus, lambda x: np.log1p(np.exp(x))),
+    "softplus_beta": (lambda x: F.softplus(x, beta=2.0, threshold=3.0),
+                      lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2)),
+    "sigmoid": (F.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+    "tanh": (F.tanh, np.tanh),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_values_and_gradients(rng, name):
+    fn, reference = ACTIVATIONS[name]
+    x = _random(rng, 3, 4) * 2
+    np.testing.assert_allclose(fn(cr.tensor(x)).numpy(), reference(x), rtol=1e-12, atol=1e-12)
+    leaf = _leaf(x)
+    assert gradcheck(fn, (leaf,))
+    assert gradgradcheck(fn, (leaf,))
+
+
+def test_activation_grad_fn_names(rng):
+    x = _leaf(_random(rng, 3))
+    assert F.gelu(x).grad_fn.name() == "GeluBackward0"
+    assert F.silu(x).grad_fn.name() == "SiluBackward0"
+    assert F.softplus(x).grad_fn.name() == "SoftplusBackward0"
+    assert F.relu(x).grad_fn.name() == "ReluBackward0"
+
+
+def test_activations_are_stable_at_extremes():
+    x = cr.tensor([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=cr.float64)
+    assert np.isfinite(F.softplus(x).numpy()).all()
+    assert np.isfinite(F.silu(x).numpy()).all()
+    np.testing.assert_allclose(F.softplus(x).numpy()[[0, 4]], [0.0, 1000.0])
+    np.testing.assert_allclose(F.gelu(x).numpy()[[0, 4]], [0.0, 1000.0])
+
+
+def test_gelu_rejects_unknown_approximation():
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh."):
+        F.gelu(cr.zeros(2), approximate="x")
+
+
+def test_inplace_relu_and_silu_write_into_their_input():
+    x = cr.tensor([-1.0, 2.0])
+    assert F.relu(x, inplace=True) is x
+    assert x.tolist() == [0.0, 2.0]
+    y = cr.tensor([0.0, 1.0])
+    assert F.silu(y, inplace=True) is y
+    np.testing.assert_allclose(y.numpy(), [0.0, 1 / (1 + math.exp(-1))], rtol=1e-6)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        F.relu(cr.zeros(2, requires_grad=True), inplace=True)
+
+
+def test_softmax_implicit_dim_warns_and_picks_the_reference_dim():
+    x = cr.tensor(np.arange(24.0).reshape(2, 3, 4))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been "
+                                         "deprecated"):
+        out = F.softmax(x)
+    np.testing.assert_allclose(out.numpy().sum(axis=0), np.ones((3, 4)))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax"):
+        out = F.log_softmax(cr.zeros(2, 3))
+    np.testing.assert_allclose(np.exp(out.numpy()).sum(axis=1), [1.0, 1.0], rtol=1e-6)
+
+
+def test_softmax_dtype_argument_casts_first():
+    out = F.softmax(cr.zeros(2, 3), dim=1, dtype=cr.float64)
+    assert out.dtype == cr.float64
+    assert F.log_softmax(cr.zeros(2, 3), 1, dtype=cr.float64).dtype == cr.float64
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "silu", "softplus", "sigmoid", "tanh"])
+def test_activation_parity_with_torch(torch, rng, name):
+    x = _random(rng, 4, 5) * 3
+    ours = F.__dict__[name](cr.tensor(x)).numpy()
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# --- losses -----------------------------------------------------------------------------------
+def _log_softmax(x, axis):
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _nll_reference(logp, target, weight, ignore_index, reduction):
+    """Reference on (N, C) input by a loop."""
+    n, c = logp.shape
+    weight = np.ones(c) if weight is None else weight
+    losses, weights = np.zeros(n), np.zeros(n)
+    for i, t in enumerate(target):
+        if t != ignore_index:
+            weights[i] = weight[t]
+            losses[i] = -weight[t] * logp[i, t]
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / weights.sum()
+
+
+TARGET = np.array([0, 3, 1, 1, 2])
+WEIGHT = np.array([0.5, 2.0, 1.0, 1.5])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weight", [None, WEIGHT], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_nll_loss_values(rng, reduction, weight, ignore_index):
+    logp = _random(rng, 5, 4)
+    out = F.nll_loss(cr.tensor(logp), cr.tensor(TARGET),
+                     None if weight is None else cr.tensor(weight),
+                     ignore_index=ignore_index, reduction=reduction)
+    expected = _nll_reference(logp, TARGET, weight, ignore_index, reduction)
+    np.testing.assert_allclose(out.numpy(), expected)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_nll_loss_gradients(rng, reduction, ignore_index):
+    x = _leaf(_random(rng, 5, 4))
+    fn = lambda x: F.nll_loss(x, cr.tensor(TARGET), cr.tensor(WEIGHT),  # noqa: E731
+                              ignore_index=ignore_index, reduction=reduction)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+    assert fn(x).grad_fn.name() == "NllLossBackward0"
+
+
+def test_nll_loss_spatial_and_unbatched(rng):
+    x = _random(rng, 2, 4, 3, 2)
+    target = rng.integers(0, 4, (2, 3, 2))
+    out = F.nll_loss(cr.tensor(x), cr.tensor(target), reduction="none")
+    expected = -np.take_along_axis(x, target[:, None], axis=1)[:, 0]
+    np.testing.assert_allclose(out.numpy(), expected)
+    single = F.nll_loss(cr.tensor(x[0, :, 0, 0]), cr.tensor(target[0, 0, 0]), reduction="none")
+    assert single.shape == ()
+    np.testing.assert_allclose(single.item(), -x[0, target[0, 0, 0], 0, 0])
+
+
+def test_nll_loss_everything_ignored_gives_nan_mean_and_zero_sum():
+    x = cr.zeros(3, 4, requires_grad=True)
+    target = cr.tensor([-100, -100, -100])
+    assert math.isnan(F.nll_loss(x, target).item())
+    total = F.nll_loss(x, target, reduction="sum")
+    assert total.item() == 0.0
+    total.backward()
+    assert not x.grad.numpy().any()
+
+
+def test_nll_loss_accepts_byte_targets(rng):
+    x = _random(rng, 3, 4)
+    out = F.nll_loss(cr.tensor(x), cr.tensor(np.array([0, 1, 3], np.uint8)), reduction="sum")
+    np.testing.assert_allclose(out.item(), -(x[0, 0] + x[1, 1] + x[2, 3]))
+
+
+@pytest.mark.parametrize("x_shape, target, kwargs, error, message", [
+    ((3, 4), [0, 1, 5], {}, IndexError, "Target 5 is out of bounds."),
+    ((3, 4), [0, 1, -1], {}, IndexError, "Target -1 is out of bounds."),
+    ((3, 4), [0, 1], {}, ValueError, r"Expected input batch_size \(3\) to match target "
+                                     r"batch_size \(2\)."),
+    ((3, 4), [[0], [1], [2]], {}, RuntimeError, "0D or 1D target tensor expected, "
+                                                "multi-target not supported"),
+    ((3, 4, 5), [0, 1, 2], {}, RuntimeError, r"Expected target size \[3, 5\], got \[3\]"),
+    ((4,), [2, 1], {}, ValueError, "For 1D input, 1D target must have size 1, but got target "
+                                   "size: 2"),
+    ((3, 4), [0, 1, 2], {"reduction": "foo"}, ValueError, "foo is not a valid value for "
+                                                          "reduction"),
+    ((3, 4), [0, 1, 2], {"weight": cr.ones(3, dtype=cr.float32)}, RuntimeError,
+     r"weight tensor should be defined either for all 4 classes or no classes but got weight "
+     r"tensor of shape: \[3\]"),
+])
+def test_nll_loss_errors(x_shape, target, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        F.nll_loss(cr.zeros(*x_shape), cr.tensor(target), **kwargs)
+
+
+def test_nll_loss_dtype_errors():
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
+                                           "Float"):
+        F.nll_loss(cr.zeros(3, 4), cr.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
+                                           "Int"):
+        F.nll_loss(cr.zeros(3, 4), cr.tensor([0, 1, 2], dtype=cr.int32))
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'weight'"):
+        F.nll_loss(cr.zeros(3, 4), cr.tensor([0, 1, 2]), weight=cr.ones(4, requires_grad=True))
+
+
+def test_legacy_reduction_arguments_warn_and_map():
+    x, t = cr.tensor([[-1.0, -2.0], [-3.0, -4.0]]), cr.tensor([0, 1])
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, "
+                                         "please use reduction='sum' instead."):
+        assert F.nll_loss(x, t, size_average=False).item() == 5.0
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert F.nll_loss(x, t, reduce=False).tolist() == [1.0, 4.0]
+    with pytest.warns(UserWarning, match="reduction='mean'"):
+        assert F.mse_loss(x, x * 0, size_average=True).item() == 7.5
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("weight", [None, WEIGHT], ids=["unweighted", "weighted"])
+def test_cross_entropy_class_indices(rng, reduction, label_smoothing, weight):
+    x = _random(rng, 5, 4)
+    out = F.cross_entropy(cr.tensor(x), cr.tensor(TARGET),
+                          None if weight is None else cr.tensor(weight), ignore_index=1,
+                          reduction=reduction, label_smoothing=label_smoothing)
+    logp = _log_softmax(x, 1)
+    nll = _nll_reference(logp, TARGET, weight, 1, reduction)
+    w = np.ones(4) if weight is None else weight
+    keep = TARGET != 1
+    smooth = -(logp * w).sum(1) * keep
+    if reduction == "sum":
+        smooth = smooth.sum()
+    elif reduction == "mean":
+        smooth = smooth.sum() / (keep.sum() if weight is None else w[TARGET[keep]].sum())
+    expected = (1 - label_smoothing) * nll + label_smoothing / 4 * smooth
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+def test_cross_entropy_class_probabilities(rng, reduction, label_smoothing):
+    x, p = _random(rng, 5, 4), rng.dirichlet(np.ones(4), 5)
+    tx, tp = _leaf(x), _leaf(p)
+    out = F.cross_entropy(tx, tp, cr.tensor(WEIGHT), reduction=reduction,
+                          label_smoothing=label_smoothing)
+    q = p * (1 - label_smoothing) + label_smoothing / 4
+    losses = -(_log_softmax(x, 1) * q * WEIGHT).sum(1)
+    expected = {"none": losses, "sum": losses.sum(), "mean": losses.sum() / 5}[reduction]
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
+    fn = lambda x, p: F.cross_entropy(x, p, reduction=reduction,  # noqa: E731
+                                      label_smoothing=label_smoothing)
+    assert gradcheck(fn, (tx, tp))
+    assert gradgradcheck(fn, (tx, tp))
+
+
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_gradients(rng, label_smoothing):
+    x = _leaf(_random(rng, 2, 4, 3))
+    target = cr.tensor(rng.integers(0, 4, (2, 3)))
+    fn = lambda x: F.cross_entropy(x, target, cr.tensor(WEIGHT),  # noqa: E731
+                                   label_smoothing=label_smoothing)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+def test_cross_entropy_gradient_is_softmax_minus_one_hot(rng):
+    x = _leaf(_random(rng, 5, 4))
+    F.cross_entropy(x, cr.tensor(TARGET), reduction="sum").backward()
+    expected = np.exp(_log_softmax(x.detach().numpy(), 1))
+    expected[np.arange(5), TARGET] -= 1
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10)
+
+
+def test_cross_entropy_errors():
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0. "
+                                           "Got: 1.5"):
+        F.cross_entropy(cr.zeros(3, 4), cr.tensor([0, 1, 2]), label_smoothing=1.5)
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected"):
+        F.cross_entropy(cr.zeros(3, 4), cr.zeros(3, 5))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte"):
+        F.cross_entropy(cr.zeros(3, 4), cr.tensor([0.0, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss(rng, reduction):
+    a, b = _random(rng, 3, 4), _random(rng, 3, 4)
+    ta, tb = _leaf(a), _leaf(b)
+    out = F.mse_loss(ta, tb, reduction=reduction)
+    sq = (a - b) ** 2
+    expected = {"none": sq, "sum": sq.sum(), "mean": sq.mean()}[reduction]
+    np.testing.assert_allclose(out.detach().numpy(), expected)
+    assert out.grad_fn.name() == "MseLossBackward0"
+    fn = lambda a, b: F.mse_loss(a, b, reduction=reduction)  # noqa: E731
+    assert gradcheck(fn, (ta, tb))
+    assert gradgradcheck(fn, (ta, tb))
+
+
+def test_mse_loss_broadcasts_with_the_reference_warning(rng):
+    a, b = _leaf(_random(rng, 3, 4)), _leaf(_random(rng, 4))
+    with pytest.warns(UserWarning, match="Using a target size .* that is different to the "
+                                         "input size"):
+        out = F.mse_loss(a, b)
+    np.testing.assert_allclose(out.item(), ((a.detach().numpy() - b.detach().numpy()) ** 2)
+                               .mean())
+    out.backward()
+    assert b.grad.shape == (4,)
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(3\\) must match the size of "
+                                           "tensor b \\(4\\)"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F.mse_loss(cr.zeros(3), cr.zeros(4))
+
+
+def test_mse_loss_weight(rng):
+    a, b, w = _random(rng, 3, 4), _random(rng, 3, 4), np.abs(_random(rng, 3, 4))
+    out = F.mse_loss(cr.tensor(a), cr.tensor(b), weight=cr.tensor(w))
+    np.testing.assert_allclose(out.item(), (w * (a - b) ** 2).sum() / w.sum())
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        F.mse_loss(cr.tensor(a), cr.tensor(b), weight=cr.ones(4))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("shape", [(5, 4), (2, 4, 3), (4,)], ids=str)
+def test_loss_parity_with_torch(torch, rng, reduction, label_smoothing, shape):
+    x = _random(rng, *shape)
+    target = rng.integers(0, 4, shape[:1] + shape[2:] if len(shape) > 1 else ())
+    kwargs = dict(reduction=reduction, label_smoothing=label_smoothing, ignore_index=2)
+    ours_x, theirs_x = _leaf(x), torch.tensor(x, requires_grad=True)
+    ours = F.cross_entropy(ours_x, cr.tensor(target), cr.tensor(WEIGHT), **kwargs)
+    theirs = torch.nn.functional.cross_entropy(theirs_x, torch.tensor(target),
+                                               torch.tensor(WEIGHT), **kwargs)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                               equal_nan=True)
+    g = _random(rng, *ours.shape)
+    ours.backward(cr.tensor(g))
+    theirs.backward(torch.tensor(g))
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-10,
+                               atol=1e-12, equal_nan=True)
+
+
+# --- putting it together -------------------------------------------------------------------------
+def test_small_cnn_training_step_reduces_the_loss(rng):
+    x = cr.tensor(_random(rng, 8, 1, 6, 6, dtype=np.float32))
+    y = cr.tensor(rng.integers(0, 3, 8))
+    w1 = cr.tensor(_random(rng, 4, 1, 3, 3, dtype=np.float32) * 0.5, requires_grad=True)
+    b1 = cr.zeros(4, requires_grad=True)
+    w2 = cr.tensor(_random(rng, 3, 36, dtype=np.float32) * 0.1, requires_grad=True)
+    params = [w1, b1, w2]
+
+    def loss_fn():
+        h = F.gelu(F.conv2d(x, w1, b1, padding=1, stride=2))
+        return F.cross_entropy(F.linear(h.reshape(8, 36), w2), y)
+
+    first = loss_fn()
+    for _ in range(20):
+        loss = loss_fn()
+        loss.backward()
+        with cr.no_grad():
+            for p in params:
+                p.sub_(p.grad * 0.5)
+                p.grad = None
+    assert loss_fn().item() < first.item()
