@@ -19,13 +19,15 @@ from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.graph import before_inplace_mutation
 from ..autograd.saved_guard import unlocked_for_inplace
-from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, check_inplace, commit_inplace,
+from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_inplace,
+                      commit_inplace,
                       formula_helper, method, public, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
 from .views import check_view_write, make_view, rebase_inplace
-from .shape import _alias, _dual, legacy_type_name, select_array, unsqueeze, write_out
+from .shape import (_alias, _dual, _expanded_shape, legacy_type_name, select_array,
+                    unsqueeze, write_out)
 
 # --- the table -----------------------------------------------------------------------
 SELECT = defop("select", lambda a, dim, index: select_array(a, dim, index),
@@ -49,7 +51,7 @@ INDEX_PUT = defop("index_put", lambda a, v, key, accumulate, inplace:
                        F._index_put(g, key, F._new_zeros(g, ()), False),
                        lambda F, g, key: F._index(g, key)),
                   jvp=lambda F, t, key, accumulate: F._index_put(t[0], key, t[1], accumulate))
-INDEX_SELECT = defop("index_select", lambda a, i, dim: np.take(a, i, axis=dim),
+INDEX_SELECT = defop("index_select", lambda a, i, dim: _index_select_array(a, dim, i),
                      inputs=("self", "index"), attrs=("dim",),
                      vjp=(lambda F, g, self_shape, dim, index:
                           F.index_add(F._new_zeros(g, self_shape), dim, index, g), NONDIFF),
@@ -125,6 +127,12 @@ def _slice_array(a, dim, start, end, step):
     return a[(slice(None),) * dim + (slice(start, end, step),)]
 
 
+def _index_select_array(a, dim, index):
+    if a.ndim == 0:
+        return a.copy()
+    return np.take(a, index.reshape(-1), axis=dim)
+
+
 def _index_array(a, key):
     out = a[key]
     return out.copy() if np.may_share_memory(out, a) else out
@@ -147,8 +155,11 @@ def _index_put_array(a, key, values, accumulate, inplace):
 
 def index_add_array(a, dim, index, source, alpha=1):
     out = a.copy()
-    np.add.at(out, (slice(None),) * dim + (index.reshape(-1),),
-              source if alpha == 1 else source * alpha)
+    source = source if alpha == 1 else source * alpha
+    if a.ndim == 0:
+        out += source.reshape(())
+    else:
+        np.add.at(out, (slice(None),) * dim + (index.reshape(-1),), source)
     return out
 
 
@@ -164,27 +175,31 @@ def _scatter_key(index, dim):
 
 
 def gather_array(a, dim, index):
-    if a.ndim == 0:
-        return a[index] if index.ndim else a.copy()
+    if index.ndim != a.ndim or a.ndim == 0:   # 0-d and 1-d mixed: both are vectors
+        return np.take(a.reshape(-1), index)
     return np.take_along_axis(_corner(a, index.shape, dim), index, axis=dim)
+
+
+def _scatter_target(out, dim, index, src):
+    """Where scatter writes in ``out`` and the values (``src``'s used corner)."""
+    if isinstance(src, np.ndarray) and src.ndim:
+        src = _corner(src, index.shape) if src.ndim == index.ndim else src.reshape(-1)[:1]
+    if index.ndim != out.ndim or out.ndim == 0:   # 0-d and 1-d mixed: both vectors
+        return out.reshape(-1), (index.reshape(-1),), np.reshape(src, -1)
+    return out, _scatter_key(index, dim), src
 
 
 def scatter_add_array(a, dim, index, src):
     out = a.copy()
-    if index.ndim == 0:
-        out[...] += src.reshape(())
-        return out
-    np.add.at(out, _scatter_key(index, dim), _corner(src, index.shape))
+    target, key, values = _scatter_target(out, dim, index, src)
+    np.add.at(target, key, values)
     return out
 
 
 def scatter_array(a, dim, index, src):
     out = a.copy()
-    value = _corner(src, index.shape) if isinstance(src, np.ndarray) and src.ndim else src
-    if index.ndim == 0:
-        out[...] = value
-        return out
-    out[_scatter_key(index, dim)] = value
+    target, key, values = _scatter_target(out, dim, index, src)
+    target[key] = values
     return out
 
 
@@ -200,7 +215,7 @@ array_fn("_slice")(_slice_array)
 array_fn("_index")(lambda x, key: x[key])
 array_fn("_index_put")(lambda x, key, values, accumulate=False:
                        _index_put_array(x, key, values, accumulate, False))
-array_fn("index_select")(lambda x, dim, index: np.take(x, index.reshape(-1), axis=dim))
+array_fn("index_select")(lambda x, dim, index: _index_select_array(x, dim, index))
 array_fn("index_add")(index_add_array)
 array_fn("gather")(gather_array)
 array_fn("scatter_add")(scatter_add_array)
@@ -272,8 +287,17 @@ def _is_int(k):
     return isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu"
 
 
+def _is_bool_scalar(k):
+    if isinstance(k, (bool, np.bool_)):
+        return True
+    return isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype == np.bool_
+
+
 def _as_index_array(k):
     """An advanced index as an ndarray of int64 or bool."""
+    if not isinstance(k, (Tensor, np.ndarray, list, tuple)):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else np.asarray(k)
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
@@ -289,7 +313,7 @@ def _expand_key(key, ndim):
     key = list(key) if isinstance(key, tuple) else [key]
     consumed = 0
     for k in key:
-        if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+        if k is None or k is Ellipsis or _is_bool_scalar(k):
             continue
         if isinstance(k, (Tensor, np.ndarray, list)):
             arr = _as_index_array(k)
@@ -300,6 +324,10 @@ def _expand_key(key, ndim):
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
+        if ndim == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                             "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a "
+                             "number")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if ellipses:
         i = ellipses[0]
@@ -326,9 +354,9 @@ def _apply_basic(t, key):
             t = unsqueeze(t, dim)
             rest.append(slice(None))
             dim += 1
-        elif isinstance(k, (bool, np.bool_)):
+        elif _is_bool_scalar(k):
             t = unsqueeze(t, dim)
-            rest.append(np.zeros(1 if k else 0, np.int64))
+            rest.append(np.zeros(1 if bool(k) else 0, np.int64))
             dim, advanced = dim + 1, True
         else:
             dim = _append_advanced(rest, _as_index_array(k), t._data.shape, dim)
@@ -401,7 +429,9 @@ def setitem(self, key, value):
         if isinstance(value, (bool, int, float, complex, np.number)):
             view.fill_(value)
         else:
-            view.copy_(_strip_leading_ones(_value_tensor(value, view), view._data.ndim))
+            value = _strip_leading_ones(_value_tensor(value, view), view._data.ndim)
+            _check_expandable(value, view._data.shape)
+            view.copy_(value)
         return
     while rest and isinstance(rest[-1], slice):
         rest = rest[:-1]
@@ -423,6 +453,19 @@ def _strip_leading_ones(value, ndim):
     while len(shape) - lead > ndim and shape[lead] == 1:
         lead += 1
     return FUNCTIONS["reshape"](value, shape[lead:]) if lead else value
+
+
+def _check_expandable(value, shape):
+    """The reference's message when ``value`` does not broadcast to the target."""
+    have = value._data.shape
+    if have != shape:
+        lead = len(shape) - len(have)
+        if lead < 0:
+            raise RuntimeError(f"expand({legacy_type_name(value)}{{{list(have)}}}, size="
+                               f"{list(shape)}): the number of sizes provided ({len(shape)}) "
+                               "must be greater or equal to the number of dimensions in the "
+                               f"tensor ({len(have)})")
+        _expanded_shape(have, shape, lead)
 
 
 def _index_put_inplace(t, key, values, accumulate):
@@ -510,9 +553,10 @@ def _index_tensor(index, name, allow_matrix=True):
 
 
 def _check_bounds(index, n, dim):
+    """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones)."""
     idx = index._data
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        bad = idx.min() if idx.min() < -n else idx.max()
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx.min() if idx.min() < 0 else idx.max()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
 
 
@@ -532,13 +576,11 @@ def index_select(input, dim, index, *, out=None):
     d = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d] if input._data.ndim else 1
     idx = index._data
-    if idx.size and (idx.min() < -n or idx.max() >= n):
+    if input._data.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    if idx.ndim == 0:
-        index = Tensor._wrap(idx.reshape(1))
-    if input._data.ndim == 0:
-        return apply_op(INDEX_SELECT, (FUNCTIONS["reshape"](input, (1,)), index),
-                        {"dim": 0}).reshape(())
     return apply_op(INDEX_SELECT, (input, index), {"dim": d})
 
 
@@ -557,7 +599,13 @@ def index_add(input, dim, index, source, *, alpha=1):
     n_src = source._data.shape[d] if source._data.ndim else 1
     if index._data.size != n_src:
         raise RuntimeError(f"index_add_(): Number of indices ({index._data.size}) should be "
-                           f"equal to source.size(dim) ({n_src})")
+                           f"equal to source.size(dim): ({n_src}), for dim: {d}")
+    shape, src_shape = input._data.shape, source._data.shape
+    if input._data.ndim and (len(src_shape) != len(shape) or any(
+            a != b for k, (a, b) in enumerate(zip(shape, src_shape)) if k != d)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(shape)} "
+                           f"source.shape = {list(src_shape)}")
     _check_bounds(index, input._data.shape[d] if input._data.ndim else 1, d)
     return apply_op(INDEX_ADD, (input, index, source), {"dim": d, "alpha": alpha})
 
@@ -662,6 +710,10 @@ def masked_fill(input, mask, value):
         name = _MASK_DTYPE_NAMES.get(mask.dtype.name, mask.dtype.name)
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{name}")
+    try:
+        np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
     if not isinstance(value, Tensor):
         return apply_op(MASKED_FILL, (input, mask), {"value": value})
     if value._data.ndim != 0:

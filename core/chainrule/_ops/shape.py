@@ -102,6 +102,10 @@ def _infer_shape(shape, numel):
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value and "
+                               "is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape = tuple(numel // known if s == -1 else s for s in shape)
@@ -216,7 +220,7 @@ def unflatten(input, dim, sizes):
         raise RuntimeError("unflatten: sizes must be non-empty")
     if -1 not in sizes and math.prod(sizes) != shape[d]:
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
-                           f"size of dim {dim} ({shape[d]}) in the input tensor")
+                           f"size of dim {d} ({shape[d]}) in the input tensor")
     sizes = _infer_shape(sizes, shape[d])
     return view(input, shape[:d] + sizes + shape[d + 1:])
 

@@ -32,7 +32,8 @@ from .. import _grad_mode
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to
 from ..autograd.node import Node
-from ._registry import apply_op, edge_of
+from ..autograd.saved_tensor import FREED_MESSAGE
+from ._registry import OpNode, apply_op, edge_of
 
 
 def make_view(op, base, attrs, view_fn):
@@ -189,34 +190,46 @@ class AsStridedBackward0(Node):
 class CopySlices(Node):
     """grad_fn of a root after an in-place op on one of its views.
 
-    Two layouts: when the in-place op's node ``fn`` takes the view as its first input
-    (the usual case, like the reference), CopySlices calls ``fn`` itself on the
-    view's part of the gradient and forwards fn's other inputs; otherwise it sends
-    that part to ``fn`` along an ordinary edge (``fn`` then reaches the view's old
-    history by itself)."""
+    Two layouts: when the in-place op's node ``fn`` is a table op that takes the view
+    as its first input (the usual case, like the reference), CopySlices calls ``fn``
+    itself on the view's part of the gradient and forwards fn's other inputs;
+    otherwise it sends that part to ``fn`` along an ordinary edge (``fn`` then reaches
+    the view's old history by itself).
 
-    __slots__ = ("view_fn", "fn", "direct", "_in_meta")
+    Note [CopySlices shares fn's saved values]
+        After a create_graph backward, tensors rebuilt from fn's saved outputs have
+        ``fn`` as grad_fn, so a later backward may run ``fn`` directly as well as
+        through CopySlices, in either order. CopySlices therefore keeps its own
+        reference to fn's saved values and, once fn may be shared that way, leaves
+        releasing fn's own reference to the engine.
+    """
+
+    __slots__ = ("view_fn", "fn", "direct", "_in_meta", "_fn_saved", "_shared")
 
     @classmethod
     def make(cls, root_edge, view_edge, view_fn, result, root):
         fn = result.grad_fn
         meta = (root._data.shape, root._data.dtype)
-        direct = (result._output_nr == 0 and fn.num_inputs() == 1 and fn._next
-                  and fn._next[0] == view_edge and getattr(fn, "_in_meta", None) is not None)
+        direct = (isinstance(fn, OpNode) and result._output_nr == 0 and fn.num_inputs() == 1
+                  and fn._next and fn._next[0] == view_edge)
         node = cls.__new__(cls)
         if direct:
             Node.__init__(node, (root_edge,) + tuple(fn._next[1:]))
             node._in_meta = (meta,) + tuple(fn._in_meta[1:])
+            node._fn_saved = fn._saved
         else:
             Node.__init__(node, (root_edge, (fn, result._output_nr)))
             node._in_meta = (meta, (result._data.shape, result._data.dtype))
-        node.view_fn, node.fn, node.direct = view_fn, fn, direct
+            node._fn_saved = None
+        node.view_fn, node.fn, node.direct, node._shared = view_fn, fn, direct, False
         return node
 
     def apply(self, grads, create_graph):
         g = grads[0]
         if g is None:
             return [None] * len(self._next)
+        if self.direct and self._fn_saved is None:
+            raise RuntimeError(FREED_MESSAGE)
         if create_graph:
             return self._apply_tensor(g)
         out = np.array(g, copy=True)
@@ -225,7 +238,7 @@ class CopySlices(Node):
         if not self.direct:
             region[...] = 0
             return [out, part]
-        inner = self.fn.apply([part], False)
+        inner = self._call_fn(part, False)
         region[...] = 0 if inner[0] is None else sum_to(inner[0], region.shape)
         return [out] + list(inner[1:])
 
@@ -236,13 +249,33 @@ class CopySlices(Node):
         if not self.direct:
             region.zero_()
             return [out, part]
-        inner = self.fn.apply([part], True)
+        inner = self._call_fn(part, True)
         if inner[0] is None:
             region.zero_()
         else:
             region.copy_(sum_to(inner[0], tuple(region._data.shape)))
         return [out] + list(inner[1:])
 
+    def _call_fn(self, part, create_graph):
+        """fn's backward on the view's part (Note [CopySlices shares fn's saved values])."""
+        fn = self.fn
+        released = fn._saved is None
+        if released:
+            fn._saved = self._fn_saved
+        # fn's first input gradient goes where CopySlices' first edge points (a pass
+        # limited by ``inputs=`` decides from the edges whether it is wanted).
+        edges = fn._next
+        fn._next = self._next[:1] + edges[1:]
+        try:
+            return fn.apply([part], create_graph)
+        finally:
+            fn._next = edges
+            if released:
+                fn._saved = None
+            self._shared = self._shared or create_graph
+
     def release_saved(self):
-        if self.direct:
-            self.fn.release_saved()
+        if self.direct and self._fn_saved:
+            self._fn_saved = None
+            if not self._shared:
+                self.fn.release_saved()
