@@ -124,6 +124,9 @@ def test_linear_errors():
         F.linear(cr.zeros(2, 3), cr.zeros(4, 3, dtype=cr.float64))
     with pytest.raises(TypeError, match="must be Tensor"):
         F.linear([1.0], cr.zeros(1, 1))
+    with pytest.raises(RuntimeError, match="both arguments to linear need to be at least 1D, "
+                                           "but they are 0D and 2D"):
+        F.linear(cr.tensor(1.0), cr.zeros(1, 1))
 
 
 def test_linear_with_vector_weight_is_a_dot(rng):

@@ -389,13 +389,11 @@ def linear(input, weight, bias=None):
     x = _require_tensor(input, "linear", "input", 1)
     w = _require_tensor(weight, "linear", "weight", 2)
     _check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
+    if x._data.ndim == 0 or w._data.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{x._data.ndim}D and {w._data.ndim}D")
     if w._data.ndim != 2:
-        if bias is not None:
-            raise RuntimeError(f"mat2 must be a matrix, got {w._data.ndim}-D tensor")
-        if w._data.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                               f"{w._data.ndim}D")
-        return matmul(x, w)
+        return _linear_vector_weight(x, w, bias)
     k = x._data.shape[-1]
     if k != w._data.shape[1]:
         rows = _numel(x._data.shape[:-1])
@@ -408,6 +406,16 @@ def linear(input, weight, bias=None):
     if b._data.shape != w._data.shape[:1]:
         _check_bias_broadcast(b._data.shape, x._data.shape[:-1] + w._data.shape[:1])
     return apply_op(LINEAR, (x, w, b), EMPTY)
+
+
+def _linear_vector_weight(x, w, bias):
+    """The reference accepts a 1-D weight (a dot product) when there is no bias."""
+    if bias is not None:
+        raise RuntimeError(f"mat2 must be a matrix, got {w._data.ndim}-D tensor")
+    if w._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{w._data.ndim}D")
+    return matmul(x, w)
 
 
 def _check_bias_broadcast(bias_shape, out_shape):
