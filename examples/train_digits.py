@@ -29,7 +29,7 @@ def init_params(sizes, rng):
     """He-initialised weights (out x in, like nn.Linear) and zero biases."""
     params = []
     for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        w = rng.standard_normal((fan_out, fan_in)).astype(np.float32) * np.sqrt(2.0 / fan_in)
+        w = (rng.standard_normal((fan_out, fan_in)) * np.sqrt(2.0 / fan_in)).astype(np.float32)
         params.append(cr.tensor(w, requires_grad=True))
         params.append(cr.zeros(fan_out, requires_grad=True))
     return params
@@ -83,7 +83,7 @@ def train(epochs, batch_size, lr, seed):
             backward_seconds += time.perf_counter() - began
             optimizer.step()
             total += loss.item() * len(idx)
-            bar.set_postfix(loss=f"{loss.item():.4f}")
+            bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
         bar.close()
         print(f"epoch {epoch:2d}: train loss {total / len(x_train):.4f}, "
               f"test accuracy {accuracy(params, x_test, y_test):.4f}")

@@ -20,6 +20,8 @@ from ._factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, 
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from . import autograd  # noqa: F401
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
+                                    is_anomaly_enabled)
 from . import nn  # noqa: F401
 from . import cuda  # noqa: F401
 

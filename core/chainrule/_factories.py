@@ -35,7 +35,7 @@ def _as_array(data, dtype=None):
     if isinstance(data, Tensor):
         arr = data._data
         return arr.copy() if dtype is None else arr.astype(_dtypes.to_dtype(dtype).np)
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):     # NumPy scalars keep their dtype too
         target = _dtypes.from_numpy_dtype(data.dtype) if dtype is None else _dtypes.to_dtype(dtype)
         return np.array(data, dtype=target.np)
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):

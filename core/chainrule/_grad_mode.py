@@ -76,7 +76,16 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable gradient recording inside a block or a decorated function.
 
     >>> import chainrule as cr
@@ -95,7 +104,7 @@ class no_grad(_DecoratorContextManager):
         STATE.grad_enabled = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable gradient recording inside a block (e.g. within ``no_grad``).
 
     >>> import chainrule as cr
@@ -168,8 +177,13 @@ class inference_mode(_DecoratorContextManager):
     (False, True)
     """
 
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)                 # bare @inference_mode on a function
+
     def __init__(self, mode=True):
-        self.mode = mode
+        self.mode = mode if isinstance(mode, bool) else True
 
     def __enter__(self):
         self.prev = (STATE.grad_enabled, STATE.inference)

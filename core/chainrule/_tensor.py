@@ -332,7 +332,7 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
         if requires_grad and not _differentiable_dtype(self._data.dtype):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype})")
         self._requires_grad = bool(requires_grad)
         return self
@@ -354,10 +354,16 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
-            if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype.name}' to a "
+                    f"tensor with dtype '{self.dtype.name}'. Please ensure that the gradient "
+                    "and the tensor have the same dtype")
         self._grad = value
 
     @grad.deleter

@@ -202,9 +202,10 @@ def test_gradient_layout_follows_parameter_strides():
 
 def test_grad_setter_checks():
     x = leaf(1.0, 2.0)
-    with pytest.raises(RuntimeError, match="different size"):
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient of size '\\[3\\]' to "
+                                           "a tensor of size '\\[2\\]'"):
         x.grad = cr.zeros(3, dtype=cr.float64)
-    with pytest.raises(RuntimeError, match="different type"):
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype 'float32'"):
         x.grad = cr.zeros(2, dtype=cr.float32)
     x.grad = cr.ones(2, dtype=cr.float64)
     (x * 1).sum().backward()
@@ -212,7 +213,7 @@ def test_grad_setter_checks():
 
 
 def test_requires_grad_on_integer_tensor_is_error():
-    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype"):
         cr.tensor([1, 2], requires_grad=True)
 
 

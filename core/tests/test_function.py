@@ -215,7 +215,7 @@ def test_mark_dirty_in_place_function():
     y = x * 2
     version = y._version
     z = AddOneInPlace.apply(y)
-    assert z is y and y._version == version + 1 and y.grad_fn.name() == "AddOneInPlaceBackward"
+    assert z is y and y._version == version + 2 and y.grad_fn.name() == "AddOneInPlaceBackward"
     z.sum().backward()
     assert x.grad.tolist() == [2.0] and y.tolist() == [3.0]
 

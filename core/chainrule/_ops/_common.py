@@ -163,7 +163,7 @@ def check_inplace(t):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = t._base
-    if base is not None and base.grad_fn is None and base._requires_grad:
+    if base is not None and t._requires_grad and base.grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if t.is_inference() and not STATE.inference:

@@ -34,6 +34,16 @@ def pow_grad_base_scalar(F, self, exponent):
 
 
 @helper
+def pow_grad_scalar_base(F, result, base):
+    """d(base**e)/de = result * log(base) for a Python number base (0 when base == 0)."""
+    if base == 0:
+        return result * 0
+    import cmath
+    log_base = math.log(base) if isinstance(base, (int, float)) and base > 0 else cmath.log(base)
+    return result * log_base
+
+
+@helper
 def pow_grad_exponent(F, self, exponent, result):
     """d(self**e)/de = result * log(self), defined as 0 where self == 0 and e >= 0."""
     zero_base = (self == 0) * (F.real(exponent) >= 0) if F.is_complex(exponent) else \
@@ -72,3 +82,20 @@ def clamp_mask(F, self, min, max):
     if max is None:
         return self >= min
     return (self >= min) * (self <= max)
+
+
+@helper
+def sgn_jvp(F, t, self, result):
+    """Tangent of z / |z|: (t - s * Re(conj(s) * t)) / |z|, and 0 for real input."""
+    return sgn_grad(F, t, self, result)
+
+
+@helper
+def angle_jvp(F, t, self):
+    """Tangent of the argument: Im(conj(z) * t) / |z|**2 (0 for real input)."""
+    if not F.is_complex(self):
+        return F.real(t) * 0
+    mag2 = F.real(self * F.conj(self))
+    safe = F.where(mag2 == 0, mag2 + 1, mag2)
+    out = F.imag(F.conj(self) * t) / safe
+    return F.where(mag2 == 0, out * 0, out)

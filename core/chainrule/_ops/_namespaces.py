@@ -69,6 +69,13 @@ class ArrayNamespace:
         return np.expand_dims(x, dim)
 
     @staticmethod
+    def squeeze(x, dim=None):
+        if dim is None:
+            return np.squeeze(x)
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        return np.squeeze(x, tuple(d for d in dims if x.shape[d] == 1))
+
+    @staticmethod
     def zeros_like(x):
         return np.zeros_like(x)
 

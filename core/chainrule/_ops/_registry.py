@@ -28,6 +28,7 @@ import numpy as np
 from .. import _grad_mode
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
+from ..autograd.engine import needed_edges
 from ..autograd.node import Node, grad_accumulator, next_sequence_nr
 from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
 
@@ -144,8 +145,9 @@ class OpNode(Node):
             g = grads[0]
             if g is None:
                 return [None] * len(self._next)
-        return [None if edge is None else _run_vjp(op, i, F, g, env)
-                for i, (edge, formula) in enumerate(zip(self._next, op.vjps))]
+        wanted = needed_edges(self)
+        return [None if edge is None or (wanted is not None and not wanted[i])
+                else _run_vjp(op, i, F, g, env) for i, edge in enumerate(self._next)]
 
     def _materialize(self, grads, create_graph):
         out = []
@@ -168,8 +170,8 @@ class OpNode(Node):
             attrs = object.__getattribute__(self, "_attrs")
             if key in attrs:
                 return attrs[key]
-            if key.endswith("_sym_sizes") or key.endswith("_sizes"):
-                pass
+            if key in self._op.inputs or key == "result":
+                return None          # declared but not needed by this call, like the reference
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
 

@@ -13,7 +13,8 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
-from ._registry import NONDIFF, apply_op, defop
+from .views import make_view
+from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 
 try:                                   # scipy is optional: exact erf where present
     from scipy.special import erf as _erf_array
@@ -77,11 +78,11 @@ REMAINDER = defop("remainder", np.remainder, inputs=("self", "other"),
                        lambda F, g, self, other: -g * F.floor(self / other)),
                   jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))
 FLOOR_DIVIDE = defop("floor_divide", np.floor_divide, inputs=("self", "other"),
-                     vjp=(lambda F, g: g * 0, lambda F, g: g * 0), jvp=lambda F, t: t[0] * 0)
+                     vjp=(NOT_IMPLEMENTED, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
 WHERE = defop("where", lambda c, a, b: np.where(c, a, b), inputs=("condition", "self", "other"),
               vjp=(NONDIFF,
-                   lambda F, g, condition: F.where(condition, g, F.zeros_like(g)),
-                   lambda F, g, condition: F.where(condition, F.zeros_like(g), g)),
+                   lambda F, g, condition: F.where(condition, g, g * 0),
+                   lambda F, g, condition: F.where(condition, g * 0, g)),
               jvp=lambda F, t, condition: F.where(condition, t[1], t[2]))
 
 
@@ -128,14 +129,23 @@ ABS = _unary("abs", np.abs, lambda F, g, self: g * F.sgn(self),
              else t[0] * F.sgn(self))
 SIGN = _unary("sign", np.sign, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 SGN = _unary("sgn", lambda a: _sgn(a), lambda F, g, self, result: F.sgn_grad(g, self, result),
-             None)
+             lambda F, t, self, result: F.sgn_jvp(t[0], self, result))
 CONJ = _unary("conj", np.conj, lambda F, g: F.conj(g), lambda F, t: F.conj(t[0]))
-REAL = _unary("real", lambda a: np.real(a).copy(), lambda F, g: g,
-              lambda F, t: F.real(t[0]))
-IMAG = _unary("imag", lambda a: np.imag(a).copy(), lambda F, g: g * 1j,
-              lambda F, t: F.imag(t[0]))
+REAL = _unary("real", np.real, lambda F, g: g, lambda F, t: F.real(t[0]))   # views
+IMAG = _unary("imag", np.imag, lambda F, g: g * 1j, lambda F, t: F.imag(t[0]))
+RSUB = defop("rsub", lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
+             inputs=("self", "other"), attrs=("alpha",), node_name="RsubBackward1",
+             vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha),
+                  lambda F, g: g),
+             jvp=lambda F, t, alpha: t[1] - alpha * t[0])
+POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: np.power(base, e), inputs=("exponent",),
+                        attrs=("base",), node_name="PowBackward2",
+                        vjp=(lambda F, g, result, base:
+                             g * F.conj(F.pow_grad_scalar_base(result, base)),),
+                        jvp=lambda F, t, result, base: t[0] * F.pow_grad_scalar_base(result, base))
 ANGLE = _unary("angle", lambda a: np.angle(a).astype(np.real(a).dtype, copy=False),
-               lambda F, g, self: F.angle_grad(g, self), None)
+               lambda F, g, self: F.angle_grad(g, self),
+               lambda F, t, self: F.angle_jvp(t[0], self))
 CLAMP = defop("clamp", lambda a, min, max: _clamp(a, min, max), attrs=("min", "max"),
               node_name="ClampBackward1",
               vjp=(lambda F, g, self, min, max: g * F.clamp_mask(self, min, max),),
@@ -145,7 +155,8 @@ CLAMP_TENSOR = defop("clamp_tensor", lambda a, lo, hi: np.minimum(np.maximum(a, 
                      vjp=(lambda F, g, self, min, max: g * ((self >= min) * (self <= max)),
                           lambda F, g, self, min, max: g * ((self < min) * (min <= max)),
                           lambda F, g, self, min, max: g * ((self > max) + (min > max))),
-                     jvp=None)
+                     jvp=lambda F, t, self, min, max: t[0] * ((self >= min) * (self <= max))
+                     + t[1] * ((self < min) * (min <= max)) + t[2] * ((self > max) + (min > max)))
 FLOOR = _unary("floor", np.floor, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 CEIL = _unary("ceil", np.ceil, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 ROUND = _unary("round", np.round, lambda F, g: g * 0, lambda F, t: t[0] * 0)
@@ -179,7 +190,7 @@ def _clamp(a, lo, hi):
         out = np.maximum(out, lo)
     if hi is not None:
         out = np.minimum(out, hi)
-    return np.array(out, dtype=a.dtype, copy=out is a)
+    return np.asarray(out, dtype=a.dtype)
 
 
 # --- public functions ---------------------------------------------------------------
@@ -346,7 +357,7 @@ def minimum(input, other):
     return apply_binary(MINIMUM, input, other)
 
 
-@public
+@public(method=False)
 def where(condition, input=None, other=None):
     """Pick from ``input`` where ``condition`` holds, else from ``other``.
 
@@ -387,30 +398,68 @@ def floor_divide(input, other):
     return apply_binary(FLOOR_DIVIDE, input, other)
 
 
-@public
+@public(method=False)
 def real(input):
-    """The real part (a real tensor; for real input, the input itself).
+    """The real part, a view sharing memory (for real input, the input itself); also
+    the attribute ``z.real``, which can be assigned to.
 
     >>> import chainrule as cr
-    >>> cr.real(cr.tensor([1 + 2j])).tolist()
-    [1.0]
+    >>> z = cr.tensor([1 + 2j]); cr.real(z).tolist(), z.real.tolist()
+    ([1.0], [1.0])
     """
     if not input.is_complex():
         return input
-    return apply_op(REAL, (input,), EMPTY)
+    return make_view(REAL, input, EMPTY, _part_view_fn(real, np.real))
 
 
-@public
+@public(method=False)
 def imag(input):
-    """The imaginary part of a complex tensor.
+    """The imaginary part of a complex tensor, a view sharing memory; also ``z.imag``.
 
     >>> import chainrule as cr
-    >>> cr.imag(cr.tensor([1 + 2j])).tolist()
+    >>> cr.tensor([1 + 2j]).imag.tolist()
     [2.0]
     """
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply_op(IMAG, (input,), EMPTY)
+    return make_view(IMAG, input, EMPTY, _part_view_fn(imag, np.imag))
+
+
+def _part_view_fn(public_fn, array_fn):
+    return lambda x: public_fn(x) if isinstance(x, Tensor) else array_fn(x)
+
+
+def _set_part(getter):
+    def setter(self, value):
+        getter(self).copy_(value)
+    return setter
+
+
+Tensor.real = property(real, _set_part(real))
+Tensor.imag = property(imag, _set_part(imag))
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (the reflected subtraction, RsubBackward1)."""
+    return apply_binary(RSUB, input, other, {"alpha": alpha})
+
+
+def pow_scalar_base(base, exponent):
+    """``base ** exponent`` for a Python number ``base`` (PowBackward2)."""
+    exponent = float_input(exponent) if isinstance(base, float) else exponent
+    (exp,) = [exponent] if _keeps_dtype(exponent, base) else promote(exponent, base)[:1]
+    return apply_op(POW_SCALAR_BASE, (exp,), {"base": base})
+
+
+@method("where")
+def where_method(self, condition, y):
+    """``x.where(condition, y)`` is ``where(condition, x, y)``.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1., 2.]); x.where(x > 1, cr.zeros(2)).tolist()
+    [0.0, 2.0]
+    """
+    return where(condition, self, y)
 
 
 @public

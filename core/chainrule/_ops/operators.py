@@ -5,6 +5,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ._registry import apply_op, defop
+from .elementwise import pow_scalar_base, rsub
 from ._common import FUNCTIONS, as_tensor_arg, binary_operands, broadcast_error, \
     commit_inplace, method, public
 
@@ -20,7 +21,7 @@ def _reflected(name):
 Tensor.__add__ = lambda self, other: F["add"](self, other)
 Tensor.__radd__ = lambda self, other: F["add"](self, other)
 Tensor.__sub__ = lambda self, other: F["sub"](self, other)
-Tensor.__rsub__ = lambda self, other: F["sub"](_scalar_like(other, self), self)
+Tensor.__rsub__ = lambda self, other: rsub(self, other)
 Tensor.__mul__ = lambda self, other: F["mul"](self, other)
 Tensor.__rmul__ = lambda self, other: F["mul"](self, other)
 Tensor.__truediv__ = lambda self, other: F["div"](self, other)
@@ -30,7 +31,9 @@ Tensor.__rfloordiv__ = lambda self, other: F["floor_divide"](_scalar_like(other,
 Tensor.__mod__ = lambda self, other: F["remainder"](self, other)
 Tensor.__rmod__ = lambda self, other: F["remainder"](_scalar_like(other, self), self)
 Tensor.__pow__ = lambda self, other: F["pow"](self, other)
-Tensor.__rpow__ = lambda self, other: F["pow"](other, self)
+Tensor.__rpow__ = lambda self, other: pow_scalar_base(other, self) \
+    if isinstance(other, (int, float, complex)) and not isinstance(other, bool) \
+    else F["pow"](other, self)
 Tensor.__matmul__ = lambda self, other: F["matmul"](self, other)
 Tensor.__rmatmul__ = lambda self, other: F["matmul"](as_tensor_arg(other, "other"), self)
 Tensor.__neg__ = lambda self: F["neg"](self)
@@ -191,11 +194,13 @@ def zero_(self):
     >>> cr.ones(2).zero_().tolist()
     [0.0, 0.0]
     """
-    return fill_(self, 0)
+    return commit_inplace(self, apply_op(ZERO, (self,), {}))
 
 
 FILL = defop("fill", lambda a, value: np.full_like(a, value), attrs=("value",),
-             vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+             node_name="FillBackward2", vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+ZERO = defop("zero", lambda a: np.zeros_like(a), vjp=(lambda F, g: g * 0,),
+             jvp=lambda F, t: t[0] * 0)
 COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
              inputs=("self", "src"),
              vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1])

@@ -8,6 +8,7 @@
 import threading
 
 import numpy as np
+from .._tensor import Tensor
 
 # Threads sharing a leaf accumulate one at a time (NumPy releases the GIL inside
 # large in-place additions, so ``+=`` alone could lose updates).
@@ -23,7 +24,6 @@ def accumulate_into_grad(variable, grad, create_graph):
 
 
 def _accumulate(variable, grad, create_graph):
-    from .._tensor import Tensor
     old = variable._grad
     if create_graph:
         g = grad if isinstance(grad, Tensor) else Tensor._wrap(grad)

@@ -6,10 +6,11 @@ import numpy as np
 from .. import _grad_mode
 from .engine import get_engine
 from .node import grad_accumulator
+from .._tensor import Tensor
+from .graph import GradientEdge
 
 
 def _as_tuple(value):
-    from .._tensor import Tensor
     if value is None:
         return None
     if isinstance(value, Tensor) or _is_gradient_edge(value):
@@ -18,13 +19,11 @@ def _as_tuple(value):
 
 
 def _is_gradient_edge(value):
-    from .graph import GradientEdge
     return isinstance(value, GradientEdge)
 
 
 def _make_grads(outputs, grads, is_grads_batched=False):
     """Check or create the gradient for each output (ones for a scalar output)."""
-    from .._tensor import Tensor
     new = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, Tensor):
@@ -52,6 +51,9 @@ def _make_grads(outputs, grads, is_grads_batched=False):
             if out.requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if out._data.dtype.kind == "c":
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       f"outputs but got {out.dtype!r}")
                 new.append(_ones_like(out))
             else:
                 new.append(None)
@@ -62,7 +64,6 @@ def _make_grads(outputs, grads, is_grads_batched=False):
 
 
 def _ones_like(out):
-    from .._tensor import Tensor
     return Tensor._wrap(np.ones_like(out._data))
 
 
@@ -134,9 +135,20 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         targets = [_target_edge(t, i, False) for i, t in enumerate(_as_tuple(inputs))]
     roots, grads = _drop_missing(roots, grads)
     with _grad_mode.set_grad_enabled(create_graph):
-        get_engine().execute(roots, _engine_grads(grads, create_graph), retain_graph,
-                             create_graph, targets, accumulate_grad=True)
+        captured = get_engine().execute(roots, _engine_grads(grads, create_graph),
+                                        retain_graph, create_graph, targets,
+                                        accumulate_grad=True)
+        if inputs is not None:
+            _accumulate_non_leaf_inputs(_as_tuple(inputs), captured, create_graph)
     _warn_create_graph_cycle(create_graph, inputs)
+
+
+def _accumulate_non_leaf_inputs(inputs, captured, create_graph):
+    """``backward(inputs=[t])`` with a non-leaf ``t`` accumulates into ``t.grad`` too."""
+    from .accumulate import accumulate_into_grad
+    for t, grad in zip(inputs, captured):
+        if grad is not None and not _is_gradient_edge(t) and t.grad_fn is not None:
+            accumulate_into_grad(t, grad, create_graph)
 
 
 def _drop_missing(roots, grads):
@@ -202,7 +214,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
               materialize_grads):
-    from .._tensor import Tensor
     roots = _root_edges(outputs)
     targets = [_target_edge(t, i, True) for i, t in enumerate(inputs)]
     roots, grads = _drop_missing(roots, grads)

@@ -54,7 +54,7 @@ def _check_inference(args, recording):
 
 def _wire_outputs(ctx, args, outputs, recording):
     from .._tensor import Tensor
-    dirty = {id(t) for t in ctx._dirty}    # their in-place op already bumped the version
+    dirty = {id(t) for t in ctx._dirty}
     if not recording:
         return outputs
     tensor_args = [a for a in args if isinstance(a, Tensor)]
@@ -90,7 +90,8 @@ def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
     differentiable = not non_differentiable and (out._data.dtype.kind in "fc" or
                                                  out._data.dtype == _bf16())
     if is_dirty:
-        check_inplace(out) if _grad_mode.is_grad_enabled() else None
+        _check_dirty(out)
+        out._bump_version()            # like the reference: once more for the dirty output
         target = out
     elif is_input:
         target = out.detach()          # a fresh alias: the input keeps its own history
@@ -101,6 +102,12 @@ def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
     elif is_input and not is_dirty:
         target._requires_grad = False
     return target
+
+
+def _check_dirty(t):
+    if t.grad_fn is None and t._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                           "operation.")
 
 
 def _bf16():

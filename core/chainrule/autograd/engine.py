@@ -53,7 +53,7 @@ class PythonEngine:
             while queue:
                 self._evaluate(task, queue.pop(), queue)
             for variable_node, grads in task.pending_accumulations:
-                variable_node.apply(grads, create_graph)
+                _accumulate(variable_node, grads, create_graph)
         finally:
             _running.tasks.pop()
         return task.captured
@@ -122,6 +122,16 @@ class _Running(threading.local):
 
 
 _running = _Running()
+
+
+def _accumulate(node, grads, create_graph):
+    """Run an AccumulateGrad node with its node hooks (pre: before ``.grad`` is written;
+    post: after, with no grad_inputs)."""
+    if node._pre_hooks:
+        grads = _run_node_pre_hooks(node, grads, create_graph)
+    node.apply(grads, create_graph)
+    if node._post_hooks:
+        _run_node_post_hooks(node, (), grads, create_graph)
 
 
 def _buffer(task, node):
@@ -228,3 +238,17 @@ def _cpp_engine(required):
                           f"be imported ({e}); using the Python engine", RuntimeWarning)
         return PythonEngine()
     return chainrule_engine.CppEngine()
+
+
+def needed_edges(node):
+    """Which of ``node``'s edges the running pass wants gradients for (None: all).
+
+    A pass restricted by ``inputs=`` skips the gradients of the others, like the
+    reference: that saves work and keeps a missing (NOT_IMPLEMENTED) formula for an
+    unwanted input from raising."""
+    tasks = _running.tasks
+    if not tasks or tasks[-1].should_run is None:
+        return None
+    task = tasks[-1]
+    return [e is not None and (e[0] in task.should_run or e in task.captures)
+            for e in node._next]

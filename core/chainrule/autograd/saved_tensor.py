@@ -128,16 +128,32 @@ def modified_message(saved, node):
     from .._dtypes import from_numpy_dtype
     arr = saved.data if saved.data is not None else getattr(saved.packed, "_data", None)
     shape = list(arr.shape) if arr is not None else "?"
-    dtype = from_numpy_dtype(arr.dtype) if arr is not None else "tensor"
+    dtype = from_numpy_dtype(arr.dtype) if arr is not None else "chainrule.Tensor"
     if saved.tensor is None:
-        owner = f"output {saved.output_nr} of {node.name()}"
+        owner = f", which is output {saved.output_nr} of {_op_name(node)}"
     elif saved.tensor.grad_fn is not None:
-        owner = f"output {saved.tensor._output_nr} of {saved.tensor.grad_fn.name()}"
+        owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)}"
     else:
-        owner = "a leaf Variable"
+        owner = ""
+    type_name = dtype.name if isinstance(dtype, str) else _tensor_type_name(dtype)
     return (
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{getattr(dtype, 'name', dtype)} tensor of shape {shape}], which is {owner}, "
-        f"is at version {saved.counter.v}; expected version {saved.version} instead. "
-        "Hint: enable anomaly detection to find the operation that failed to compute "
-        "its gradient, with chainrule.autograd.set_detect_anomaly(True).")
+        f"inplace operation: [{type_name} {shape}]{owner}, is at version {saved.counter.v}; "
+        f"expected version {saved.version} instead. Hint: enable anomaly detection to find "
+        "the operation that failed to compute its gradient, with "
+        "chainrule.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+def _op_name(node):
+    """The forward op's name, as the reference prints it ('Exp' for ExpBackward0)."""
+    name = node.name()
+    for suffix in ("Backward0", "Backward1", "Backward2", "Backward"):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def _tensor_type_name(dtype):
+    names = {"float32": "Float", "float64": "Double", "float16": "Half",
+             "bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    return f"chainrule.{names.get(dtype.name, dtype.name)}Tensor"

@@ -5,6 +5,9 @@ gradient that broadcasts to the expected shape is summed down to it; one that do
 not is an error naming the node and the index, like the reference's.
 """
 import numpy as np
+from .._tensor import Tensor
+from .._dtypes import from_numpy_dtype
+from ._sum_to import sum_to
 
 
 def validate_outputs(node, outputs):
@@ -29,7 +32,6 @@ def validate_outputs(node, outputs):
 
 def _fit_shape(node, index, grad, shape):
     if _broadcastable(shape, grad.shape):
-        from ._sum_to import sum_to
         return sum_to(grad, shape)
     raise RuntimeError(
         f"Function {node.name()} returned an invalid gradient at index {index} - got "
@@ -46,14 +48,11 @@ def _broadcastable(target, shape):
 
 
 def _is_tensor_dtype(grad, np_dtype):
-    from .._tensor import Tensor
     return isinstance(grad, Tensor) and grad._data.dtype == np_dtype
 
 
 def _cast(grad, np_dtype):
-    from .._tensor import Tensor
     if isinstance(grad, Tensor):
-        from .._dtypes import from_numpy_dtype
         return grad.to(from_numpy_dtype(np_dtype))
     if np.iscomplexobj(grad) and not np.issubdtype(np_dtype, np.complexfloating):
         grad = grad.real
@@ -62,14 +61,12 @@ def _cast(grad, np_dtype):
 
 def wrap_for_hook(grad):
     """Hooks always see Tensors, also on the fast (array) path."""
-    from .._tensor import Tensor
     if grad is None or isinstance(grad, Tensor):
         return grad
     return Tensor._wrap(grad)
 
 
 def unwrap_from_hook(grad, create_graph):
-    from .._tensor import Tensor
     if grad is None or create_graph or not isinstance(grad, Tensor):
         return grad
     return grad._data

@@ -63,7 +63,12 @@ SAMPLES = [
     *binary("sub", lambda a, b: a.sub(b), real=BINARY_SHAPES[:4]),
     Sample("sub", lambda a, b: a.sub(b, alpha=0.5), (3, 4), (4,), note="-alpha"),
     Sample("sub", lambda a, b: a - b, (2, 3), (3,), complex=True, note="-complex-operator"),
-    Sample("sub", lambda a: 2.0 - a, (3, 4), note="-rsub"),
+    Sample("rsub", lambda a: 2.0 - a, (3, 4)),
+    Sample("rsub", lambda a: 1 - a, (), note="-int"),
+    Sample("rsub", lambda a: (1 + 2j) - a, (2, 3), complex=True, note="-complex"),
+    Sample("pow_scalar_base", lambda a: 2.0 ** a, (3, 4)),
+    Sample("pow_scalar_base", lambda a: 0.5 ** a, (), note="-fraction"),
+    Sample("pow_scalar_base", lambda a: 3 ** a, (2, 3), complex=True, note="-complex"),
     # --- mul / div (true division and rounding modes) -------------------------------
     *binary("mul", lambda a, b: a.mul(b)),
     Sample("mul", lambda a: a * 2.5, (3, 4), note="-scalar"),
@@ -80,7 +85,6 @@ SAMPLES = [
     # --- pow: tensor exponent, scalar exponent, scalar base -------------------------
     *binary("pow", lambda a, b: a.pow(b), domain=POSITIVE),
     Sample("pow", lambda a, b: a ** b, (2, 3), (), domain=POSITIVE, note="-operator"),
-    Sample("pow", lambda b: 2.0 ** b, (3, 4), note="-scalar-base"),
     *[Sample("pow_scalar", lambda a, e=e: a.pow(e), (3, 4), domain=POSITIVE, note=f"-{e}")
       for e in (0, 1, 2, 3, 0.5, -1, -2.5)],
     Sample("pow_scalar", lambda a: a ** 2, (), note="-square"),
@@ -167,7 +171,8 @@ SAMPLES = [
     # --- fill and copy (in place, on a non-leaf) --------------------------------------
     Sample("fill", lambda a: a.clone().fill_(2.5), (3, 4)),
     Sample("fill", lambda a: a.clone().fill_(1 - 1j), (2, 3), complex=True, note="-complex"),
-    Sample("fill", lambda a: a.clone().zero_(), (), note="-zero"),
+    Sample("zero", lambda a: a.clone().zero_(), ()),
+    Sample("zero", lambda a: a.clone().zero_(), (3, 4)),
     Sample("copy", lambda a, b: a.clone().copy_(b), (3, 4), (4,)),
     Sample("copy", lambda a, b: a.clone().copy_(b), (2, 3), (2, 3), complex=True,
            note="-complex"),
