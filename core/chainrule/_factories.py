@@ -290,12 +290,8 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
                    requires_grad, device)
 
 
-def _like(fn):
-    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-             layout=None):
-        d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
-        return fn(input.shape, d, requires_grad)
-    return like
+def _like_dtype(input, dtype):
+    return input.dtype if dtype is None else _dtypes.to_dtype(dtype)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
@@ -306,7 +302,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     >>> cr.zeros_like(cr.ones(2)).tolist()
     [0.0, 0.0]
     """
-    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    d = _like_dtype(input, dtype)
     return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -318,7 +314,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     >>> cr.ones_like(cr.zeros(2)).tolist()
     [1.0, 1.0]
     """
-    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    d = _like_dtype(input, dtype)
     return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -330,7 +326,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     >>> cr.empty_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    d = _like_dtype(input, dtype)
     return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -342,7 +338,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     >>> cr.full_like(cr.zeros(2), 4).tolist()
     [4.0, 4.0]
     """
-    d = input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+    d = _like_dtype(input, dtype)
     return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
 
 
@@ -367,5 +363,3 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """
     return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
-
-del _like
