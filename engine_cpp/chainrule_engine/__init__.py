@@ -39,6 +39,7 @@ _engine.configure(
     validate_outputs=_validate.validate_outputs,
     anomaly_state=_anomaly_mode.STATE,
     anomaly_call_node=_anomaly_mode.call_node,
+    accumulate=_python_engine._accumulate,
 )
 
 
@@ -48,6 +49,9 @@ class CppEngine(_engine.Engine):
     accumulate_grad=True)`` returns the gradients captured for ``targets``."""
 
     __slots__ = ()
+
+    # A plain C function (no pybind11 dispatch): every OpNode.apply calls it.
+    needed_edges = staticmethod(_engine.needed_edges)
 
     def __repr__(self):
         return "<chainrule_engine.CppEngine>"

@@ -148,11 +148,40 @@ void add_root_grads(GraphTask& task, PyObject* roots, PyObject* root_grads) {
   }
 }
 
+// engine._accumulate(node, grads, create_graph): the node's pre-hooks, the write
+// into .grad, its post-hooks.
 void run_pending_accumulations(GraphTask& task) {
   for (auto& entry : task.pending_accumulations) {
     PyObject* node = task.nodes[entry.first].node;
-    Ref result(call_apply_plain(node, entry.second, task.create_graph));
+    Ref result(call3(helpers.accumulate, node, entry.second, task.create_graph));
   }
+}
+
+PyObject* wanted_list(const GraphTask& task, PyObject* node) {
+  int32_t index = task.index_of(node);
+  if (index >= 0) {
+    const NodeRec& rec = task.nodes[index];
+    const Edge* edges = task.edges_of(rec);
+    PyObject* list = check(PyList_New(rec.num_edges));
+    for (uint32_t i = 0; i < rec.num_edges; ++i) {
+      PyObject* flag = task.delivers(edges[i]) ? Py_True : Py_False;
+      Py_INCREF(flag);
+      PyList_SET_ITEM(list, i, flag);
+    }
+    return list;
+  }
+  // A node outside the pass (e.g. the op that CopySlices runs on a view's part):
+  // its edges may still lead into it.
+  Ref next = get_attr(node, names.next);
+  Ref entries(check(PySequence_Fast(next.get(), "node._next must be a sequence")));
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(entries.get());
+  Ref list(check(PyList_New(n)));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* flag = task.wants(PySequence_Fast_GET_ITEM(entries.get(), i)) ? Py_True : Py_False;
+    Py_INCREF(flag);
+    PyList_SET_ITEM(list.get(), i, flag);
+  }
+  return list.release();
 }
 
 }  // namespace
@@ -185,6 +214,16 @@ py::object Engine::execute(py::object roots, py::object root_grads, py::object k
   }
   run_pending_accumulations(task);
   return py::reinterpret_borrow<py::object>(task.captured);
+}
+
+PyObject* needed_edges(PyObject*, PyObject* node) {
+  if (running.empty() || !running.back()->filtered()) Py_RETURN_NONE;
+  try {
+    return wanted_list(*running.back(), node);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
 }
 
 bool Engine::will_receive_grad(py::handle node) const {

@@ -18,4 +18,9 @@ class Engine {
   py::object hook_state() const;
 };
 
+// engine.needed_edges(node): which of the node's edges the running pass of this
+// thread wants gradients for (a list of bools), or None for all. Called by every
+// OpNode.apply, so it is a plain METH_O function (no pybind11 dispatch).
+PyObject* needed_edges(PyObject* module, PyObject* node);
+
 }  // namespace chainrule_engine

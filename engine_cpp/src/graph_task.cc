@@ -136,7 +136,10 @@ void GraphTask::add_targets(PyObject* targets) {
     int32_t node = index_of(PySequence_Fast_GET_ITEM(pair.get(), 0));
     long long slot = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.get(), 1));
     if (slot == -1 && PyErr_Occurred()) throw_python_error();
-    if (node < 0) continue;  // unreachable: never evaluated, never captured
+    if (node < 0) {  // unreachable: never evaluated, never captured
+      outside_targets_.emplace_back(PySequence_Fast_GET_ITEM(pair.get(), 0), slot);
+      continue;
+    }
     target_nodes_.push_back(node);
     if (!is_captured(node, slot)) {  // captures.setdefault: the first index wins
       captures_[node].push_back(Capture{slot, static_cast<int32_t>(i)});
@@ -150,6 +153,21 @@ void GraphTask::add_targets(PyObject* targets) {
   }
   should_run_.assign(nodes.size(), 0);
   filtered_ = true;
+}
+
+bool GraphTask::wants(PyObject* entry) const {
+  if (entry == Py_None) return false;
+  Ref pair(check(PySequence_Fast(entry, "graph edges must be (node, input_nr) pairs")));
+  if (PySequence_Fast_GET_SIZE(pair.get()) != 2) return false;
+  PyObject* child = PySequence_Fast_GET_ITEM(pair.get(), 0);
+  long long slot = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(pair.get(), 1));
+  if (slot == -1 && PyErr_Occurred()) throw_python_error();
+  int32_t index = index_of(child);
+  if (index >= 0) return should_run(index) || is_captured(index, slot);
+  for (const auto& target : outside_targets_) {
+    if (target.first == child && target.second == slot) return true;
+  }
+  return false;
 }
 
 bool GraphTask::is_captured(int32_t node, int64_t slot) const {

@@ -77,6 +77,10 @@ class GraphTask {
     return is_edge(e) && (should_run(e.child) || is_captured(e.child, e.slot));
   }
 
+  // For a `_next` entry of any node, also one outside the pass:
+  // `e is not None and (e[0] in should_run or e in captures)`.
+  bool wants(PyObject* entry) const;
+
   size_t size() const { return nodes.size(); }
   const Edge* edges_of(const NodeRec& rec) const { return edges.data() + rec.first_edge; }
 
@@ -106,6 +110,9 @@ class GraphTask {
   std::vector<uint8_t> should_run_;
   std::vector<uint8_t> reachable_;   // nodes seen by compute_dependencies
   std::unordered_map<int32_t, std::vector<Capture>> captures_;
+  // Targets outside the pass (unreachable from the roots): (node, slot), borrowed
+  // from the caller's `targets` for the length of the pass.
+  std::vector<std::pair<PyObject*, int64_t>> outside_targets_;
 };
 
 }  // namespace chainrule_engine

@@ -43,10 +43,10 @@ bool helpers_ready() { return helper_refs != nullptr; }
 static void configure(py::object accumulate_grad_type, py::object run_tensor_pre_hooks,
                       py::object run_node_pre_hooks, py::object run_node_post_hooks,
                       py::object validate_outputs, py::object anomaly_state,
-                      py::object anomaly_call_node) {
+                      py::object anomaly_call_node, py::object accumulate) {
   py::tuple refs = py::make_tuple(accumulate_grad_type, run_tensor_pre_hooks,
                                   run_node_pre_hooks, run_node_post_hooks, validate_outputs,
-                                  anomaly_state, anomaly_call_node);
+                                  anomaly_state, anomaly_call_node, accumulate);
   Helpers h;
   h.accumulate_grad_type = accumulate_grad_type.ptr();
   h.run_tensor_pre_hooks = run_tensor_pre_hooks.ptr();
@@ -55,11 +55,19 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
   h.validate_outputs = validate_outputs.ptr();
   h.anomaly_state = anomaly_state.ptr();
   h.anomaly_call_node = anomaly_call_node.ptr();
+  h.accumulate = accumulate.ptr();
   PyObject* old = helper_refs;
   helper_refs = refs.release().ptr();
   helpers = h;
   Py_XDECREF(old);
 }
+
+PyMethodDef raw_functions[] = {
+    {"needed_edges", needed_edges, METH_O,
+     "needed_edges(node): which of node's edges the running pass of this thread wants "
+     "gradients for (a list of bools), or None for all."},
+    {nullptr, nullptr, 0, nullptr},
+};
 
 }  // namespace chainrule_engine
 
@@ -69,10 +77,11 @@ PYBIND11_MODULE(_engine, m) {
   ce::init_names();
   ce::init_numpy();
   m.doc() = "chainrule's graph executor in C++ (see chainrule_engine/__init__.py).";
+  if (PyModule_AddFunctions(m.ptr(), ce::raw_functions) < 0) throw py::error_already_set();
   m.def("configure", &ce::configure, py::arg("accumulate_grad_type"),
         py::arg("run_tensor_pre_hooks"), py::arg("run_node_pre_hooks"),
         py::arg("run_node_post_hooks"), py::arg("validate_outputs"),
-        py::arg("anomaly_state"), py::arg("anomaly_call_node"),
+        py::arg("anomaly_state"), py::arg("anomaly_call_node"), py::arg("accumulate"),
         "Hand the engine the Python pieces it calls back into.");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())

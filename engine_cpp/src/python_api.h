@@ -48,6 +48,7 @@ struct Helpers {
   PyObject* validate_outputs = nullptr;      // validate.validate_outputs
   PyObject* anomaly_state = nullptr;         // anomaly_mode.STATE
   PyObject* anomaly_call_node = nullptr;     // anomaly_mode.call_node
+  PyObject* accumulate = nullptr;            // engine._accumulate (deferred AccumulateGrad)
 };
 extern Helpers helpers;
 bool helpers_ready();

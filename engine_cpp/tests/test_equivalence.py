@@ -20,6 +20,13 @@ def random_graph(seed, n_ops=40, log=None):
     leaves = [cr.tensor(rng.standard_normal(SHAPES[i % len(SHAPES)]) * 0.5,
                         requires_grad=bool(i % 5)) for i in range(6)]
     values = list(leaves)
+    if log is not None:
+        from chainrule.autograd import engine
+        for i, leaf in enumerate(leaves):
+            if leaf.requires_grad and rng.random() < 0.5:
+                acc = cr.autograd.graph.get_gradient_edge(leaf).node
+                acc.register_prehook(lambda g, i=i: log.append(("acc-pre", i)))
+                acc.register_hook(lambda gi, go, i=i: log.append(("acc-post", i)))
     for k in range(n_ops):
         if rng.random() < 0.4:
             a = values[rng.integers(len(values))]
@@ -30,7 +37,9 @@ def random_graph(seed, n_ops=40, log=None):
         if log is not None and out.requires_grad and rng.random() < 0.3:
             scale = float(rng.integers(1, 3))
             out.register_hook(lambda g, k=k, s=scale: (log.append(("t", k)), g * s)[1])
-            out.grad_fn.register_prehook(lambda go, k=k: log.append(("pre", k)))
+            out.grad_fn.register_prehook(
+                lambda go, k=k, node=out.grad_fn:
+                    log.append(("pre", k, engine.get_engine().needed_edges(node))))
             out.grad_fn.register_hook(lambda gi, go, k=k: log.append(("post", k)))
         if out.requires_grad and rng.random() < 0.1:
             out.retain_grad()

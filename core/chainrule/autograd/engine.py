@@ -68,6 +68,15 @@ class PythonEngine:
         """A dict that lives as long as the running pass of this thread."""
         return _running.tasks[-1].hook_state
 
+    def needed_edges(self, node):
+        """See needed_edges() below."""
+        tasks = _running.tasks
+        if not tasks or tasks[-1].should_run is None:
+            return None
+        task = tasks[-1]
+        return [e is not None and (e[0] in task.should_run or e in task.captures)
+                for e in node._next]
+
     def _evaluate(self, task, node, queue):
         buffer = task.buffers.pop(node, None)
         grads = buffer.grads if buffer is not None else [None]
@@ -226,7 +235,7 @@ def _select_engine():
 def _cpp_engine(required):
     try:
         import chainrule_engine
-    except ImportError as e:
+    except Exception as e:          # noqa: BLE001 - any failure: fall back (or say why)
         missing = isinstance(e, ModuleNotFoundError) and e.name == "chainrule_engine"
         if required:
             raise ImportError(
@@ -245,10 +254,6 @@ def needed_edges(node):
 
     A pass restricted by ``inputs=`` skips the gradients of the others, like the
     reference: that saves work and keeps a missing (NOT_IMPLEMENTED) formula for an
-    unwanted input from raising."""
-    tasks = _running.tasks
-    if not tasks or tasks[-1].should_run is None:
-        return None
-    task = tasks[-1]
-    return [e is not None and (e[0] in task.should_run or e in task.captures)
-            for e in node._next]
+    unwanted input from raising. Asks the engine in the slot (the pass runs there)."""
+    engine = _engine
+    return None if engine is None else engine.needed_edges(node)
