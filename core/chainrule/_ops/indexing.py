@@ -339,12 +339,13 @@ def _apply_basic(t, key):
     """Apply the basic parts of ``key`` as views; return the view and what is left for
     the advanced ``index`` op (None when nothing is)."""
     rest, dim, advanced = [], 0, False
-    for k in key:
+    for position, k in enumerate(key):
         if _is_int(k):
             n = t._data.shape[dim]
             i = k.__index__()
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+                raise IndexError(f"index {i} is out of bounds for dimension {position} with "
+                                 f"size {n}")
             t = _select(t, dim, i % n)
         elif isinstance(k, slice):
             t = _apply_slice(t, dim, k, len(key) == 1)

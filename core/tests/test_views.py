@@ -1,0 +1,272 @@
+"""Views and in-place ops on them: shared memory and version counters, CopySlices
+(Note [rebasing after in-place on a view]), re-pointed sibling views, multi-output
+views, overlapping (expanded) views, saved views, and double backward through
+CopySlices, with a torch-parity tier."""
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def _x(*shape, requires_grad=True):
+    data = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) / 10 + 0.5
+    return cr.tensor(data, requires_grad=requires_grad)
+
+
+def _weights(*shape):
+    return cr.tensor(np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape))
+
+
+# --- shared memory and versions -------------------------------------------------------------
+def test_views_share_the_version_counter_of_their_base():
+    y = _x(3, 4, requires_grad=False)
+    a, b = y[0], y.t()
+    assert a._version == b._version == y._version == 0
+    a.mul_(2)
+    assert a._version == b._version == y._version == 1
+    y[1] = 0.0
+    assert a._version == b._version == y._version == 2
+    c = b[1:]                                 # a view of a view: same counter
+    c.zero_()
+    assert y._version == 3 and c._base is y
+
+
+def test_detach_shares_memory_and_version():
+    y = _x(3, requires_grad=False)
+    d = y.detach()
+    d.add_(1)
+    assert y._version == 1
+    np.testing.assert_array_equal(y.numpy(), d.numpy())
+
+
+# --- CopySlices ---------------------------------------------------------------------------------
+def test_inplace_on_a_selected_row():
+    x = _x(3, 4)
+    y = x.clone()
+    v = y[0]
+    v.mul_(2)
+    assert y.grad_fn.name() == "CopySlices"
+    assert y.grad_fn.next_functions[0][0].name() == "CloneBackward0"
+    assert v.grad_fn.name() == "AsStridedBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[2] * 4, [1] * 4, [1] * 4])
+
+
+@pytest.mark.parametrize("name,view,expected", [
+    ("transposed", lambda y: y.t()[1], [[1, 3, 1, 1]] * 3),
+    ("reshaped", lambda y: y.view(2, 6)[:, 1], [[1, 3, 1, 1], [1, 1, 1, 3], [1, 1, 1, 1]]),
+    ("strided", lambda y: y[::2, 1::2], [[1, 3, 1, 3], [1, 1, 1, 1], [1, 3, 1, 3]]),
+    ("diagonal", lambda y: y.diagonal(), [[3, 1, 1, 1], [1, 3, 1, 1], [1, 1, 3, 1]]),
+    ("flattened", lambda y: y.view(-1)[5:7], [[1, 1, 1, 1], [1, 3, 3, 1], [1, 1, 1, 1]]),
+])
+def test_inplace_on_views_of_all_kinds(name, view, expected):
+    x = _x(3, 4)
+    y = x * 1
+    view(y).mul_(3)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_inplace_with_a_tensor_argument_that_requires_grad():
+    x, b = _x(3, 4), _x(4) * 1
+    b.retain_grad()
+    y = x * 1
+    y[1].mul_(b)
+    (y * _weights(3, 4)).sum().backward()
+    w = _weights(3, 4).numpy()
+    expected = np.ones((3, 4)) * w
+    expected[1] *= b.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+    np.testing.assert_allclose(b.grad.numpy(), w[1] * x.detach().numpy()[1])
+
+
+def test_setitem_on_a_non_leaf_sends_gradient_to_value_and_rest():
+    x, v = _x(3, 4), _x(4)
+    y = x.sin()
+    y[2] = v * v
+    y.sum().backward()
+    expected = np.cos(x.detach().numpy())
+    expected[2] = 0
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+    np.testing.assert_allclose(v.grad.numpy(), 2 * v.detach().numpy())
+
+
+def test_advanced_setitem_on_a_view():
+    x, v = _x(3, 4), _x(2)
+    y = x * 1
+    y[1, [3, 0]] = v
+    assert y.grad_fn.name() == "CopySlices"
+    (y * _weights(3, 4)).sum().backward()
+    expected = _weights(3, 4).numpy().copy()
+    expected[1, [3, 0]] = 0
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+    np.testing.assert_allclose(v.grad.numpy(), _weights(3, 4).numpy()[1, [3, 0]])
+
+
+def test_many_writes_into_one_buffer():
+    x = _x(4, 3)
+    out = cr.zeros(4, 3, dtype=cr.float64)
+    for i in range(4):
+        out[i] = x[i] * (i + 1)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.repeat([[1], [2], [3], [4]], 3, 1))
+
+
+def test_stale_views_are_repointed_after_inplace_on_a_sibling_or_the_base():
+    x = _x(3, 4)
+    y = x * 1
+    rows = y[0:2]                      # made before the writes below
+    row1 = y[1]
+    y[0].mul_(10)
+    y.mul_(2)
+    assert rows.grad_fn.name() == "AsStridedBackward0"
+    (rows.sum() + row1.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[20] * 4, [4] * 4, [0] * 4])
+
+
+def test_views_of_a_plain_tensor_start_requiring_grad_after_a_recorded_write():
+    v = _x(4)
+    y = cr.zeros(3, 4, dtype=cr.float64)
+    top = y[0:2]
+    assert not top.requires_grad
+    y[1] = v
+    assert top.requires_grad and top.grad_fn is not None
+    (top * 2).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [2] * 4)
+
+
+def test_inplace_on_a_view_of_a_leaf_that_requires_grad_is_an_error():
+    x = _x(3)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation."):
+        x[1:].mul_(2)
+    with cr.no_grad():
+        x[1:].mul_(2)
+    assert x.is_leaf and x._version == 1
+
+
+def test_saved_view_modified_through_its_base_is_detected():
+    x = _x(3)
+    y = x * 1
+    v = y[1:]
+    out = v.sin()                      # saves v
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient "
+                                           "computation has been modified by an inplace "
+                                           "operation"):
+        out.sum().backward()
+
+
+def test_copyslices_is_freed_after_backward():
+    x = _x(3)
+    y = x * 1
+    y[1:].exp_()
+    loss = y.sum()
+    loss.backward(retain_graph=False)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_inplace_on_view_with_inputs_restricted_pass():
+    x, b = _x(3), _x(3)
+    y = x * 1
+    y[1:].mul_(b[1:])
+    (gb,) = cr.autograd.grad(y.sum(), b, retain_graph=True)
+    np.testing.assert_allclose(gb.numpy(), [0, *x.detach().numpy()[1:]])
+    (gx,) = cr.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(gx.numpy(), [1, *b.detach().numpy()[1:]])
+
+
+def test_double_backward_through_copyslices():
+    x = _x(3)
+    y = x * 1
+    y[1:].exp_()
+    (g,) = cr.autograd.grad((y * y).sum(), x, create_graph=True)
+    a = x.detach().numpy()
+    np.testing.assert_allclose(g.detach().numpy(), [2 * a[0], *(2 * np.exp(2 * a[1:]))])
+    (gg,) = cr.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), [2, *(4 * np.exp(2 * a[1:]))])
+
+
+# --- multi-output and overlapping views -----------------------------------------------------------
+@pytest.mark.parametrize("name,make", [
+    ("Split", lambda y: y.split(2)[1]), ("Unbind", lambda y: y.unbind()[1]),
+    ("SplitWithSizes", lambda y: y.split([1, 3])[1]), ("Split", lambda y: y.chunk(2)[1]),
+])
+def test_outputs_of_multi_view_ops_refuse_recorded_inplace(name, make):
+    y = _x(4) * 1
+    piece = make(y)
+    with pytest.raises(RuntimeError, match=f"Output 1 of {name} is a view and is being modified "
+                                           "inplace. This view is the output of a function that "
+                                           "returns multiple views."):
+        piece.mul_(2)
+    assert y._version == 0                     # refused before writing
+    with cr.no_grad():
+        piece.mul_(2)
+    assert y._version == 1
+
+
+def test_outputs_of_split_of_a_plain_tensor_may_be_written():
+    y = _x(4, requires_grad=False)
+    y.split(2)[1].zero_()
+    np.testing.assert_array_equal(y.numpy()[2:], [0, 0])
+
+
+def test_writing_into_an_expanded_view_is_an_error():
+    y = _x(1, 3, requires_grad=False)
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element of the "
+                                           "written-to tensor refers to a single memory "
+                                           "location"):
+        y.expand(2, 3).add_(1)
+
+
+def test_gradient_of_expanded_stale_view_sums_overlaps():
+    x = _x(1, 3)
+    y = x * 1
+    e = y.expand(4, 3)
+    y.mul_(2)
+    e.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[8, 8, 8]])
+
+
+# --- parity with the reference ---------------------------------------------------------------------
+def _program(M, x, b):
+    y = x * 1
+    keep = y[1:]
+    y[0, ::2].mul_(b[:2])
+    y.t()[3].copy_(b.exp())
+    y[[2, 2], [0, 1]] = b[1:3] * 2
+    y.diagonal().sin_()
+    return (y * y).sum() + (keep ** 3).sum()
+
+
+def test_torch_parity_of_a_program_with_many_writes_through_views(torch):
+    xs, bs = np.random.default_rng(0).standard_normal((3, 4)), np.linspace(0.1, 0.9, 3)
+    results = []
+    for M in (cr, torch):
+        x = M.tensor(xs, requires_grad=True)
+        b = M.tensor(bs, requires_grad=True)
+        loss = _program(M, x, b)
+        gx, gb = M.autograd.grad(loss, (x, b), create_graph=True)
+        ggx, ggb = M.autograd.grad((gx ** 2).sum() + (gb ** 2).sum(), (x, b))
+        results.append([loss.detach().numpy(), gx.detach().numpy(), gb.detach().numpy(),
+                        ggx.numpy(), ggb.numpy()])
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("select", lambda x: x[1]), ("slice", lambda x: x[1:, ::2]), ("transpose", lambda x: x.transpose(0, 2)),
+    ("permute", lambda x: x.permute(2, 0, 1)), ("unsqueeze", lambda x: x.unsqueeze(1)),
+    ("expand", lambda x: x[:, :1].expand(3, 4, 5)), ("diagonal", lambda x: x.diagonal(0, 1, 2)),
+    ("view", lambda x: x.view(12, 5)), ("narrow", lambda x: x.narrow(2, 1, 3)),
+    ("unflatten", lambda x: x.unflatten(2, (5, 1))), ("split", lambda x: x.split(2, 1)[1]),
+    ("unbind", lambda x: x.unbind(2)[3]), ("mT", lambda x: x.mT),
+])
+def test_torch_parity_of_strides_and_contiguity(torch, name, fn):
+    data = np.zeros((3, 4, 5))
+    ours, ref = fn(cr.tensor(data)), fn(torch.tensor(data))
+    big = [d for d, n in enumerate(ref.shape) if n > 1]        # size-1 dims may differ
+    assert [ours.stride()[d] for d in big] == [ref.stride()[d] for d in big]
+    assert ours.is_contiguous() == ref.is_contiguous()
+    assert ours.storage_offset() == ref.storage_offset()
