@@ -270,3 +270,40 @@ def test_torch_parity_of_strides_and_contiguity(torch, name, fn):
     assert [ours.stride()[d] for d in big] == [ref.stride()[d] for d in big]
     assert ours.is_contiguous() == ref.is_contiguous()
     assert ours.storage_offset() == ref.storage_offset()
+
+
+def test_retain_grad_follows_the_tensor_through_inplace_ops():
+    x = _x(3)
+    a = x * 1
+    a.retain_grad()
+    a.mul_(3)
+    (a * 2).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2, 2, 2])
+    y = x * 1
+    v = y[1:]
+    v.retain_grad()
+    y.mul_(5)
+    (v * 2).sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [2, 2])
+    y = x * 1
+    y.retain_grad()
+    y[1:].mul_(5)
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [2, 2, 2])
+
+
+def test_plain_setitem_of_numbers_bumps_the_version_and_checks_bounds():
+    y = _x(3, 4, requires_grad=False)
+    y[1] = 0
+    y[2:] = 7.5
+    assert y._version == 2
+    np.testing.assert_array_equal(y.numpy()[1:], [[0] * 4, [7.5] * 4])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        y[3] = 1.0
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        y[::-1] = 1.0
+    with cr.inference_mode():
+        z = cr.zeros(2)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode is not allowed"):
+        z[0] = 1.0

@@ -425,6 +425,10 @@ Tensor.__getitem__ = getitem
 def setitem(self, key, value):
     """``self[key] = value``: writes in place (version bump); gradients flow to
     ``value`` and, outside the written part, to the old contents."""
+    if type(key) in (int, slice) and type(value) in (int, float, bool) and \
+            _plain_write_ok(self):
+        _write_plain(self, key, value)
+        return
     view, rest = _apply_basic(self, _expand_key(key, self._data.ndim))
     if rest is None:
         if isinstance(value, (bool, int, float, complex, np.number)):
@@ -440,6 +444,26 @@ def setitem(self, key, value):
 
 
 Tensor.__setitem__ = setitem
+
+
+def _plain_write_ok(t):
+    """Whether ``t[key] = number`` may skip the graph machinery: nothing records, and
+    t is a root whose memory may be written directly."""
+    return (not t._requires_grad or not _grad_mode.STATE.grad_enabled) and \
+        t._base is None and t._data.flags.writeable and t._data.ndim > 0 and \
+        not _saved_hooks.ACTIVE[0]
+
+
+def _write_plain(t, key, value):
+    check_inplace(t)
+    if type(key) is int:
+        n = t._data.shape[0]
+        if not -n <= key < n:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
+    elif key.step is not None and key.step <= 0:
+        raise ValueError("step must be greater than zero")
+    t._data[key] = value
+    t._bump_version()
 
 
 def _value_tensor(value, like):

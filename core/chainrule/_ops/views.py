@@ -40,41 +40,39 @@ def make_view(op, base, attrs, view_fn):
     """Apply a view op to ``base`` and link the result(s) to the root base.
 
     ``view_fn`` re-makes the output from ``base``; for a multi-output op it is a
-    sequence with one function per output."""
+    sequence with one function per output. (The hot path of every view op.)"""
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
-    parent_fn = base._extra.view_fn if base._extra is not None else None
+    extra = base._extra
+    parent_fn = extra.view_fn if extra is not None else None
     if op.multi_output:
         for k, (o, fn) in enumerate(zip(out, view_fn)):
             fn = _compose(parent_fn, fn)
             fn.multi_output = (op.node_cls.__name__, k)
-            _set_view_fn(o, fn)
-        _register(out)
-    else:
-        _set_view_fn(out, _compose(parent_fn, view_fn))
-        _register((out,))
+            o._extras().view_fn = fn
+            _register(o)
+        return out
+    out._extras().view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
+    _register(out)
     return out
-
-
-def _set_view_fn(view, fn):
-    view._extras().view_fn = fn
 
 
 def _compose(first, second):
     if first is None:
-        return lambda x: second(x)
+        return second
     return lambda x: second(first(x))
 
 
-def _register(views):
-    """List the views on their root (weakly) so in-place ops can re-point them."""
-    root = views[0]._base
+def _register(view):
+    """List the view on its root (weakly) so in-place ops can re-point it."""
+    root = view._base
     if root is None or not _grad_mode.STATE.grad_enabled:
         return
     extra = root._extras()
     refs = extra.views
     if refs is None:
-        refs = extra.views = []
-    refs.extend(weakref.ref(v) for v in views)
+        extra.views = [weakref.ref(view)]
+        return
+    refs.append(weakref.ref(view))
     n = len(refs)
     if n >= 64 and n & (n - 1) == 0:        # prune dead entries now and then
         refs[:] = [r for r in refs if r() is not None]
@@ -119,9 +117,24 @@ def rebase_inplace(t, result):
 
 
 def _adopt(t, node, output_nr):
+    """Give ``t`` a new history; ``retain_grad`` follows the tensor (its ``.grad`` is
+    then the gradient of the new values, like the reference)."""
+    if t._extra is not None and t._extra.retains_grad:
+        _move_retain_hook(t, node, output_nr)
     t.grad_fn = node
     t._output_nr = output_nr
     t._requires_grad = True
+
+
+def _move_retain_hook(t, node, output_nr):
+    old = t.grad_fn
+    hooks = old._retain_hooks if old is not None else None
+    retain = hooks.pop(t._output_nr, None) if hooks else None
+    if retain is None or node is None:
+        return
+    if node._retain_hooks is None:
+        node._retain_hooks = {}
+    node._retain_hooks[output_nr] = retain
 
 
 def _refresh_views(root, done):
