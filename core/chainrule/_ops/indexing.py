@@ -404,7 +404,13 @@ formula_helper(_index)
 
 def getitem(self, key):
     """``self[key]``: basic indexing gives views, advanced indexing a copy (Note
-    [basic and advanced indexing])."""
+    [basic and advanced indexing]).
+
+    >>> import chainrule as cr
+    >>> x = cr.arange(6).view(2, 3)
+    >>> x[1, ::2].tolist(), x[:, [2, 2]].tolist()
+    ([3, 5], [[2, 2], [5, 5]])
+    """
     if type(key) is int and self._data.ndim:       # the most common case, kept short
         n = self._data.shape[0]
         if not -n <= key < n:
@@ -424,7 +430,13 @@ Tensor.__getitem__ = getitem
 # --- __setitem__ and index_put -----------------------------------------------------------
 def setitem(self, key, value):
     """``self[key] = value``: writes in place (version bump); gradients flow to
-    ``value`` and, outside the written part, to the old contents."""
+    ``value`` and, outside the written part, to the old contents.
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2, 3); x[0, 1:] = 1.0; x[[1, 1], [0, 2]] = cr.tensor([2., 3.])
+    >>> x.tolist(), x._version
+    ([[0.0, 1.0, 1.0], [2.0, 0.0, 3.0]], 2)
+    """
     if type(key) in (int, slice) and type(value) in (int, float, bool) and \
             _plain_write_ok(self):
         _write_plain(self, key, value)
@@ -544,7 +556,12 @@ def index_put(input, indices, values, accumulate=False):
 
 @method("index_put_")
 def index_put_(self, indices, values, accumulate=False):
-    """In-place ``index_put``."""
+    """In-place ``index_put`` (bumps the version).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).index_put_((cr.tensor([2]),), cr.tensor(5.)).tolist()
+    [0.0, 0.0, 5.0]
+    """
     values = as_tensor_arg(values, "values")
     _same_dtype("Index put", self, values)
     return _index_put_inplace(self, _key_from_indices(indices), values, bool(accumulate))
@@ -750,14 +767,19 @@ def masked_fill(input, mask, value):
 
 
 # --- in-place forms ----------------------------------------------------------------------------
-def _inplace(name, fn):
+def _inplace(name, fn, example):
     def inplace(self, *args, **kwargs):
         return commit_inplace(self, fn(self, *args, **kwargs))
     inplace.__name__ = name
-    inplace.__doc__ = f"In-place ``{fn.__name__}`` (bumps the version)."
+    inplace.__doc__ = (f"In-place ``{fn.__name__}`` (bumps the version).\n\n"
+                       f"    >>> import chainrule as cr\n"
+                       f"    >>> x = cr.zeros(3); _ = x.{name}({example}); x._version\n    1\n")
     setattr(Tensor, name, inplace)
 
 
-for _name, _fn in (("masked_fill_", masked_fill), ("index_add_", index_add),
-                   ("scatter_", scatter), ("scatter_add_", scatter_add)):
-    _inplace(_name, _fn)
+for _name, _fn, _example in (
+        ("masked_fill_", masked_fill, "x == 0, 1."),
+        ("index_add_", index_add, "0, cr.tensor([1]), cr.ones(1)"),
+        ("scatter_", scatter, "0, cr.tensor([1]), 2."),
+        ("scatter_add_", scatter_add, "0, cr.tensor([1]), cr.ones(1)")):
+    _inplace(_name, _fn, _example)

@@ -175,13 +175,23 @@ def reshape(input, *shape):
 
 @method("view_as")
 def view_as(self, other):
-    """``self.view(other.shape)``."""
+    """``self.view(other.shape)``.
+
+    >>> import chainrule as cr
+    >>> cr.arange(6).view_as(cr.zeros(2, 3)).shape
+    chainrule.Size([2, 3])
+    """
     return view(self, other._data.shape)
 
 
 @method("reshape_as")
 def reshape_as(self, other):
-    """``self.reshape(other.shape)``."""
+    """``self.reshape(other.shape)``.
+
+    >>> import chainrule as cr
+    >>> cr.arange(6).reshape_as(cr.zeros(3, 2)).shape
+    chainrule.Size([3, 2])
+    """
     return reshape(self, other._data.shape)
 
 
@@ -277,7 +287,12 @@ def broadcast_to(input, size):
 
 @method("expand_as")
 def expand_as(self, other):
-    """``self.expand(other.shape)``."""
+    """``self.expand(other.shape)``.
+
+    >>> import chainrule as cr
+    >>> cr.ones(1, 2).expand_as(cr.zeros(3, 2)).shape
+    chainrule.Size([3, 2])
+    """
     return expand(self, other._data.shape)
 
 
