@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .._tensor import Tensor
+from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
 from ..autograd.node import Node, grad_accumulator, next_sequence_nr
@@ -229,7 +230,6 @@ def _plain_output(arr, base):
 
 
 def _link_view(view, base):
-    from .._version_counter import counter_of
     root = base._base if base._base is not None else base
     view._base = root
     view._vc = counter_of(root)
