@@ -26,7 +26,7 @@ from chainrule.autograd import engine as _python_engine
 from chainrule.autograd import node as _node
 from chainrule.autograd import validate as _validate
 
-from . import _engine
+from . import _engine, _mirror
 
 __all__ = ["CppEngine"]
 __version__ = "0.1.0"
@@ -41,6 +41,25 @@ _engine.configure(
     anomaly_call_node=_anomaly_mode.call_node,
     accumulate=_python_engine._accumulate,
 )
+
+
+def _configure_table_ops(enabled=None):
+    """Note [table-node fast path] in src/op_node.h: on only while core's OpNode.apply
+    is the code it mirrors; CHAINRULE_ENGINE_TABLE_OPS=0 (or enabled=False) turns it
+    off."""
+    import os
+    from chainrule._ops import _registry
+    from chainrule.autograd import saved_tensor
+    if enabled is None:
+        enabled = os.environ.get("CHAINRULE_ENGINE_TABLE_OPS", "1") != "0" and \
+            _mirror.table_apply_matches()
+    _engine.configure_table_ops(
+        enabled=enabled, apply=_registry.OpNode.apply, registry=_registry,
+        nondiff=_registry.NONDIFF, not_implemented=_registry.NOT_IMPLEMENTED,
+        formula_type=_registry.Formula, saved_type=saved_tensor.SavedTensor)
+
+
+_configure_table_ops()
 
 
 class CppEngine(_engine.Engine):

@@ -26,6 +26,7 @@
 #include "graph_task.h"
 #include "input_buffer.h"
 #include "node.h"
+#include "op_node.h"
 #include "ready_queue.h"
 #include "validate.h"
 
@@ -91,7 +92,13 @@ Ref call_node(GraphTask& task, const NodeRec& rec, Ref grads) {
   if (attr_truthy(node, names.pre_hooks)) {
     grads = Ref(call3(helpers.run_node_pre_hooks, node, grads.get(), task.create_graph));
   }
-  Ref outputs(call_apply(node, grads.get(), task.create_graph));
+  Ref outputs;
+  if (anomaly_enabled()) {
+    outputs = Ref(call_anomaly(node, grads.get(), task.create_graph));
+  } else {
+    outputs = Ref(try_table_apply(task, rec, grads.get()));  // Note [table-node fast path]
+    if (!outputs) outputs = Ref(call_apply_plain(node, grads.get(), task.create_graph));
+  }
   if (!task.keep_graph_flag) release_saved(node);
   if (attr_truthy(node, names.post_hooks)) {
     outputs = Ref(call4(helpers.run_node_post_hooks, node, outputs.get(), grads.get(),

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "engine.h"
+#include "op_node.h"
 #include "python_api.h"
 #include "validate.h"
 
@@ -62,6 +63,27 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
   Py_XDECREF(old);
 }
 
+// Note [table-node fast path] (op_node.h). enabled=False switches it off.
+static void configure_table_ops(bool enabled, py::object apply, py::object registry,
+                                py::object nondiff, py::object not_implemented,
+                                py::object formula_type, py::object saved_type) {
+  static PyObject* refs = nullptr;
+  py::tuple keep = py::make_tuple(apply, registry, nondiff, not_implemented, formula_type,
+                                  saved_type);
+  TableOps t;
+  t.enabled = enabled;
+  t.apply = apply.ptr();
+  t.registry = registry.ptr();
+  t.nondiff = nondiff.ptr();
+  t.not_implemented = not_implemented.ptr();
+  t.formula_type = formula_type.ptr();
+  t.saved_type = saved_type.ptr();
+  PyObject* old = refs;
+  refs = keep.release().ptr();
+  table_ops = t;
+  Py_XDECREF(old);
+}
+
 PyMethodDef raw_functions[] = {
     {"needed_edges", needed_edges, METH_O,
      "needed_edges(node): which of node's edges the running pass of this thread wants "
@@ -83,6 +105,12 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("run_node_post_hooks"), py::arg("validate_outputs"),
         py::arg("anomaly_state"), py::arg("anomaly_call_node"), py::arg("accumulate"),
         "Hand the engine the Python pieces it calls back into.");
+  m.def("configure_table_ops", &ce::configure_table_ops, py::arg("enabled"), py::arg("apply"),
+        py::arg("registry"), py::arg("nondiff"), py::arg("not_implemented"),
+        py::arg("formula_type"), py::arg("saved_type"),
+        "Hand the engine what the table-node fast path needs (op_node.h).");
+  m.def("table_ops_enabled", []() { return ce::table_ops.enabled; },
+        "Whether the table-node fast path is on.");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

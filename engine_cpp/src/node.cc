@@ -32,16 +32,13 @@ Py_ssize_t num_inputs(PyObject* node) {
   return value;
 }
 
-static bool anomaly_enabled() {
+bool anomaly_enabled() {
   return attr_truthy(helpers.anomaly_state, names.enabled);
 }
 
-PyObject* call_apply(PyObject* node, PyObject* grads, PyObject* create_graph) {
-  if (anomaly_enabled()) {
-    PyObject* args[] = {node, grads, create_graph};
-    return check(PyObject_Vectorcall(helpers.anomaly_call_node, args, 3, nullptr));
-  }
-  return call_apply_plain(node, grads, create_graph);
+PyObject* call_anomaly(PyObject* node, PyObject* grads, PyObject* create_graph) {
+  PyObject* args[] = {node, grads, create_graph};
+  return check(PyObject_Vectorcall(helpers.anomaly_call_node, args, 3, nullptr));
 }
 
 PyObject* call_apply_plain(PyObject* node, PyObject* grads, PyObject* create_graph) {

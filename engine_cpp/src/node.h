@@ -29,11 +29,13 @@ bool needs_tensor_pre_hooks(const NodeRec& rec);
 // node.num_inputs()
 Py_ssize_t num_inputs(PyObject* node);
 
-// node.apply(grads, create_graph), or anomaly_mode.call_node(...) while anomaly
-// detection is on; a new reference.
-PyObject* call_apply(PyObject* node, PyObject* grads, PyObject* create_graph);
+// Whether anomaly detection is on (anomaly_mode.STATE.enabled).
+bool anomaly_enabled();
 
-// node.apply(grads, create_graph), always (the deferred accumulations).
+// anomaly_mode.call_node(node, grads, create_graph): apply with anomaly checks.
+PyObject* call_anomaly(PyObject* node, PyObject* grads, PyObject* create_graph);
+
+// node.apply(grads, create_graph); a new reference.
 PyObject* call_apply_plain(PyObject* node, PyObject* grads, PyObject* create_graph);
 
 // node.release_saved()

@@ -236,3 +236,88 @@ def test_custom_function_and_reentrant_backward(engines):
         results.append(run_under(engine, case))
     same(results[0:1], results[1:2])
     assert np.allclose(results[1], [2 + 3.0, 2 + 12.0])
+
+
+# --- the table-node fast path (Note [table-node fast path] in src/op_node.h) ----------
+def _saved_hooks_case():
+    packed = []
+
+    def pack(t):
+        packed.append(1)
+        return t * 1.0
+
+    with cr.autograd.graph.saved_tensors_hooks(pack, lambda t: t * 2.0):
+        x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (x.sin() * x).exp()
+    y.sum().backward()
+    return x.grad.numpy().copy(), len(packed)
+
+
+def _multi_output_case():
+    x = cr.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    a, b = x.unbind(0)
+    c, d = (x * 2).split([1, 2], dim=1)
+    ((a * b).sum() + c.exp().sum() + (d * d).sum()).backward()
+    return x.grad.numpy().copy()
+
+
+def _not_implemented_unwanted_case():
+    x = cr.tensor([3.0, 5.0], requires_grad=True)
+    w = cr.tensor([2.0, 2.0], requires_grad=True)
+    y = (w.exp() // 2.0).sum() + (x * w).sum()     # floor_divide: off the path to x
+    return [g.numpy().copy() for g in cr.autograd.grad(y, [x])]
+
+
+def _not_implemented_wanted_case():
+    x = cr.tensor([3.0, 5.0], requires_grad=True)
+    (x // 2.0).sum().backward()
+
+
+def _retain_and_free_case():
+    x = cr.tensor([0.5, 1.5], requires_grad=True)
+    y = (x.tanh() * x.sin()).sum()
+    y.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    y.backward()
+    return first, x.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("case", [_saved_hooks_case, _multi_output_case,
+                                  _not_implemented_unwanted_case, _retain_and_free_case])
+def test_fast_path_and_its_fallbacks_match(engines, case):
+    (_, py), (_, cpp) = engines
+    a, b = run_under(py, case), run_under(cpp, case)
+    if isinstance(a, tuple) and not isinstance(a[0], np.ndarray):
+        a, b = list(a[0]) + [a[1]], list(b[0]) + [b[1]]
+    elif isinstance(a, tuple):
+        a, b = list(a), list(b)
+    elif not isinstance(a, list):
+        a, b = [a], [b]
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+
+
+def test_fast_path_missing_formula_error_matches(engines):
+    (_, py), (_, cpp) = engines
+    messages = []
+    for engine in (py, cpp):
+        with pytest.raises(NotImplementedError) as info:
+            run_under(engine, _not_implemented_wanted_case)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_fast_path_off_gives_the_same_results(engines):
+    from chainrule_engine import _engine
+    import chainrule_engine
+    (_, py), (_, cpp) = engines
+    expected = run_under(py, lambda: backward_case(3))
+    was_on = _engine.table_ops_enabled()
+    try:
+        chainrule_engine._configure_table_ops(enabled=False)
+        assert not _engine.table_ops_enabled()
+        got = run_under(cpp, lambda: backward_case(3))
+    finally:
+        chainrule_engine._configure_table_ops(enabled=None if was_on else False)
+    same(expected[0], got[0])
+    assert expected[2] == got[2]

@@ -1,0 +1,76 @@
+"""Fingerprints of the Python code the C++ engine mirrors.
+
+The C++ engine reimplements parts of core in C++: the Python engine (engine.py and its
+helpers) and, on its fast path, the backward of table ops (OpNode.apply and the
+helpers it calls; Note [table-node fast path] in src/op_node.h). A fingerprint is a
+hash of the AST of that code without docstrings, so comments and docs may change
+freely but code may not without someone looking at the C++ side:
+
+- the table-node fast path turns itself off when its fingerprint differs (correct,
+  only slower: node.apply runs instead);
+- tests/test_python_engine_mirror.py fails on either difference and says what to do.
+"""
+import ast
+import hashlib
+import inspect
+
+# Update after mirroring a change in src/ (the test prints the new values).
+ENGINE_FINGERPRINT = "dd6bd5f333d09acb"
+TABLE_APPLY_FINGERPRINT = "adbab6d92674537a"
+
+
+def engine_parts():
+    from chainrule.autograd import engine, graph_task, input_buffer, ready_queue
+    return [
+        (engine, ["PythonEngine", "_accumulate", "_buffer", "_capture", "_run_tensor_pre_hooks",
+                  "_run_node_pre_hooks", "_run_node_post_hooks", "needed_edges"]),
+        (graph_task, ["GraphTask", "_nodes_leading_to"]),
+        (input_buffer, ["InputBuffer"]),
+        (ready_queue, ["ReadyQueue"]),
+    ]
+
+
+def table_apply_parts():
+    from chainrule._ops import _registry
+    from chainrule.autograd import saved_tensor
+    return [
+        (_registry, ["OpNode.apply", "Formula.__call__", "_run_vjp"]),
+        (saved_tensor, ["SavedTensor.array"]),
+    ]
+
+
+def _strip_docstrings(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and \
+                    isinstance(body[0].value, ast.Constant) and \
+                    isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def _resolve(module, dotted):
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def fingerprint(parts):
+    digest = hashlib.sha256()
+    for module, names in parts:
+        for name in names:
+            source = inspect.getsource(_resolve(module, name))
+            tree = _strip_docstrings(ast.parse(inspect.cleandoc("\n" + source)))
+            digest.update(f"{module.__name__}.{name}\n".encode())
+            digest.update(ast.dump(tree, annotate_fields=False).encode())
+    return digest.hexdigest()[:16]
+
+
+def table_apply_matches():
+    """Whether OpNode.apply and its helpers are the code src/op_node.cc mirrors."""
+    try:
+        return fingerprint(table_apply_parts()) == TABLE_APPLY_FINGERPRINT
+    except (OSError, TypeError, AttributeError):   # no sources (e.g. .pyc only)
+        return False
