@@ -639,7 +639,7 @@ def main(argv=None):
     print(f"clock: {args.clock} time; threads per framework: {args.threads}; chain: {CHAIN_OPS} ops on {CHAIN_SIZE} "
           f"float64; MLP: {'-'.join(map(str, MLP_SIZES))} float32, batch {MLP_BATCH}; memory: "
           f"{args.memory_layers} layers of {args.memory_size:,} float64", flush=True)
-    results, skipped = {}, {}
+    results, skipped, failed = {}, {}, []
     for workload in workloads:
         for fw in frameworks:
             if fw in skipped:
@@ -647,8 +647,12 @@ def main(argv=None):
             t0 = time.perf_counter()
             result, error = run_worker(fw, workload, args)
             if result is None:
-                print(f"  {fw:<17} {workload:<7} skipped: {error}", flush=True)
-                if "ModuleNotFoundError" in error or "ImportError" in error:
+                ours = fw == "numpy" or fw.startswith("chainrule")
+                print(f"  {fw:<17} {workload:<7} {'FAILED' if ours else 'skipped'}: {error}",
+                      flush=True)
+                if ours:
+                    failed.append((fw, workload))    # a peer may be missing; we may not
+                elif "ModuleNotFoundError" in error or "ImportError" in error:
                     skipped[fw] = error
                 continue
             results[(fw, workload)] = result
@@ -660,7 +664,7 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{k[0]}/{k[1]}": v for k, v in results.items()}, f, indent=1)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
