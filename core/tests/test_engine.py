@@ -288,3 +288,19 @@ def test_reentrant_backward_inside_hook():
     y.register_hook(hook)
     y.sum().backward()
     assert inner == [6.0] and x.grad.tolist() == [5.0]
+
+
+def test_fresh_gradient_is_taken_over_not_copied():
+    from chainrule.autograd import accumulate
+    x = leaf(1.0, 2.0)
+    before = accumulate.STOLEN[0]
+    (x * 2).sum().backward()                  # MulBackward0 makes a fresh array
+    assert accumulate.STOLEN[0] == before + 1
+    g = cr.ones(2, dtype=cr.float64)
+    x.grad = None
+    w = leaf(3.0, 4.0)
+    (x + w).backward(g)                      # both get the caller's array: copies
+    assert accumulate.STOLEN[0] == before + 1
+    assert x.grad._data is not g._data and w.grad._data is not x.grad._data
+    x.grad.add_(1)
+    assert g.tolist() == [1.0, 1.0] and w.grad.tolist() == [1.0, 1.0]

@@ -167,3 +167,22 @@ def test_numpy_array_protocol():
     x = cr.tensor([1.0, 2.0])
     assert np.asarray(x).tolist() == [1.0, 2.0]
     assert (np.float64(2.0) * x).tolist() == [2.0, 4.0]
+
+
+def test_in_place_fast_path_matches_general_path():
+    a = cr.ones(3, dtype=cr.float32)
+    a.sub_(cr.tensor([1.0, 2.0, 3.0], dtype=cr.float64), alpha=0.5)
+    assert a.dtype is cr.float32 and a.tolist() == [0.5, 0.0, -0.5] and a._version == 1
+    b = cr.ones(2, 1)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        b.add_(cr.ones(2, 3))
+    i = cr.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        i.mul_(1.5)
+    assert cr.tensor([4.0]).div_(2).tolist() == [2.0]
+    assert cr.tensor([7.0]).div_(2, rounding_mode="floor").tolist() == [3.0]
+    p = cr.ones(2, requires_grad=True)
+    (p * 2).sum().backward()
+    with cr.no_grad():
+        p -= 0.5 * p.grad
+    assert p.tolist() == [0.0, 0.0] and p.is_leaf and p._version == 1

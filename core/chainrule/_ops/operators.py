@@ -3,7 +3,9 @@ and the in-place forms of the elementwise ops."""
 import numpy as np
 
 from .. import _dtypes
+from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
+from ..autograd import saved_hooks as _saved_hooks
 from ._registry import apply_op, defop
 from .elementwise import pow_scalar_base, rsub
 from ._common import FUNCTIONS, as_tensor_arg, binary_operands, broadcast_error, \
@@ -158,10 +160,43 @@ def equal(input, other):
 
 
 # --- in-place forms -------------------------------------------------------------------
+# Note [in-place fast path]: when nothing is recorded (grad mode off, or no operand
+# requires grad) and no saved-tensor machinery is active, add_/sub_/mul_/div_ write
+# straight into the tensor's array with a NumPy ufunc (no temporary result). Anything
+# unusual (inference tensors, locked or read-only arrays, dtype or shape problems)
+# takes the general path, which gives the reference's errors.
+_FAST_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _try_fast_inplace(self, ufunc, other, alpha):
+    if _MODE.grad_enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
+        return False
+    arr = self._data
+    if (self._extra is not None and self._extra.inference) or _saved_hooks.ACTIVE[0] or \
+            not arr.flags.writeable:
+        return False
+    value = other._data if type(other) is Tensor else other
+    if type(value) not in (np.ndarray, float, int) or \
+            np.result_type(arr, value).kind != arr.dtype.kind:
+        return False
+    if alpha != 1:
+        value = value * alpha
+    try:
+        ufunc(arr, value, out=arr, casting="same_kind")
+    except (TypeError, ValueError):
+        return False
+    self._bump_version()
+    return True
+
+
 def _inplace(name):
     fn = F[name]
+    ufunc = _FAST_UFUNCS.get(name)
 
     def inplace(self, *args, **kwargs):
+        if ufunc is not None and len(args) == 1 and set(kwargs) <= {"alpha"} and \
+                _try_fast_inplace(self, ufunc, args[0], kwargs.get("alpha", 1)):
+            return self
         return commit_inplace(self, fn(self, *args, **kwargs))
     inplace.__name__ = name + "_"
     inplace.__doc__ = (f"In-place ``{name}``: writes into this tensor and bumps its version.\n\n"

@@ -2,9 +2,16 @@
 
 - First gradient: a new array with the leaf's strides (``empty_like`` keeps them) when
   create_graph is off; the incoming tensor itself (with its graph) when it is on.
+  Note [stealing gradients]: when the incoming array is already laid out like the
+  leaf and nothing else refers to it (a fresh result of a formula), it becomes
+  ``.grad`` itself, saving an allocation and a copy per leaf per step. "Nothing else"
+  is read off the reference count: the engine's buffer slot, this module's two
+  frames and getrefcount's own argument (STEAL_REFCOUNT); any other holder (a tensor,
+  a second edge, the user's gradient) makes it copy instead.
 - Later gradients: added in place when create_graph is off (``.grad`` keeps its
   identity, its version is bumped), out of place when it is on.
 """
+import sys
 import threading
 
 import numpy as np
@@ -13,6 +20,8 @@ from .._tensor import Tensor
 # Threads sharing a leaf accumulate one at a time (NumPy releases the GIL inside
 # large in-place additions, so ``+=`` alone could lose updates).
 _LOCK = threading.Lock()
+STEAL_REFCOUNT = 4
+STOLEN = [0]          # how many gradients were taken over (observed by tests)
 
 
 def accumulate_into_grad(variable, grad, create_graph):
@@ -29,6 +38,11 @@ def _accumulate(variable, grad, create_graph):
         g = grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
         variable._grad = g if old is None else old + g
     elif old is None:
+        if type(grad) is np.ndarray and sys.getrefcount(grad) <= STEAL_REFCOUNT and \
+                _same_layout(grad, variable._data):
+            STOLEN[0] += 1
+            variable._grad = Tensor._wrap(grad)
+            return
         arr = grad._data if isinstance(grad, Tensor) else grad
         new = np.empty_like(variable._data)
         np.copyto(new, arr, casting="unsafe")
@@ -40,6 +54,11 @@ def _accumulate(variable, grad, create_graph):
         arr = grad._data if isinstance(grad, Tensor) else grad
         old._data += arr
         old._bump_version()
+
+
+def _same_layout(arr, like):
+    return (arr.flags.owndata and arr.flags.writeable and arr.dtype == like.dtype
+            and arr.shape == like.shape and arr.strides == like.strides)
 
 
 def run_post_accumulate_hooks(variable):
