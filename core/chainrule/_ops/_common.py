@@ -87,8 +87,26 @@ def binary_operands(a, b):
             if a._data.dtype == b._data.dtype:
                 return a, b
         elif type(b) in _WEAK_KINDS and a._data.dtype.kind in _WEAK_KINDS[type(b)]:
-            return a, Tensor._wrap(np.array(b, a._data.dtype))
+            return a, scalar_tensor(b, a._data.dtype)
     return promote(a, b)
+
+
+_SCALARS = {}
+
+
+def scalar_tensor(value, np_dtype):
+    """A 0-d constant for a Python number, cached: loops like ``y = y * 1.0001`` make
+    the same constant over and over. Constants never require grad and chainrule never
+    writes to them; the cache is bounded."""
+    key = (type(value), value, np_dtype)
+    t = _SCALARS.get(key)
+    if t is None:
+        arr = np.array(value, np_dtype)
+        arr.flags.writeable = False
+        t = Tensor._wrap(arr)
+        if len(_SCALARS) < 1024:
+            _SCALARS[key] = t
+    return t
 
 
 # Python scalar type -> tensor dtype kinds that absorb it without promotion

@@ -30,7 +30,7 @@ from .._tensor import Tensor
 from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
-from ..autograd.node import Node, grad_accumulator, next_sequence_nr
+from ..autograd.node import Node, _sequence, grad_accumulator, next_sequence_nr
 from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
 
 
@@ -79,18 +79,20 @@ class OpDef:
         self.shape_keys = tuple(n + "_shape" for n in inputs)
         self.node_cls = type(node_name or _node_name(name), (OpNode,), {"__slots__": ()})
         self.node_cls._op = self
-        self._saved_plans = {}
+        # bit i of a needs-mask stands for input i; 0 for inputs with no formula
+        self.differentiable = tuple(0 if isinstance(v, _Marker) else 1 << i
+                                    for i, v in enumerate(self.vjps))
+        self.plans = [None] * (1 << len(inputs))
 
-    def saved_plan(self, needs):
-        """(input names to save, whether to save the result) for this needs-mask."""
-        plan = self._saved_plans.get(needs)
-        if plan is None:
-            names = set()
-            for need, formula in zip(needs, self.vjps):
-                if need and isinstance(formula, Formula):
-                    names.update(formula.names)
-            inputs = tuple((i, n) for i, n in enumerate(self.inputs) if n in names)
-            plan = self._saved_plans[needs] = (inputs, "result" in names)
+    def saved_plan(self, mask):
+        """(input (index, name) pairs to save, whether to save the result) for the
+        inputs whose bit is set in ``mask`` (cached in ``plans``)."""
+        names = set()
+        for i, formula in enumerate(self.vjps):
+            if mask >> i & 1 and isinstance(formula, Formula):
+                names.update(formula.names)
+        inputs = tuple((i, n) for i, n in enumerate(self.inputs) if n in names)
+        plan = self.plans[mask] = (inputs, "result" in names)
         return plan
 
     def __repr__(self):
@@ -246,23 +248,32 @@ def _wrap_inference(op, out):
 
 
 def _record(op, inputs, attrs, out, view_base):
-    node = op.node_cls.__new__(op.node_cls)
-    node._seq = next_sequence_nr()
-    edges, needs, metas = [], [], []
-    vjps = op.vjps
+    """Make the op's node and its output tensor(s): the per-op recording cost, so it
+    is written out flat (no helper calls on the common path)."""
+    node_cls = op.node_cls
+    node = node_cls.__new__(node_cls)
+    node._seq = next(_sequence)
+    edges, metas = [], []
+    mask = 0                        # bit i: input i needs a gradient (has a formula)
+    differentiable = op.differentiable
     for i, t in enumerate(inputs):
         fn = t.grad_fn
-        edge = (fn, t._output_nr) if fn is not None else \
-            (grad_accumulator(t), 0) if t._requires_grad else None
-        edges.append(edge)
-        needs.append(edge is not None and type(vjps[i]) is Formula)
-        metas.append((t._data.shape, t._data.dtype))
+        if fn is not None:
+            edges.append((fn, t._output_nr))
+            mask |= differentiable[i]
+        elif t._requires_grad:
+            edges.append((grad_accumulator(t), 0))
+            mask |= differentiable[i]
+        else:
+            edges.append(None)
+        data = t._data
+        metas.append((data.shape, data.dtype))
     node._next = tuple(edges)
     node._in_meta = metas
     node._attrs = attrs
     if anomaly_mode.STATE.enabled:
         anomaly_mode.record_forward_trace(node)
-    saved_inputs, save_result = op.saved_plan(tuple(needs))
+    saved_inputs, save_result = op.plans[mask] or op.saved_plan(mask)
     saved = {name: SavedTensor(inputs[i], False) for i, name in saved_inputs} \
         if saved_inputs else {}
     if op.multi_output:
@@ -270,7 +281,15 @@ def _record(op, inputs, attrs, out, view_base):
         outs = tuple(_output(o, node, k, view_base) for k, o in enumerate(out))
     else:
         node._out_meta = None
-        outs = _output(out, node, 0, view_base)
+        if type(out) is np.ndarray and view_base is None and out.dtype.kind not in "biu":
+            outs = object.__new__(Tensor)          # Tensor._make_output, inlined
+            outs._data = out
+            outs.grad_fn = node
+            outs._output_nr = 0
+            outs._requires_grad = True
+            outs._grad = outs._base = outs._extra = outs._vc = None
+        else:
+            outs = _output(out, node, 0, view_base)
         if save_result:
             saved["result"] = SavedTensor(outs, True, 0)
     node._saved = saved

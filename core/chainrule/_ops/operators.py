@@ -7,8 +7,8 @@ from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ._registry import apply_op, defop
-from .elementwise import pow_scalar_base, rsub
-from ._common import FUNCTIONS, as_tensor_arg, binary_operands, broadcast_error, \
+from .elementwise import ADD, MUL, SUB, pow_scalar_base, rsub
+from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
     commit_inplace, method, public
 
 F = FUNCTIONS
@@ -20,12 +20,17 @@ def _reflected(name):
         if not isinstance(other, Tensor) else fn(other, self)
 
 
-Tensor.__add__ = lambda self, other: F["add"](self, other)
-Tensor.__radd__ = lambda self, other: F["add"](self, other)
-Tensor.__sub__ = lambda self, other: F["sub"](self, other)
+def _binary_operator(op, attrs):
+    """``Tensor.__mul__`` and friends: straight to the op (no public-function hop)."""
+    def operator(self, other):
+        return apply_binary(op, self, other, attrs)
+    return operator
+
+
+Tensor.__add__ = Tensor.__radd__ = _binary_operator(ADD, {"alpha": 1})
+Tensor.__sub__ = _binary_operator(SUB, {"alpha": 1})
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
-Tensor.__mul__ = lambda self, other: F["mul"](self, other)
-Tensor.__rmul__ = lambda self, other: F["mul"](self, other)
+Tensor.__mul__ = Tensor.__rmul__ = _binary_operator(MUL, {})
 Tensor.__truediv__ = lambda self, other: F["div"](self, other)
 Tensor.__rtruediv__ = lambda self, other: F["div"](_scalar_like(other, self), self)
 Tensor.__floordiv__ = lambda self, other: F["floor_divide"](self, other)
