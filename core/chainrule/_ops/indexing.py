@@ -24,7 +24,7 @@ from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_in
                       formula_helper, method, public, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import NONDIFF, apply_op, defop
+from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 from .views import check_view_write, make_view, rebase_inplace
 from .shape import (_alias, _dual, _expanded_shape, legacy_type_name, select_array,
                     unsqueeze, write_out)
@@ -80,6 +80,13 @@ SCATTER = defop("scatter", lambda a, i, s, dim: scatter_array(a, dim, i, s),
                      lambda F, g, src_shape, dim, index:
                      F.pad_grad(F.gather(g, dim, index), src_shape)),
                 jvp=lambda F, t, dim, index: F.scatter(t[0], dim, index, t[2]))
+# Like the reference, scatter with reduce="multiply" computes values but has no
+# derivative (its backward raises "not implemented").
+SCATTER_MULTIPLY = defop("scatter_multiply",
+                         lambda a, i, s, dim: scatter_multiply_array(a, dim, i, s),
+                         inputs=("self", "index", "src"), attrs=("dim",),
+                         node_name="NotImplemented",
+                         vjp=(NOT_IMPLEMENTED, NONDIFF, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
 SCATTER_VALUE = defop("scatter_value", lambda a, i, dim, value: scatter_array(a, dim, i, value),
                       inputs=("self", "index"), attrs=("dim", "value"),
                       node_name="ScatterBackward1",
@@ -193,6 +200,13 @@ def scatter_add_array(a, dim, index, src):
     out = a.copy()
     target, key, values = _scatter_target(out, dim, index, src)
     np.add.at(target, key, values)
+    return out
+
+
+def scatter_multiply_array(a, dim, index, src):
+    out = a.copy()
+    target, key, values = _scatter_target(out, dim, index, src)
+    np.multiply.at(target, key, values)
     return out
 
 
@@ -727,7 +741,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if reduce == "add":
         return scatter_add(input, d, index, src)
     if reduce == "multiply":
-        raise NotImplementedError("scatter(reduce='multiply') is not supported by chainrule")
+        if src._data.dtype != input._data.dtype:
+            src = src.to(input.dtype)
+        return apply_op(SCATTER_MULTIPLY, (input, index, src), {"dim": d})
     raise RuntimeError("reduce argument must be either add or multiply.")
 
 

@@ -231,6 +231,8 @@ SAMPLES = [
            complex=True, note="-complex-larger-src", torch_call=None),
     Sample("scatter", lambda x, i, s: x.scatter(0, i, s), (3, 2), _idx([2, 0]), (2, 3),
            note="-larger-src", torch_call=None),
+    Sample("scatter_multiply", lambda x, i, s: x.scatter(1, i, s, reduce="multiply"), (2, 3),
+           _idx([0, 0], [2, 1]), (2, 2), note="-not-differentiable"),
     *_both("scatter_value", lambda x, i: x.scatter(1, i, 2.5),
            [((3, 4), _idx([0, 3], [1, 1], [2, 0]))], [((2, 3), _idx([2], [0]))]),
     # --- masked_fill ----------------------------------------------------------------------------
