@@ -4,6 +4,7 @@ installation of methods on Tensor."""
 import numpy as np
 
 from .. import _dtypes
+from .. import _tensor as _tensor_module
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.saved_guard import unlocked_for_inplace
@@ -150,12 +151,7 @@ def apply_binary(op, a, b, attrs=EMPTY):
         raise
 
 
-def wrap_dim(dim, ndim):
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {dim})")
-    return dim + n if dim < 0 else dim
+wrap_dim = _tensor_module._wrap_dim
 
 
 def wrap_dims(dim, ndim):

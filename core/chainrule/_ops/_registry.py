@@ -30,7 +30,7 @@ from .._tensor import Tensor
 from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
-from ..autograd.node import Node, _sequence, grad_accumulator, next_sequence_nr
+from ..autograd.node import Node, _sequence, grad_accumulator, gradient_edge, next_sequence_nr
 from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
 
 
@@ -195,13 +195,7 @@ def _as_tensor(g):
     return Tensor._wrap(g)
 
 
-def edge_of(t):
-    """Where a gradient for tensor ``t`` goes: its grad_fn, its leaf accumulator, or None."""
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    if t._requires_grad:
-        return (grad_accumulator(t), 0)
-    return None
+edge_of = gradient_edge
 
 
 def apply_op(op, inputs, attrs, result_is_view_of=None):

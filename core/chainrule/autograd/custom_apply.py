@@ -2,7 +2,7 @@
 (see Note [custom function outputs] in function.py)."""
 from .. import _grad_mode
 from . import anomaly_mode
-from .node import Node, grad_accumulator
+from .node import Node, gradient_edge
 from .saved_tensor import SavedTensor
 
 
@@ -58,7 +58,7 @@ def _wire_outputs(ctx, args, outputs, recording):
     if not recording:
         return outputs
     tensor_args = [a for a in args if isinstance(a, Tensor)]
-    ctx._next = tuple(_edge(a) for a in tensor_args)
+    ctx._next = tuple(gradient_edge(a) for a in tensor_args)
     ctx._in_meta = [(a._data.shape, a._data.dtype) for a in tensor_args]
     non_diff = {id(t) for t in ctx._non_differentiable}
     input_ids = {id(a) for a in tensor_args}
@@ -74,14 +74,6 @@ def _wire_outputs(ctx, args, outputs, recording):
     ctx._out_meta = metas
     _save_tensors(ctx, outputs, wired)
     return tuple(wired)
-
-
-def _edge(t):
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    if t._requires_grad:
-        return (grad_accumulator(t), 0)
-    return None
 
 
 def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
@@ -143,7 +135,7 @@ def mark_once_differentiable(outputs, grads):
     from .._tensor import Tensor
     single = not isinstance(outputs, tuple)
     outs = (outputs,) if single else outputs
-    edges = tuple(_edge(g) for g in grads if isinstance(g, Tensor))
+    edges = tuple(gradient_edge(g) for g in grads if isinstance(g, Tensor))
     node = DelayedError("trying to differentiate twice a function that was marked with "
                         "@once_differentiable", edges)
     marked = []

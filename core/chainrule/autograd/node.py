@@ -117,6 +117,16 @@ class AccumulateGrad(Node):
         return ()
 
 
+def gradient_edge(t):
+    """Where a gradient for tensor ``t`` goes: its grad_fn, its leaf accumulator, or
+    None when it needs no gradient."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
 def grad_accumulator(tensor):
     """The AccumulateGrad node of a leaf that requires grad (one per leaf, held weakly
     by the leaf so the graph owns it)."""
