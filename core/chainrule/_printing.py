@@ -1,15 +1,49 @@
-"""Tensor repr, in the reference's style: ``tensor([1., 2.], requires_grad=True)``."""
+"""Tensor repr in the reference's style: ``tensor([1.0000, 2.7183], requires_grad=True)``.
+
+Floating values print like the reference's formatter: integer-valued data as ``1.``,
+otherwise four decimals, switching to scientific notation (``1.0000e-05``) when the
+magnitudes span more than 1000x or leave the range [1e-4, 1e8]; every element padded
+to one width so columns line up.
+"""
 import numpy as np
 
 
+def _float_format(arr):
+    values = np.abs(arr[np.isfinite(arr)].astype(np.float64))
+    nonzero = values[values != 0]
+    integral = bool(np.all(np.ceil(values) == values))
+    if nonzero.size == 0:
+        return "{:.0f}." if integral else "{:.4f}"
+    big, small = nonzero.max(), nonzero.min()
+    if integral:
+        return "{:.4e}" if big > 1e8 else "{:.0f}."
+    if big / small > 1000.0 or big > 1e8 or small < 1e-4:
+        return "{:.4e}"
+    return "{:.4f}"
+
+
+def _element_formatter(arr):
+    spec = _float_format(arr)
+
+    def text(x):
+        if not np.isfinite(x):
+            return "nan" if np.isnan(x) else ("inf" if x > 0 else "-inf")
+        return spec.format(x)
+    flat = arr.reshape(-1)
+    width = max((len(text(x)) for x in flat), default=0)
+    return lambda x: text(x).rjust(width)
+
+
 def _fmt_array(arr):
-    a = arr
     if arr.dtype.kind not in "fciub":     # bfloat16 prints through float32
-        a = arr.astype(np.float32)
-    body = np.array2string(a, separator=", ", precision=4, suppress_small=False,
-                           prefix="tensor(", floatmode="maxprec_equal", threshold=1000,
-                           max_line_width=80)
-    return body
+        arr = arr.astype(np.float32)
+    formatter = None
+    if arr.dtype.kind == "f" and arr.size:
+        formatter = {"float_kind": _element_formatter(arr)}
+    if arr.ndim == 0:
+        return formatter["float_kind"](arr.item()).strip() if formatter else repr(arr.item())
+    return np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
+                           max_line_width=80, formatter=formatter)
 
 
 def tensor_repr(t):
@@ -19,8 +53,7 @@ def tensor_repr(t):
     extras = []
     default = _dtypes.get_default_dtype()
     dtype = t.dtype
-    implicit = {default, _dtypes.int64, _dtypes.bool_, default.to_complex()}
-    if dtype not in implicit or arr.size == 0:
+    if dtype not in {default, _dtypes.int64, _dtypes.bool_, default.to_complex()}:
         extras.append(f"dtype={dtype!r}")
     if arr.size == 0 and arr.ndim != 1:
         body = "[]"

@@ -186,3 +186,20 @@ def test_in_place_fast_path_matches_general_path():
     with cr.no_grad():
         p -= 0.5 * p.grad
     assert p.tolist() == [0.0, 0.0] and p.is_leaf and p._version == 1
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([1.0, 2.7183], "tensor([1.0000, 2.7183])"),
+    ([1e-5, 1.0], "tensor([1.0000e-05, 1.0000e+00])"),
+    ([0.0, 0.0], "tensor([0., 0.])"),
+    ([float("nan"), 1.5, float("inf")], "tensor([   nan, 1.5000,    inf])"),
+    ([[1.5, -2.0], [3.25, 100.0]], "tensor([[  1.5000,  -2.0000],\n        [  3.2500, 100.0000]])"),
+])
+def test_float_repr_like_reference(values, expected):
+    assert repr(cr.tensor(values)) == expected
+
+
+def test_repr_of_empty_and_scalar():
+    assert repr(cr.zeros(0)) == "tensor([])"
+    assert repr(cr.zeros(2, 0)) == "tensor([], size=(2, 0))"
+    assert repr(cr.tensor(3.5)) == "tensor(3.5000)"
