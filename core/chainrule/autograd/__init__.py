@@ -11,3 +11,14 @@ from .backward import backward, grad  # noqa: F401
 from . import function, graph  # noqa: F401
 from .function import Function  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
+
+
+def __getattr__(name):
+    """``chainrule.autograd.functional`` / ``forward_ad`` / ``profiler`` / ``Variable``:
+    loaded from their layer on first use (an ImportError names the wheel to install)."""
+    import importlib
+    if name in ("functional", "forward_ad", "profiler"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name == "Variable":
+        return importlib.import_module(f"{__name__}.variable").Variable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
