@@ -210,7 +210,7 @@ def apply_op(op, inputs, attrs, result_is_view_of=None):
     if _grad_mode.STATE.grad_enabled:
         for t in inputs:
             if t._requires_grad:
-                return _record(op, inputs, attrs, out, result_is_view_of)
+                return _recorder(op, inputs, attrs, out, result_is_view_of)
     if _grad_mode.STATE.inference:
         return _wrap_inference(op, out)
     if op.multi_output:
@@ -288,6 +288,23 @@ def _record(op, inputs, attrs, out, view_base):
             saved["result"] = SavedTensor(outs, True, 0)
     node._saved = saved
     return outs
+
+
+# Note [recording slot]
+#     apply_op records through ``_recorder``, which a layer may replace (the C++
+#     engine installs a C implementation of ``_record``). ``_record`` stays the
+#     reference implementation and the default; a replacement must give identical
+#     results and may call ``_record`` for any case it does not handle.
+_recorder = _record
+
+
+def set_recorder(fn):
+    """Recording slot: install ``fn(op, inputs, attrs, out, view_base)`` in place of
+    ``_record`` (None restores it); returns the previous recorder."""
+    global _recorder
+    previous = _recorder
+    _recorder = _record if fn is None else fn
+    return previous
 
 
 def _output(arr, node, output_nr, view_base):
