@@ -62,6 +62,31 @@ def _configure_table_ops(enabled=None):
 _configure_table_ops()
 
 
+def _configure_recorder(enabled=None):
+    """Note [recorder fast path] in src/recorder.h: installed in core's recording slot
+    (Note [recording slot] in chainrule/_ops/_registry.py) while core's _record is the
+    code it mirrors; CHAINRULE_ENGINE_RECORDER=0 (or enabled=False) keeps _record."""
+    import os
+    from chainrule import _tensor, _version_counter
+    from chainrule._ops import _registry
+    from chainrule.autograd import saved_hooks, saved_tensor
+    if enabled is None:
+        enabled = os.environ.get("CHAINRULE_ENGINE_RECORDER", "1") != "0" and \
+            _mirror.record_matches()
+    _engine.configure_recorder(
+        enabled=enabled, python_record=_registry._record, registry=_registry,
+        tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
+        saved_type=saved_tensor.SavedTensor, counter_type=_version_counter.VersionCounter,
+        anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE)
+    if enabled:
+        _registry.set_recorder(_engine.record)
+    elif _registry._recorder is _engine.record:
+        _registry.set_recorder(None)
+
+
+_configure_recorder()
+
+
 class CppEngine(_engine.Engine):
     """The C++ engine; the interface of ``chainrule.autograd.engine.PythonEngine``:
     ``execute(roots, root_grads, keep_graph, create_graph, targets=None,

@@ -6,7 +6,8 @@ helpers it calls; Note [table-node fast path] in src/op_node.h). A fingerprint i
 hash of the AST of that code without docstrings, so comments and docs may change
 freely but code may not without someone looking at the C++ side:
 
-- the table-node fast path turns itself off when its fingerprint differs (correct,
+- the table-node fast path and the recorder (Note [recorder fast path] in
+  src/recorder.h) turn itself off when its fingerprint differs (correct,
   only slower: node.apply runs instead);
 - tests/test_python_engine_mirror.py fails on either difference and says what to do.
 """
@@ -17,6 +18,7 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "dd6bd5f333d09acb"
 TABLE_APPLY_FINGERPRINT = "adbab6d92674537a"
+RECORD_FINGERPRINT = "cb308d7189b99207"
 
 
 def engine_parts():
@@ -36,6 +38,17 @@ def table_apply_parts():
     return [
         (_registry, ["OpNode.apply", "Formula.__call__", "_run_vjp"]),
         (saved_tensor, ["SavedTensor.array"]),
+    ]
+
+
+def record_parts():
+    from chainrule import _version_counter
+    from chainrule._ops import _registry
+    from chainrule.autograd import saved_tensor
+    return [
+        (_registry, ["_record"]),
+        (saved_tensor, ["SavedTensor.__init__"]),
+        (_version_counter, ["VersionCounter.__init__"]),
     ]
 
 
@@ -73,4 +86,13 @@ def table_apply_matches():
     try:
         return fingerprint(table_apply_parts()) == TABLE_APPLY_FINGERPRINT
     except (OSError, TypeError, AttributeError):   # no sources (e.g. .pyc only)
+        return False
+
+
+def record_matches():
+    """Whether _record and the constructors it inlines are the code src/recorder.cc
+    mirrors."""
+    try:
+        return fingerprint(record_parts()) == RECORD_FINGERPRINT
+    except (OSError, TypeError, AttributeError):
         return False

@@ -5,6 +5,7 @@
 #include "engine.h"
 #include "op_node.h"
 #include "python_api.h"
+#include "recorder.h"
 #include "validate.h"
 
 namespace chainrule_engine {
@@ -88,6 +89,10 @@ PyMethodDef raw_functions[] = {
     {"needed_edges", needed_edges, METH_O,
      "needed_edges(node): which of node's edges the running pass of this thread wants "
      "gradients for (a list of bools), or None for all."},
+    {"record", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(record)),
+     METH_FASTCALL,
+     "record(op, inputs, attrs, out, view_base): chainrule._ops._registry._record in C++ "
+     "(Note [recorder fast path] in src/recorder.h)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -111,6 +116,12 @@ PYBIND11_MODULE(_engine, m) {
         "Hand the engine what the table-node fast path needs (op_node.h).");
   m.def("table_ops_enabled", []() { return ce::table_ops.enabled; },
         "Whether the table-node fast path is on.");
+  m.def("configure_recorder", &ce::configure_recorder, py::arg("enabled"),
+        py::arg("python_record"), py::arg("registry"), py::arg("tensor_type"),
+        py::arg("op_node_type"), py::arg("saved_type"), py::arg("counter_type"),
+        py::arg("anomaly_state"), py::arg("hooks_active"),
+        "Hand the recorder what it needs (recorder.h).");
+  m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

@@ -1,6 +1,6 @@
 """The C++ engine mirrors Python code of core (chainrule_engine/_mirror.py): the Python
-engine, and OpNode.apply for the table-node fast path. When that code changes, this
-test fails until the change is mirrored in engine_cpp/src and the fingerprint in
+engine, OpNode.apply for the table-node fast path, and _record for the recorder. When
+that code changes, this test fails until the change is mirrored in engine_cpp/src and the fingerprint in
 _mirror.py is updated: core's suite, which runs under both engines, only catches the
 differences it happens to exercise.
 """
@@ -22,6 +22,18 @@ def test_table_apply_unchanged_since_last_mirrored():
         "OpNode.apply or a helper it calls changed; the table-node fast path is off "
         "until src/op_node.cc mirrors the change and TABLE_APPLY_FINGERPRINT in "
         "chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_record_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.record_parts())
+    assert now == _mirror.RECORD_FINGERPRINT, (
+        "_registry._record, SavedTensor.__init__ or VersionCounter.__init__ changed; the "
+        "C++ recorder is off until src/recorder.cc mirrors the change and "
+        "RECORD_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_recorder_is_on():
+    assert _engine.recorder_enabled()
 
 
 def test_table_fast_path_is_on():

@@ -1,0 +1,369 @@
+#define PY_ARRAY_UNIQUE_SYMBOL chainrule_engine_ARRAY_API
+#define NO_IMPORT_ARRAY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "recorder.h"
+
+#include <structmember.h>
+
+#include <numpy/arrayobject.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace chainrule_engine {
+
+namespace {
+
+// Byte offsets of the __slots__ the recorder reads and writes.
+struct TensorSlots {
+  Py_ssize_t data, grad_fn, output_nr, requires_grad, grad, vc, base, extra;
+};
+struct NodeSlots {
+  Py_ssize_t next, seq, saved, attrs, in_meta, out_meta;
+};
+struct SavedSlots {
+  Py_ssize_t data, tensor, counter, version, output_nr;
+};
+
+struct Config {
+  bool enabled = false;
+  PyObject* python_record = nullptr;  // _registry._record
+  PyObject* registry_dict = nullptr;  // _registry.__dict__ (_sequence, grad_accumulator)
+  PyTypeObject* tensor = nullptr;
+  PyTypeObject* op_node = nullptr;
+  PyTypeObject* saved = nullptr;
+  PyTypeObject* counter = nullptr;
+  PyObject* anomaly_state = nullptr;  // anomaly_mode.STATE
+  PyObject* hooks_active = nullptr;   // saved_hooks.ACTIVE (a one-item list)
+  TensorSlots t{};
+  NodeSlots n{};
+  SavedSlots s{};
+  Py_ssize_t counter_v = 0;
+};
+Config cfg;
+PyObject* cfg_refs = nullptr;  // keeps cfg's objects alive
+
+struct RecNames {
+  PyObject* node_cls = PyUnicode_InternFromString("node_cls");
+  PyObject* multi_output = PyUnicode_InternFromString("multi_output");
+  PyObject* differentiable = PyUnicode_InternFromString("differentiable");
+  PyObject* plans = PyUnicode_InternFromString("plans");
+  PyObject* saved_plan = PyUnicode_InternFromString("saved_plan");
+  PyObject* sequence = PyUnicode_InternFromString("_sequence");
+  PyObject* grad_accumulator = PyUnicode_InternFromString("grad_accumulator");
+  PyObject* result = PyUnicode_InternFromString("result");
+  PyObject* empty = PyTuple_New(0);
+};
+const RecNames& rn() {
+  static const RecNames* n = new RecNames();
+  return *n;
+}
+
+inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
+  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+}
+
+// obj.<slot> = value (a new reference is taken).
+inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+  Py_INCREF(value);
+  PyObject* old = *p;
+  *p = value;
+  Py_XDECREF(old);
+}
+
+// obj.<slot> = value, stealing the reference.
+inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+  PyObject* old = *p;
+  *p = value;
+  Py_XDECREF(old);
+}
+
+Py_ssize_t member_offset(PyObject* type, const char* name) {
+  Ref descr(check(PyObject_GetAttrString(type, name)));
+  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
+  }
+  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
+  if (member->type != T_OBJECT_EX) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
+  }
+  return member->offset;
+}
+
+// object.__new__(type): what `cls.__new__(cls)` and `object.__new__(cls)` run.
+PyObject* new_object(PyTypeObject* type) {
+  return check(PyBaseObject_Type.tp_new(type, rn().empty, nullptr));
+}
+
+// VersionCounter(): its __init__ sets v = 0.
+PyObject* new_counter() {
+  PyObject* counter = new_object(cfg.counter);
+  steal_slot(counter, cfg.counter_v, PyLong_FromLong(0));
+  return counter;
+}
+
+// tensor._vc, created when missing (SavedTensor.__init__). Borrowed.
+PyObject* counter_of(PyObject* tensor) {
+  PyObject* counter = slot(tensor, cfg.t.vc);
+  if (counter != Py_None) return counter;
+  steal_slot(tensor, cfg.t.vc, new_counter());
+  return slot(tensor, cfg.t.vc);
+}
+
+bool hooks_active() {
+  PyObject* flag = PyList_GET_ITEM(cfg.hooks_active, 0);
+  return flag != Py_False && (flag == Py_True || PyObject_IsTrue(flag) != 0);
+}
+
+// SavedTensor(tensor, is_output, 0) for a tensor with no extras and no base, while
+// no saved-tensor hooks are active: __init__ then only fills its slots.
+PyObject* new_saved(PyObject* tensor, bool is_output) {
+  Ref saved(new_object(cfg.saved));
+  PyObject* counter = counter_of(tensor);
+  set_slot(saved.get(), cfg.s.data, slot(tensor, cfg.t.data));
+  set_slot(saved.get(), cfg.s.counter, counter);
+  set_slot(saved.get(), cfg.s.version, slot(counter, cfg.counter_v));
+  set_slot(saved.get(), cfg.s.tensor, is_output ? Py_None : tensor);
+  steal_slot(saved.get(), cfg.s.output_nr, PyLong_FromLong(0));
+  return saved.release();
+}
+
+PyObject* save(PyObject* tensor, bool is_output) {
+  if (!is_output && (slot(tensor, cfg.t.extra) != Py_None ||
+                     slot(tensor, cfg.t.base) != Py_None || hooks_active())) {
+    return check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(cfg.saved), tensor,
+                                              Py_False, nullptr));
+  }
+  return new_saved(tensor, is_output);
+}
+
+// A tensor as the recorder expects it: exactly Tensor, every slot set, an ndarray.
+bool plain_tensor(PyObject* t) {
+  if (Py_TYPE(t) != cfg.tensor) return false;
+  const TensorSlots& s = cfg.t;
+  for (Py_ssize_t off : {s.data, s.grad_fn, s.output_nr, s.requires_grad, s.grad, s.vc, s.base,
+                         s.extra}) {
+    if (slot(t, off) == nullptr) return false;
+  }
+  PyObject* rg = slot(t, s.requires_grad);
+  if (rg != Py_True && rg != Py_False) return false;
+  PyObject* vc = slot(t, s.vc);
+  if (vc != Py_None && (Py_TYPE(vc) != cfg.counter || slot(vc, cfg.counter_v) == nullptr)) {
+    return false;
+  }
+  return Py_TYPE(slot(t, s.data)) == &PyArray_Type;
+}
+
+struct Plan {
+  PyObject* node_cls;     // borrowed from op (held by the Ref below)
+  Ref node_cls_ref;
+  Ref plan;               // (((index, name), ...), save_result)
+  long mask = 0;
+};
+
+// The checks of the fast path, with no side effect but caching a plan.
+// false: not this path (or a Python error set).
+bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base, Plan& p) {
+  if (view_base != Py_None || Py_TYPE(out) != &PyArray_Type) return false;
+  char kind = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(out))->kind;
+  if (kind == 'b' || kind == 'i' || kind == 'u') return false;
+  if (hooks_active()) return false;
+  Ref anomaly(PyObject_GetAttr(cfg.anomaly_state, names.enabled));
+  if (!anomaly || anomaly.get() != Py_False) return false;
+  Ref multi(PyObject_GetAttr(op, rn().multi_output));
+  if (!multi || multi.get() != Py_False) return false;
+  p.node_cls_ref = Ref(PyObject_GetAttr(op, rn().node_cls));
+  PyObject* cls = p.node_cls = p.node_cls_ref.get();
+  if (cls == nullptr || !PyType_Check(cls)) return false;
+  PyTypeObject* type = reinterpret_cast<PyTypeObject*>(cls);
+  if (!PyType_IsSubtype(type, cfg.op_node) || type->tp_new != PyBaseObject_Type.tp_new ||
+      type->tp_basicsize != cfg.op_node->tp_basicsize) {
+    return false;
+  }
+  if (!PyTuple_CheckExact(inputs)) return false;
+  Ref diff(PyObject_GetAttr(op, rn().differentiable));
+  if (!diff || !PyTuple_CheckExact(diff.get())) return false;
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  if (n > PyTuple_GET_SIZE(diff.get()) || n > 30) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    if (!plain_tensor(t)) return false;
+    if (slot(t, cfg.t.grad_fn) != Py_None || slot(t, cfg.t.requires_grad) == Py_True) {
+      PyObject* bit = PyTuple_GET_ITEM(diff.get(), i);
+      if (!PyLong_CheckExact(bit)) return false;
+      p.mask |= PyLong_AsLong(bit);
+    }
+  }
+  Ref plans(PyObject_GetAttr(op, rn().plans));
+  if (!plans || !PyList_CheckExact(plans.get()) || p.mask < 0 ||
+      p.mask >= PyList_GET_SIZE(plans.get())) {
+    return false;
+  }
+  PyObject* plan = PyList_GET_ITEM(plans.get(), p.mask);
+  if (plan == Py_None) {
+    Ref mask(PyLong_FromLong(p.mask));
+    p.plan = Ref(PyObject_CallMethodOneArg(op, rn().saved_plan, mask.get()));
+    if (!p.plan) return false;
+  } else {
+    Py_INCREF(plan);
+    p.plan = Ref(plan);
+  }
+  plan = p.plan.get();
+  if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2) return false;
+  PyObject* saved_inputs = PyTuple_GET_ITEM(plan, 0);
+  if (!PyTuple_CheckExact(saved_inputs)) return false;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved_inputs); ++k) {
+    PyObject* pair = PyTuple_GET_ITEM(saved_inputs, k);
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) return false;
+    PyObject* index = PyTuple_GET_ITEM(pair, 0);
+    if (!PyLong_CheckExact(index)) return false;
+    long i = PyLong_AsLong(index);
+    if (i < 0 || i >= n || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 1))) return false;
+  }
+  PyObject* save_result = PyTuple_GET_ITEM(plan, 1);
+  return save_result == Py_True || save_result == Py_False;
+}
+
+PyObject* registry_global(PyObject* name) {
+  PyObject* value = PyDict_GetItemWithError(cfg.registry_dict, name);
+  if (value == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, name);
+    throw_python_error();
+  }
+  return value;
+}
+
+// (shape, dtype) of an ndarray: `(data.shape, data.dtype)`.
+PyObject* meta_of(PyObject* data) {
+  PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(data);
+  int nd = PyArray_NDIM(arr);
+  Ref shape(check(PyTuple_New(nd)));
+  for (int d = 0; d < nd; ++d) {
+    PyTuple_SET_ITEM(shape.get(), d, check(PyLong_FromSsize_t(PyArray_DIM(arr, d))));
+  }
+  PyObject* dtype = reinterpret_cast<PyObject*>(PyArray_DESCR(arr));
+  return check(PyTuple_Pack(2, shape.get(), dtype));
+}
+
+// _record's steps, in its order. Errors propagate (as from _record).
+PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p) {
+  Ref node(new_object(reinterpret_cast<PyTypeObject*>(p.node_cls)));
+  steal_slot(node.get(), cfg.n.seq, check(PyIter_Next(registry_global(rn().sequence))));
+  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+  Ref edges(check(PyTuple_New(n)));
+  Ref metas(check(PyList_New(n)));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    PyObject* fn = slot(t, cfg.t.grad_fn);
+    PyObject* edge;
+    if (fn != Py_None) {
+      edge = check(PyTuple_Pack(2, fn, slot(t, cfg.t.output_nr)));
+    } else if (slot(t, cfg.t.requires_grad) == Py_True) {
+      Ref acc(check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t)));
+      Ref zero(check(PyLong_FromLong(0)));
+      edge = check(PyTuple_Pack(2, acc.get(), zero.get()));
+    } else {
+      Py_INCREF(Py_None);
+      edge = Py_None;
+    }
+    PyTuple_SET_ITEM(edges.get(), i, edge);
+    PyList_SET_ITEM(metas.get(), i, meta_of(slot(t, cfg.t.data)));
+  }
+  steal_slot(node.get(), cfg.n.next, edges.release());
+  steal_slot(node.get(), cfg.n.in_meta, metas.release());
+  set_slot(node.get(), cfg.n.attrs, attrs);
+  PyObject* saved_inputs = PyTuple_GET_ITEM(p.plan.get(), 0);
+  Ref saved(check(PyDict_New()));
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved_inputs); ++k) {
+    PyObject* pair = PyTuple_GET_ITEM(saved_inputs, k);
+    PyObject* t = PyTuple_GET_ITEM(inputs, PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)));
+    Ref s(save(t, false));
+    if (PyDict_SetItem(saved.get(), PyTuple_GET_ITEM(pair, 1), s.get()) < 0) {
+      throw_python_error();
+    }
+  }
+  set_slot(node.get(), cfg.n.out_meta, Py_None);
+  Ref outs(new_object(cfg.tensor));  // Tensor._make_output, inlined in _record
+  set_slot(outs.get(), cfg.t.data, out);
+  set_slot(outs.get(), cfg.t.grad_fn, node.get());
+  steal_slot(outs.get(), cfg.t.output_nr, PyLong_FromLong(0));
+  set_slot(outs.get(), cfg.t.requires_grad, Py_True);
+  for (Py_ssize_t off : {cfg.t.grad, cfg.t.base, cfg.t.extra, cfg.t.vc}) {
+    set_slot(outs.get(), off, Py_None);
+  }
+  if (PyTuple_GET_ITEM(p.plan.get(), 1) == Py_True) {
+    Ref zero(check(PyLong_FromLong(0)));
+    Ref s(hooks_active() ? check(PyObject_CallFunctionObjArgs(
+                               reinterpret_cast<PyObject*>(cfg.saved), outs.get(), Py_True,
+                               zero.get(), nullptr))
+                         : new_saved(outs.get(), true));
+    if (PyDict_SetItem(saved.get(), rn().result, s.get()) < 0) throw_python_error();
+  }
+  steal_slot(node.get(), cfg.n.saved, saved.release());
+  return outs.release();
+}
+
+}  // namespace
+
+PyObject* record(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (cfg.enabled && nargs == 5) {
+    Plan p;
+    bool here = prepare(args[0], args[1], args[3], args[4], p);
+    if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides
+    if (here) {
+      try {
+        return record_fast(args[1], args[2], args[3], p);
+      } catch (py::error_already_set& e) {
+        e.restore();
+        return nullptr;
+      }
+    }
+  }
+  return PyObject_Vectorcall(cfg.python_record, args, nargs, nullptr);
+}
+
+void configure_recorder(bool enabled, py::object python_record, py::object registry,
+                        py::object tensor_type, py::object op_node_type,
+                        py::object saved_type, py::object counter_type,
+                        py::object anomaly_state, py::object hooks_active) {
+  if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
+    throw std::runtime_error("recorder: hooks_active must be a one-item list");
+  }
+  py::object registry_dict = registry.attr("__dict__");
+  Config c;
+  c.enabled = enabled;
+  c.python_record = python_record.ptr();
+  c.registry_dict = registry_dict.ptr();
+  c.tensor = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+  c.op_node = reinterpret_cast<PyTypeObject*>(op_node_type.ptr());
+  c.saved = reinterpret_cast<PyTypeObject*>(saved_type.ptr());
+  c.counter = reinterpret_cast<PyTypeObject*>(counter_type.ptr());
+  c.anomaly_state = anomaly_state.ptr();
+  c.hooks_active = hooks_active.ptr();
+  PyObject* T = tensor_type.ptr();
+  c.t = {member_offset(T, "_data"),          member_offset(T, "grad_fn"),
+         member_offset(T, "_output_nr"),     member_offset(T, "_requires_grad"),
+         member_offset(T, "_grad"),          member_offset(T, "_vc"),
+         member_offset(T, "_base"),          member_offset(T, "_extra")};
+  PyObject* N = op_node_type.ptr();
+  c.n = {member_offset(N, "_next"),    member_offset(N, "_seq"),
+         member_offset(N, "_saved"),   member_offset(N, "_attrs"),
+         member_offset(N, "_in_meta"), member_offset(N, "_out_meta")};
+  PyObject* S = saved_type.ptr();
+  c.s = {member_offset(S, "data"), member_offset(S, "tensor"), member_offset(S, "counter"),
+         member_offset(S, "version"), member_offset(S, "output_nr")};
+  c.counter_v = member_offset(counter_type.ptr(), "v");
+  py::tuple keep = py::make_tuple(python_record, registry_dict, tensor_type, op_node_type,
+                                  saved_type, counter_type, anomaly_state, hooks_active);
+  rn();
+  PyObject* old = cfg_refs;
+  cfg_refs = keep.release().ptr();
+  cfg = c;
+  Py_XDECREF(old);
+}
+
+bool recorder_enabled() { return cfg.enabled; }
+
+}  // namespace chainrule_engine

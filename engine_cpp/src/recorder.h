@@ -1,0 +1,33 @@
+// The forward recording of core's table ops (chainrule._ops._registry._record) in C++.
+//
+// Note [recorder fast path]
+//     With the engine in C++, the forward with recording was the larger half of a
+//     chain's cost: `_record` (node object, edges and metadata, one SavedTensor and
+//     version counter per saved value, the output tensor) was ~1.6 µs of interpreter
+//     work per op. core's recording slot (`_registry.set_recorder`, Note [recording
+//     slot]) lets this layer install `record` below, which does the same steps with
+//     direct slot access. It takes only the common case and otherwise calls
+//     `_registry._record` before doing anything: a view or multi-output op, an
+//     integer output, anomaly mode, saved-tensor hooks or a mutation context, inputs
+//     or arrays of unexpected types. A saved input that is a view or has extras
+//     (inference flag, export guard) is saved by calling `SavedTensor(t, False)`.
+//     It is on only while `_record`, `SavedTensor.__init__` and
+//     `VersionCounter.__init__` are the code it was written against
+//     (chainrule_engine/_mirror.py; tests/test_python_engine_mirror.py says when to
+//     update).
+#pragma once
+
+#include "python_api.h"
+
+namespace chainrule_engine {
+
+// record(op, inputs, attrs, out, view_base): `_registry._record`'s signature.
+PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+
+void configure_recorder(bool enabled, py::object python_record, py::object registry,
+                        py::object tensor_type, py::object op_node_type,
+                        py::object saved_type, py::object counter_type,
+                        py::object anomaly_state, py::object hooks_active);
+bool recorder_enabled();
+
+}  // namespace chainrule_engine

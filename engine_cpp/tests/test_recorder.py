@@ -1,0 +1,185 @@
+"""The C++ recorder (Note [recorder fast path] in src/recorder.h) against core's
+_record: the same op recorded by each gives the same node, saved tensors and output,
+field by field; the cases it hands to _record behave as under _record."""
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule_engine
+from chainrule._ops import _registry
+from chainrule.autograd import node as node_mod
+from chainrule_engine import _engine
+
+
+@pytest.fixture(params=["python", "cpp"])
+def recorder(request):
+    previous = _registry.set_recorder(_engine.record if request.param == "cpp" else None)
+    yield request.param
+    _registry.set_recorder(previous)
+
+
+def _describe(value, inputs):
+    """A comparable description: objects named by their role, not their identity."""
+    for k, t in enumerate(inputs):
+        if value is t:
+            return ("input", k)
+        if value is t._data:
+            return ("input data", k)
+        if value is t._vc:
+            return ("input counter", k)
+        if value is t.grad_fn:
+            return ("input grad_fn", k)
+    if isinstance(value, node_mod.AccumulateGrad):
+        return ("accumulator of", _describe(value.variable, inputs))
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str, value.tolist())
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_describe(v, inputs) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _describe(v, inputs)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, str, np.dtype)):
+        return value
+    return type(value).__name__
+
+
+def _saved_fields(s, out, inputs):
+    fields = {f: getattr(s, f) for f in ("data", "tensor", "counter", "version", "output_nr")}
+    fields = {f: ("output data" if v is out._data else "output counter" if v is out._vc
+                  else _describe(v, inputs)) for f, v in fields.items()}
+    return (type(s).__name__, fields, dict(getattr(s, "__dict__", {})))
+
+
+def snapshot(out, inputs, attrs):
+    node = out.grad_fn
+    return {
+        "out": (type(out).__name__, out._data.tolist(), out._output_nr, out._requires_grad,
+                out._grad, out._base, out._extra, out._vc is None),
+        "node": type(node).__name__,
+        "next": _describe(node._next, inputs),
+        "in_meta": _describe(node._in_meta, inputs),
+        "attrs_is_same": node._attrs is attrs,
+        "saved": [(k, _saved_fields(s, out, inputs)) for k, s in node._saved.items()],
+        "out_meta": node._out_meta,
+    }
+
+
+def record_both(make_inputs, op_name, attrs=None):
+    """Record op_name on fresh inputs under each recorder; their snapshots and the
+    number of sequence numbers each used."""
+    results = []
+    for fn in (None, _engine.record):
+        previous = _registry.set_recorder(fn)
+        try:
+            inputs = make_inputs()
+            a = dict(attrs or {})
+            before = node_mod.next_sequence_nr()
+            out = _registry.apply_op(_registry.OPS[op_name], inputs, a)
+            used = out.grad_fn._seq - before
+            results.append((snapshot(out, inputs, a), used))
+        finally:
+            _registry.set_recorder(previous)
+    return results
+
+
+def leaf(values=(0.5, -1.0, 2.0), requires_grad=True, dtype=np.float64):
+    return cr.tensor(np.array(values, dtype), requires_grad=requires_grad)
+
+
+CASES = [
+    ("sin of a leaf", lambda: (leaf(),), "sin"),
+    ("tanh saves its result", lambda: (leaf(),), "tanh"),
+    ("mul by a constant", lambda: (leaf(), leaf(requires_grad=False)), "mul"),
+    ("mul, both need grad", lambda: (leaf(), leaf((1.0, 2.0, 3.0))), "mul"),
+    ("mul of a non-leaf", lambda: (leaf() * 2.0, leaf(requires_grad=False)), "mul"),
+    ("broadcasting mul", lambda: (leaf().reshape(3, 1), leaf((1.0, 2.0)[:1])), "mul"),
+    ("float32", lambda: (leaf(dtype=np.float32),), "exp"),
+    ("complex", lambda: (leaf(dtype=np.complex128),), "sin"),
+    ("saved view input", lambda: (leaf().reshape(3, 1) * 1.0, leaf().view(3, 1)), "mul"),
+    ("input with a counter", lambda: (_bumped(),), "sin"),
+]
+
+
+def _bumped():
+    """A leaf modified in place once: its version counter exists and is at 1."""
+    t = leaf(requires_grad=False)
+    t.add_(1.0)
+    t.requires_grad_(True)
+    return t
+
+
+@pytest.mark.parametrize("name,make_inputs,op", CASES, ids=[c[0] for c in CASES])
+def test_same_record_as_python(name, make_inputs, op):
+    (py, py_used), (cpp, cpp_used) = record_both(make_inputs, op)
+    assert cpp == py
+    assert cpp_used == py_used
+
+
+def test_recorder_installed():
+    assert _engine.recorder_enabled()
+    assert _registry._recorder is _engine.record
+
+
+def test_inference_tensor_error_is_the_same(recorder):
+    with cr.inference_mode():
+        t = cr.tensor([1.0, 2.0])
+    x = leaf((1.0, 2.0), dtype=np.float32)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        x * t
+
+
+def test_saved_tensor_hooks_run(recorder):
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    x = leaf()
+    with cr.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = x.sin().tanh()
+    y.sum().backward()
+    assert len(packed) == 2
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x._data) * (1 - np.tanh(np.sin(x._data)) ** 2))
+
+
+def test_anomaly_mode_traces(recorder):
+    x = leaf()
+    with cr.autograd.detect_anomaly(check_nan=False):
+        y = x.sin()
+    assert y.grad_fn._metadata is not None or y.grad_fn._anomaly is not None
+
+
+def test_modified_saved_tensor_raises(recorder):
+    x = leaf()
+    a = x * 1.0
+    b = a.sin()
+    a.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+
+
+def test_integer_and_multi_output_fall_back(recorder):
+    x = leaf((3.0, 1.0, 2.0, 4.0))
+    values, indices = x.max(), x.argmax()
+    parts = x.split(2)
+    assert indices.grad_fn is None and not indices.requires_grad
+    assert [type(p.grad_fn).__name__ for p in parts] == ["SplitBackward0"] * 2
+    (parts[0].sum() + values).backward()
+    assert x.grad.tolist() == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_chain_gradients_match():
+    grads = []
+    for fn in (None, _engine.record):
+        previous = _registry.set_recorder(fn)
+        try:
+            x = leaf()
+            y = x
+            for k in range(40):
+                y = [lambda v: v * 1.0001, lambda v: v.sin(), lambda v: v + x,
+                     lambda v: v.tanh()][k % 4](y)
+            y.sum().backward()
+            grads.append(x.grad.tolist())
+        finally:
+            _registry.set_recorder(previous)
+    assert grads[0] == grads[1]
