@@ -183,3 +183,18 @@ def test_chain_gradients_match():
         finally:
             _registry.set_recorder(previous)
     assert grads[0] == grads[1]
+
+
+def test_graphs_in_reference_cycles_are_collected(recorder):
+    """Note [untracked records]: only what cannot be in a cycle leaves the collector's
+    view, so a graph tied into a cycle by a hook is still freed."""
+    import gc
+    import weakref
+    x = leaf()
+    y = x.sin()
+    z = y.exp()
+    y.register_hook(lambda g: g * z.sum())
+    node = weakref.ref(z.grad_fn)
+    del y, z
+    gc.collect()
+    assert node() is None
