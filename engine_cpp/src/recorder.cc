@@ -237,15 +237,25 @@ PyObject* registry_global(PyObject* name) {
 }
 
 // Note [untracked records]
-//     Half of what remained of the recording cost was the cyclic garbage collector
-//     scanning the ~10 container objects each op leaves alive. Those that can never be
-//     part of a reference cycle are taken off its list at once: the (shape, dtype)
-//     tuples (ints and a dtype; CPython itself untracks such tuples at their first
-//     collection) and the version counters (their one slot holds an int).
-//
-// (shape, dtype) of an ndarray: `(data.shape, data.dtype)`.
-PyObject* meta_of(PyObject* data) {
-  PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(data);
+//     Half of what remained of the recording cost was the cyclic garbage collector:
+//     each op leaves ~10 container objects alive, and every 700 allocations a
+//     collection scans the young ones. So the recorder allocates fewer, and hides
+//     from the collector those that can never be part of a reference cycle:
+//     - the version counters it creates leave the collector's list at once (their
+//       one slot holds an int);
+//     - the (shape, dtype) tuples of `_in_meta` are immutable and hold only ints
+//       and a dtype, so equal ones are shared: the last few made are kept and
+//       reused (CPython itself untracks such tuples at their first collection;
+//       these are untracked from the start).
+struct MetaEntry {
+  PyObject* meta = nullptr;  // ((dims...), dtype), owned
+  int nd = 0;
+  npy_intp dims[8] = {};
+};
+MetaEntry meta_cache[4];
+int meta_next = 0;
+
+PyObject* new_meta(PyArrayObject* arr) {
   int nd = PyArray_NDIM(arr);
   Ref shape(check(PyTuple_New(nd)));
   for (int d = 0; d < nd; ++d) {
@@ -255,6 +265,33 @@ PyObject* meta_of(PyObject* data) {
   PyObject* meta = check(PyTuple_Pack(2, shape.get(), dtype));
   PyObject_GC_UnTrack(shape.get());
   PyObject_GC_UnTrack(meta);
+  return meta;
+}
+
+// (shape, dtype) of an ndarray: `(data.shape, data.dtype)`. A new reference.
+PyObject* meta_of(PyObject* data) {
+  PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(data);
+  int nd = PyArray_NDIM(arr);
+  PyObject* dtype = reinterpret_cast<PyObject*>(PyArray_DESCR(arr));
+  for (MetaEntry& e : meta_cache) {
+    if (e.meta == nullptr || e.nd != nd || PyTuple_GET_ITEM(e.meta, 1) != dtype) continue;
+    bool same = true;
+    for (int d = 0; d < nd && same; ++d) same = e.dims[d] == PyArray_DIM(arr, d);
+    if (!same) continue;
+    Py_INCREF(e.meta);
+    return e.meta;
+  }
+  PyObject* meta = new_meta(arr);
+  if (nd <= 8) {
+    MetaEntry& e = meta_cache[meta_next];
+    meta_next = (meta_next + 1) % 4;
+    PyObject* old = e.meta;
+    Py_INCREF(meta);
+    e.meta = meta;
+    e.nd = nd;
+    for (int d = 0; d < nd; ++d) e.dims[d] = PyArray_DIM(arr, d);
+    Py_XDECREF(old);
+  }
   return meta;
 }
 

@@ -198,3 +198,14 @@ def test_graphs_in_reference_cycles_are_collected(recorder):
     del y, z
     gc.collect()
     assert node() is None
+
+
+def test_in_meta_matches_inputs_across_shapes_and_dtypes(recorder):
+    """Note [untracked records]: shared (shape, dtype) tuples never mix up shapes."""
+    shapes = [(), (1,), (16,), (4, 4), (2, 8), (8, 2), (1, 1, 1, 1, 1, 1, 1, 1, 1), (0, 3)]
+    for dtype in (np.float64, np.float32, np.complex128, np.float64):
+        for shape in shapes * 2:
+            x = cr.tensor(np.ones(shape, dtype), requires_grad=True)
+            y = x.sin()
+            assert y.grad_fn._in_meta == [(shape, np.dtype(dtype))]
+            assert type(y.grad_fn._in_meta) is list
