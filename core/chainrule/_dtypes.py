@@ -89,6 +89,18 @@ def from_numpy_dtype(np_dtype):
             "int64, int32, int16, int8, uint8, and bool.") from None
 
 
+# torch's C++ scalar-type names, used in its error messages and ``type()`` strings
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                      "bfloat16": "BFloat16", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble", "int64": "Long", "int32": "Int",
+                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def scalar_type_name(np_dtype):
+    """The reference's name for a dtype in messages ("Long", "ComplexDouble")."""
+    return _SCALAR_TYPE_NAMES[from_numpy_dtype(np_dtype).name]
+
+
 def to_dtype(d):
     """Accept a chainrule dtype, a NumPy dtype/type or a Python type."""
     if type(d) is dtype:

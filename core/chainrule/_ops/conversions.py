@@ -49,14 +49,8 @@ def type_(self, dtype=None, non_blocking=False):
     'chainrule.FloatTensor'
     """
     if dtype is None:
-        return "chainrule." + _TYPE_NAMES.get(self.dtype.name, self.dtype.name) + "Tensor"
+        return "chainrule." + _dtypes.scalar_type_name(self._data.dtype) + "Tensor"
     return to_dtype(self, _dtypes.to_dtype(dtype))
-
-
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-               "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
 
 
 def _shorthand(name, dtype):

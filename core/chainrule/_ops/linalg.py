@@ -8,22 +8,12 @@ import string
 
 import numpy as np
 
+from .._dtypes import scalar_type_name as scalar_name
 from .._tensor import Tensor
 from ._common import EMPTY, FUNCTIONS, public
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
-
-# torch's C++ scalar-type names, for error messages users can search for
-SCALAR_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
-                "bfloat16": "BFloat16", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def scalar_name(np_dtype):
-    return SCALAR_NAMES.get(np.dtype(np_dtype).name, str(np_dtype))
-
 
 # --- formula helpers (both namespaces) ---------------------------------------------
 @helper

@@ -403,18 +403,6 @@ CUMSUM = defop("cumsum", _cumsum_forward, attrs=("dim", "dtype"),
 
 
 # --- argument handling --------------------------------------------------------------
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-               "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-               "complex128": "ComplexDouble"}
-
-
-def _type_name(np_dtype):
-    """The reference's name for a dtype in messages ("Long", "ComplexDouble")."""
-    name = _dtypes.from_numpy_dtype(np_dtype).name
-    return _TYPE_NAMES.get(name, name)
-
-
 def _dims(input, dim):
     """A dim argument as a sorted tuple, or None for all dims (also () and 0-d input)."""
     if dim is None:
@@ -447,7 +435,7 @@ def _sum_dtype(input, dtype):
 
 def _check_floating(input, message):
     if input._data.dtype.kind in "biu":
-        raise RuntimeError(message + _type_name(input._data.dtype))
+        raise RuntimeError(message + _dtypes.scalar_type_name(input._data.dtype))
 
 
 def _check_nonempty(input, dim, name, error=RuntimeError):
@@ -467,7 +455,7 @@ def _check_nonempty(input, dim, name, error=RuntimeError):
 def _check_real(input, kernel):
     if input._data.dtype.kind == "c":
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_type_name(input._data.dtype)}'")
+                                  f"'{_dtypes.scalar_type_name(input._data.dtype)}'")
 
 
 # --- public functions: sum, mean, prod ---------------------------------------------
@@ -499,7 +487,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     np_dtype = _np_dtype(dtype)
     if np_dtype is not None and np_dtype.kind in "biu":
         raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either "
-                           f"a floating point or complex dtype. Got: {_type_name(np_dtype)}")
+                           f"a floating point or complex dtype. Got: {_dtypes.scalar_type_name(np_dtype)}")
     if np_dtype is None:
         _check_floating(input, "mean(): could not infer output dtype. Input dtype must be "
                                "either a floating point or complex dtype. Got: ")
@@ -774,7 +762,7 @@ def _softmax_input(input, dim, dtype, name):
         last = input._data.ndim <= 1 or dims[0] == input._data.ndim - 1
         kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_type_name(input._data.dtype)}'")
+                                  f"'{_dtypes.scalar_type_name(input._data.dtype)}'")
     return input, {"dim": None if dims is None else dims[0]}
 
 
@@ -823,20 +811,20 @@ def _norm_input(input, dtype):
     kind = input._data.dtype.kind
     if kind in "biu":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_type_name(input._data.dtype)}")
+                           f"input. Got {_dtypes.scalar_type_name(input._data.dtype)}")
     if dtype is None:
         return input
     target = _dtypes.to_dtype(dtype)
     if target.np.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
-                           f"but got {_type_name(target.np)}")
+                           f"but got {_dtypes.scalar_type_name(target.np)}")
     if kind == "c" and target.np.kind != "c":
         raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, "
-                           f"but got {_type_name(target.np)}")
+                           f"but got {_dtypes.scalar_type_name(target.np)}")
     if not np.can_cast(input._data.dtype, target.np, "safe"):
         raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
-                           f"({_type_name(input._data.dtype)}) should be convertible without "
-                           f"narrowing to the specified dtype ({_type_name(target.np)})")
+                           f"({_dtypes.scalar_type_name(input._data.dtype)}) should be convertible without "
+                           f"narrowing to the specified dtype ({_dtypes.scalar_type_name(target.np)})")
     return input.to(target)
 
 

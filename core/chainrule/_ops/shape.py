@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _grad_mode
+from .._dtypes import scalar_type_name
 from .._tensor import Tensor
 from ._common import EMPTY, FUNCTIONS, formula_helper, method, promote, public, wrap_dim
 from ._formula_helpers import helper
@@ -114,15 +115,9 @@ def _infer_shape(shape, numel):
     return shape
 
 
-_LEGACY_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half",
-                "bfloat16": "BFloat16", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def legacy_type_name(t):
     """The reference's old-style type name, e.g. ``torch.FloatTensor``."""
-    return f"torch.{_LEGACY_TYPE[t.dtype.name]}Tensor"
+    return f"torch.{scalar_type_name(t._data.dtype)}Tensor"
 
 
 # --- views: public functions -----------------------------------------------------------
