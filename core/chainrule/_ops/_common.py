@@ -49,6 +49,24 @@ def as_tensor_arg(value, name="input"):
     raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}")
 
 
+def require_tensor(value, fn, name, position):
+    """``value`` if it is a Tensor; else the reference's TypeError naming the argument."""
+    if isinstance(value, Tensor):
+        return value
+    raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+def check_same_dtype(a, b, message="expected scalar type {a} but found {b}"):
+    """RuntimeError unless ``a`` and ``b`` share a dtype; ``message`` may name the two
+    scalar-type names as {a} and {b} ("Float") or {a_low} and {b_low} ("float")."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        a_name, b_name = _dtypes.scalar_type_name(da), _dtypes.scalar_type_name(db)
+        raise RuntimeError(message.format(a=a_name, b=b_name, a_low=a_name.lower(),
+                                          b_low=b_name.lower()))
+
+
 def _dims_and_zero(tensors):
     dims, zero = [], []
     for t in tensors:

@@ -8,9 +8,8 @@ import string
 
 import numpy as np
 
-from .._dtypes import scalar_type_name as scalar_name
 from .._tensor import Tensor
-from ._common import EMPTY, FUNCTIONS, public
+from ._common import EMPTY, FUNCTIONS, check_same_dtype, public, require_tensor
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
@@ -113,21 +112,6 @@ MATMUL = defop("matmul", _matmul_forward, inputs=("self", "other"),
 
 
 # --- argument checks -----------------------------------------------------------------
-def _tensor(value, fn, name, position):
-    if isinstance(value, Tensor):
-        return value
-    raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-                    f"{type(value).__name__}")
-
-
-def _same_dtype(a, b, message):
-    da, db = a._data.dtype, b._data.dtype
-    if da != db:
-        raise RuntimeError(message.format(a=scalar_name(da), b=scalar_name(db),
-                                          a_low=scalar_name(da).lower(),
-                                          b_low=scalar_name(db).lower()))
-
-
 def _dims(shape):
     return "x".join(str(s) for s in shape)
 
@@ -136,7 +120,7 @@ _MM_DTYPE = "expected m1 and m2 to have the same dtype, but got: {a_low} != {b_l
 
 
 def _check_mm(a, b):
-    _same_dtype(a, b, _MM_DTYPE)
+    check_same_dtype(a, b, _MM_DTYPE)
     sa, sb = a._data.shape, b._data.shape
     if sa[1] != sb[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and "
@@ -147,7 +131,7 @@ def _check_dot(a, b):
     na, nb = a._data.ndim, b._data.ndim
     if na != 1 or nb != 1:
         raise RuntimeError(f"1D tensors expected, but got {na}D and {nb}D tensors")
-    _same_dtype(a, b, "dot : expected both vectors to have same dtype, but found {a} and {b}")
+    check_same_dtype(a, b, "dot : expected both vectors to have same dtype, but found {a} and {b}")
     n, m = a._data.shape[0], b._data.shape[0]
     if n != m:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
@@ -159,7 +143,7 @@ def _check_mv(a, v):
     if a._data.ndim != 2 or v._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
                            f"{v._data.ndim}")
-    _same_dtype(a, v, "expected scalar type {a} but found {b}")
+    check_same_dtype(a, v, "expected scalar type {a} but found {b}")
     if a._data.shape[1] != v._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({a._data.shape[0]}), mat "
                            f"({_dims(a._data.shape)}), vec ({v._data.shape[0]})")
@@ -202,7 +186,7 @@ def matmul(input, other):
     >>> cr.matmul(cr.ones(5, 2, 3), cr.ones(3, 4)).shape
     chainrule.Size([5, 2, 4])
     """
-    a, b = _tensor(input, "matmul", "input", 1), _tensor(other, "matmul", "other", 2)
+    a, b = require_tensor(input, "matmul", "input", 1), require_tensor(other, "matmul", "other", 2)
     na, nb = a._data.ndim, b._data.ndim
     if na == 2 and nb == 2:
         _check_mm(a, b)
@@ -213,7 +197,7 @@ def matmul(input, other):
     if na == 1 and nb == 1:
         _check_dot(a, b)
         return apply_op(DOT, (a, b), EMPTY)
-    _same_dtype(a, b, _MM_DTYPE)
+    check_same_dtype(a, b, _MM_DTYPE)
     if na == 2 and nb == 1:
         _check_mv(a, b)
         return apply_op(MV, (a, b), EMPTY)
@@ -229,7 +213,7 @@ def mm(input, mat2):
     >>> cr.mm(cr.ones(2, 3), cr.ones(3, 4)).shape
     chainrule.Size([2, 4])
     """
-    a, b = _tensor(input, "mm", "input", 1), _tensor(mat2, "mm", "mat2", 2)
+    a, b = require_tensor(input, "mm", "input", 1), require_tensor(mat2, "mm", "mat2", 2)
     if a._data.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if b._data.ndim != 2:
@@ -246,12 +230,12 @@ def bmm(input, mat2):
     >>> cr.bmm(cr.ones(5, 2, 3), cr.ones(5, 3, 4)).shape
     chainrule.Size([5, 2, 4])
     """
-    a, b = _tensor(input, "bmm", "input", 1), _tensor(mat2, "bmm", "mat2", 2)
+    a, b = require_tensor(input, "bmm", "input", 1), require_tensor(mat2, "bmm", "mat2", 2)
     if a._data.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _same_dtype(a, b, "expected scalar type {a} but found {b}")
+    check_same_dtype(a, b, "expected scalar type {a} but found {b}")
     sa, sb = a._data.shape, b._data.shape
     if sb[:2] != (sa[0], sa[2]):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -267,7 +251,7 @@ def mv(input, vec):
     >>> cr.mv(cr.ones(2, 3), cr.tensor([1., 2., 3.])).tolist()
     [6.0, 6.0]
     """
-    a, v = _tensor(input, "mv", "input", 1), _tensor(vec, "mv", "vec", 2)
+    a, v = require_tensor(input, "mv", "input", 1), require_tensor(vec, "mv", "vec", 2)
     _check_mv(a, v)
     return apply_op(MV, (a, v), EMPTY)
 
@@ -280,7 +264,7 @@ def dot(input, tensor):
     >>> cr.dot(cr.tensor([1., 2.]), cr.tensor([3., 4.])).item()
     11.0
     """
-    a, b = _tensor(input, "dot", "input", 1), _tensor(tensor, "dot", "tensor", 2)
+    a, b = require_tensor(input, "dot", "input", 1), require_tensor(tensor, "dot", "tensor", 2)
     _check_dot(a, b)
     return apply_op(DOT, (a, b), EMPTY)
 
@@ -293,7 +277,7 @@ def vdot(input, other):
     >>> cr.vdot(cr.tensor([1j]), cr.tensor([1j])).item()
     (1+0j)
     """
-    a, b = _tensor(input, "vdot", "input", 1), _tensor(other, "vdot", "other", 2)
+    a, b = require_tensor(input, "vdot", "input", 1), require_tensor(other, "vdot", "other", 2)
     _check_dot(a, b)
     return dot(FUNCTIONS["conj"](a), b)
 
@@ -306,7 +290,7 @@ def outer(input, vec2):
     >>> cr.outer(cr.tensor([1., 2.]), cr.tensor([1., 10., 100.])).tolist()
     [[1.0, 10.0, 100.0], [2.0, 20.0, 200.0]]
     """
-    a, b = _tensor(input, "outer", "input", 1), _tensor(vec2, "outer", "vec2", 2)
+    a, b = require_tensor(input, "outer", "input", 1), require_tensor(vec2, "outer", "vec2", 2)
     for name, t in (("self", a), ("vec2", b)):
         if t._data.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
@@ -576,7 +560,7 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     tensors = [o if isinstance(o, Tensor) else Tensor._wrap(np.asarray(o)) for o in operands]
     for t in tensors[1:]:
-        _same_dtype(tensors[0], t, "expected scalar type {a} but found {b}")
+        check_same_dtype(tensors[0], t, "expected scalar type {a} but found {b}")
     terms, out, sizes = _parse_einsum(equation, tuple(t._data.shape for t in tensors))
     live = list(tensors)
     for i, j, eq in _contraction_plan(terms, out, sizes):

@@ -16,13 +16,15 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._dtypes import scalar_type_name
 from .._tensor import Tensor
-from ._common import EMPTY, FUNCTIONS, float_input, formula_helper, promote
+from ._common import (EMPTY, FUNCTIONS, check_same_dtype, float_input, formula_helper, promote,
+                      require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import ArrayNamespace, array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
-from .linalg import _matmul_forward, _numel, matmul, scalar_name
+from .linalg import _matmul_forward, _numel, matmul
 
 # Formulas below use F.erf and F.sigmoid; give ARRAY_NS its twins if nobody has yet.
 if not hasattr(ArrayNamespace, "erf"):
@@ -367,28 +369,15 @@ def _nll_loss_backward(g, target, element_weight, total_weight, reduction, self_
 
 
 # --- argument handling for chainrule.nn.functional -------------------------------------
-def _require_tensor(value, fn, name, position):
-    if isinstance(value, Tensor):
-        return value
-    raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-                    f"{type(value).__name__}")
-
-
-def _check_same_dtype(a, b, message="expected scalar type {a} but found {b}"):
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(message.format(a=scalar_name(a._data.dtype),
-                                          b=scalar_name(b._data.dtype)))
-
-
 def _reshape(t, shape):
     return FUNCTIONS["reshape"](t, shape)
 
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
-    x = _require_tensor(input, "linear", "input", 1)
-    w = _require_tensor(weight, "linear", "weight", 2)
-    _check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
+    x = require_tensor(input, "linear", "input", 1)
+    w = require_tensor(weight, "linear", "weight", 2)
+    check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if x._data.ndim == 0 or w._data.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{x._data.ndim}D and {w._data.ndim}D")
@@ -401,8 +390,8 @@ def linear(input, weight, bias=None):
                            f"{w._data.shape[1]}x{w._data.shape[0]})")
     if bias is None:
         return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
-    b = _require_tensor(bias, "linear", "bias", 3)
-    _check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
+    b = require_tensor(bias, "linear", "bias", 3)
+    check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
     if b._data.shape != w._data.shape[:1]:
         _check_bias_broadcast(b._data.shape, x._data.shape[:-1] + w._data.shape[:1])
     return apply_op(LINEAR, (x, w, b), EMPTY)
@@ -490,8 +479,8 @@ def _check_conv_size(xs, ws, padding, dilation):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation over (N, C, H, W) or unbatched (C, H, W) input."""
-    x = _require_tensor(input, "conv2d", "input", 1)
-    w = _require_tensor(weight, "conv2d", "weight", 2)
+    x = require_tensor(input, "conv2d", "input", 1)
+    w = require_tensor(weight, "conv2d", "weight", 2)
     if x._data.ndim not in (3, 4):
         raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
                            f"input of size: {list(x._data.shape)}")
@@ -506,10 +495,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     _check_conv_shapes(x, w, bias, groups)
-    _check_same_dtype(x, w)
-    b = _ABSENT if bias is None else _require_tensor(bias, "conv2d", "bias", 3)
+    check_same_dtype(x, w)
+    b = _ABSENT if bias is None else require_tensor(bias, "conv2d", "bias", 3)
     if bias is not None:
-        _check_same_dtype(x, b)
+        check_same_dtype(x, b)
     pad = _conv_padding(padding, w._data.shape[2:], stride, dilation)
     _check_conv_size(x._data.shape, w._data.shape, pad, dilation)
     if isinstance(padding, str) and padding == "same" and any(a != b for a, b in pad):
@@ -581,7 +570,7 @@ def _class_weights(weight, n_classes, like):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
                            f"classes or no classes but got weight tensor of shape: "
                            f"{list(weight._data.shape)}")
-    _check_same_dtype(like, weight)
+    check_same_dtype(like, weight)
     return weight._data
 
 
@@ -589,7 +578,7 @@ def _check_nll_target(x, target):
     _check_nll_shapes(x._data.shape, target._data.shape)
     if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{scalar_name(target._data.dtype)}")
+                           f"{scalar_type_name(target._data.dtype)}")
 
 
 def _check_nll_shapes(xs, ts):
@@ -628,8 +617,8 @@ def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
 
 
 def nll_loss(input, target, weight, ignore_index, reduction):
-    x = _require_tensor(input, "nll_loss", "input", 1)
-    target = _require_tensor(target, "nll_loss", "target", 2)
+    x = require_tensor(input, "nll_loss", "input", 1)
+    target = require_tensor(target, "nll_loss", "target", 2)
     _check_nll_target(x, target)
     unbatched = x._data.ndim == 1
     if unbatched:
@@ -652,8 +641,8 @@ def nll_loss(input, target, weight, ignore_index, reduction):
 
 
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
-    x = _require_tensor(input, "cross_entropy", "input", 1)
-    target = _require_tensor(target, "cross_entropy", "target", 2)
+    x = require_tensor(input, "cross_entropy", "input", 1)
+    target = require_tensor(target, "cross_entropy", "target", 2)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
