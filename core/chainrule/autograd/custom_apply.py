@@ -1,13 +1,14 @@
 """Running a custom Function's forward and wiring its node into the graph
 (see Note [custom function outputs] in function.py)."""
 from .. import _grad_mode
+from .._tensor import Tensor, _differentiable_dtype
 from . import anomaly_mode
+from .function import Function
 from .node import Node, gradient_edge
 from .saved_tensor import SavedTensor
 
 
 def apply_function(cls, args, kwargs):
-    from .._tensor import Tensor
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     Node.__init__(ctx)
     if anomaly_mode.STATE.enabled:
@@ -34,7 +35,6 @@ def _run_forward(cls, ctx, args, kwargs):
 
 
 def _overrides_setup_context(cls):
-    from .function import Function
     for klass in cls.__mro__:
         if "setup_context" in klass.__dict__:
             return klass is not Function
@@ -42,7 +42,6 @@ def _overrides_setup_context(cls):
 
 
 def _check_inference(args, recording):
-    from .._tensor import Tensor
     if not recording:
         return
     for a in args:
@@ -53,10 +52,9 @@ def _check_inference(args, recording):
 
 
 def _wire_outputs(ctx, args, outputs, recording):
-    from .._tensor import Tensor
-    dirty = {id(t) for t in ctx._dirty}
     if not recording:
         return outputs
+    dirty = {id(t) for t in ctx._dirty}
     tensor_args = [a for a in args if isinstance(a, Tensor)]
     ctx._next = tuple(gradient_edge(a) for a in tensor_args)
     ctx._in_meta = [(a._data.shape, a._data.dtype) for a in tensor_args]
@@ -77,10 +75,7 @@ def _wire_outputs(ctx, args, outputs, recording):
 
 
 def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
-    from .._tensor import Tensor
-    from .._ops._common import check_inplace
-    differentiable = not non_differentiable and (out._data.dtype.kind in "fc" or
-                                                 out._data.dtype == _bf16())
+    differentiable = not non_differentiable and _differentiable_dtype(out._data.dtype)
     if is_dirty:
         _check_dirty(out)
         out._bump_version()            # like the reference: once more for the dirty output
@@ -102,11 +97,6 @@ def _check_dirty(t):
                            "operation.")
 
 
-def _bf16():
-    from .. import _dtypes
-    return _dtypes.bfloat16.np
-
-
 def _save_tensors(ctx, outputs, wired):
     to_save = ctx._to_save
     if not to_save:
@@ -126,13 +116,8 @@ def _save_tensors(ctx, outputs, wired):
     ctx._to_save = ()
 
 
-class _OnceDifferentiableError:
-    pass
-
-
 def mark_once_differentiable(outputs, grads):
     """Give the outputs of a once_differentiable backward a node that refuses to run."""
-    from .._tensor import Tensor
     single = not isinstance(outputs, tuple)
     outs = (outputs,) if single else outputs
     edges = tuple(gradient_edge(g) for g in grads if isinstance(g, Tensor))
