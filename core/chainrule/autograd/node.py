@@ -12,6 +12,10 @@ Note [sequence numbers]
 """
 import itertools
 import sys
+import weakref
+
+from .accumulate import accumulate_into_grad
+from .hooks import RemovableHandle
 
 _sequence = itertools.count()
 MAX_SEQUENCE = sys.maxsize
@@ -79,7 +83,6 @@ class Node:
         >>> y.sum().backward(); x.grad.tolist()
         [0.0, 0.0]
         """
-        from .hooks import RemovableHandle
         if self._post_hooks is None:
             self._post_hooks = {}
         return RemovableHandle(self._post_hooks, fn)
@@ -93,7 +96,6 @@ class Node:
         >>> y.sum().backward(); x.grad.tolist()
         [6.0, 6.0]
         """
-        from .hooks import RemovableHandle
         if self._pre_hooks is None:
             self._pre_hooks = {}
         return RemovableHandle(self._pre_hooks, fn)
@@ -112,7 +114,6 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads, create_graph):
-        from .accumulate import accumulate_into_grad
         accumulate_into_grad(self.variable, grads[0], create_graph)
         return ()
 
@@ -133,7 +134,6 @@ def grad_accumulator(tensor):
     extra = tensor._extras()
     acc = extra.grad_acc() if extra.grad_acc is not None else None
     if acc is None:
-        import weakref
         acc = AccumulateGrad(tensor)
         extra.grad_acc = weakref.ref(acc)
     return acc
