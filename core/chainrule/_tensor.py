@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
+from ._size import Size
 from ._version_counter import VersionCounter, bump, counter_of
 
 
@@ -129,7 +130,6 @@ class Tensor:
     # -- metadata --------------------------------------------------------------------
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):

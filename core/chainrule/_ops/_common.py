@@ -5,10 +5,12 @@ import numpy as np
 
 from .. import _dtypes
 from .. import _tensor as _tensor_module
+from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._registry import apply_op
+from .views import check_view_inplace, rebase_inplace
 
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
 EMPTY = {}
@@ -188,8 +190,7 @@ def wrap_dims(dim, ndim):
 def check_inplace(t):
     """The reference's rule: no in-place ops on leaves (or their views) that require
     grad while grad mode is on."""
-    from .._grad_mode import STATE
-    if not STATE.grad_enabled:
+    if not _MODE.grad_enabled:
         return
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
@@ -198,7 +199,7 @@ def check_inplace(t):
     if base is not None and t._requires_grad and base.grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if t.is_inference() and not STATE.inference:
+    if t.is_inference() and not _MODE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.")
@@ -206,7 +207,6 @@ def check_inplace(t):
 
 def commit_inplace(t, result):
     """Write an out-of-place result into ``t`` and make ``t`` its output."""
-    from .views import rebase_inplace
     check_inplace(t)
     if _saved_hooks.ACTIVE[0]:
         from ..autograd.graph import before_inplace_mutation
@@ -219,7 +219,6 @@ def commit_inplace(t, result):
         raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to "
                            f"the desired output type {t.dtype.name.capitalize()}")
     if t._base is not None:
-        from .views import check_view_inplace
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):
         _keep_original_self(result.grad_fn, t)

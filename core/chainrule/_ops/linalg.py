@@ -9,7 +9,8 @@ import string
 import numpy as np
 
 from .._tensor import Tensor
-from ._common import EMPTY, FUNCTIONS, check_same_dtype, public, require_tensor
+from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, promote, public,
+                      require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
@@ -167,7 +168,6 @@ def _check_batched(a, b):
     try:
         batch = np.broadcast_shapes(batch_a, batch_b)
     except ValueError:
-        from ._common import broadcast_error
         raise broadcast_error(batch_a, batch_b) from None
     if k_a != k_b:
         n = _numel(batch)
@@ -296,7 +296,6 @@ def outer(input, vec2):
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
                                f"{t._data.ndim}-D")
     if a._data.dtype != b._data.dtype:
-        from ._common import promote
         a, b = promote(a, b)
     return apply_op(OUTER, (a, b), EMPTY)
 

@@ -18,8 +18,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from .._dtypes import scalar_type_name
 from .._tensor import Tensor
-from ._common import (EMPTY, FUNCTIONS, check_same_dtype, float_input, formula_helper, promote,
-                      require_tensor)
+from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
+                      float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import ArrayNamespace, array_fn
 from ._registry import apply_op, defop
@@ -548,7 +548,6 @@ def mse_loss(input, target, reduction, weight=None):
     try:
         np.broadcast_shapes(a._data.shape, b._data.shape)
     except ValueError:
-        from ._common import broadcast_error
         raise broadcast_error(a._data.shape, b._data.shape) from None
     if weight is None:
         return apply_op(MSE_LOSS, (a, b), {"reduction": reduction})
@@ -703,5 +702,4 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
 
 
 def silu_inplace(input):
-    from ._common import commit_inplace
     return commit_inplace(input, silu(input))

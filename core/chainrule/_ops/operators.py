@@ -9,7 +9,7 @@ from ..autograd import saved_hooks as _saved_hooks
 from ._registry import apply_op, defop
 from .elementwise import ADD, MUL, SUB, pow_scalar_base, rsub
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
-    commit_inplace, method, public
+    commit_inplace, method, promote, public
 
 F = FUNCTIONS
 
@@ -52,7 +52,6 @@ def _scalar_like(value, like):
     """A Python number on the left of an operator, as a weak (0-d) operand."""
     if isinstance(value, Tensor):
         return value
-    from ._common import promote
     return promote(value, like)[0]
 
 

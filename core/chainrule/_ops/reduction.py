@@ -20,8 +20,9 @@ import warnings
 
 import numpy as np
 
-from .. import _dtypes, return_types
+from .. import _dtypes, _grad_mode, return_types
 from .._tensor import Tensor
+from ..autograd._sum_to import sum_to as _sum_to
 from ._common import FUNCTIONS, formula_helper, public, wrap_dim, wrap_dims
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
@@ -863,8 +864,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _write_out(result, out, name):
-    from .._grad_mode import STATE
-    if STATE.grad_enabled and (result.requires_grad or out.requires_grad):
+    if _grad_mode.STATE.grad_enabled and (result.requires_grad or out.requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires grad.")
     out._data = np.array(result._data, dtype=out._data.dtype)
@@ -888,7 +888,6 @@ def cumsum(input, dim, *, dtype=None):
 
 def sum_to(x, shape):
     """Sum a tensor down to ``shape`` (formula helper for broadcast gradients)."""
-    from ..autograd._sum_to import sum_to as _sum_to
     return _sum_to(x, shape)
 
 
