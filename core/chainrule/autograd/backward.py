@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .engine import get_engine
-from .node import grad_accumulator
+from .node import gradient_edge
 from .._tensor import Tensor
 from .graph import GradientEdge
 
@@ -76,10 +76,7 @@ def _root_edges(outputs):
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
-        if out.grad_fn is not None:
-            edges.append((out.grad_fn, out._output_nr))
-        else:
-            edges.append((grad_accumulator(out), 0))
+        edges.append(gradient_edge(out))
     return edges
 
 
@@ -90,9 +87,7 @@ def _target_edge(t, index, for_grad):
         if for_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         raise RuntimeError("element {} of the inputs does not require grad".format(index))
-    if t.grad_fn is not None:
-        return (t.grad_fn, t._output_nr)
-    return (grad_accumulator(t), 0)
+    return gradient_edge(t)
 
 
 def _engine_grads(grads, create_graph):

@@ -1,7 +1,7 @@
 """``chainrule.autograd.graph``: the graph API (Node, GradientEdge, hooks on it)."""
 from typing import NamedTuple
 
-from .node import Node  # noqa: F401
+from .node import Node, gradient_edge  # noqa: F401
 
 
 class GradientEdge(NamedTuple):
@@ -23,10 +23,7 @@ def get_gradient_edge(tensor):
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
-    if tensor.grad_fn is None:
-        from .node import grad_accumulator
-        return GradientEdge(grad_accumulator(tensor), 0)
-    return GradientEdge(tensor.grad_fn, tensor._output_nr)
+    return GradientEdge(*gradient_edge(tensor))
 
 
 # --- saved-tensor hooks (Note [saved-tensor hooks] in saved_hooks.py) ---------------
@@ -209,11 +206,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     return _MultiHandle(handles)
 
 
-def _grad_node(t):
-    from .node import grad_accumulator
-    return t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
-
-
 def _all_hook(key, refs, index, fn):
     def hook(grad):
         from .engine import get_engine
@@ -222,7 +214,7 @@ def _all_hook(key, refs, index, fn):
         if key not in state:
             tensors = [r() for r in refs]
             expected = sum(1 for t in tensors if t is not None and t.requires_grad and
-                           engine.will_receive_grad(_grad_node(t)))
+                           engine.will_receive_grad(gradient_edge(t)[0]))
             state[key] = [expected, [None] * len(refs)]
         entry = state[key]
         entry[1][index] = grad
