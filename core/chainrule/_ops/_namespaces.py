@@ -88,10 +88,6 @@ class ArrayNamespace:
         return np.zeros(shape, dtype=like.dtype)
 
     @staticmethod
-    def erf_prime(x):
-        return (2.0 / np.sqrt(np.pi)) * np.exp(-(x * x))
-
-    @staticmethod
     def to_dtype_of(x, like):
         return x.astype(like.dtype, copy=False)
 
@@ -102,11 +98,6 @@ class ArrayNamespace:
     @staticmethod
     def is_complex(x):
         return x.dtype.kind == "c"
-
-    @staticmethod
-    def sgn(x):
-        from .elementwise import _sgn
-        return _sgn(x)
 
 
 class TensorNamespace:

@@ -13,6 +13,7 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
+from ._namespaces import array_fn
 from .views import make_view
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 
@@ -22,6 +23,7 @@ except ImportError:                    # pragma: no cover - depends on the envir
     _erf_array = np.vectorize(math.erf, otypes=[np.float64])
 
 
+@array_fn("erf")
 def _erf(x):
     if x.dtype == np.float64:
         return np.asarray(_erf_array(x))
@@ -166,6 +168,7 @@ TO = defop("to_copy", lambda a, dtype: a.astype(dtype.np), attrs=("dtype",),
 CLONE = _unary("clone", np.copy, lambda F, g: g, lambda F, t: t[0])
 
 
+@array_fn("sigmoid")
 def _sigmoid(a):
     if a.dtype.kind == "c":
         return 1 / (1 + np.exp(-a))
@@ -177,6 +180,7 @@ def _sigmoid(a):
     return out
 
 
+@array_fn("sgn")
 def _sgn(a):
     if a.dtype.kind != "c":
         return np.sign(a)

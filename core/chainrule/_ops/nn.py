@@ -21,16 +21,10 @@ from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
-from ._namespaces import ArrayNamespace, array_fn
+from ._namespaces import array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, matmul
-
-# Formulas below use F.erf and F.sigmoid; give ARRAY_NS its twins if nobody has yet.
-if not hasattr(ArrayNamespace, "erf"):
-    array_fn("erf")(_erf)
-if not hasattr(ArrayNamespace, "sigmoid"):
-    array_fn("sigmoid")(_sigmoid)
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
