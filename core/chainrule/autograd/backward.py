@@ -10,6 +10,10 @@ from .._tensor import Tensor
 from .graph import GradientEdge
 
 
+UNUSED_INPUT_MESSAGE = ("One of the differentiated Tensors appears to not have been used in "
+                        "the graph. Set allow_unused=True if this is the desired behavior.")
+
+
 def _as_tuple(value):
     if value is None:
         return None
@@ -222,9 +226,7 @@ def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
             if materialize_grads:
                 g = Tensor._wrap(np.zeros_like(t._data))
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have "
-                                   "been used in the graph. Set allow_unused=True if this is "
-                                   "the desired behavior.")
+                raise RuntimeError(UNUSED_INPUT_MESSAGE)
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(g)
         result.append(g)

@@ -36,13 +36,12 @@ def _batch_size(grad_outputs):
 
 def _stack_column(column, t, stack, allow_unused, materialize_grads):
     from .._factories import zeros
+    from .backward import UNUSED_INPUT_MESSAGE
     if all(g is None for g in column):
         if materialize_grads:
             return zeros(len(column), *t.shape, dtype=t.dtype)
         if not allow_unused:
-            raise RuntimeError("One of the differentiated Tensors appears to not have been used "
-                               "in the graph. Set allow_unused=True if this is the desired "
-                               "behavior.")
+            raise RuntimeError(UNUSED_INPUT_MESSAGE)
         return None
     filled = [g if g is not None else zeros(*t.shape, dtype=t.dtype) for g in column]
     return stack(filled)
