@@ -1,5 +1,6 @@
 """Helpers for derivative formulas, each written once against the namespace ``F``
 (so it runs on ndarrays and on Tensors alike) and bound into both namespaces."""
+import cmath
 import math
 
 HELPERS = {}
@@ -38,7 +39,6 @@ def pow_grad_scalar_base(F, result, base):
     """d(base**e)/de = result * log(base) for a Python number base (0 when base == 0)."""
     if base == 0:
         return result * 0
-    import cmath
     log_base = math.log(base) if isinstance(base, (int, float)) and base > 0 else cmath.log(base)
     return result * log_base
 

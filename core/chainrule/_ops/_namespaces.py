@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd._sum_to import sum_to as _sum_to
 
 
-def _axes(dim, ndim):
+def _axes(dim):
     if dim is None:
         return None
     if isinstance(dim, int):
@@ -38,11 +38,11 @@ class ArrayNamespace:
 
     @staticmethod
     def sum(x, dim=None, keepdim=False):
-        return np.sum(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+        return np.sum(x, axis=_axes(dim), keepdims=keepdim)
 
     @staticmethod
     def mean(x, dim=None, keepdim=False):
-        return np.mean(x, axis=_axes(dim, x.ndim), keepdims=keepdim)
+        return np.mean(x, axis=_axes(dim), keepdims=keepdim)
 
     @staticmethod
     def sum_to(x, shape):
