@@ -9,14 +9,19 @@ def register_backend(device_type, backend):
     BACKENDS[device_type] = backend
 
 
-def require_backend(device_type):
-    backend = BACKENDS.get(device_type)
-    if backend is None:
+def find_backend(device_type):
+    """The registered backend, importing the chainrule-cuda layer (which registers
+    itself) on first need; None when it is not installed."""
+    if device_type not in BACKENDS:
         try:
             __import__("chainrule_cuda")
-            backend = BACKENDS.get(device_type)
         except ImportError:
-            pass
+            return None
+    return BACKENDS.get(device_type)
+
+
+def require_backend(device_type):
+    backend = find_backend(device_type)
     if backend is None:
         raise RuntimeError(f"{device_type} support is not installed: install the "
                            f"chainrule-{device_type} wheel (import chainrule_{device_type})")

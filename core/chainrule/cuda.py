@@ -1,15 +1,10 @@
 """``chainrule.cuda``: availability queries; the device itself comes with the
 chainrule-cuda wheel (registered through the device-backend registry)."""
-from ._backends import BACKENDS
+from ._backends import find_backend
 
 
 def _backend():
-    if "cuda" not in BACKENDS:
-        try:
-            __import__("chainrule_cuda")
-        except ImportError:
-            return None
-    return BACKENDS.get("cuda")
+    return find_backend("cuda")
 
 
 def is_available():
