@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 
 from .. import _grad_mode
+from .accumulate import accumulate_into_grad
 from .engine import get_engine
 from .node import gradient_edge
 from .._tensor import Tensor
@@ -119,7 +120,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
                                "passed to backward(). Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
-    if inputs is not None and len(_as_tuple(inputs)) == 0:
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     tensors = _as_tuple(tensors)
     grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
@@ -131,20 +133,19 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     roots = _root_edges(tensors)
     targets = None
     if inputs is not None:
-        targets = [_target_edge(t, i, False) for i, t in enumerate(_as_tuple(inputs))]
+        targets = [_target_edge(t, i, False) for i, t in enumerate(inputs)]
     roots, grads = _drop_missing(roots, grads)
     with _grad_mode.set_grad_enabled(create_graph):
         captured = get_engine().execute(roots, _engine_grads(grads, create_graph),
                                         retain_graph, create_graph, targets,
                                         accumulate_grad=True)
         if inputs is not None:
-            _accumulate_non_leaf_inputs(_as_tuple(inputs), captured, create_graph)
+            _accumulate_non_leaf_inputs(inputs, captured, create_graph)
     _warn_create_graph_cycle(create_graph, inputs)
 
 
 def _accumulate_non_leaf_inputs(inputs, captured, create_graph):
     """``backward(inputs=[t])`` with a non-leaf ``t`` accumulates into ``t.grad`` too."""
-    from .accumulate import accumulate_into_grad
     for t, grad in zip(inputs, captured):
         if grad is not None and not _is_gradient_edge(t) and t.grad_fn is not None:
             accumulate_into_grad(t, grad, create_graph)
