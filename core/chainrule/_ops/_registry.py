@@ -64,8 +64,7 @@ class Formula:
 class OpDef:
     """One entry of the derivative table."""
 
-    def __init__(self, name, forward, inputs, vjp, jvp, attrs, node_name, multi_output,
-                 samples, save_result_as_output=True):
+    def __init__(self, name, forward, inputs, vjp, jvp, attrs, node_name, multi_output):
         self.name = name
         self.forward = forward
         self.inputs = inputs
@@ -73,7 +72,6 @@ class OpDef:
         self.multi_output = multi_output
         self.vjps = tuple(v if isinstance(v, _Marker) else Formula(v) for v in vjp)
         self.jvp = jvp if jvp is None or isinstance(jvp, _Marker) else Formula(jvp)
-        self.samples = samples
         if len(self.vjps) != len(inputs):
             raise ValueError(f"{name}: {len(inputs)} inputs but {len(self.vjps)} VJP formulas")
         self.shape_keys = tuple(n + "_shape" for n in inputs)
@@ -104,10 +102,10 @@ def _node_name(name):
 
 
 def defop(name, forward, inputs=("self",), vjp=None, jvp=None, attrs=(), node_name=None,
-          multi_output=False, samples=None):
+          multi_output=False):
     """Register an op in the derivative table and return its OpDef."""
     op = OpDef(name, forward, tuple(inputs), tuple(vjp), jvp, tuple(attrs), node_name,
-               multi_output, samples)
+               multi_output)
     OPS[name] = op
     return op
 

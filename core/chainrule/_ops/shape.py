@@ -479,7 +479,7 @@ def _variadic(cache, n, name, forward, make_vjp, jvp, attrs, node_name):
     if op is None:
         op = cache[n] = OpDef(name, forward, tuple(f"tensor{i}" for i in range(n)),
                               tuple(make_vjp(i) for i in range(n)), jvp, attrs, node_name,
-                              False, None)
+                              False)
     return op
 
 
