@@ -16,6 +16,13 @@ _LOCKS = {}                 # id(array) -> [array, number of saved references]
 _MUTEX = threading.Lock()
 
 
+def _arrays(tensor):
+    """The tensor's array, preceded by its root base's when it is a view."""
+    if tensor._base is None:
+        return [tensor._data]
+    return [tensor._base._data, tensor._data]
+
+
 def mark_exported(tensor):
     root = tensor._base if tensor._base is not None else tensor
     root._extras().exported = True
@@ -29,12 +36,9 @@ def is_exported(tensor):
 
 def lock_arrays(tensor):
     """Make the tensor's array and its root base's read-only; returns what was locked."""
-    arrays = [tensor._data]
-    if tensor._base is not None:
-        arrays.insert(0, tensor._base._data)
     locked = []
     with _MUTEX:
-        for arr in arrays:
+        for arr in _arrays(tensor):
             entry = _LOCKS.get(id(arr))
             if entry is not None:
                 entry[1] += 1
@@ -70,9 +74,7 @@ class unlocked_for_inplace:
     """Lift the lock of a tensor's arrays for one of chainrule's in-place writes."""
 
     def __init__(self, tensor):
-        arrays = [tensor._data]
-        if tensor._base is not None:
-            arrays.insert(0, tensor._base._data)
+        arrays = _arrays(tensor)
         self.arrays = [a for a in arrays if not a.flags.writeable
                        and (id(a) in _LOCKS or id(arrays[0]) in _LOCKS)]
 
