@@ -68,10 +68,6 @@ class SavedTensor:
         if context is not None:
             context.register(self)
 
-    def check_version(self, node):
-        if self.counter.v != self.version:
-            raise RuntimeError(modified_message(self, node))
-
     def array(self, node):
         """The raw array, after the version check (fast backward)."""
         if self.counter.v != self.version:
