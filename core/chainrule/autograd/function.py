@@ -11,9 +11,12 @@ Note [custom function outputs]
     input's own history is untouched. An input marked dirty (modified in place) keeps
     its identity: its version is bumped and its history rebased onto the node.
 """
+import functools
+
 import numpy as np
 
 from .. import _grad_mode
+from .._tensor import Tensor
 from .node import Node, grad_accumulator
 from .saved_tensor import FREED_MESSAGE, SavedTensor
 
@@ -70,16 +73,14 @@ class BackwardCFunction(Node, FunctionCtx):
         return len(self._out_meta)
 
     def apply(self, grads, create_graph):
-        from .._tensor import Tensor
         grads = [self._grad_for(i, g) for i, g in enumerate(grads)]
         backward = self._forward_cls.backward
         with _grad_mode.set_grad_enabled(create_graph):
             result = backward(self, *grads)
         result = result if isinstance(result, tuple) else (result,)
-        return self._route_results(result, create_graph, Tensor)
+        return self._route_results(result, create_graph)
 
     def _grad_for(self, index, grad):
-        from .._tensor import Tensor
         if grad is None:
             if not self.materialize_grads:
                 return None
@@ -87,7 +88,7 @@ class BackwardCFunction(Node, FunctionCtx):
             return Tensor._wrap(np.zeros(shape, dtype))
         return grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
 
-    def _route_results(self, result, create_graph, Tensor):
+    def _route_results(self, result, create_graph):
         n_args = len(self._is_tensor_arg)
         if len(result) < n_args or any(r is not None for r in result[n_args:]):
             raise RuntimeError(f"function {self.name()} returned an incorrect number of "
@@ -209,8 +210,6 @@ def once_differentiable(backward):
     >>> Square.apply(x).sum().backward(); x.grad.tolist()
     [6.0]
     """
-    import functools
-
     @functools.wraps(backward)
     def wrapper(ctx, *grads):
         with _grad_mode.no_grad():
