@@ -12,6 +12,7 @@ Note [saved outputs]
     ``grad_fn`` = the node when a differentiable unpack (create_graph) needs one.
 """
 from .. import _version_counter as vc_mod
+from .._dtypes import scalar_type_name
 from . import saved_guard, saved_hooks
 
 FREED_MESSAGE = (
@@ -121,17 +122,16 @@ class LockedSavedTensor(SavedTensor):
 
 
 def modified_message(saved, node):
-    from .._dtypes import from_numpy_dtype
     arr = saved.data if saved.data is not None else getattr(saved.packed, "_data", None)
     shape = list(arr.shape) if arr is not None else "?"
-    dtype = from_numpy_dtype(arr.dtype) if arr is not None else "chainrule.Tensor"
+    type_name = f"chainrule.{scalar_type_name(arr.dtype)}Tensor" if arr is not None \
+        else "chainrule.Tensor"
     if saved.tensor is None:
         owner = f", which is output {saved.output_nr} of {_op_name(node)}"
     elif saved.tensor.grad_fn is not None:
         owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)}"
     else:
         owner = ""
-    type_name = dtype.name if isinstance(dtype, str) else _tensor_type_name(dtype)
     return (
         "one of the variables needed for gradient computation has been modified by an "
         f"inplace operation: [{type_name} {shape}]{owner}, is at version {saved.counter.v}; "
@@ -148,8 +148,3 @@ def _op_name(node):
             return name[:-len(suffix)]
     return name
 
-
-def _tensor_type_name(dtype):
-    names = {"float32": "Float", "float64": "Double", "float16": "Half",
-             "bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    return f"chainrule.{names.get(dtype.name, dtype.name)}Tensor"
