@@ -125,7 +125,7 @@ def mark_once_differentiable(outputs, grads):
                         "@once_differentiable", edges)
     marked = []
     for o in outs:
-        if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
+        if isinstance(o, Tensor) and _differentiable_dtype(o._data.dtype):
             alias = o.detach()
             alias.grad_fn, alias._output_nr, alias._requires_grad = node, 0, True
             marked.append(alias)

@@ -6,8 +6,10 @@ Nothing here recurses over the graph (Note [no recursion]).
 
 Note [no recursion]
     Graphs can be 100,000+ nodes deep. Every walk over the graph uses an explicit
-    stack, and freeing a long chain is done by the node destructor unlinking its
-    successors iteratively (see release_chain in engine.py).
+    stack. Freeing a long chain (node -> edge tuple -> node ...) relies on CPython's
+    deallocation "trashcan", which unwinds nested container deallocation
+    iteratively; test_engine and test_lifetime free 100,000-node chains (the C++
+    engine's tests, 1,000,000).
 """
 from .node import AccumulateGrad
 
