@@ -40,6 +40,7 @@ _engine.configure(
     anomaly_state=_anomaly_mode.STATE,
     anomaly_call_node=_anomaly_mode.call_node,
     accumulate=_python_engine._accumulate,
+    node_type=_node.Node,
 )
 
 
@@ -48,15 +49,17 @@ def _configure_table_ops(enabled=None):
     is the code it mirrors; CHAINRULE_ENGINE_TABLE_OPS=0 (or enabled=False) turns it
     off."""
     import os
+    from chainrule import _version_counter
     from chainrule._ops import _registry
     from chainrule.autograd import saved_tensor
     if enabled is None:
         enabled = os.environ.get("CHAINRULE_ENGINE_TABLE_OPS", "1") != "0" and \
             _mirror.table_apply_matches()
     _engine.configure_table_ops(
-        enabled=enabled, apply=_registry.OpNode.apply, registry=_registry,
+        enabled=enabled, op_node_type=_registry.OpNode, registry=_registry,
         nondiff=_registry.NONDIFF, not_implemented=_registry.NOT_IMPLEMENTED,
-        formula_type=_registry.Formula, saved_type=saved_tensor.SavedTensor)
+        formula_type=_registry.Formula, saved_type=saved_tensor.SavedTensor,
+        counter_type=_version_counter.VersionCounter)
 
 
 _configure_table_ops()

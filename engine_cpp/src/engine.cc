@@ -89,7 +89,7 @@ void capture(GraphTask& task, int32_t index, PyObject* grads) {
 // validation of what it returned (engine.py _call_node).
 Ref call_node(GraphTask& task, const NodeRec& rec, Ref grads) {
   PyObject* node = rec.node;
-  if (attr_truthy(node, names.pre_hooks)) {
+  if (has_pre_hooks(node)) {
     grads = Ref(call3(helpers.run_node_pre_hooks, node, grads.get(), task.create_graph));
   }
   Ref outputs;
@@ -100,7 +100,7 @@ Ref call_node(GraphTask& task, const NodeRec& rec, Ref grads) {
     if (!outputs) outputs = Ref(call_apply_plain(node, grads.get(), task.create_graph));
   }
   if (!task.keep_graph_flag) release_saved(node);
-  if (attr_truthy(node, names.post_hooks)) {
+  if (has_post_hooks(node)) {
     outputs = Ref(call4(helpers.run_node_post_hooks, node, outputs.get(), grads.get(),
                         task.create_graph));
   }
@@ -179,7 +179,7 @@ PyObject* wanted_list(const GraphTask& task, PyObject* node) {
   }
   // A node outside the pass (e.g. the op that CopySlices runs on a view's part):
   // its edges may still lead into it.
-  Ref next = get_attr(node, names.next);
+  Ref next(read_next(node));
   Ref entries(check(PySequence_Fast(next.get(), "node._next must be a sequence")));
   Py_ssize_t n = PySequence_Fast_GET_SIZE(entries.get());
   Ref list(check(PyList_New(n)));

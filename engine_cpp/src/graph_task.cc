@@ -94,7 +94,7 @@ void GraphTask::expand(int32_t index, std::vector<int32_t>& to_expand) {
   PyObject* node = nodes[index].node;
   int64_t seq = read_seq(node);
   bool is_acc = is_accumulate_grad(node);
-  Ref next = get_attr(node, names.next);
+  Ref next(read_next(node));
   Ref entries(check(PySequence_Fast(next.get(), "node._next must be a sequence")));
   Py_ssize_t n = PySequence_Fast_GET_SIZE(entries.get());
   auto first = static_cast<uint32_t>(edges.size());

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "engine.h"
+#include "node.h"
 #include "op_node.h"
 #include "python_api.h"
 #include "recorder.h"
@@ -45,8 +46,9 @@ bool helpers_ready() { return helper_refs != nullptr; }
 static void configure(py::object accumulate_grad_type, py::object run_tensor_pre_hooks,
                       py::object run_node_pre_hooks, py::object run_node_post_hooks,
                       py::object validate_outputs, py::object anomaly_state,
-                      py::object anomaly_call_node, py::object accumulate) {
-  py::tuple refs = py::make_tuple(accumulate_grad_type, run_tensor_pre_hooks,
+                      py::object anomaly_call_node, py::object accumulate,
+                      py::object node_type) {
+  py::tuple refs = py::make_tuple(node_type, accumulate_grad_type, run_tensor_pre_hooks,
                                   run_node_pre_hooks, run_node_post_hooks, validate_outputs,
                                   anomaly_state, anomaly_call_node, accumulate);
   Helpers h;
@@ -58,6 +60,7 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
   h.anomaly_state = anomaly_state.ptr();
   h.anomaly_call_node = anomaly_call_node.ptr();
   h.accumulate = accumulate.ptr();
+  configure_node_layout(node_type.ptr());  // Note [reading nodes by slot] (node.h)
   PyObject* old = helper_refs;
   helper_refs = refs.release().ptr();
   helpers = h;
@@ -65,20 +68,29 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
 }
 
 // Note [table-node fast path] (op_node.h). enabled=False switches it off.
-static void configure_table_ops(bool enabled, py::object apply, py::object registry,
+static void configure_table_ops(bool enabled, py::object op_node_type, py::object registry,
                                 py::object nondiff, py::object not_implemented,
-                                py::object formula_type, py::object saved_type) {
+                                py::object formula_type, py::object saved_type,
+                                py::object counter_type) {
   static PyObject* refs = nullptr;
-  py::tuple keep = py::make_tuple(apply, registry, nondiff, not_implemented, formula_type,
-                                  saved_type);
+  py::object apply = op_node_type.attr("apply");
+  py::object num_inputs = op_node_type.attr("num_inputs");
+  py::object release_saved = op_node_type.attr("release_saved");
+  py::tuple keep = py::make_tuple(op_node_type, apply, num_inputs, release_saved, registry,
+                                  nondiff, not_implemented, formula_type, saved_type,
+                                  counter_type);
   TableOps t;
   t.enabled = enabled;
   t.apply = apply.ptr();
+  t.num_inputs = num_inputs.ptr();
+  t.release_saved = release_saved.ptr();
+  t.counter_type = counter_type.ptr();
   t.registry = registry.ptr();
   t.nondiff = nondiff.ptr();
   t.not_implemented = not_implemented.ptr();
   t.formula_type = formula_type.ptr();
   t.saved_type = saved_type.ptr();
+  configure_table_layout(t, op_node_type.ptr());
   PyObject* old = refs;
   refs = keep.release().ptr();
   table_ops = t;
@@ -109,10 +121,12 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("run_tensor_pre_hooks"), py::arg("run_node_pre_hooks"),
         py::arg("run_node_post_hooks"), py::arg("validate_outputs"),
         py::arg("anomaly_state"), py::arg("anomaly_call_node"), py::arg("accumulate"),
+        py::arg("node_type"),
         "Hand the engine the Python pieces it calls back into.");
-  m.def("configure_table_ops", &ce::configure_table_ops, py::arg("enabled"), py::arg("apply"),
-        py::arg("registry"), py::arg("nondiff"), py::arg("not_implemented"),
-        py::arg("formula_type"), py::arg("saved_type"),
+  m.def("configure_table_ops", &ce::configure_table_ops, py::arg("enabled"),
+        py::arg("op_node_type"), py::arg("registry"), py::arg("nondiff"),
+        py::arg("not_implemented"), py::arg("formula_type"), py::arg("saved_type"),
+        py::arg("counter_type"),
         "Hand the engine what the table-node fast path needs (op_node.h).");
   m.def("table_ops_enabled", []() { return ce::table_ops.enabled; },
         "Whether the table-node fast path is on.");

@@ -1,12 +1,105 @@
 #include "node.h"
 
+#include <unordered_map>
+
+#include "op_node.h"
+#include "slots.h"
+
 namespace chainrule_engine {
 
+NodeLayout node_layout;
+
+void configure_node_layout(PyObject* node_type) {
+  NodeLayout layout;
+  layout.next_descr = slot_descriptor(node_type, "_next");
+  layout.seq_descr = slot_descriptor(node_type, "_seq");
+  layout.next = slot_offset(node_type, "_next");
+  layout.seq = slot_offset(node_type, "_seq");
+  node_layout = layout;
+}
+
+namespace {
+
+PyObject* intern_name(const char* s) { return check(PyUnicode_InternFromString(s)); }
+
+// A hook table (or any field) held as a plain class default: not a descriptor.
+bool plain_default(PyTypeObject* type, PyObject* name) {
+  PyObject* value = class_attr(type, name);
+  return value == nullptr || Py_TYPE(value)->tp_descr_get == nullptr;
+}
+
+struct NodeClass {
+  bool slots = false;        // _next and _seq are Node's slots
+  bool plain_hooks = false;  // the hook tables are plain class defaults
+};
+
+// Note [reading nodes by slot]: the check, once per class (with the GIL).
+const NodeClass& node_class(PyTypeObject* type) {
+  static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
+  auto it = cache->find(type);
+  if (it != cache->end()) return it->second;
+  NodeClass c;
+  c.slots = node_layout.next_descr != nullptr &&
+            class_attr(type, names.next) == node_layout.next_descr &&
+            class_attr(type, names.seq) == node_layout.seq_descr;
+  static PyObject* getattribute = intern_name("__getattribute__");
+  static PyObject* object_getattribute = class_attr(&PyBaseObject_Type, getattribute);
+  c.plain_hooks = class_attr(type, getattribute) == object_getattribute;
+  for (PyObject* name : {names.pre_hooks, names.post_hooks, names.tensor_hooks,
+                         names.retain_hooks}) {
+    c.plain_hooks = c.plain_hooks && plain_default(type, name);
+  }
+  Py_INCREF(type);  // the cache holds the class, so its address is never reused
+  return cache->emplace(type, c).first->second;
+}
+
+// node.<name> for a plain-default field: the instance __dict__ entry, else the
+// class default (borrowed); getattr for other classes (owned, in `keep`).
+PyObject* hook_field(PyObject* node, PyObject* name, Ref& keep) {
+  if (node_class(Py_TYPE(node)).plain_hooks) {
+    PyObject** dict = _PyObject_GetDictPtr(node);
+    if (dict != nullptr && *dict != nullptr) {
+      PyObject* value = PyDict_GetItemWithError(*dict, name);
+      if (value != nullptr) return value;
+      if (PyErr_Occurred()) throw_python_error();
+    }
+    PyObject* value = class_attr(Py_TYPE(node), name);
+    if (value != nullptr) return value;
+  }
+  keep = get_attr(node, name);
+  return keep.get();
+}
+
+bool hook_field_set(PyObject* node, PyObject* name) {
+  Ref keep;
+  return hook_field(node, name, keep) != Py_None;
+}
+
+bool hook_field_truthy(PyObject* node, PyObject* name) {
+  Ref keep;
+  PyObject* value = hook_field(node, name, keep);
+  return value != Py_None && truthy(value);
+}
+
+}  // namespace
+
 int64_t read_seq(PyObject* node) {
-  Ref seq = get_attr(node, names.seq);
-  long long value = PyLong_AsLongLong(seq.get());
+  PyObject* seq = node_class(Py_TYPE(node)).slots ? read_slot(node, node_layout.seq) : nullptr;
+  Ref keep;
+  if (seq == nullptr) {
+    keep = get_attr(node, names.seq);
+    seq = keep.get();
+  }
+  long long value = PyLong_AsLongLong(seq);
   if (value == -1 && PyErr_Occurred()) throw_python_error();
   return static_cast<int64_t>(value);
+}
+
+PyObject* read_next(PyObject* node) {
+  PyObject* next = node_class(Py_TYPE(node)).slots ? read_slot(node, node_layout.next) : nullptr;
+  if (next == nullptr) return get_attr(node, names.next).release();
+  Py_INCREF(next);
+  return next;
 }
 
 bool is_accumulate_grad(PyObject* node) {
@@ -18,14 +111,20 @@ bool is_accumulate_grad(PyObject* node) {
 }
 
 bool needs_tensor_pre_hooks(const NodeRec& rec) {
-  if (attr_is_set(rec.node, names.tensor_hooks)) return true;
-  if (attr_is_set(rec.node, names.retain_hooks)) return true;
+  if (hook_field_set(rec.node, names.tensor_hooks)) return true;
+  if (hook_field_set(rec.node, names.retain_hooks)) return true;
   if (!rec.is_accumulate) return false;
   Ref variable = get_attr(rec.node, names.variable);
   return attr_is_set(variable.get(), names.extra);
 }
 
+bool has_pre_hooks(PyObject* node) { return hook_field_truthy(node, names.pre_hooks); }
+
+bool has_post_hooks(PyObject* node) { return hook_field_truthy(node, names.post_hooks); }
+
 Py_ssize_t num_inputs(PyObject* node) {
+  Py_ssize_t fast = table_num_inputs(node);  // Note [table-node fast path]
+  if (fast >= 0) return fast;
   Ref n(check(PyObject_CallMethodNoArgs(node, names.num_inputs)));
   Py_ssize_t value = PyNumber_AsSsize_t(n.get(), PyExc_OverflowError);
   if (value == -1 && PyErr_Occurred()) throw_python_error();
@@ -49,6 +148,7 @@ PyObject* call_apply_plain(PyObject* node, PyObject* grads, PyObject* create_gra
 }
 
 void release_saved(PyObject* node) {
+  if (table_release_saved(node)) return;  // Note [table-node fast path]
   Ref result(check(PyObject_CallMethodNoArgs(node, names.release_saved)));
 }
 

@@ -1,6 +1,10 @@
 #include "op_node.h"
 
+#include <memory>
 #include <unordered_map>
+#include <vector>
+
+#include "slots.h"
 
 namespace chainrule_engine {
 
@@ -14,14 +18,11 @@ struct TableNames {
   PyObject* multi_output = PyUnicode_InternFromString("multi_output");
   PyObject* saved = PyUnicode_InternFromString("_saved");
   PyObject* attrs = PyUnicode_InternFromString("_attrs");
+  PyObject* out_meta = PyUnicode_InternFromString("_out_meta");
   PyObject* shape_keys = PyUnicode_InternFromString("shape_keys");
   PyObject* vjps = PyUnicode_InternFromString("vjps");
   PyObject* fn = PyUnicode_InternFromString("fn");
   PyObject* names = PyUnicode_InternFromString("names");
-  PyObject* data = PyUnicode_InternFromString("data");
-  PyObject* counter = PyUnicode_InternFromString("counter");
-  PyObject* version = PyUnicode_InternFromString("version");
-  PyObject* v = PyUnicode_InternFromString("v");
   PyObject* unpack_hook = PyUnicode_InternFromString("unpack_hook");
   PyObject* array_ns = PyUnicode_InternFromString("ARRAY_NS");
 };
@@ -34,42 +35,123 @@ const TableNames& tn() {
 // Thrown to leave the fast path: call node.apply instead.
 struct NotHere {};
 
-// getattr, where any failure means "not this path".
-Ref attr(PyObject* obj, PyObject* name) {
-  PyObject* value = PyObject_GetAttr(obj, name);
-  if (value == nullptr) {
-    PyErr_Clear();
-    throw NotHere();
-  }
-  return Ref(value);
+// One VJP formula of an op: the function and, per parameter after (F, g), its name
+// and which input's shape it is (`<input>_shape`), or -1.
+struct FormulaInfo {
+  PyObject* fn = nullptr;  // null: NONDIFF; `raises`: NOT_IMPLEMENTED or unknown
+  bool raises = false;
+  std::vector<PyObject*> params;
+  std::vector<Py_ssize_t> shape_index;
+};
+
+// What the fast path knows of a node class (worked out once; holds references
+// for the life of the process, like the class itself).
+struct TableClass {
+  bool table = false;  // OpNode's apply, num_inputs, release_saved and slots
+  bool multi_output = false;
+  std::vector<FormulaInfo> formulas;
+};
+
+bool same_attr(PyTypeObject* type, PyObject* name, PyObject* expected) {
+  return expected != nullptr && class_attr(type, name) == expected;
 }
 
-// Per node class: does `type(node).apply` resolve to OpNode.apply? (GIL held.)
-bool uses_table_apply(PyTypeObject* type) {
-  static std::unordered_map<PyTypeObject*, bool>* cache =
-      new std::unordered_map<PyTypeObject*, bool>();
-  auto it = cache->find(type);
-  if (it != cache->end()) return it->second;
-  PyObject* fn = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), names.apply);
-  if (fn == nullptr) PyErr_Clear();
-  bool yes = fn != nullptr && fn == table_ops.apply;
-  Py_XDECREF(fn);
+bool has_table_layout(PyTypeObject* type) {
+  const TableOps& t = table_ops;
+  return same_attr(type, names.apply, t.apply) &&
+         same_attr(type, names.num_inputs, t.num_inputs) &&
+         same_attr(type, names.release_saved, t.release_saved) &&
+         same_attr(type, tn().saved, t.saved_descr) &&
+         same_attr(type, tn().attrs, t.attrs_descr) &&
+         same_attr(type, names.in_meta, t.in_meta_descr) &&
+         same_attr(type, tn().out_meta, t.out_meta_descr);
+}
+
+FormulaInfo formula_info(PyObject* formula, PyObject* shape_keys) {
+  FormulaInfo info;
+  if (formula == table_ops.nondiff) return info;
+  if (reinterpret_cast<PyObject*>(Py_TYPE(formula)) != table_ops.formula_type) {
+    info.raises = true;  // NOT_IMPLEMENTED (node.apply raises) or something new
+    return info;
+  }
+  info.fn = get_attr(formula, tn().fn).release();
+  Ref params = get_attr(formula, tn().names);
+  if (!PyTuple_CheckExact(params.get())) throw NotHere();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(params.get()); ++i) {
+    PyObject* name = PyTuple_GET_ITEM(params.get(), i);
+    Py_INCREF(name);
+    info.params.push_back(name);
+    Py_ssize_t index = -1;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(shape_keys) && index < 0; ++j) {
+      int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(shape_keys, j), name, Py_EQ);
+      if (eq < 0) throw_python_error();
+      if (eq) index = j;
+    }
+    info.shape_index.push_back(index);
+  }
+  return info;
+}
+
+void read_op(PyTypeObject* type, TableClass& c) {
+  PyObject* op = class_attr(type, tn().op);
+  if (op == nullptr || op == Py_None) throw NotHere();
+  c.multi_output = truthy(get_attr(op, tn().multi_output).get());
+  Ref vjps = get_attr(op, tn().vjps);
+  Ref shape_keys = get_attr(op, tn().shape_keys);
+  if (!PyTuple_CheckExact(vjps.get()) || !PyTuple_CheckExact(shape_keys.get())) throw NotHere();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(vjps.get()); ++i) {
+    c.formulas.push_back(formula_info(PyTuple_GET_ITEM(vjps.get(), i), shape_keys.get()));
+  }
+}
+
+std::unordered_map<PyTypeObject*, TableClass>& table_classes() {
+  static auto* cache = new std::unordered_map<PyTypeObject*, TableClass>();
+  return *cache;
+}
+
+// The class's entry, worked out on first use (with the GIL).
+const TableClass& table_class(PyTypeObject* type) {
+  auto& cache = table_classes();
+  auto it = cache.find(type);
+  if (it != cache.end()) return it->second;
+  TableClass c;
+  if (table_ops.enabled && has_table_layout(type)) {
+    try {
+      read_op(type, c);
+      c.table = true;
+    } catch (const NotHere&) {
+      c = TableClass();
+    } catch (py::error_already_set&) {
+      PyErr_Clear();  // not shaped as expected: leave it to node.apply
+      c = TableClass();
+    }
+  }
   Py_INCREF(type);  // the cache holds the class, so its address is never reused
-  cache->emplace(type, yes);
-  return yes;
+  return cache.emplace(type, std::move(c)).first->second;
 }
 
 // Every saved value is a plain SavedTensor, without hooks, at its saved version.
 void check_saved(PyObject* saved) {
+  const TableOps& t = table_ops;
   Py_ssize_t pos = 0;
   PyObject *key, *value;
   while (PyDict_Next(saved, &pos, &key, &value)) {
-    if (reinterpret_cast<PyObject*>(Py_TYPE(value)) != table_ops.saved_type) throw NotHere();
-    if (attr(value, tn().unpack_hook).get() != Py_None) throw NotHere();
-    Ref counter = attr(value, tn().counter);
-    Ref now = attr(counter.get(), tn().v);
-    Ref then = attr(value, tn().version);
-    int same = PyObject_RichCompareBool(now.get(), then.get(), Py_EQ);
+    if (reinterpret_cast<PyObject*>(Py_TYPE(value)) != t.saved_type) throw NotHere();
+    PyObject** dict = _PyObject_GetDictPtr(value);  // unpack_hook is set there by hooks
+    if (dict != nullptr && *dict != nullptr) {
+      PyObject* hook = PyDict_GetItem(*dict, tn().unpack_hook);
+      if (hook != nullptr && hook != Py_None) throw NotHere();
+    }
+    PyObject* counter = read_slot(value, t.saved_counter);
+    PyObject* then = read_slot(value, t.saved_version);
+    if (counter == nullptr || then == nullptr || read_slot(value, t.saved_data) == nullptr ||
+        reinterpret_cast<PyObject*>(Py_TYPE(counter)) != t.counter_type) {
+      throw NotHere();
+    }
+    PyObject* now = read_slot(counter, t.counter_v);
+    if (now == nullptr) throw NotHere();
+    if (now == then) continue;
+    int same = PyObject_RichCompareBool(now, then, Py_EQ);
     if (same != 1) {
       if (same < 0) PyErr_Clear();
       throw NotHere();  // node.apply raises the reference's message
@@ -78,58 +160,46 @@ void check_saved(PyObject* saved) {
 }
 
 // The value a formula parameter names, with the priority of OpNode.apply's env:
-// saved values, then input shapes, then attributes. A borrowed or owned reference.
-Ref lookup(PyObject* name, PyObject* saved, PyObject* shape_keys, PyObject* in_meta,
-           PyObject* attrs) {
+// saved values, then input shapes, then attributes. Borrowed.
+PyObject* lookup(const FormulaInfo& f, size_t k, PyObject* saved, PyObject* in_meta,
+                 PyObject* attrs) {
+  PyObject* name = f.params[k];
   PyObject* s = PyDict_GetItemWithError(saved, name);
-  if (s != nullptr) return attr(s, tn().data);
+  if (s != nullptr) return read_slot(s, table_ops.saved_data);  // checked by check_saved
   if (PyErr_Occurred()) {
     PyErr_Clear();
     throw NotHere();
   }
-  Py_ssize_t n = PyTuple_GET_SIZE(shape_keys);
-  if (PySequence_Fast_GET_SIZE(in_meta) < n) n = PySequence_Fast_GET_SIZE(in_meta);
-  for (Py_ssize_t j = 0; j < n; ++j) {
-    int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(shape_keys, j), name, Py_EQ);
-    if (eq < 0) {
-      PyErr_Clear();
-      throw NotHere();
-    }
-    if (eq == 0) continue;
+  Py_ssize_t j = f.shape_index[k];
+  if (j >= 0 && j < PySequence_Fast_GET_SIZE(in_meta)) {
     PyObject* meta = PySequence_Fast_GET_ITEM(in_meta, j);
     if (!PyTuple_Check(meta) || PyTuple_GET_SIZE(meta) != 2) throw NotHere();
-    PyObject* shape = PyTuple_GET_ITEM(meta, 0);
-    Py_INCREF(shape);
-    return Ref(shape);
+    return PyTuple_GET_ITEM(meta, 0);
   }
   PyObject* a = PyDict_GetItemWithError(attrs, name);
   if (a == nullptr) {
     PyErr_Clear();
     throw NotHere();  // node.apply raises the KeyError
   }
-  Py_INCREF(a);
-  return Ref(a);
+  return a;
 }
 
 // formula.fn(F, g, *[env[n] for n in formula.names])
-PyObject* call_formula(PyObject* formula, PyObject* F, PyObject* g, PyObject* saved,
-                       PyObject* shape_keys, PyObject* in_meta, PyObject* attrs) {
-  Ref fn = attr(formula, tn().fn);
-  Ref params = attr(formula, tn().names);
-  if (!PyTuple_CheckExact(params.get())) throw NotHere();
-  Py_ssize_t n = PyTuple_GET_SIZE(params.get());
-  std::vector<Ref> values;
-  values.reserve(n);
-  std::vector<PyObject*> args(n + 2);
+PyObject* call_formula(const FormulaInfo& f, PyObject* F, PyObject* g, PyObject* saved,
+                       PyObject* in_meta, PyObject* attrs) {
+  size_t n = f.params.size();
+  PyObject* small[8];
+  std::unique_ptr<PyObject*[]> large;
+  PyObject** args = small;
+  if (n + 2 > 8) {
+    large.reset(new PyObject*[n + 2]);
+    args = large.get();
+  }
   args[0] = F;
   args[1] = g;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    values.push_back(lookup(PyTuple_GET_ITEM(params.get(), i), saved, shape_keys, in_meta,
-                            attrs));
-    args[i + 2] = values.back().get();
-  }
+  for (size_t i = 0; i < n; ++i) args[i + 2] = lookup(f, i, saved, in_meta, attrs);
   // An error here is the formula's own: it propagates (node.apply would raise it too).
-  return check(PyObject_Vectorcall(fn.get(), args.data(), n + 2, nullptr));
+  return check(PyObject_Vectorcall(f.fn, args, n + 2, nullptr));
 }
 
 PyObject* none_list(Py_ssize_t n) {
@@ -141,46 +211,52 @@ PyObject* none_list(Py_ssize_t n) {
   return list;
 }
 
-PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads) {
+// Which formula runs per edge (nullptr: none); NotHere when one would raise.
+std::vector<const FormulaInfo*> formulas_to_run(const GraphTask& task, const NodeRec& rec,
+                                                const TableClass& c) {
+  Py_ssize_t n = rec.num_edges;
+  if (static_cast<Py_ssize_t>(c.formulas.size()) < n) throw NotHere();
+  const Edge* edges = task.edges_of(rec);
+  std::vector<const FormulaInfo*> todo(n, nullptr);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!is_edge(edges[i]) || (task.filtered() && !task.delivers(edges[i]))) continue;
+    const FormulaInfo& f = c.formulas[i];
+    if (f.raises) throw NotHere();
+    if (f.fn != nullptr) todo[i] = &f;
+  }
+  return todo;
+}
+
+PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads,
+                      const TableClass& c) {
   PyObject* node = rec.node;
-  Ref op = attr(node, tn().op);
-  if (truthy(attr(op.get(), tn().multi_output).get())) throw NotHere();
-  Ref saved = attr(node, tn().saved);
-  if (!PyDict_CheckExact(saved.get())) throw NotHere();  // None: freed (node.apply raises)
-  check_saved(saved.get());
+  if (c.multi_output) throw NotHere();
+  PyObject* saved = read_slot(node, table_ops.saved);
+  if (saved == nullptr || !PyDict_CheckExact(saved)) throw NotHere();  // None: freed
+  check_saved(saved);
   if (!PyList_CheckExact(grads) || PyList_GET_SIZE(grads) < 1) throw NotHere();
   PyObject* g = PyList_GET_ITEM(grads, 0);
   Py_ssize_t n = rec.num_edges;
   if (g == Py_None) return none_list(n);
-  Ref vjps = attr(op.get(), tn().vjps);
-  if (!PyTuple_CheckExact(vjps.get()) || PyTuple_GET_SIZE(vjps.get()) < n) throw NotHere();
-  const Edge* edges = task.edges_of(rec);
-  std::vector<PyObject*> todo(n, nullptr);  // the formula to run per edge, or null
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    if (!is_edge(edges[i]) || (task.filtered() && !task.delivers(edges[i]))) continue;
-    PyObject* formula = PyTuple_GET_ITEM(vjps.get(), i);
-    if (formula == table_ops.nondiff) continue;
-    if (reinterpret_cast<PyObject*>(Py_TYPE(formula)) != table_ops.formula_type) {
-      throw NotHere();  // NOT_IMPLEMENTED (node.apply raises) or something new
-    }
-    todo[i] = formula;
+  std::vector<const FormulaInfo*> todo = formulas_to_run(task, rec, c);
+  PyObject* attrs = read_slot(node, table_ops.attrs);
+  PyObject* in_meta = read_slot(node, table_ops.in_meta);
+  if (attrs == nullptr || !PyDict_CheckExact(attrs) || in_meta == nullptr ||
+      !(PyList_CheckExact(in_meta) || PyTuple_CheckExact(in_meta))) {
+    throw NotHere();
   }
-  Ref attrs = attr(node, tn().attrs);
-  Ref shape_keys = attr(op.get(), tn().shape_keys);
-  Ref in_meta_obj = attr(node, names.in_meta);
-  if (!PyDict_CheckExact(attrs.get()) || !PyTuple_CheckExact(shape_keys.get())) throw NotHere();
-  Ref in_meta(PySequence_Fast(in_meta_obj.get(), ""));
-  if (!in_meta) {
+  PyObject* F = PyDict_GetItemWithError(PyModule_GetDict(table_ops.registry), tn().array_ns);
+  if (F == nullptr) {
     PyErr_Clear();
     throw NotHere();
   }
-  Ref F = attr(table_ops.registry, tn().array_ns);
+  Py_INCREF(F);  // a formula could rebind ARRAY_NS
+  Ref keep_F(F);
   // From here on the formulas run: errors are theirs and propagate.
   Ref out(none_list(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (todo[i] == nullptr) continue;
-    PyObject* grad = call_formula(todo[i], F.get(), g, saved.get(), shape_keys.get(),
-                                  in_meta.get(), attrs.get());
+    PyObject* grad = call_formula(*todo[i], F, g, saved, in_meta, attrs);
     PyObject* old = PyList_GET_ITEM(out.get(), i);
     PyList_SET_ITEM(out.get(), i, grad);
     Py_DECREF(old);
@@ -190,14 +266,59 @@ PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads
 
 }  // namespace
 
+void configure_table_layout(TableOps& t, PyObject* op_node_type) {
+  t.saved_descr = slot_descriptor(op_node_type, "_saved");
+  t.attrs_descr = slot_descriptor(op_node_type, "_attrs");
+  t.in_meta_descr = slot_descriptor(op_node_type, "_in_meta");
+  t.out_meta_descr = slot_descriptor(op_node_type, "_out_meta");
+  t.saved = slot_offset(op_node_type, "_saved");
+  t.attrs = slot_offset(op_node_type, "_attrs");
+  t.in_meta = slot_offset(op_node_type, "_in_meta");
+  t.out_meta = slot_offset(op_node_type, "_out_meta");
+  t.saved_data = slot_offset(t.saved_type, "data");
+  t.saved_counter = slot_offset(t.saved_type, "counter");
+  t.saved_version = slot_offset(t.saved_type, "version");
+  t.counter_v = slot_offset(t.counter_type, "v");
+  table_classes().clear();  // what the classes resolve to may have changed
+}
+
 PyObject* try_table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads) {
   if (!table_ops.enabled || task.create_graph_flag) return nullptr;
-  if (!uses_table_apply(Py_TYPE(rec.node))) return nullptr;
+  const TableClass& c = table_class(Py_TYPE(rec.node));
+  if (!c.table) return nullptr;
   try {
-    return table_apply(task, rec, grads);
+    return table_apply(task, rec, grads, c);
   } catch (const NotHere&) {
     return nullptr;
   }
+}
+
+Py_ssize_t table_num_inputs(PyObject* node) {
+  if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return -1;
+  PyObject* out_meta = read_slot(node, table_ops.out_meta);
+  if (out_meta == nullptr) return -1;  // unset: node.num_inputs raises
+  if (out_meta == Py_None) return 1;
+  Py_ssize_t n = PyObject_Length(out_meta);
+  if (n < 0) throw_python_error();
+  return n;
+}
+
+bool table_release_saved(PyObject* node) {
+  if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return false;
+  PyObject* saved = read_slot(node, table_ops.saved);
+  if (saved == nullptr) return false;  // unset: node.release_saved raises
+  if (truthy(saved)) {
+    Py_INCREF(Py_None);
+    PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(node) + table_ops.saved);
+    *p = Py_None;
+    Py_DECREF(saved);  // may free the saved tensors
+  }
+  return true;
+}
+
+PyObject* table_in_meta(PyObject* node) {
+  if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return nullptr;
+  return read_slot(node, table_ops.in_meta);
 }
 
 }  // namespace chainrule_engine

@@ -4,6 +4,8 @@
 
 #include <numpy/arrayobject.h>
 
+#include "op_node.h"
+
 namespace chainrule_engine {
 
 void init_numpy() {
@@ -51,7 +53,12 @@ PyObject* validate_outputs(PyObject* node, PyObject* outputs, const Edge* edges,
                            uint32_t num_edges) {
   bool sequence = PyList_Check(outputs) || PyTuple_Check(outputs);
   if (sequence && PySequence_Fast_GET_SIZE(outputs) == static_cast<Py_ssize_t>(num_edges)) {
-    PyObject* metas = PyObject_GetAttr(node, names.in_meta);
+    PyObject* metas = table_in_meta(node);  // Note [reading nodes by slot]
+    if (metas != nullptr) {
+      Py_INCREF(metas);
+    } else {
+      metas = PyObject_GetAttr(node, names.in_meta);
+    }
     if (metas == nullptr) {
       // getattr(node, "_in_meta", None)
       if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw_python_error();

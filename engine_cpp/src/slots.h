@@ -1,0 +1,27 @@
+// Reading a Python object's __slots__ at their byte offsets, without getattr.
+#pragma once
+
+#include "python_api.h"
+
+namespace chainrule_engine {
+
+// obj.<slot> as a borrowed reference; nullptr while the slot is unset.
+inline PyObject* read_slot(PyObject* obj, Py_ssize_t offset) {
+  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+}
+
+// The byte offset of `type.<name>`, which must be an object slot (a member
+// descriptor declared by __slots__); throws otherwise.
+Py_ssize_t slot_offset(PyObject* type, const char* name);
+
+// type.__dict__-level lookup along the MRO (borrowed, nullptr when absent), as
+// attribute access sees it before looking at the instance.
+inline PyObject* class_attr(PyTypeObject* type, PyObject* name) {
+  return _PyType_Lookup(type, name);
+}
+
+// The member descriptor of `type.<name>` (borrowed), for comparing classes'
+// layouts: a subclass resolves `name` to the same descriptor when it inherits it.
+PyObject* slot_descriptor(PyObject* type, const char* name);
+
+}  // namespace chainrule_engine

@@ -1,0 +1,76 @@
+"""Note [reading nodes by slot] (src/node.h): the C++ engine reads node fields at
+their slot offsets only for classes that resolve them to Node's and OpNode's own
+declarations; a class that redefines one is read through Python, as the Python
+engine would."""
+import numpy as np
+
+import chainrule as cr
+from chainrule.autograd.node import Node
+
+from conftest import run_under
+
+
+class CountingPreHooks(Node):
+    """A node class whose pre-hook table is a property: it must be read by getattr."""
+    reads = 0
+
+    @property
+    def _pre_hooks(self):
+        type(self).reads += 1
+        return None
+
+    def apply(self, grads, create_graph):
+        return [grads[0] * 2]
+
+
+def _through(node_cls, x):
+    y = x * 1.0
+    node = node_cls.__new__(node_cls)
+    node.__init__(((y.grad_fn, 0),))
+    out = cr.Tensor._wrap(np.ones(3))
+    out.grad_fn, out._requires_grad = node, True
+    return out
+
+
+def test_a_node_class_with_a_descriptor_field_is_read_through_python(engines):
+    results = []
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        CountingPreHooks.reads = 0
+        run_under(engine, lambda: _through(CountingPreHooks, x).backward(cr.ones(3)))
+        results.append((x.grad.tolist(), CountingPreHooks.reads))
+    assert results[0] == results[1] == ([2.0, 2.0, 2.0], results[0][1])
+    assert results[0][1] >= 1
+
+
+def test_an_op_node_class_overriding_release_saved_is_called(engines):
+    calls = []
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        y = x.sin()
+        base = type(y.grad_fn)
+
+        class Recording(base):
+            __slots__ = ()
+
+            def release_saved(self):
+                calls.append(type(self).__name__)
+                base.release_saved(self)
+
+        y.grad_fn.__class__ = Recording
+        run_under(engine, lambda: y.sum().backward())
+        assert np.allclose(x.grad.numpy(), np.cos(1.0))
+        assert y.grad_fn._saved is None
+    assert calls == ["Recording", "Recording"]
+
+
+def test_hooks_set_on_a_node_instance_are_seen(engines):
+    seen = []
+    for name, engine in engines:
+        x = cr.ones(2, requires_grad=True)
+        y = x * 3.0
+        y.grad_fn.register_prehook(lambda g: seen.append(("pre", name)))
+        y.grad_fn.register_hook(lambda gi, go: seen.append(("post", name)))
+        run_under(engine, lambda: y.sum().backward())
+        assert x.grad.tolist() == [3.0, 3.0]
+    assert seen == [("pre", "python"), ("post", "python"), ("pre", "cpp"), ("post", "cpp")]
