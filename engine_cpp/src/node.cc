@@ -34,10 +34,19 @@ struct NodeClass {
 };
 
 // Note [reading nodes by slot]: the check, once per class (with the GIL).
+// The engine asks several times per node, mostly about the class it asked about
+// last: that answer is kept per thread (entries are never removed or moved).
 const NodeClass& node_class(PyTypeObject* type) {
   static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
+  thread_local PyTypeObject* last_type = nullptr;
+  thread_local const NodeClass* last = nullptr;
+  if (type == last_type) return *last;
   auto it = cache->find(type);
-  if (it != cache->end()) return it->second;
+  if (it != cache->end()) {
+    last_type = type;
+    last = &it->second;
+    return *last;
+  }
   NodeClass c;
   c.slots = node_layout.next_descr != nullptr &&
             class_attr(type, names.next) == node_layout.next_descr &&

@@ -108,12 +108,23 @@ std::unordered_map<PyTypeObject*, TableClass>& table_classes() {
   static auto* cache = new std::unordered_map<PyTypeObject*, TableClass>();
   return *cache;
 }
+uint64_t table_generation = 0;  // bumped when the cache is cleared (configure)
 
-// The class's entry, worked out on first use (with the GIL).
+// The class's entry, worked out on first use (with the GIL). The last answer is
+// kept per thread, as in node_class (node.cc).
 const TableClass& table_class(PyTypeObject* type) {
+  thread_local PyTypeObject* last_type = nullptr;
+  thread_local uint64_t last_generation = 0;
+  thread_local const TableClass* last = nullptr;
+  if (type == last_type && last_generation == table_generation) return *last;
   auto& cache = table_classes();
   auto it = cache.find(type);
-  if (it != cache.end()) return it->second;
+  if (it != cache.end()) {
+    last_type = type;
+    last_generation = table_generation;
+    last = &it->second;
+    return *last;
+  }
   TableClass c;
   if (table_ops.enabled && has_table_layout(type)) {
     try {
@@ -280,6 +291,7 @@ void configure_table_layout(TableOps& t, PyObject* op_node_type) {
   t.saved_version = slot_offset(t.saved_type, "version");
   t.counter_v = slot_offset(t.counter_type, "v");
   table_classes().clear();  // what the classes resolve to may have changed
+  ++table_generation;
 }
 
 PyObject* try_table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads) {
