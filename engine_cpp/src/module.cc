@@ -34,6 +34,7 @@ void init_names() {
   names.post_hooks = intern("_post_hooks");
   names.variable = intern("variable");
   names.extra = intern("_extra");
+  names.hooks = intern("hooks");
   names.apply = intern("apply");
   names.release_saved = intern("release_saved");
   names.num_inputs = intern("num_inputs");

@@ -123,8 +123,10 @@ bool needs_tensor_pre_hooks(const NodeRec& rec) {
   if (hook_field_set(rec.node, names.tensor_hooks)) return true;
   if (hook_field_set(rec.node, names.retain_hooks)) return true;
   if (!rec.is_accumulate) return false;
+  // engine._leaf_has_hooks(node.variable)
   Ref variable = get_attr(rec.node, names.variable);
-  return attr_is_set(variable.get(), names.extra);
+  Ref extra = get_attr(variable.get(), names.extra);
+  return extra.get() != Py_None && attr_truthy(extra.get(), names.hooks);
 }
 
 bool has_pre_hooks(PyObject* node) { return hook_field_truthy(node, names.pre_hooks); }

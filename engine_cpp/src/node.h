@@ -44,8 +44,8 @@ PyObject* read_next(PyObject* node);
 bool is_accumulate_grad(PyObject* node);
 
 // Whether the tensor pre-hooks must run before the node: tensor hooks or
-// retain_grad on one of its outputs, or, for a leaf's AccumulateGrad, any
-// extra state on the leaf (its hooks live there).
+// retain_grad on one of its outputs, or, for a leaf's AccumulateGrad, hooks on
+// the leaf (engine._leaf_has_hooks).
 bool needs_tensor_pre_hooks(const NodeRec& rec);
 
 // bool(node._pre_hooks), bool(node._post_hooks)

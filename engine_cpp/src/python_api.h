@@ -29,6 +29,7 @@ struct Names {
   PyObject* post_hooks;     // _post_hooks
   PyObject* variable;       // variable (AccumulateGrad)
   PyObject* extra;          // _extra (Tensor)
+  PyObject* hooks;          // hooks (a Tensor's extras)
   PyObject* apply;          // apply
   PyObject* release_saved;  // release_saved
   PyObject* num_inputs;     // num_inputs

@@ -43,6 +43,8 @@ def linear_grad_weight(F, g, input):
     """g^T @ conj(input), with the batch dims of ``input`` folded into the rows."""
     if len(input.shape) == 1:
         return F.outer(g, F.conj(input))
+    if len(input.shape) == 2:
+        return F.matmul(F.transpose(g, 0, 1), F.conj(input))
     rows = _numel(tuple(input.shape)[:-1])
     g2 = F.reshape(g, (rows, g.shape[-1]))
     x2 = F.reshape(input, (rows, input.shape[-1]))

@@ -81,7 +81,7 @@ class PythonEngine:
         buffer = task.buffers.pop(node, None)
         grads = buffer.grads if buffer is not None else [None]
         if node._tensor_hooks is not None or node._retain_hooks is not None \
-                or (isinstance(node, AccumulateGrad) and node.variable._extra is not None):
+                or (isinstance(node, AccumulateGrad) and _leaf_has_hooks(node.variable)):
             grads = _run_tensor_pre_hooks(node, grads, task.create_graph)
         if task.captures:
             _capture(task, node, grads)
@@ -156,6 +156,13 @@ def _capture(task, node, grads):
         if index is not None:
             old = task.captured[index]
             task.captured[index] = grad if old is None or grad is None else old + grad
+
+
+def _leaf_has_hooks(leaf):
+    """Whether a leaf has tensor hooks (they live in its extras, which most leaves
+    have only for their grad accumulator)."""
+    extra = leaf._extra
+    return extra is not None and bool(extra.hooks)
 
 
 def _run_tensor_pre_hooks(node, grads, create_graph):
