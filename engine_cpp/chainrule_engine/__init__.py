@@ -102,3 +102,22 @@ class CppEngine(_engine.Engine):
 
     def __repr__(self):
         return "<chainrule_engine.CppEngine>"
+
+
+def _configure_accumulate(enabled=None):
+    """Note [accumulation fast path] in src/accumulate.h: on only while the accumulation
+    into .grad is the code it mirrors; CHAINRULE_ENGINE_ACCUMULATE=0 (or
+    enabled=False) keeps the Python path."""
+    import os
+    from chainrule import _tensor, _version_counter
+    from chainrule.autograd import accumulate
+    if enabled is None:
+        enabled = os.environ.get("CHAINRULE_ENGINE_ACCUMULATE", "1") != "0" and \
+            _mirror.accumulate_matches()
+    _engine.configure_accumulate(
+        enabled=enabled, accumulate_grad_type=_node.AccumulateGrad,
+        tensor_type=_tensor.Tensor, counter_type=_version_counter.VersionCounter,
+        lock=accumulate._LOCK, stolen=accumulate.STOLEN)
+
+
+_configure_accumulate()

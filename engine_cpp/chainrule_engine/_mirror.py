@@ -19,6 +19,7 @@ import inspect
 ENGINE_FINGERPRINT = "fcf253a0ba33897b"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "cb308d7189b99207"
+ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 
 
 def engine_parts():
@@ -51,6 +52,19 @@ def record_parts():
         (_registry, ["_record"]),
         (saved_tensor, ["SavedTensor.__init__"]),
         (_version_counter, ["VersionCounter.__init__"]),
+    ]
+
+
+def accumulate_parts():
+    from chainrule import _tensor, _version_counter
+    from chainrule.autograd import accumulate, engine, node
+    return [
+        (engine, ["_accumulate"]),
+        (node, ["AccumulateGrad.apply"]),
+        (accumulate, ["accumulate_into_grad", "_accumulate", "_same_layout",
+                      "run_post_accumulate_hooks"]),
+        (_tensor, ["Tensor._wrap", "Tensor._bump_version"]),
+        (_version_counter, ["bump"]),
     ]
 
 
@@ -96,5 +110,13 @@ def record_matches():
     mirrors."""
     try:
         return fingerprint(record_parts()) == RECORD_FINGERPRINT
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def accumulate_matches():
+    """Whether the accumulation into .grad is the code src/accumulate.cc mirrors."""
+    try:
+        return fingerprint(accumulate_parts()) == ACCUMULATE_FINGERPRINT
     except (OSError, TypeError, AttributeError):
         return False

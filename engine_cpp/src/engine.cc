@@ -21,6 +21,8 @@
 //     KeyboardInterrupt.
 #include "engine.h"
 
+#include "accumulate.h"
+
 #include <vector>
 
 #include "graph_task.h"
@@ -156,10 +158,12 @@ void add_root_grads(GraphTask& task, PyObject* roots, PyObject* root_grads) {
 }
 
 // engine._accumulate(node, grads, create_graph): the node's pre-hooks, the write
-// into .grad, its post-hooks.
+// into .grad, its post-hooks (the common case in C++: Note [accumulation fast
+// path] in accumulate.h).
 void run_pending_accumulations(GraphTask& task) {
   for (auto& entry : task.pending_accumulations) {
     PyObject* node = task.nodes[entry.first].node;
+    if (try_accumulate(node, entry.second, task.create_graph_flag)) continue;  // Note
     Ref result(call3(helpers.accumulate, node, entry.second, task.create_graph));
   }
 }

@@ -2,6 +2,7 @@
 // through which chainrule_engine/__init__.py hands over the Python helpers.
 #include <pybind11/pybind11.h>
 
+#include "accumulate.h"
 #include "engine.h"
 #include "node.h"
 #include "op_node.h"
@@ -136,6 +137,17 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("op_node_type"), py::arg("saved_type"), py::arg("counter_type"),
         py::arg("anomaly_state"), py::arg("hooks_active"),
         "Hand the recorder what it needs (recorder.h).");
+  m.def("configure_accumulate",
+        [](bool enabled, py::object accumulate_grad_type, py::object tensor_type,
+           py::object counter_type, py::object lock, py::object stolen) {
+          ce::configure_accumulate(enabled, accumulate_grad_type.ptr(), tensor_type.ptr(),
+                                   counter_type.ptr(), lock.ptr(), stolen.ptr());
+        },
+        py::arg("enabled"), py::arg("accumulate_grad_type"), py::arg("tensor_type"),
+        py::arg("counter_type"), py::arg("lock"), py::arg("stolen"),
+        "Hand the engine what the accumulation fast path needs (accumulate.h).");
+  m.def("accumulate_enabled", &ce::accumulate_enabled,
+        "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())

@@ -38,3 +38,16 @@ def test_recorder_is_on():
 
 def test_table_fast_path_is_on():
     assert chainrule_engine.CppEngine and _engine.table_ops_enabled()
+
+
+def test_accumulate_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.accumulate_parts())
+    assert now == _mirror.ACCUMULATE_FINGERPRINT, (
+        "the accumulation into .grad (engine._accumulate, AccumulateGrad.apply, "
+        "autograd/accumulate.py, Tensor._wrap/_bump_version, _version_counter.bump) "
+        "changed; the C++ accumulation is off until src/accumulate.cc mirrors the change "
+        "and ACCUMULATE_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_accumulate_fast_path_is_on():
+    assert _engine.accumulate_enabled()

@@ -1,0 +1,44 @@
+// Writing a leaf's gradient into `.grad` (chainrule.autograd.accumulate) in C++.
+//
+// Note [accumulation fast path]
+//     Every leaf of a backward pass ends in engine._accumulate -> AccumulateGrad.apply
+//     -> accumulate_into_grad -> accumulate._accumulate: five Python frames, a lock and
+//     a refcount test, ~3-4 µs a leaf (an MLP step has a weight and a bias per layer).
+//     This file does the common case in C++ with the same steps and the same lock:
+//     an AccumulateGrad without node hooks, create_graph off, an ndarray gradient, a
+//     plain Tensor leaf without post-accumulate hooks, and `.grad` either None (steal
+//     the array when nothing else holds it and its layout is the leaf's, Note [stealing
+//     gradients]; else copy it into an array laid out like the leaf) or a Tensor that
+//     carries no graph (add in place, bump its version). Anything else goes to
+//     engine._accumulate before anything is done. It is on only while the Python code
+//     it mirrors has the fingerprint it was written against (chainrule_engine/_mirror.py).
+#pragma once
+
+#include "python_api.h"
+
+namespace chainrule_engine {
+
+struct AccumulateConfig {
+  bool enabled = false;
+  PyObject* accumulate_grad_type = nullptr;  // AccumulateGrad (exact type)
+  PyObject* tensor_type = nullptr;           // Tensor (exact type)
+  PyObject* counter_type = nullptr;          // VersionCounter
+  PyObject* lock = nullptr;                  // accumulate._LOCK
+  PyObject* stolen = nullptr;                // accumulate.STOLEN (a one-item list)
+  Py_ssize_t variable = 0;                   // AccumulateGrad.variable
+  // Tensor slots: _data, grad_fn, _output_nr, _requires_grad, _grad, _vc, _base, _extra
+  Py_ssize_t data = 0, grad_fn = 0, output_nr = 0, requires_grad = 0, grad = 0, vc = 0,
+             base = 0, extra = 0;
+  Py_ssize_t counter_v = 0;                  // VersionCounter.v
+  PyObject* post_acc_hooks = nullptr;        // "post_acc_hooks" (a Tensor's extras)
+};
+
+void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject* tensor_type,
+                          PyObject* counter_type, PyObject* lock, PyObject* stolen);
+bool accumulate_enabled();
+
+// engine._accumulate(node, grads, create_graph) when it is the common case (true);
+// false, having done nothing, otherwise.
+bool try_accumulate(PyObject* node, PyObject* grads, bool create_graph);
+
+}  // namespace chainrule_engine
