@@ -180,8 +180,7 @@ def _try_fast_inplace(self, ufunc, other, alpha):
             not arr.flags.writeable:
         return False
     value = other._data if type(other) is Tensor else other
-    if type(value) not in (np.ndarray, float, int) or \
-            np.result_type(arr, value).kind != arr.dtype.kind:
+    if not _keeps_kind(arr, value):
         return False
     if alpha != 1:
         value = value * alpha
@@ -191,6 +190,14 @@ def _try_fast_inplace(self, ufunc, other, alpha):
         return False
     self._bump_version()
     return True
+
+
+def _keeps_kind(arr, value):
+    """Whether ``arr op value`` has ``arr``'s dtype kind (so it can be written back)."""
+    if type(value) is np.ndarray and value.dtype == arr.dtype:
+        return True                      # the common case, without np.result_type
+    return type(value) in (np.ndarray, float, int) and \
+        np.result_type(arr, value).kind == arr.dtype.kind
 
 
 def _inplace(name):
