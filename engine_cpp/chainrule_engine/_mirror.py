@@ -6,9 +6,10 @@ helpers it calls; Note [table-node fast path] in src/op_node.h). A fingerprint i
 hash of the AST of that code without docstrings, so comments and docs may change
 freely but code may not without someone looking at the C++ side:
 
-- the table-node fast path and the recorder (Note [recorder fast path] in
-  src/recorder.h) turn itself off when its fingerprint differs (correct,
-  only slower: node.apply runs instead);
+- the table-node fast path, the recorder (Note [recorder fast path] in
+  src/recorder.h) and the fast methods (Note [fast methods] in src/fast_methods.h)
+  turn themselves off when their fingerprint differs (correct, only slower: the
+  Python code runs instead);
 - tests/test_python_engine_mirror.py fails on either difference and says what to do.
 """
 import ast
@@ -19,6 +20,7 @@ import inspect
 ENGINE_FINGERPRINT = "dd6bd5f333d09acb"
 TABLE_APPLY_FINGERPRINT = "adbab6d92674537a"
 RECORD_FINGERPRINT = "cb308d7189b99207"
+FAST_METHODS_FINGERPRINT = "349aad2c0d5e1a9c"
 
 
 def engine_parts():
@@ -50,6 +52,23 @@ def record_parts():
         (saved_tensor, ["SavedTensor.__init__"]),
         (_version_counter, ["VersionCounter.__init__"]),
     ]
+
+
+def fast_methods_parts():
+    from chainrule import _tensor
+    from chainrule._ops import _common, _registry, elementwise, operators
+    return [
+        (elementwise, ["_make"]),
+        (operators, ["_binary_operator"]),
+        (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
+        (_registry, ["apply_op", "_plain_output"]),
+        (_tensor, ["Tensor._wrap"]),
+    ]
+
+
+# binary_operands' table of Python scalars absorbed without promotion: the fast
+# methods take float and int with float or complex tensors (a subset of it).
+WEAK_KINDS = {float: "fcV", int: "iufcV"}
 
 
 def _strip_docstrings(tree):
@@ -94,5 +113,16 @@ def record_matches():
     mirrors."""
     try:
         return fingerprint(record_parts()) == RECORD_FINGERPRINT
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def fast_methods_match():
+    """Whether the Tensor methods of Note [method slot] and the helpers they call are
+    the code src/fast_methods.cc mirrors."""
+    from chainrule._ops import _common
+    try:
+        return fingerprint(fast_methods_parts()) == FAST_METHODS_FINGERPRINT and \
+            _common._WEAK_KINDS == WEAK_KINDS
     except (OSError, TypeError, AttributeError):
         return False

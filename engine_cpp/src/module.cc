@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "engine.h"
+#include "fast_methods.h"
 #include "op_node.h"
 #include "python_api.h"
 #include "recorder.h"
@@ -122,6 +123,10 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("anomaly_state"), py::arg("hooks_active"),
         "Hand the recorder what it needs (recorder.h).");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");
+  ce::add_fast_method_type(m.ptr());
+  m.def("configure_fast_methods", &ce::configure_fast_methods, py::arg("tensor_type"),
+        py::arg("registry"), py::arg("common"), py::arg("grad_state"), py::arg("record"),
+        "Hand the fast methods what they need (fast_methods.h).");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

@@ -12,6 +12,18 @@
 
 namespace chainrule_engine {
 
+Py_ssize_t member_offset(PyObject* type, const char* name) {
+  Ref descr(check(PyObject_GetAttrString(type, name)));
+  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
+  }
+  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
+  if (member->type != T_OBJECT_EX) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
+  }
+  return member->offset;
+}
+
 namespace {
 
 // Byte offsets of the __slots__ the recorder reads and writes.
@@ -57,39 +69,6 @@ struct RecNames {
 const RecNames& rn() {
   static const RecNames* n = new RecNames();
   return *n;
-}
-
-inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
-  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-}
-
-// obj.<slot> = value (a new reference is taken).
-inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  Py_INCREF(value);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
-// obj.<slot> = value, stealing the reference.
-inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
-Py_ssize_t member_offset(PyObject* type, const char* name) {
-  Ref descr(check(PyObject_GetAttrString(type, name)));
-  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
-  }
-  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
-  if (member->type != T_OBJECT_EX) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
-  }
-  return member->offset;
 }
 
 // object.__new__(type): what `cls.__new__(cls)` and `object.__new__(cls)` run.
