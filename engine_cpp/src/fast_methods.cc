@@ -322,10 +322,11 @@ PyGetSetDef fm_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
-PyTypeObject FastMethodType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+PyTypeObject FastMethodType{};
 
 void init_type() {
   PyTypeObject& t = FastMethodType;
+  Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);  // PyVarObject_HEAD_INIT(nullptr, 0)
   t.tp_name = "chainrule_engine._engine.FastMethod";
   t.tp_basicsize = sizeof(FastMethod);
   t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |

@@ -21,6 +21,7 @@ from .._tensor import Tensor
 # (method name, kind, OpDef, attrs, Python function), in registration order.
 ACCELERABLE = []
 _installed = {}        # method name -> the replacement now on Tensor
+_accelerator = None    # the make of the last set_method_accelerator
 
 
 def accelerable(name, kind, op, attrs, fn):
@@ -31,7 +32,9 @@ def accelerable(name, kind, op, attrs, fn):
 def set_method_accelerator(make):
     """Install ``make(kind, op, attrs, fn)`` (or ``fn`` where it returns None) for each
     accelerable method; ``make=None`` restores the Python functions. A method that
-    someone else has replaced since is left alone."""
+    someone else has replaced since is left alone. Returns the previous ``make``."""
+    global _accelerator
+    previous, _accelerator = _accelerator, make
     for name, kind, op, attrs, fn in ACCELERABLE:
         current = Tensor.__dict__.get(name)
         if current is not fn and current is not _installed.get(name):
@@ -41,6 +44,7 @@ def set_method_accelerator(make):
         if fast is not None:
             _installed[name] = fast
         setattr(Tensor, name, fn if fast is None else fast)
+    return previous
 
 
 def method_accelerated(name):
