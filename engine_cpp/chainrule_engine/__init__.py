@@ -77,7 +77,8 @@ def _configure_recorder(enabled=None):
         enabled=enabled, python_record=_registry._record, registry=_registry,
         tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
         saved_type=saved_tensor.SavedTensor, counter_type=_version_counter.VersionCounter,
-        anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE)
+        anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE,
+        extras_type=_tensor._Extras)
     if enabled:
         _registry.set_recorder(_engine.record)
     elif _registry._recorder is _engine.record:

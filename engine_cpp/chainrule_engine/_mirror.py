@@ -19,7 +19,7 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "dd6bd5f333d09acb"
 TABLE_APPLY_FINGERPRINT = "adbab6d92674537a"
-RECORD_FINGERPRINT = "cb308d7189b99207"
+RECORD_FINGERPRINT = "f4a5ba3674f07978"
 FAST_METHODS_FINGERPRINT = "349aad2c0d5e1a9c"
 
 
@@ -46,11 +46,12 @@ def table_apply_parts():
 def record_parts():
     from chainrule import _version_counter
     from chainrule._ops import _registry
-    from chainrule.autograd import saved_tensor
+    from chainrule.autograd import node, saved_tensor
     return [
         (_registry, ["_record"]),
         (saved_tensor, ["SavedTensor.__init__"]),
         (_version_counter, ["VersionCounter.__init__"]),
+        (node, ["grad_accumulator"]),
     ]
 
 

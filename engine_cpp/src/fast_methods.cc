@@ -46,6 +46,7 @@ struct FastNames {
   PyObject* inference = PyUnicode_InternFromString("inference");
   PyObject* recorder = PyUnicode_InternFromString("_recorder");
   PyObject* plain_output = PyUnicode_InternFromString("_plain_output");
+  PyObject* wrap_inference = PyUnicode_InternFromString("_wrap_inference");
   PyObject* scalars = PyUnicode_InternFromString("_SCALARS");
   PyObject* scalar_tensor = PyUnicode_InternFromString("scalar_tensor");
   PyObject* empty = PyTuple_New(0);
@@ -179,14 +180,29 @@ PyObject* plain_output(PyObject* out) {
   return t;
 }
 
-// apply_op after the forward: record when grad mode is on and an input requires grad.
+// _wrap_inference(op, out): inference mode, rare, left to Python.
+PyObject* inference_output(FastMethod* m, PyObject* out) {
+  PyObject* fn = PyDict_GetItemWithError(fc.registry_dict, fn_names().wrap_inference);
+  if (fn == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_NameError, "_wrap_inference");
+    return nullptr;
+  }
+  PyObject* args[] = {m->op, out};
+  return PyObject_Vectorcall(fn, args, 2, nullptr);
+}
+
+// apply_op after the forward, in its order: record when grad mode is on and an input
+// requires grad; else an inference tensor in inference mode; else a plain tensor.
 PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
-  int grad = mode_flag(fn_names().grad_enabled);
+  const FastNames& n = fn_names();
+  int grad = mode_flag(n.grad_enabled);
   if (grad < 0) return nullptr;
   for (Py_ssize_t i = 0; grad && i < m->arity; ++i) {
     if (slot(inputs[i], fc.requires_grad) == Py_True) return record_output(m, inputs, out);
   }
-  return plain_output(out);
+  int inference = mode_flag(n.inference);
+  if (inference < 0) return nullptr;
+  return inference ? inference_output(m, out) : plain_output(out);
 }
 
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
@@ -204,11 +220,6 @@ PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
     if (!other && !forgive_error()) return nullptr;
     if (!other) return call_python(m, args, nargsf, kwnames);
     inputs[1] = other.get();
-  }
-  int inference = mode_flag(fn_names().inference);
-  if (inference != 0) {
-    if (inference < 0 && !forgive_error()) return nullptr;
-    return call_python(m, args, nargsf, kwnames);
   }
   Ref out(run_forward(m, inputs));
   if (!out) return forgive_error() ? call_python(m, args, nargsf, kwnames) : nullptr;

@@ -14,15 +14,15 @@
 //       and bool inputs are cast or promoted in Python), positional arguments only;
 //     - binary: other a Tensor of the very same dtype, or a Python float or int,
 //       which becomes the cached 0-d constant of binary_operands (the `_SCALARS`
-//       dict is read directly; `scalar_tensor` is called on a miss);
-//     - not in inference mode.
+//       dict is read directly; `scalar_tensor` is called on a miss).
 //     Then it runs `op.forward` with the attrs as keywords, as apply_op does. A
 //     forward that raises an Exception is forgotten and the Python function runs
 //     instead (forwards are pure), so errors (e.g. the broadcast message) are the
-//     Python path's by construction. With grad mode on and an input requiring grad,
-//     the output is made by core's recording slot (`_registry._recorder`, the C++
-//     recorder when installed, called directly); otherwise it is a plain Tensor
-//     (`_plain_output`). The Python code mirrored is fingerprinted in
+//     Python path's by construction. Then apply_op's steps in its order: with grad
+//     mode on and an input requiring grad, the output is made by core's recording
+//     slot (`_registry._recorder`, the C++ recorder when installed, called
+//     directly); in inference mode by `_wrap_inference`; otherwise it is a plain
+//     Tensor (`_plain_output`, inlined). The Python code mirrored is fingerprinted in
 //     chainrule_engine/_mirror.py: the methods are installed only while it matches;
 //     CHAINRULE_ENGINE_FAST_METHODS=0 keeps the Python functions.
 #pragma once

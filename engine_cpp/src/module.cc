@@ -120,7 +120,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_recorder", &ce::configure_recorder, py::arg("enabled"),
         py::arg("python_record"), py::arg("registry"), py::arg("tensor_type"),
         py::arg("op_node_type"), py::arg("saved_type"), py::arg("counter_type"),
-        py::arg("anomaly_state"), py::arg("hooks_active"),
+        py::arg("anomaly_state"), py::arg("hooks_active"), py::arg("extras_type"),
         "Hand the recorder what it needs (recorder.h).");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");
   ce::add_fast_method_type(m.ptr());

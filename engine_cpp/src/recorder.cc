@@ -45,12 +45,14 @@ struct Config {
   PyTypeObject* op_node = nullptr;
   PyTypeObject* saved = nullptr;
   PyTypeObject* counter = nullptr;
+  PyTypeObject* extras = nullptr;     // _tensor._Extras
   PyObject* anomaly_state = nullptr;  // anomaly_mode.STATE
   PyObject* hooks_active = nullptr;   // saved_hooks.ACTIVE (a one-item list)
   TensorSlots t{};
   NodeSlots n{};
   SavedSlots s{};
   Py_ssize_t counter_v = 0;
+  Py_ssize_t extras_grad_acc = 0;
 };
 Config cfg;
 PyObject* cfg_refs = nullptr;  // keeps cfg's objects alive
@@ -225,7 +227,12 @@ PyObject* registry_global(PyObject* name) {
 //     - the (shape, dtype) tuples of `_in_meta` are immutable and hold only ints
 //       and a dtype, so equal ones are shared: the last few made are kept and
 //       reused (CPython itself untracks such tuples at their first collection;
-//       these are untracked from the start).
+//       these are untracked from the start);
+//     - the `_in_meta` list holds only those tuples and is never written after
+//       `_record` (OpNode.apply and validate only read it), so it leaves the
+//       collector's list too.
+//     Nothing that can reach a node or a tensor is untracked: hooks may close over
+//     tensors, and an untracked link in a garbage cycle would leak the cycle.
 struct MetaEntry {
   PyObject* meta = nullptr;  // ((dims...), dtype), owned
   int nd = 0;
@@ -274,6 +281,24 @@ PyObject* meta_of(PyObject* data) {
   return meta;
 }
 
+// grad_accumulator(t) (autograd/node.py) for a leaf that requires grad: the live
+// accumulator its extras hold weakly, else (none yet, or freed) the Python function,
+// which makes one. A new reference.
+PyObject* accumulator_of(PyObject* t) {
+  PyObject* extra = slot(t, cfg.t.extra);
+  if (extra != nullptr && Py_TYPE(extra) == cfg.extras) {
+    PyObject* ref = slot(extra, cfg.extras_grad_acc);
+    if (ref != nullptr && PyWeakref_CheckRefExact(ref)) {
+      PyObject* acc = PyWeakref_GetObject(ref);
+      if (acc != Py_None) {
+        Py_INCREF(acc);
+        return acc;
+      }
+    }
+  }
+  return check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t));
+}
+
 // _record's steps, in its order. Errors propagate (as from _record).
 PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p) {
   Ref node(new_object(reinterpret_cast<PyTypeObject*>(p.node_cls)));
@@ -288,7 +313,7 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
     if (fn != Py_None) {
       edge = check(PyTuple_Pack(2, fn, slot(t, cfg.t.output_nr)));
     } else if (slot(t, cfg.t.requires_grad) == Py_True) {
-      Ref acc(check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t)));
+      Ref acc(accumulator_of(t));
       Ref zero(check(PyLong_FromLong(0)));
       edge = check(PyTuple_Pack(2, acc.get(), zero.get()));
     } else {
@@ -299,6 +324,7 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
     PyList_SET_ITEM(metas.get(), i, meta_of(slot(t, cfg.t.data)));
   }
   steal_slot(node.get(), cfg.n.next, edges.release());
+  PyObject_GC_UnTrack(metas.get());  // Note [untracked records]
   steal_slot(node.get(), cfg.n.in_meta, metas.release());
   set_slot(node.get(), cfg.n.attrs, attrs);
   PyObject* saved_inputs = PyTuple_GET_ITEM(p.plan.get(), 0);
@@ -354,7 +380,8 @@ PyObject* record(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 void configure_recorder(bool enabled, py::object python_record, py::object registry,
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
-                        py::object anomaly_state, py::object hooks_active) {
+                        py::object anomaly_state, py::object hooks_active,
+                        py::object extras_type) {
   if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
     throw std::runtime_error("recorder: hooks_active must be a one-item list");
   }
@@ -382,8 +409,11 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.s = {member_offset(S, "data"), member_offset(S, "tensor"), member_offset(S, "counter"),
          member_offset(S, "version"), member_offset(S, "output_nr")};
   c.counter_v = member_offset(counter_type.ptr(), "v");
+  c.extras = reinterpret_cast<PyTypeObject*>(extras_type.ptr());
+  c.extras_grad_acc = member_offset(extras_type.ptr(), "grad_acc");
   py::tuple keep = py::make_tuple(python_record, registry_dict, tensor_type, op_node_type,
-                                  saved_type, counter_type, anomaly_state, hooks_active);
+                                  saved_type, counter_type, anomaly_state, hooks_active,
+                                  extras_type);
   rn();
   PyObject* old = cfg_refs;
   cfg_refs = keep.release().ptr();

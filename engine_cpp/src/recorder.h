@@ -53,7 +53,8 @@ PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 void configure_recorder(bool enabled, py::object python_record, py::object registry,
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
-                        py::object anomaly_state, py::object hooks_active);
+                        py::object anomaly_state, py::object hooks_active,
+                        py::object extras_type);
 bool recorder_enabled();
 
 }  // namespace chainrule_engine

@@ -228,10 +228,20 @@ def test_no_grad_makes_plain_tensors_without_python():
     assert not (DISPATCH | {"_plain_output"}) & set(calls), calls
 
 
-def test_inference_mode_goes_to_python():
+def test_inference_mode_makes_inference_tensors():
     python, fast, calls = run_both(lambda: (leaf(),), _under(cr.inference_mode, lambda x: x.sin()))
     assert fast == python and fast["out"][7] is True    # an inference tensor
-    assert "_wrap_inference" in calls
+    assert "_wrap_inference" in calls and not DISPATCH & set(calls)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_enable_grad_inside_inference_mode(requires_grad):
+    # apply_op's order: recording first, then the inference check
+    def expr(x):
+        with cr.inference_mode(), cr.enable_grad():
+            return x * 2.0
+    python, fast, _ = run_both(lambda: (leaf(requires_grad=requires_grad),), expr)
+    assert fast == python and ("node" in fast) == requires_grad
 
 
 def test_anomaly_mode_records_through_python():

@@ -28,7 +28,8 @@ def test_table_apply_unchanged_since_last_mirrored():
 def test_record_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.record_parts())
     assert now == _mirror.RECORD_FINGERPRINT, (
-        "_registry._record, SavedTensor.__init__ or VersionCounter.__init__ changed; the "
+        "_registry._record, SavedTensor.__init__, VersionCounter.__init__ or "
+        "node.grad_accumulator changed; the "
         "C++ recorder is off until src/recorder.cc mirrors the change and "
         "RECORD_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
 
