@@ -19,8 +19,8 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "dd6bd5f333d09acb"
 TABLE_APPLY_FINGERPRINT = "adbab6d92674537a"
-RECORD_FINGERPRINT = "f4a5ba3674f07978"
-FAST_METHODS_FINGERPRINT = "349aad2c0d5e1a9c"
+RECORD_FINGERPRINT = "54db60d46f621588"
+FAST_METHODS_FINGERPRINT = "e573507714edf853"
 
 
 def engine_parts():
@@ -46,17 +46,18 @@ def table_apply_parts():
 def record_parts():
     from chainrule import _version_counter
     from chainrule._ops import _registry
-    from chainrule.autograd import node, saved_tensor
+    from chainrule.autograd import anomaly_mode, node, saved_tensor
     return [
         (_registry, ["_record"]),
         (saved_tensor, ["SavedTensor.__init__"]),
         (_version_counter, ["VersionCounter.__init__"]),
         (node, ["grad_accumulator"]),
+        (anomaly_mode, ["_AnomalyState"]),  # Note [thread-local reads] in src/recorder.h
     ]
 
 
 def fast_methods_parts():
-    from chainrule import _tensor
+    from chainrule import _grad_mode, _tensor
     from chainrule._ops import _common, _registry, elementwise, operators
     return [
         (elementwise, ["_make"]),
@@ -64,6 +65,7 @@ def fast_methods_parts():
         (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
         (_registry, ["apply_op", "_plain_output"]),
         (_tensor, ["Tensor._wrap"]),
+        (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]
 
 

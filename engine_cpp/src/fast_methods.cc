@@ -119,9 +119,10 @@ PyObject* other_operand(PyArrayObject* a, PyObject* b) {
   return nullptr;
 }
 
-// STATE.<name> as 0/1, -1 with an error.
+// STATE.<name> as 0/1, -1 with an error (Note [thread-local reads]).
 int mode_flag(PyObject* name) {
-  Ref value(PyObject_GetAttr(fc.grad_state, name));
+  thread_local ThreadLocalDict state_dict;
+  Ref value(local_attr(fc.grad_state, name, state_dict));
   return value ? PyObject_IsTrue(value.get()) : -1;
 }
 

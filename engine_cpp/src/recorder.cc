@@ -24,6 +24,25 @@ Py_ssize_t member_offset(PyObject* type, const char* name) {
   return member->offset;
 }
 
+PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache) {
+  PyThreadState* tstate = PyThreadState_Get();
+  if (cache.local != local || cache.tstate != tstate || cache.tstate_id != tstate->id) {
+    static PyObject* dict_name = PyUnicode_InternFromString("__dict__");
+    Ref dict(PyObject_GetAttr(local, dict_name));
+    if (!dict || !PyDict_CheckExact(dict.get())) {
+      PyErr_Clear();
+      return PyObject_GetAttr(local, name);
+    }
+    cache = {local, tstate, tstate->id, dict.get()};  // borrowed (Note [thread-local reads])
+  }
+  PyObject* value = PyDict_GetItemWithError(cache.dict, name);
+  if (value != nullptr) {
+    Py_INCREF(value);
+    return value;
+  }
+  return PyErr_Occurred() ? nullptr : PyObject_GetAttr(local, name);
+}
+
 namespace {
 
 // Byte offsets of the __slots__ the recorder reads and writes.
@@ -152,7 +171,8 @@ bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base,
   char kind = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(out))->kind;
   if (kind == 'b' || kind == 'i' || kind == 'u') return false;
   if (hooks_active()) return false;
-  Ref anomaly(PyObject_GetAttr(cfg.anomaly_state, names.enabled));
+  thread_local ThreadLocalDict anomaly_dict;
+  Ref anomaly(local_attr(cfg.anomaly_state, names.enabled, anomaly_dict));
   if (!anomaly || anomaly.get() != Py_False) return false;
   Ref multi(PyObject_GetAttr(op, rn().multi_output));
   if (!multi || multi.get() != Py_False) return false;

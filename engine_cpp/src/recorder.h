@@ -47,6 +47,28 @@ inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
   Py_XDECREF(old);
 }
 
+// Note [thread-local reads]
+//     Core's modes (`_grad_mode.STATE`, `anomaly_mode.STATE`) are threading.local
+//     objects; a getattr on one finds the thread's dict of the local first, ~50 ns,
+//     twice per recorded op. That dict is one object for the life of the thread (a
+//     local's `__dict__` cannot be replaced), so `local_attr` fetches it once per
+//     thread (`getattr(state, "__dict__")`) and then reads the attribute from it.
+//     The cache is per OS thread and keyed by the Python thread state and its unique
+//     id, so a new thread state never sees another's dict. Exact while the local's
+//     class defines no descriptor of that name (its __init__ only sets plain
+//     attributes; the class is fingerprinted in chainrule_engine/_mirror.py); a name
+//     missing from the dict is left to getattr.
+struct ThreadLocalDict {
+  PyObject* local = nullptr;     // the threading.local object (identity only)
+  PyThreadState* tstate = nullptr;
+  uint64_t tstate_id = 0;
+  PyObject* dict = nullptr;      // borrowed: lives as long as the thread
+};
+
+// getattr(local, name) through `cache` (a thread_local of the caller). New reference,
+// or nullptr with an error.
+PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache);
+
 // record(op, inputs, attrs, out, view_base): `_registry._record`'s signature.
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 

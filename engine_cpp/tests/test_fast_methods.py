@@ -335,6 +335,29 @@ def test_grad_mode_is_per_thread():
     assert seen == [True, False]
 
 
+def test_modes_read_per_thread_state():
+    """Note [thread-local reads]: each thread (and each new thread state) reads its
+    own modes, however threads come and go."""
+    x = leaf()
+    seen = []
+
+    def worker(k):
+        if k % 2:
+            with cr.no_grad():
+                seen.append((k, (x * 2.0).requires_grad))
+        else:
+            with cr.autograd.detect_anomaly(check_nan=False):
+                seen.append((k, bool(getattr((x * 2.0).grad_fn, "_anomaly", None))))
+    with pytest.warns(UserWarning):
+        for k in range(6):
+            thread = threading.Thread(target=worker, args=(k,))
+            thread.start()
+            thread.join()
+            main = x * 2.0
+            assert main.requires_grad and not getattr(main.grad_fn, "_anomaly", None)
+    assert seen == [(k, k % 2 == 0) for k in range(6)]
+
+
 def test_no_references_leak():
     x, y = leaf(), leaf(requires_grad=False)
     before = (sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(x._data))

@@ -28,8 +28,8 @@ def test_table_apply_unchanged_since_last_mirrored():
 def test_record_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.record_parts())
     assert now == _mirror.RECORD_FINGERPRINT, (
-        "_registry._record, SavedTensor.__init__, VersionCounter.__init__ or "
-        "node.grad_accumulator changed; the "
+        "_registry._record, SavedTensor.__init__, VersionCounter.__init__, "
+        "node.grad_accumulator or anomaly_mode._AnomalyState changed; the "
         "C++ recorder is off until src/recorder.cc mirrors the change and "
         "RECORD_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
 
@@ -47,7 +47,8 @@ def test_fast_methods_unchanged_since_last_mirrored():
     assert now == _mirror.FAST_METHODS_FINGERPRINT, (
         "a Tensor method of Note [method slot] (elementwise._make's fn, "
         "operators._binary_operator) or a helper it calls (apply_binary, binary_operands, "
-        "scalar_tensor, float_input, apply_op, _plain_output, Tensor._wrap) changed; the "
+        "scalar_tensor, float_input, apply_op, _plain_output, Tensor._wrap, "
+        "_grad_mode._ModeState) changed; the "
         "fast methods are off until src/fast_methods.cc mirrors the change and "
         "FAST_METHODS_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
 
