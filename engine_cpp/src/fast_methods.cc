@@ -157,10 +157,10 @@ PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* out) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_NameError, "_recorder");
     return nullptr;
   }
+  if (recorder == fc.record_fn) return record_inputs(m->op, inputs, m->arity, m->attrs, out);
   Ref tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
   if (!tuple) return nullptr;
   PyObject* args[] = {m->op, tuple.get(), m->attrs, out, Py_None};
-  if (recorder == fc.record_fn) return record(nullptr, args, 5);
   return PyObject_Vectorcall(recorder, args, 5, nullptr);
 }
 

@@ -166,7 +166,9 @@ struct Plan {
 
 // The checks of the fast path, with no side effect but caching a plan.
 // false: not this path (or a Python error set).
-bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base, Plan& p) {
+// `inputs`: the items of _record's `inputs` tuple (n of them).
+bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
+             PyObject* view_base, Plan& p) {
   if (view_base != Py_None || Py_TYPE(out) != &PyArray_Type) return false;
   char kind = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(out))->kind;
   if (kind == 'b' || kind == 'i' || kind == 'u') return false;
@@ -184,13 +186,11 @@ bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base,
       type->tp_basicsize != cfg.op_node->tp_basicsize) {
     return false;
   }
-  if (!PyTuple_CheckExact(inputs)) return false;
   Ref diff(PyObject_GetAttr(op, rn().differentiable));
   if (!diff || !PyTuple_CheckExact(diff.get())) return false;
-  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
   if (n > PyTuple_GET_SIZE(diff.get()) || n > 30) return false;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    PyObject* t = inputs[i];
     if (!plain_tensor(t)) return false;
     if (slot(t, cfg.t.grad_fn) != Py_None || slot(t, cfg.t.requires_grad) == Py_True) {
       PyObject* bit = PyTuple_GET_ITEM(diff.get(), i);
@@ -320,14 +320,14 @@ PyObject* accumulator_of(PyObject* t) {
 }
 
 // _record's steps, in its order. Errors propagate (as from _record).
-PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p) {
+PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, PyObject* out,
+                      Plan& p) {
   Ref node(new_object(reinterpret_cast<PyTypeObject*>(p.node_cls)));
   steal_slot(node.get(), cfg.n.seq, check(PyIter_Next(registry_global(rn().sequence))));
-  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
   Ref edges(check(PyTuple_New(n)));
   Ref metas(check(PyList_New(n)));
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    PyObject* t = inputs[i];
     PyObject* fn = slot(t, cfg.t.grad_fn);
     PyObject* edge;
     if (fn != Py_None) {
@@ -351,7 +351,7 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
   Ref saved(check(PyDict_New()));
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved_inputs); ++k) {
     PyObject* pair = PyTuple_GET_ITEM(saved_inputs, k);
-    PyObject* t = PyTuple_GET_ITEM(inputs, PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)));
+    PyObject* t = inputs[PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0))];
     Ref s(save(t, false));
     if (PyDict_SetItem(saved.get(), PyTuple_GET_ITEM(pair, 1), s.get()) < 0) {
       throw_python_error();
@@ -378,23 +378,47 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
   return outs.release();
 }
 
+// The fast path, or false (no error set) when _record must decide.
+bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+              PyObject* out, PyObject** result) {
+  if (!cfg.enabled) return false;
+  Plan p;
+  bool here = prepare(op, inputs, n, out, Py_None, p);
+  if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides
+  if (!here) return false;
+  try {
+    *result = record_fast(inputs, n, attrs, out, p);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    *result = nullptr;
+  }
+  return true;
+}
+
 }  // namespace
 
 PyObject* record(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (cfg.enabled && nargs == 5) {
-    Plan p;
-    bool here = prepare(args[0], args[1], args[3], args[4], p);
-    if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides
-    if (here) {
-      try {
-        return record_fast(args[1], args[2], args[3], p);
-      } catch (py::error_already_set& e) {
-        e.restore();
-        return nullptr;
-      }
-    }
+  PyObject* result;
+  if (nargs == 5 && args[4] == Py_None && PyTuple_CheckExact(args[1]) &&
+      try_fast(args[0], reinterpret_cast<PyTupleObject*>(args[1])->ob_item,
+               PyTuple_GET_SIZE(args[1]), args[2], args[3], &result)) {
+    return result;
   }
   return PyObject_Vectorcall(cfg.python_record, args, nargs, nullptr);
+}
+
+PyObject* record_inputs(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+                        PyObject* out) {
+  PyObject* result;
+  if (try_fast(op, inputs, n, attrs, out, &result)) return result;
+  Ref tuple(PyTuple_New(n));
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(inputs[i]);
+    PyTuple_SET_ITEM(tuple.get(), i, inputs[i]);
+  }
+  PyObject* args[] = {op, tuple.get(), attrs, out, Py_None};
+  return PyObject_Vectorcall(cfg.python_record, args, 5, nullptr);
 }
 
 void configure_recorder(bool enabled, py::object python_record, py::object registry,

@@ -72,6 +72,11 @@ PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache);
 // record(op, inputs, attrs, out, view_base): `_registry._record`'s signature.
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 
+// The same for `view_base` None with the inputs as an array (no tuple is made unless
+// _record is called): the entry of the fast methods (fast_methods.h).
+PyObject* record_inputs(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+                        PyObject* out);
+
 void configure_recorder(bool enabled, py::object python_record, py::object registry,
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
