@@ -360,14 +360,23 @@ def test_modes_read_per_thread_state():
 
 def test_no_references_leak():
     x, y = leaf(), leaf(requires_grad=False)
-    before = (sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(x._data))
+    x * 2.0 - 1.5                                        # the constants exist
+    attrs = _method_slot.ACCELERABLE[-5][3]             # __add__'s
+    objects = [x, y, x._data, _common._SCALARS[(float, 2.0, x._data.dtype)],
+               _common._SCALARS[(float, 1.5, x._data.dtype)], attrs,
+               _registry.OPS["add"], _registry.OPS["sin"]]
+    before = [sys.getrefcount(o) for o in objects]
     for _ in range(100):
         with cr.no_grad():
             ((x * 2.0) + y).sin()
         (x * y - 1.5).tanh()
+        (x * 2.0 + x).sin().sum().backward()
         with pytest.raises(RuntimeError):
             x + cr.ones(5, dtype=cr.float64)
-    assert (sys.getrefcount(x), sys.getrefcount(y), sys.getrefcount(x._data)) == before
+        with cr.inference_mode():
+            x.sin() * 2.0
+    x.grad = None
+    assert [sys.getrefcount(o) for o in objects] == before
 
 
 # --- the descriptor itself ------------------------------------------------------------
