@@ -10,9 +10,12 @@
 //     `_registry._record` before doing anything: a view or multi-output op, an
 //     integer output, anomaly mode, saved-tensor hooks or a mutation context, inputs
 //     or arrays of unexpected types. A saved input that is a view or has extras
-//     (inference flag, export guard) is saved by calling `SavedTensor(t, False)`.
-//     It is on only while `_record`, `SavedTensor.__init__` and
-//     `VersionCounter.__init__` are the code it was written against
+//     (inference flag, export guard) is saved by calling `SavedTensor(t, False)`; a
+//     leaf's accumulator is read from its extras while alive (`grad_accumulator`,
+//     which makes one, otherwise).
+//     It is on only while `_record`, `SavedTensor.__init__`,
+//     `VersionCounter.__init__`, `grad_accumulator` and the anomaly-mode state are the
+//     code it was written against
 //     (chainrule_engine/_mirror.py; tests/test_python_engine_mirror.py says when to
 //     update).
 #pragma once
