@@ -150,13 +150,17 @@ PyObject* run_forward(FastMethod* m, PyObject* const* inputs) {
                              nattrs ? m->attr_names : nullptr);
 }
 
+// _registry.<name>, read at each call as apply_op does (borrowed; nullptr with an error).
+PyObject* registry_global(PyObject* name) {
+  PyObject* value = PyDict_GetItemWithError(fc.registry_dict, name);
+  if (value == nullptr && !PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, name);
+  return value;
+}
+
 // _recorder(op, inputs, attrs, out, None): apply_op's recording call.
 PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* out) {
-  PyObject* recorder = PyDict_GetItemWithError(fc.registry_dict, fn_names().recorder);
-  if (recorder == nullptr) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_NameError, "_recorder");
-    return nullptr;
-  }
+  PyObject* recorder = registry_global(fn_names().recorder);
+  if (recorder == nullptr) return nullptr;
   if (recorder == fc.record_fn) return record_inputs(m->op, inputs, m->arity, m->attrs, out);
   Ref tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
   if (!tuple) return nullptr;
@@ -167,7 +171,7 @@ PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* out) {
 // _plain_output(out, None): Tensor._wrap, inlined for an ndarray.
 PyObject* plain_output(PyObject* out) {
   if (Py_TYPE(out) != &PyArray_Type) {
-    PyObject* fn = PyDict_GetItemWithError(fc.registry_dict, fn_names().plain_output);
+    PyObject* fn = registry_global(fn_names().plain_output);
     if (fn == nullptr) return nullptr;
     PyObject* args[] = {out, Py_None};
     return PyObject_Vectorcall(fn, args, 2, nullptr);
@@ -183,11 +187,8 @@ PyObject* plain_output(PyObject* out) {
 
 // _wrap_inference(op, out): inference mode, rare, left to Python.
 PyObject* inference_output(FastMethod* m, PyObject* out) {
-  PyObject* fn = PyDict_GetItemWithError(fc.registry_dict, fn_names().wrap_inference);
-  if (fn == nullptr) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_NameError, "_wrap_inference");
-    return nullptr;
-  }
+  PyObject* fn = registry_global(fn_names().wrap_inference);
+  if (fn == nullptr) return nullptr;
   PyObject* args[] = {m->op, out};
   return PyObject_Vectorcall(fn, args, 2, nullptr);
 }
