@@ -80,7 +80,8 @@ def _configure_recorder(enabled=None):
         enabled=enabled, python_record=_registry._record, registry=_registry,
         tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
         saved_type=saved_tensor.SavedTensor, counter_type=_version_counter.VersionCounter,
-        anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE)
+        anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE,
+        extras_type=_tensor._Extras)
     if enabled:
         _registry.set_recorder(_engine.record)
     elif _registry._recorder is _engine.record:
@@ -88,6 +89,37 @@ def _configure_recorder(enabled=None):
 
 
 _configure_recorder()
+
+
+def _make_fast_method(kind, op, attrs, python_fn):
+    """Note [method slot]'s factory: a FastMethod where src/fast_methods.cc handles
+    the method, else None (the Python function stays)."""
+    if op.multi_output:
+        return None
+    try:
+        return _engine.FastMethod(kind, op, attrs, python_fn)
+    except ValueError:                      # a kind or attrs it does not handle
+        return None
+
+
+def _configure_fast_methods(enabled=None):
+    """Note [fast methods] in src/fast_methods.h: core's hot Tensor methods (Note
+    [method slot] in chainrule/_ops/_method_slot.py) dispatched in C while the Python
+    code they mirror is unchanged; CHAINRULE_ENGINE_FAST_METHODS=0 (or
+    enabled=False) keeps the Python functions."""
+    import os
+    from chainrule import _grad_mode, _tensor
+    from chainrule._ops import _common, _method_slot, _registry
+    if enabled is None:
+        enabled = os.environ.get("CHAINRULE_ENGINE_FAST_METHODS", "1") != "0" and \
+            _mirror.fast_methods_match()
+    _engine.configure_fast_methods(
+        tensor_type=_tensor.Tensor, registry=_registry, common=_common,
+        grad_state=_grad_mode.STATE, record=_engine.record)
+    _method_slot.set_method_accelerator(_make_fast_method if enabled else None)
+
+
+_configure_fast_methods()
 
 
 class CppEngine(_engine.Engine):

@@ -6,9 +6,10 @@ helpers it calls; Note [table-node fast path] in src/op_node.h). A fingerprint i
 hash of the AST of that code without docstrings, so comments and docs may change
 freely but code may not without someone looking at the C++ side:
 
-- the table-node fast path and the recorder (Note [recorder fast path] in
-  src/recorder.h) turn itself off when its fingerprint differs (correct,
-  only slower: node.apply runs instead);
+- the table-node fast path, the recorder (Note [recorder fast path] in
+  src/recorder.h) and the fast methods (Note [fast methods] in src/fast_methods.h)
+  turn themselves off when their fingerprint differs (correct, only slower: the
+  Python code runs instead);
 - tests/test_python_engine_mirror.py fails on either difference and says what to do.
 """
 import ast
@@ -18,8 +19,9 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "fcf253a0ba33897b"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
-RECORD_FINGERPRINT = "cb308d7189b99207"
+RECORD_FINGERPRINT = "54db60d46f621588"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
+FAST_METHODS_FINGERPRINT = "e573507714edf853"
 
 
 def engine_parts():
@@ -47,11 +49,13 @@ def table_apply_parts():
 def record_parts():
     from chainrule import _version_counter
     from chainrule._ops import _registry
-    from chainrule.autograd import saved_tensor
+    from chainrule.autograd import anomaly_mode, node, saved_tensor
     return [
         (_registry, ["_record"]),
         (saved_tensor, ["SavedTensor.__init__"]),
         (_version_counter, ["VersionCounter.__init__"]),
+        (node, ["grad_accumulator"]),
+        (anomaly_mode, ["_AnomalyState"]),  # Note [thread-local reads] in src/recorder.h
     ]
 
 
@@ -66,6 +70,24 @@ def accumulate_parts():
         (_tensor, ["Tensor._wrap", "Tensor._bump_version"]),
         (_version_counter, ["bump"]),
     ]
+
+
+def fast_methods_parts():
+    from chainrule import _grad_mode, _tensor
+    from chainrule._ops import _common, _registry, elementwise, operators
+    return [
+        (elementwise, ["_make"]),
+        (operators, ["_binary_operator"]),
+        (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
+        (_registry, ["apply_op", "_plain_output"]),
+        (_tensor, ["Tensor._wrap"]),
+        (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
+    ]
+
+
+# binary_operands' table of Python scalars absorbed without promotion: the fast
+# methods take float and int with float or complex tensors (a subset of it).
+WEAK_KINDS = {float: "fcV", int: "iufcV"}
 
 
 def _strip_docstrings(tree):
@@ -118,5 +140,16 @@ def accumulate_matches():
     """Whether the accumulation into .grad is the code src/accumulate.cc mirrors."""
     try:
         return fingerprint(accumulate_parts()) == ACCUMULATE_FINGERPRINT
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def fast_methods_match():
+    """Whether the Tensor methods of Note [method slot] and the helpers they call are
+    the code src/fast_methods.cc mirrors."""
+    from chainrule._ops import _common
+    try:
+        return fingerprint(fast_methods_parts()) == FAST_METHODS_FINGERPRINT and \
+            _common._WEAK_KINDS == WEAK_KINDS
     except (OSError, TypeError, AttributeError):
         return False

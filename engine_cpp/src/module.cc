@@ -4,6 +4,7 @@
 
 #include "accumulate.h"
 #include "engine.h"
+#include "fast_methods.h"
 #include "node.h"
 #include "op_node.h"
 #include "python_api.h"
@@ -135,7 +136,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_recorder", &ce::configure_recorder, py::arg("enabled"),
         py::arg("python_record"), py::arg("registry"), py::arg("tensor_type"),
         py::arg("op_node_type"), py::arg("saved_type"), py::arg("counter_type"),
-        py::arg("anomaly_state"), py::arg("hooks_active"),
+        py::arg("anomaly_state"), py::arg("hooks_active"), py::arg("extras_type"),
         "Hand the recorder what it needs (recorder.h).");
   m.def("configure_accumulate",
         [](bool enabled, py::object accumulate_grad_type, py::object tensor_type,
@@ -149,6 +150,10 @@ PYBIND11_MODULE(_engine, m) {
   m.def("accumulate_enabled", &ce::accumulate_enabled,
         "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");
+  ce::add_fast_method_type(m.ptr());
+  m.def("configure_fast_methods", &ce::configure_fast_methods, py::arg("tensor_type"),
+        py::arg("registry"), py::arg("common"), py::arg("grad_state"), py::arg("record"),
+        "Hand the fast methods what they need (fast_methods.h).");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

@@ -12,6 +12,37 @@
 
 namespace chainrule_engine {
 
+Py_ssize_t member_offset(PyObject* type, const char* name) {
+  Ref descr(check(PyObject_GetAttrString(type, name)));
+  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
+  }
+  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
+  if (member->type != T_OBJECT_EX) {
+    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
+  }
+  return member->offset;
+}
+
+PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache) {
+  PyThreadState* tstate = PyThreadState_Get();
+  if (cache.local != local || cache.tstate != tstate || cache.tstate_id != tstate->id) {
+    static PyObject* dict_name = PyUnicode_InternFromString("__dict__");
+    Ref dict(PyObject_GetAttr(local, dict_name));
+    if (!dict || !PyDict_CheckExact(dict.get())) {
+      PyErr_Clear();
+      return PyObject_GetAttr(local, name);
+    }
+    cache = {local, tstate, tstate->id, dict.get()};  // borrowed (Note [thread-local reads])
+  }
+  PyObject* value = PyDict_GetItemWithError(cache.dict, name);
+  if (value != nullptr) {
+    Py_INCREF(value);
+    return value;
+  }
+  return PyErr_Occurred() ? nullptr : PyObject_GetAttr(local, name);
+}
+
 namespace {
 
 // Byte offsets of the __slots__ the recorder reads and writes.
@@ -33,12 +64,14 @@ struct Config {
   PyTypeObject* op_node = nullptr;
   PyTypeObject* saved = nullptr;
   PyTypeObject* counter = nullptr;
+  PyTypeObject* extras = nullptr;     // _tensor._Extras
   PyObject* anomaly_state = nullptr;  // anomaly_mode.STATE
   PyObject* hooks_active = nullptr;   // saved_hooks.ACTIVE (a one-item list)
   TensorSlots t{};
   NodeSlots n{};
   SavedSlots s{};
   Py_ssize_t counter_v = 0;
+  Py_ssize_t extras_grad_acc = 0;
 };
 Config cfg;
 PyObject* cfg_refs = nullptr;  // keeps cfg's objects alive
@@ -57,39 +90,6 @@ struct RecNames {
 const RecNames& rn() {
   static const RecNames* n = new RecNames();
   return *n;
-}
-
-inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
-  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-}
-
-// obj.<slot> = value (a new reference is taken).
-inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  Py_INCREF(value);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
-// obj.<slot> = value, stealing the reference.
-inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
-Py_ssize_t member_offset(PyObject* type, const char* name) {
-  Ref descr(check(PyObject_GetAttrString(type, name)));
-  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
-  }
-  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
-  if (member->type != T_OBJECT_EX) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
-  }
-  return member->offset;
 }
 
 // object.__new__(type): what `cls.__new__(cls)` and `object.__new__(cls)` run.
@@ -166,12 +166,15 @@ struct Plan {
 
 // The checks of the fast path, with no side effect but caching a plan.
 // false: not this path (or a Python error set).
-bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base, Plan& p) {
+// `inputs`: the items of _record's `inputs` tuple (n of them).
+bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
+             PyObject* view_base, Plan& p) {
   if (view_base != Py_None || Py_TYPE(out) != &PyArray_Type) return false;
   char kind = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(out))->kind;
   if (kind == 'b' || kind == 'i' || kind == 'u') return false;
   if (hooks_active()) return false;
-  Ref anomaly(PyObject_GetAttr(cfg.anomaly_state, names.enabled));
+  thread_local ThreadLocalDict anomaly_dict;
+  Ref anomaly(local_attr(cfg.anomaly_state, names.enabled, anomaly_dict));
   if (!anomaly || anomaly.get() != Py_False) return false;
   Ref multi(PyObject_GetAttr(op, rn().multi_output));
   if (!multi || multi.get() != Py_False) return false;
@@ -183,13 +186,11 @@ bool prepare(PyObject* op, PyObject* inputs, PyObject* out, PyObject* view_base,
       type->tp_basicsize != cfg.op_node->tp_basicsize) {
     return false;
   }
-  if (!PyTuple_CheckExact(inputs)) return false;
   Ref diff(PyObject_GetAttr(op, rn().differentiable));
   if (!diff || !PyTuple_CheckExact(diff.get())) return false;
-  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
   if (n > PyTuple_GET_SIZE(diff.get()) || n > 30) return false;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    PyObject* t = inputs[i];
     if (!plain_tensor(t)) return false;
     if (slot(t, cfg.t.grad_fn) != Py_None || slot(t, cfg.t.requires_grad) == Py_True) {
       PyObject* bit = PyTuple_GET_ITEM(diff.get(), i);
@@ -246,7 +247,12 @@ PyObject* registry_global(PyObject* name) {
 //     - the (shape, dtype) tuples of `_in_meta` are immutable and hold only ints
 //       and a dtype, so equal ones are shared: the last few made are kept and
 //       reused (CPython itself untracks such tuples at their first collection;
-//       these are untracked from the start).
+//       these are untracked from the start);
+//     - the `_in_meta` list holds only those tuples and is never written after
+//       `_record` (OpNode.apply and validate only read it), so it leaves the
+//       collector's list too.
+//     Nothing that can reach a node or a tensor is untracked: hooks may close over
+//     tensors, and an untracked link in a garbage cycle would leak the cycle.
 struct MetaEntry {
   PyObject* meta = nullptr;  // ((dims...), dtype), owned
   int nd = 0;
@@ -295,21 +301,39 @@ PyObject* meta_of(PyObject* data) {
   return meta;
 }
 
+// grad_accumulator(t) (autograd/node.py) for a leaf that requires grad: the live
+// accumulator its extras hold weakly, else (none yet, or freed) the Python function,
+// which makes one. A new reference.
+PyObject* accumulator_of(PyObject* t) {
+  PyObject* extra = slot(t, cfg.t.extra);
+  if (extra != nullptr && Py_TYPE(extra) == cfg.extras) {
+    PyObject* ref = slot(extra, cfg.extras_grad_acc);
+    if (ref != nullptr && PyWeakref_CheckRefExact(ref)) {
+      PyObject* acc = PyWeakref_GetObject(ref);
+      if (acc != Py_None) {
+        Py_INCREF(acc);
+        return acc;
+      }
+    }
+  }
+  return check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t));
+}
+
 // _record's steps, in its order. Errors propagate (as from _record).
-PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p) {
+PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, PyObject* out,
+                      Plan& p) {
   Ref node(new_object(reinterpret_cast<PyTypeObject*>(p.node_cls)));
   steal_slot(node.get(), cfg.n.seq, check(PyIter_Next(registry_global(rn().sequence))));
-  Py_ssize_t n = PyTuple_GET_SIZE(inputs);
   Ref edges(check(PyTuple_New(n)));
   Ref metas(check(PyList_New(n)));
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* t = PyTuple_GET_ITEM(inputs, i);
+    PyObject* t = inputs[i];
     PyObject* fn = slot(t, cfg.t.grad_fn);
     PyObject* edge;
     if (fn != Py_None) {
       edge = check(PyTuple_Pack(2, fn, slot(t, cfg.t.output_nr)));
     } else if (slot(t, cfg.t.requires_grad) == Py_True) {
-      Ref acc(check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t)));
+      Ref acc(accumulator_of(t));
       Ref zero(check(PyLong_FromLong(0)));
       edge = check(PyTuple_Pack(2, acc.get(), zero.get()));
     } else {
@@ -320,13 +344,14 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
     PyList_SET_ITEM(metas.get(), i, meta_of(slot(t, cfg.t.data)));
   }
   steal_slot(node.get(), cfg.n.next, edges.release());
+  PyObject_GC_UnTrack(metas.get());  // Note [untracked records]
   steal_slot(node.get(), cfg.n.in_meta, metas.release());
   set_slot(node.get(), cfg.n.attrs, attrs);
   PyObject* saved_inputs = PyTuple_GET_ITEM(p.plan.get(), 0);
   Ref saved(check(PyDict_New()));
   for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved_inputs); ++k) {
     PyObject* pair = PyTuple_GET_ITEM(saved_inputs, k);
-    PyObject* t = PyTuple_GET_ITEM(inputs, PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)));
+    PyObject* t = inputs[PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0))];
     Ref s(save(t, false));
     if (PyDict_SetItem(saved.get(), PyTuple_GET_ITEM(pair, 1), s.get()) < 0) {
       throw_python_error();
@@ -353,29 +378,54 @@ PyObject* record_fast(PyObject* inputs, PyObject* attrs, PyObject* out, Plan& p)
   return outs.release();
 }
 
+// The fast path, or false (no error set) when _record must decide.
+bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+              PyObject* out, PyObject** result) {
+  if (!cfg.enabled) return false;
+  Plan p;
+  bool here = prepare(op, inputs, n, out, Py_None, p);
+  if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides
+  if (!here) return false;
+  try {
+    *result = record_fast(inputs, n, attrs, out, p);
+  } catch (py::error_already_set& e) {
+    e.restore();
+    *result = nullptr;
+  }
+  return true;
+}
+
 }  // namespace
 
 PyObject* record(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (cfg.enabled && nargs == 5) {
-    Plan p;
-    bool here = prepare(args[0], args[1], args[3], args[4], p);
-    if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides
-    if (here) {
-      try {
-        return record_fast(args[1], args[2], args[3], p);
-      } catch (py::error_already_set& e) {
-        e.restore();
-        return nullptr;
-      }
-    }
+  PyObject* result;
+  if (nargs == 5 && args[4] == Py_None && PyTuple_CheckExact(args[1]) &&
+      try_fast(args[0], reinterpret_cast<PyTupleObject*>(args[1])->ob_item,
+               PyTuple_GET_SIZE(args[1]), args[2], args[3], &result)) {
+    return result;
   }
   return PyObject_Vectorcall(cfg.python_record, args, nargs, nullptr);
+}
+
+PyObject* record_inputs(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+                        PyObject* out) {
+  PyObject* result;
+  if (try_fast(op, inputs, n, attrs, out, &result)) return result;
+  Ref tuple(PyTuple_New(n));
+  if (!tuple) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    Py_INCREF(inputs[i]);
+    PyTuple_SET_ITEM(tuple.get(), i, inputs[i]);
+  }
+  PyObject* args[] = {op, tuple.get(), attrs, out, Py_None};
+  return PyObject_Vectorcall(cfg.python_record, args, 5, nullptr);
 }
 
 void configure_recorder(bool enabled, py::object python_record, py::object registry,
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
-                        py::object anomaly_state, py::object hooks_active) {
+                        py::object anomaly_state, py::object hooks_active,
+                        py::object extras_type) {
   if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
     throw std::runtime_error("recorder: hooks_active must be a one-item list");
   }
@@ -403,8 +453,11 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.s = {member_offset(S, "data"), member_offset(S, "tensor"), member_offset(S, "counter"),
          member_offset(S, "version"), member_offset(S, "output_nr")};
   c.counter_v = member_offset(counter_type.ptr(), "v");
+  c.extras = reinterpret_cast<PyTypeObject*>(extras_type.ptr());
+  c.extras_grad_acc = member_offset(extras_type.ptr(), "grad_acc");
   py::tuple keep = py::make_tuple(python_record, registry_dict, tensor_type, op_node_type,
-                                  saved_type, counter_type, anomaly_state, hooks_active);
+                                  saved_type, counter_type, anomaly_state, hooks_active,
+                                  extras_type);
   rn();
   PyObject* old = cfg_refs;
   cfg_refs = keep.release().ptr();

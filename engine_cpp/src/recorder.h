@@ -10,9 +10,12 @@
 //     `_registry._record` before doing anything: a view or multi-output op, an
 //     integer output, anomaly mode, saved-tensor hooks or a mutation context, inputs
 //     or arrays of unexpected types. A saved input that is a view or has extras
-//     (inference flag, export guard) is saved by calling `SavedTensor(t, False)`.
-//     It is on only while `_record`, `SavedTensor.__init__` and
-//     `VersionCounter.__init__` are the code it was written against
+//     (inference flag, export guard) is saved by calling `SavedTensor(t, False)`; a
+//     leaf's accumulator is read from its extras while alive (`grad_accumulator`,
+//     which makes one, otherwise).
+//     It is on only while `_record`, `SavedTensor.__init__`,
+//     `VersionCounter.__init__`, `grad_accumulator` and the anomaly-mode state are the
+//     code it was written against
 //     (chainrule_engine/_mirror.py; tests/test_python_engine_mirror.py says when to
 //     update).
 #pragma once
@@ -21,13 +24,67 @@
 
 namespace chainrule_engine {
 
+// Direct access to the __slots__ of core's classes (shared with fast_methods.cc).
+// The byte offset of the object slot `name` of `type` (from its member descriptor).
+Py_ssize_t member_offset(PyObject* type, const char* name);
+
+// obj.<slot>, borrowed (nullptr when unset).
+inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
+  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+}
+
+// obj.<slot> = value (a new reference is taken).
+inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+  Py_INCREF(value);
+  PyObject* old = *p;
+  *p = value;
+  Py_XDECREF(old);
+}
+
+// obj.<slot> = value, stealing the reference.
+inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+  PyObject* old = *p;
+  *p = value;
+  Py_XDECREF(old);
+}
+
+// Note [thread-local reads]
+//     Core's modes (`_grad_mode.STATE`, `anomaly_mode.STATE`) are threading.local
+//     objects; a getattr on one finds the thread's dict of the local first, ~50 ns,
+//     twice per recorded op. That dict is one object for the life of the thread (a
+//     local's `__dict__` cannot be replaced), so `local_attr` fetches it once per
+//     thread (`getattr(state, "__dict__")`) and then reads the attribute from it.
+//     The cache is per OS thread and keyed by the Python thread state and its unique
+//     id, so a new thread state never sees another's dict. Exact while the local's
+//     class defines no descriptor of that name (its __init__ only sets plain
+//     attributes; the class is fingerprinted in chainrule_engine/_mirror.py); a name
+//     missing from the dict is left to getattr.
+struct ThreadLocalDict {
+  PyObject* local = nullptr;     // the threading.local object (identity only)
+  PyThreadState* tstate = nullptr;
+  uint64_t tstate_id = 0;
+  PyObject* dict = nullptr;      // borrowed: lives as long as the thread
+};
+
+// getattr(local, name) through `cache` (a thread_local of the caller). New reference,
+// or nullptr with an error.
+PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache);
+
 // record(op, inputs, attrs, out, view_base): `_registry._record`'s signature.
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
+
+// The same for `view_base` None with the inputs as an array (no tuple is made unless
+// _record is called): the entry of the fast methods (fast_methods.h).
+PyObject* record_inputs(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
+                        PyObject* out);
 
 void configure_recorder(bool enabled, py::object python_record, py::object registry,
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
-                        py::object anomaly_state, py::object hooks_active);
+                        py::object anomaly_state, py::object hooks_active,
+                        py::object extras_type);
 bool recorder_enabled();
 
 }  // namespace chainrule_engine

@@ -1,5 +1,6 @@
 """The C++ engine mirrors Python code of core (chainrule_engine/_mirror.py): the Python
-engine, OpNode.apply for the table-node fast path, and _record for the recorder. When
+engine, OpNode.apply for the table-node fast path, _record for the recorder, and the
+Tensor methods of Note [method slot] for the fast methods. When
 that code changes, this test fails until the change is mirrored in engine_cpp/src and the fingerprint in
 _mirror.py is updated: core's suite, which runs under both engines, only catches the
 differences it happens to exercise.
@@ -27,7 +28,8 @@ def test_table_apply_unchanged_since_last_mirrored():
 def test_record_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.record_parts())
     assert now == _mirror.RECORD_FINGERPRINT, (
-        "_registry._record, SavedTensor.__init__ or VersionCounter.__init__ changed; the "
+        "_registry._record, SavedTensor.__init__, VersionCounter.__init__, "
+        "node.grad_accumulator or anomaly_mode._AnomalyState changed; the "
         "C++ recorder is off until src/recorder.cc mirrors the change and "
         "RECORD_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
 
@@ -51,3 +53,20 @@ def test_accumulate_unchanged_since_last_mirrored():
 
 def test_accumulate_fast_path_is_on():
     assert _engine.accumulate_enabled()
+
+
+def test_fast_methods_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.fast_methods_parts())
+    assert now == _mirror.FAST_METHODS_FINGERPRINT, (
+        "a Tensor method of Note [method slot] (elementwise._make's fn, "
+        "operators._binary_operator) or a helper it calls (apply_binary, binary_operands, "
+        "scalar_tensor, float_input, apply_op, _plain_output, Tensor._wrap, "
+        "_grad_mode._ModeState) changed; the "
+        "fast methods are off until src/fast_methods.cc mirrors the change and "
+        "FAST_METHODS_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_fast_methods_are_on():
+    from chainrule._ops import _method_slot
+    assert _mirror.fast_methods_match()
+    assert all(_method_slot.method_accelerated(entry[0]) for entry in _method_slot.ACCELERABLE)

@@ -209,3 +209,34 @@ def test_in_meta_matches_inputs_across_shapes_and_dtypes(recorder):
             y = x.sin()
             assert y.grad_fn._in_meta == [(shape, np.dtype(dtype))]
             assert type(y.grad_fn._in_meta) is list
+
+
+def test_in_meta_list_is_untracked():
+    """Note [untracked records]: the list holds only shared (shape, dtype) tuples."""
+    import gc
+    y = leaf().sin()
+    assert not gc.is_tracked(y.grad_fn._in_meta)
+    assert gc.is_tracked(y.grad_fn) and gc.is_tracked(y.grad_fn._next)
+
+
+def test_live_leaf_accumulator_is_reused_without_python(recorder, monkeypatch):
+    """The recorder reads a leaf's live AccumulateGrad from its extras; it calls
+    grad_accumulator only when there is none (first use, or freed)."""
+    calls = []
+    python_grad_accumulator = _registry.grad_accumulator
+
+    def counting(t):
+        calls.append(t)
+        return python_grad_accumulator(t)
+    monkeypatch.setattr(_registry, "grad_accumulator", counting)
+    x = leaf()
+    first = x * 2.0
+    second = x.sin()
+    assert first.grad_fn._next[0][0] is second.grad_fn._next[0][0]
+    assert len(calls) == (2 if recorder == "python" else 1)
+    del first, second                      # the accumulator dies with the graphs
+    third = x.exp()
+    assert len(calls) == (3 if recorder == "python" else 2)
+    assert type(third.grad_fn._next[0][0]) is node_mod.AccumulateGrad
+    third.sum().backward()
+    assert x.grad.tolist() == np.exp(x._data).tolist()

@@ -13,6 +13,7 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
+from ._method_slot import accelerable
 from ._namespaces import array_fn
 from .views import make_view
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
@@ -309,7 +310,9 @@ for _name, _op, _doc in [
         fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
                       f"    >>> cr.{name}(cr.tensor([0.5])).shape\n    chainrule.Size([1])\n")
         return fn
-    public(_make(), name=_name)
+    _fn = public(_make(), name=_name)
+    if Tensor.__dict__.get(_name) is _fn:
+        accelerable(_name, "unary", _op, EMPTY, _fn)      # Note [method slot]
 
 
 

@@ -6,6 +6,7 @@ from .. import _dtypes
 from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ._method_slot import accelerable
 from ._registry import apply_op, defop
 from .elementwise import ADD, MUL, SUB, pow_scalar_base, rsub
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
@@ -27,10 +28,17 @@ def _binary_operator(op, attrs):
     return operator
 
 
-Tensor.__add__ = Tensor.__radd__ = _binary_operator(ADD, {"alpha": 1})
-Tensor.__sub__ = _binary_operator(SUB, {"alpha": 1})
+def _install_operator(names, op, attrs):
+    fn = _binary_operator(op, attrs)
+    for name in names:
+        setattr(Tensor, name, fn)
+        accelerable(name, "binary", op, attrs, fn)          # Note [method slot]
+
+
+_install_operator(("__add__", "__radd__"), ADD, {"alpha": 1})
+_install_operator(("__sub__",), SUB, {"alpha": 1})
 Tensor.__rsub__ = lambda self, other: rsub(self, other)
-Tensor.__mul__ = Tensor.__rmul__ = _binary_operator(MUL, {})
+_install_operator(("__mul__", "__rmul__"), MUL, {})
 Tensor.__truediv__ = lambda self, other: F["div"](self, other)
 Tensor.__rtruediv__ = lambda self, other: F["div"](_scalar_like(other, self), self)
 Tensor.__floordiv__ = lambda self, other: F["floor_divide"](self, other)

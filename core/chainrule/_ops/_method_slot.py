@@ -1,0 +1,53 @@
+"""Method slot: the hot Tensor methods an upper layer may replace by faster ones.
+
+Note [method slot]
+    ``y * 1.0001`` or ``y.sin()`` is a short op whose cost is mostly the Python
+    frames between the method and ``op.forward`` (operator, apply_binary,
+    binary_operands, apply_op). Core lists the methods whose whole work is one table
+    op, as (method name, kind, OpDef, attrs, the Python function):
+
+        "unary"   ``fn(input)``: ``apply_op(op, (input,), attrs)``, integer and bool
+                  inputs first cast by ``float_input`` for floating ops
+        "binary"  ``fn(self, other)``: ``apply_binary(op, self, other, attrs)``
+
+    ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
+    installs what it returns on Tensor (None keeps ``fn``). A replacement must give
+    the results, errors and recorded graph of ``fn`` and may call ``fn`` for any case
+    it does not handle. The Python functions stay the reference and the default: core
+    works with no accelerator installed.
+"""
+from .._tensor import Tensor
+
+# (method name, kind, OpDef, attrs, Python function), in registration order.
+ACCELERABLE = []
+_installed = {}        # method name -> the replacement now on Tensor
+_accelerator = None    # the make of the last set_method_accelerator
+
+
+def accelerable(name, kind, op, attrs, fn):
+    """Declare ``Tensor.<name>`` (which is ``fn``) replaceable (Note [method slot])."""
+    ACCELERABLE.append((name, kind, op, attrs, fn))
+
+
+def set_method_accelerator(make):
+    """Install ``make(kind, op, attrs, fn)`` (or ``fn`` where it returns None) for each
+    accelerable method; ``make=None`` restores the Python functions. A method that
+    someone else has replaced since is left alone. Returns the previous ``make``."""
+    global _accelerator
+    previous, _accelerator = _accelerator, make
+    for name, kind, op, attrs, fn in ACCELERABLE:
+        current = Tensor.__dict__.get(name)
+        if current is not fn and current is not _installed.get(name):
+            continue
+        fast = None if make is None else make(kind, op, attrs, fn)
+        _installed.pop(name, None)
+        if fast is not None:
+            _installed[name] = fast
+        setattr(Tensor, name, fn if fast is None else fast)
+    return previous
+
+
+def method_accelerated(name):
+    """Whether ``Tensor.<name>`` is an installed replacement."""
+    fast = _installed.get(name)
+    return fast is not None and Tensor.__dict__.get(name) is fast

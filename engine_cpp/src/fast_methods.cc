@@ -1,0 +1,394 @@
+#define PY_ARRAY_UNIQUE_SYMBOL chainrule_engine_ARRAY_API
+#define NO_IMPORT_ARRAY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "fast_methods.h"
+
+#include <numpy/arrayobject.h>
+
+#include <cstddef>
+#include <string>
+
+#include "recorder.h"
+
+namespace chainrule_engine {
+
+namespace {
+
+constexpr Py_ssize_t kMaxAttrs = 4;
+
+// One accelerated method (Note [fast methods]).
+struct FastMethod {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  Py_ssize_t arity;      // 1: unary `fn(input)`, 2: binary `fn(self, other)`
+  PyObject* op;          // the OpDef
+  PyObject* attrs;       // the attrs dict apply_op receives (the node keeps it)
+  PyObject* attr_names;  // attrs' keys when made: the forward's kwnames
+  PyObject* python_fn;   // the Python function replaced: the reference and fallback
+};
+
+struct FastConfig {
+  PyTypeObject* tensor = nullptr;
+  PyObject* registry_dict = nullptr;  // _registry.__dict__: _recorder, _plain_output
+  PyObject* common_dict = nullptr;    // _common.__dict__: _SCALARS, scalar_tensor
+  PyObject* grad_state = nullptr;     // _grad_mode.STATE
+  PyObject* record_fn = nullptr;      // _engine.record (called directly when installed)
+  Py_ssize_t data = 0, grad_fn = 0, output_nr = 0, requires_grad = 0, grad = 0, vc = 0,
+             base = 0, extra = 0;
+};
+FastConfig fc;
+bool fc_ready = false;
+PyObject* fc_refs = nullptr;  // keeps fc's objects alive
+
+struct FastNames {
+  PyObject* forward = PyUnicode_InternFromString("forward");
+  PyObject* grad_enabled = PyUnicode_InternFromString("grad_enabled");
+  PyObject* inference = PyUnicode_InternFromString("inference");
+  PyObject* recorder = PyUnicode_InternFromString("_recorder");
+  PyObject* plain_output = PyUnicode_InternFromString("_plain_output");
+  PyObject* wrap_inference = PyUnicode_InternFromString("_wrap_inference");
+  PyObject* scalars = PyUnicode_InternFromString("_SCALARS");
+  PyObject* scalar_tensor = PyUnicode_InternFromString("scalar_tensor");
+  PyObject* empty = PyTuple_New(0);
+};
+const FastNames& fn_names() {
+  static const FastNames* n = new FastNames();
+  return *n;
+}
+
+PyObject* call_python(FastMethod* m, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  return PyObject_Vectorcall(m->python_fn, args, nargsf, kwnames);
+}
+
+// A Python error met while checking or in the forward: an Exception is cleared (the
+// Python function will meet it again, or decide otherwise); anything else
+// (KeyboardInterrupt, SystemExit) must propagate. True when cleared.
+bool forgive_error() {
+  if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception)) return false;
+  PyErr_Clear();
+  return true;
+}
+
+// The array of a tensor the fast path takes (exactly Tensor, a float or complex
+// ndarray, _requires_grad a bool), else nullptr. Borrowed.
+PyArrayObject* float_array(PyObject* t) {
+  if (Py_TYPE(t) != fc.tensor) return nullptr;
+  PyObject* data = slot(t, fc.data);
+  PyObject* rg = slot(t, fc.requires_grad);
+  if (data == nullptr || Py_TYPE(data) != &PyArray_Type) return nullptr;
+  if (rg != Py_True && rg != Py_False) return nullptr;
+  PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(data);
+  char kind = PyArray_DESCR(arr)->kind;
+  return kind == 'f' || kind == 'c' ? arr : nullptr;
+}
+
+// scalar_tensor(value, dtype): the cached constant from `_SCALARS`, else a call to
+// scalar_tensor (which caches it). New reference; nullptr (maybe with an error).
+PyObject* scalar_operand(PyObject* value, PyObject* dtype) {
+  const FastNames& n = fn_names();
+  PyObject* cache = PyDict_GetItemWithError(fc.common_dict, n.scalars);
+  if (cache == nullptr || !PyDict_CheckExact(cache)) return nullptr;
+  Ref key(PyTuple_Pack(3, reinterpret_cast<PyObject*>(Py_TYPE(value)), value, dtype));
+  if (!key) return nullptr;
+  PyObject* t = PyDict_GetItemWithError(cache, key.get());
+  if (t != nullptr) {
+    Py_INCREF(t);
+    return t;
+  }
+  PyObject* make = PyErr_Occurred() ? nullptr :
+      PyDict_GetItemWithError(fc.common_dict, n.scalar_tensor);
+  if (make == nullptr) return nullptr;
+  PyObject* args[] = {value, dtype};
+  return PyObject_Vectorcall(make, args, 2, nullptr);
+}
+
+// binary_operands' fast cases for `a` (a float or complex tensor): `b` itself when it
+// is a tensor of the same dtype, the constant for a Python float or int. New
+// reference; nullptr (maybe with an error) when the Python function must decide.
+PyObject* other_operand(PyArrayObject* a, PyObject* b) {
+  PyObject* dtype = reinterpret_cast<PyObject*>(PyArray_DESCR(a));
+  if (Py_TYPE(b) == fc.tensor) {
+    PyArrayObject* barr = float_array(b);
+    if (barr == nullptr || reinterpret_cast<PyObject*>(PyArray_DESCR(barr)) != dtype) {
+      return nullptr;
+    }
+    Py_INCREF(b);
+    return b;
+  }
+  if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) return scalar_operand(b, dtype);
+  return nullptr;
+}
+
+// STATE.<name> as 0/1, -1 with an error (Note [thread-local reads]).
+int mode_flag(PyObject* name) {
+  thread_local ThreadLocalDict state_dict;
+  Ref value(local_attr(fc.grad_state, name, state_dict));
+  return value ? PyObject_IsTrue(value.get()) : -1;
+}
+
+// op.forward(*arrays, **attrs), as apply_op calls it. New reference or nullptr.
+PyObject* run_forward(FastMethod* m, PyObject* const* inputs) {
+  Py_ssize_t nattrs = PyTuple_GET_SIZE(m->attr_names);
+  if (!PyDict_CheckExact(m->attrs) || PyDict_GET_SIZE(m->attrs) != nattrs) {
+    PyErr_SetString(PyExc_RuntimeError, "attrs changed");  // forgiven: Python decides
+    return nullptr;
+  }
+  PyObject* args[1 + 2 + kMaxAttrs];
+  PyObject** argv = args + 1;  // args[0]: room for PY_VECTORCALL_ARGUMENTS_OFFSET
+  for (Py_ssize_t i = 0; i < m->arity; ++i) argv[i] = slot(inputs[i], fc.data);
+  for (Py_ssize_t k = 0; k < nattrs; ++k) {
+    PyObject* v = PyDict_GetItemWithError(m->attrs, PyTuple_GET_ITEM(m->attr_names, k));
+    if (v == nullptr) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "attrs changed");
+      return nullptr;
+    }
+    argv[m->arity + k] = v;
+  }
+  Ref forward(PyObject_GetAttr(m->op, fn_names().forward));
+  if (!forward) return nullptr;
+  return PyObject_Vectorcall(forward.get(), argv, m->arity | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                             nattrs ? m->attr_names : nullptr);
+}
+
+// _registry.<name>, read at each call as apply_op does (borrowed; nullptr with an error).
+PyObject* registry_global(PyObject* name) {
+  PyObject* value = PyDict_GetItemWithError(fc.registry_dict, name);
+  if (value == nullptr && !PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, name);
+  return value;
+}
+
+// _recorder(op, inputs, attrs, out, None): apply_op's recording call.
+PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* out) {
+  PyObject* recorder = registry_global(fn_names().recorder);
+  if (recorder == nullptr) return nullptr;
+  if (recorder == fc.record_fn) return record_inputs(m->op, inputs, m->arity, m->attrs, out);
+  Ref tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
+  if (!tuple) return nullptr;
+  PyObject* args[] = {m->op, tuple.get(), m->attrs, out, Py_None};
+  return PyObject_Vectorcall(recorder, args, 5, nullptr);
+}
+
+// _plain_output(out, None): Tensor._wrap, inlined for an ndarray.
+PyObject* plain_output(PyObject* out) {
+  if (Py_TYPE(out) != &PyArray_Type) {
+    PyObject* fn = registry_global(fn_names().plain_output);
+    if (fn == nullptr) return nullptr;
+    PyObject* args[] = {out, Py_None};
+    return PyObject_Vectorcall(fn, args, 2, nullptr);
+  }
+  PyObject* t = PyBaseObject_Type.tp_new(fc.tensor, fn_names().empty, nullptr);
+  if (t == nullptr) return nullptr;
+  set_slot(t, fc.data, out);
+  for (Py_ssize_t off : {fc.grad_fn, fc.grad, fc.vc, fc.base, fc.extra}) set_slot(t, off, Py_None);
+  steal_slot(t, fc.output_nr, PyLong_FromLong(0));
+  set_slot(t, fc.requires_grad, Py_False);
+  return t;
+}
+
+// _wrap_inference(op, out): inference mode, rare, left to Python.
+PyObject* inference_output(FastMethod* m, PyObject* out) {
+  PyObject* fn = registry_global(fn_names().wrap_inference);
+  if (fn == nullptr) return nullptr;
+  PyObject* args[] = {m->op, out};
+  return PyObject_Vectorcall(fn, args, 2, nullptr);
+}
+
+// apply_op after the forward, in its order: record when grad mode is on and an input
+// requires grad; else an inference tensor in inference mode; else a plain tensor.
+PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
+  const FastNames& n = fn_names();
+  int grad = mode_flag(n.grad_enabled);
+  if (grad < 0) return nullptr;
+  for (Py_ssize_t i = 0; grad && i < m->arity; ++i) {
+    if (slot(inputs[i], fc.requires_grad) == Py_True) return record_output(m, inputs, out);
+  }
+  int inference = mode_flag(n.inference);
+  if (inference < 0) return nullptr;
+  return inference ? inference_output(m, out) : plain_output(out);
+}
+
+PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
+                    PyObject* kwnames) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(callable);
+  if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
+    return call_python(m, args, nargsf, kwnames);
+  }
+  PyArrayObject* a = float_array(args[0]);
+  if (a == nullptr) return call_python(m, args, nargsf, kwnames);
+  PyObject* inputs[2] = {args[0], nullptr};
+  Ref other;
+  if (m->arity == 2) {
+    other = Ref(other_operand(a, args[1]));
+    if (!other && !forgive_error()) return nullptr;
+    if (!other) return call_python(m, args, nargsf, kwnames);
+    inputs[1] = other.get();
+  }
+  Ref out(run_forward(m, inputs));
+  if (!out) return forgive_error() ? call_python(m, args, nargsf, kwnames) : nullptr;
+  return finish(m, inputs, out.get());
+}
+
+// --- the type ------------------------------------------------------------------------
+
+PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  static const char* kwlist[] = {"kind", "op", "attrs", "python_fn", nullptr};
+  const char* kind;
+  PyObject *op, *attrs, *fn;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "sOO!O:FastMethod", const_cast<char**>(kwlist),
+                                   &kind, &op, &PyDict_Type, &attrs, &fn)) {
+    return nullptr;
+  }
+  Py_ssize_t arity = std::string(kind) == "unary" ? 1 : std::string(kind) == "binary" ? 2 : 0;
+  if (arity == 0 || !PyCallable_Check(fn) || PyDict_GET_SIZE(attrs) > kMaxAttrs) {
+    PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
+    return nullptr;
+  }
+  Ref names(PyDict_Keys(attrs));
+  if (!names) return nullptr;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(names.get()); ++i) {
+    if (!PyUnicode_CheckExact(PyList_GET_ITEM(names.get(), i))) {
+      PyErr_SetString(PyExc_ValueError, "FastMethod: attrs keys must be str");
+      return nullptr;
+    }
+  }
+  Ref kwnames(PyList_AsTuple(names.get()));
+  if (!kwnames) return nullptr;
+  FastMethod* m = reinterpret_cast<FastMethod*>(type->tp_alloc(type, 0));
+  if (m == nullptr) return nullptr;
+  m->vectorcall = fast_call;
+  m->arity = arity;
+  Py_INCREF(op);
+  Py_INCREF(attrs);
+  Py_INCREF(fn);
+  m->op = op;
+  m->attrs = attrs;
+  m->attr_names = kwnames.release();
+  m->python_fn = fn;
+  return reinterpret_cast<PyObject*>(m);
+}
+
+int fm_traverse(PyObject* self, visitproc visit, void* arg) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(self);
+  Py_VISIT(m->op);
+  Py_VISIT(m->attrs);
+  Py_VISIT(m->attr_names);
+  Py_VISIT(m->python_fn);
+  return 0;
+}
+
+int fm_clear(PyObject* self) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(self);
+  Py_CLEAR(m->op);
+  Py_CLEAR(m->attrs);
+  Py_CLEAR(m->attr_names);
+  Py_CLEAR(m->python_fn);
+  return 0;
+}
+
+void fm_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);
+  fm_clear(self);
+  Py_TYPE(self)->tp_free(self);
+}
+
+// Tensor.sin is the descriptor itself; t.sin a bound method (like a function).
+PyObject* fm_descr_get(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+PyObject* fm_repr(PyObject* self) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(self);
+  return PyUnicode_FromFormat("<chainrule_engine fast method %R>", m->python_fn);
+}
+
+// __doc__, __name__, ... are the Python function's (help() and doctests see it).
+PyObject* fm_forward_attr(PyObject* self, void* name) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(self);
+  if (m->python_fn == nullptr) Py_RETURN_NONE;
+  return PyObject_GetAttrString(m->python_fn, static_cast<const char*>(name));
+}
+
+PyObject* fm_wrapped(PyObject* self, void*) {
+  FastMethod* m = reinterpret_cast<FastMethod*>(self);
+  PyObject* fn = m->python_fn != nullptr ? m->python_fn : Py_None;
+  Py_INCREF(fn);
+  return fn;
+}
+
+PyObject* fm_get_op(PyObject* self, void*) {
+  PyObject* op = reinterpret_cast<FastMethod*>(self)->op;
+  Py_INCREF(op != nullptr ? op : Py_None);
+  return op != nullptr ? op : Py_None;
+}
+
+PyGetSetDef fm_getset[] = {
+    {"__doc__", fm_forward_attr, nullptr, nullptr, const_cast<char*>("__doc__")},
+    {"__name__", fm_forward_attr, nullptr, nullptr, const_cast<char*>("__name__")},
+    {"__qualname__", fm_forward_attr, nullptr, nullptr, const_cast<char*>("__qualname__")},
+    {"__module__", fm_forward_attr, nullptr, nullptr, const_cast<char*>("__module__")},
+    {"__wrapped__", fm_wrapped, nullptr, nullptr, nullptr},
+    {"op", fm_get_op, nullptr, const_cast<char*>("the OpDef it runs"), nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject FastMethodType{};
+
+void init_type() {
+  PyTypeObject& t = FastMethodType;
+  Py_SET_REFCNT(reinterpret_cast<PyObject*>(&t), 1);  // PyVarObject_HEAD_INIT(nullptr, 0)
+  t.tp_name = "chainrule_engine._engine.FastMethod";
+  t.tp_basicsize = sizeof(FastMethod);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+               Py_TPFLAGS_METHOD_DESCRIPTOR;
+  t.tp_vectorcall_offset = offsetof(FastMethod, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_new = fm_new;
+  t.tp_dealloc = fm_dealloc;
+  t.tp_traverse = fm_traverse;
+  t.tp_clear = fm_clear;
+  t.tp_descr_get = fm_descr_get;
+  t.tp_repr = fm_repr;
+  t.tp_getset = fm_getset;
+}
+
+}  // namespace
+
+void add_fast_method_type(PyObject* module) {
+  init_type();
+  if (PyType_Ready(&FastMethodType) < 0) throw_python_error();
+  if (PyModule_AddType(module, &FastMethodType) < 0) throw_python_error();
+  fn_names();
+}
+
+void configure_fast_methods(py::object tensor_type, py::object registry, py::object common,
+                            py::object grad_state, py::object record_fn) {
+  py::object registry_dict = registry.attr("__dict__");
+  py::object common_dict = common.attr("__dict__");
+  PyObject* T = tensor_type.ptr();
+  FastConfig c;
+  c.tensor = reinterpret_cast<PyTypeObject*>(T);
+  c.registry_dict = registry_dict.ptr();
+  c.common_dict = common_dict.ptr();
+  c.grad_state = grad_state.ptr();
+  c.record_fn = record_fn.ptr();
+  c.data = member_offset(T, "_data");
+  c.grad_fn = member_offset(T, "grad_fn");
+  c.output_nr = member_offset(T, "_output_nr");
+  c.requires_grad = member_offset(T, "_requires_grad");
+  c.grad = member_offset(T, "_grad");
+  c.vc = member_offset(T, "_vc");
+  c.base = member_offset(T, "_base");
+  c.extra = member_offset(T, "_extra");
+  py::tuple keep = py::make_tuple(tensor_type, registry_dict, common_dict, grad_state, record_fn);
+  PyObject* old = fc_refs;
+  fc_refs = keep.release().ptr();
+  fc = c;
+  fc_ready = true;
+  Py_XDECREF(old);
+}
+
+}  // namespace chainrule_engine

@@ -1,0 +1,517 @@
+"""The fast methods (Note [fast methods] in src/fast_methods.h) against the Python
+methods they replace (Note [method slot] in chainrule/_ops/_method_slot.py): the same
+expression under each gives the same output, node, edges, saved tensors and version
+counters, field by field, or the same error; the cases handed to Python run the
+Python function (seen by a profile hook), and the common cases do not."""
+import contextlib
+import inspect
+import pydoc
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule_engine
+from chainrule import _tensor
+from chainrule._ops import _common, _method_slot, _registry
+from chainrule.autograd import node as node_mod
+from chainrule_engine import _engine, _mirror
+
+Tensor = _tensor.Tensor
+
+
+@contextlib.contextmanager
+def fast_methods(enabled):
+    chainrule_engine._configure_fast_methods(enabled=enabled)
+    try:
+        yield
+    finally:
+        chainrule_engine._configure_fast_methods()
+
+
+def python_calls(fn):
+    """fn()'s result (or exception) and the names of the Python functions it ran."""
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    except Exception as e:        # noqa: BLE001 - compared by the caller
+        result = e
+    finally:
+        sys.setprofile(None)
+    return result, names
+
+
+def _describe(value, inputs):
+    """Objects named by their role, not their identity."""
+    for k, t in enumerate(inputs):
+        if value is t:
+            return ("input", k)
+        if isinstance(t, Tensor) and value is t._data:
+            return ("input data", k)
+        if isinstance(t, Tensor) and value is t._vc and value is not None:
+            return ("input counter", k)
+        if isinstance(t, Tensor) and value is t.grad_fn and value is not None:
+            return ("input grad_fn", k)
+    if isinstance(value, node_mod.AccumulateGrad):
+        return ("accumulator of", _describe(value.variable, inputs))
+    if isinstance(value, Tensor):
+        return ("tensor", _tensor_fields(value, inputs))
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.dtype.str, value.tobytes().hex(),
+                value.flags.writeable)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_describe(v, inputs) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _describe(v, inputs)) for k, v in value.items()))
+    if value is None or isinstance(value, (bool, int, float, complex, str, np.dtype)):
+        return value
+    return type(value).__name__
+
+
+def _tensor_fields(t, inputs):
+    vc = None if t._vc is None else t._vc.v
+    extra = None if t._extra is None else t._extra.inference
+    return (type(t).__name__, _describe(t._data, inputs), t._data.dtype.str, t._output_nr,
+            t._requires_grad, _describe(t._grad, inputs), _describe(t._base, inputs), extra, vc)
+
+
+def _saved_fields(s, out, inputs):
+    fields = {}
+    for f in ("data", "tensor", "counter", "version", "output_nr"):
+        v = getattr(s, f)
+        fields[f] = ("output data" if v is out._data else "output counter"
+                     if v is out._vc and v is not None else _describe(v, inputs))
+    extras = {k: _describe(v, inputs) for k, v in getattr(s, "__dict__", {}).items()}
+    return (type(s).__name__, fields, extras)
+
+
+def snapshot(out, inputs):
+    """Everything observable about an op's output (or error) and its node."""
+    if isinstance(out, BaseException):
+        return ("error", type(out).__name__, str(out))
+    node = out.grad_fn
+    fields = {"out": _tensor_fields(out, inputs),
+              "inputs": [_tensor_fields(t, ()) for t in inputs if isinstance(t, Tensor)]}
+    if node is not None:
+        fields.update(
+            node=type(node).__name__, next=_describe(node._next, inputs),
+            in_meta=_describe(node._in_meta, inputs), attrs=_describe(node._attrs, inputs),
+            out_meta=node._out_meta, extra=_describe(getattr(node, "_extra", None), inputs),
+            saved=[(k, _saved_fields(s, out, inputs)) for k, s in node._saved.items()])
+    return fields
+
+
+def run_both(make_inputs, expr):
+    """expr(*inputs) on fresh inputs with the Python methods and with the fast ones:
+    (python snapshot, fast snapshot, Python functions the fast run called)."""
+    results = []
+    for enabled in (False, True):
+        with fast_methods(enabled):
+            inputs = make_inputs()
+            out, calls = python_calls(lambda: expr(*inputs))
+            results.append((snapshot(out, inputs), calls))
+    return results[0][0], results[1][0], results[1][1]
+
+
+def leaf(values=(0.5, -1.25, 2.0), dtype=cr.float64, requires_grad=True):
+    return cr.tensor(list(values), dtype=dtype, requires_grad=requires_grad)
+
+
+# The Python code a fast method replaces (Note [fast methods]).
+DISPATCH = {"fn", "operator", "apply_binary", "binary_operands", "scalar_tensor", "promote",
+            "apply_op", "float_input"}
+
+# (name, inputs, expression): cases the C path handles (no Python frame at all)
+FAST_CASES = [
+    ("mul float", lambda: (leaf(),), lambda x: x * 1.0001),
+    ("rmul float", lambda: (leaf(),), lambda x: 2.5 * x),
+    ("mul int", lambda: (leaf(),), lambda x: x * 3),
+    ("radd int", lambda: (leaf(),), lambda x: 3 + x),
+    ("add tensors", lambda: (leaf(), leaf((1.0, 2.0, 3.0))), lambda x, y: x + y),
+    ("add same leaf", lambda: (leaf(),), lambda x: x + x),
+    ("sub tensors", lambda: (leaf(), leaf(requires_grad=False)), lambda x, y: x - y),
+    ("sub float", lambda: (leaf(),), lambda x: x - 0.25),
+    ("mul non-leaf", lambda: (leaf(),), lambda x: (x * 2.0) * x),
+    ("broadcast", lambda: (leaf(), cr.ones(2, 3, dtype=cr.float64)), lambda x, y: y * x),
+    ("sin", lambda: (leaf(),), lambda x: x.sin()),
+    ("tanh non-leaf", lambda: (leaf(),), lambda x: (x * 2.0).tanh()),
+    ("exp saves result", lambda: (leaf(),), lambda x: x.exp()),
+    ("neg", lambda: (leaf(),), lambda x: x.neg()),
+    ("abs", lambda: (leaf(),), lambda x: x.abs()),
+    ("relu", lambda: (leaf(),), lambda x: x.relu()),
+    ("no grad needed", lambda: (leaf(requires_grad=False),), lambda x: x.sin() * 2.0),
+    ("float32 scalar", lambda: (leaf(dtype=cr.float32),), lambda x: x * 1.5),
+    ("float16", lambda: (leaf(dtype=cr.float16),), lambda x: x.cos() + x),
+    ("complex", lambda: (cr.tensor([1 + 2j, -0.5j], requires_grad=True),),
+     lambda x: (x * 2.0).exp()),
+    ("nan scalar, a cache miss", lambda: (leaf(),), lambda x: x * float("nan")),
+    ("0-d", lambda: (cr.tensor(0.5, requires_grad=True),), lambda x: x.sin() * 2.0),
+    ("0-d no grad", lambda: (cr.tensor(0.5),), lambda x: x.sin() * 2.0),
+    ("log of negative (nan)", lambda: (leaf(),), lambda x: x.log()),
+    ("unbound", lambda: (leaf(),), lambda x: Tensor.sin(Tensor.__mul__(x, 2.0))),
+    ("bound method object", lambda: (leaf(),), lambda x: [x.sin][0]()),
+]
+
+
+@pytest.mark.parametrize("name,make_inputs,expr", FAST_CASES, ids=[c[0] for c in FAST_CASES])
+def test_fast_cases_match_python_and_run_no_python(name, make_inputs, expr):
+    with np.errstate(invalid="ignore"):
+        python, fast, calls = run_both(make_inputs, expr)
+    assert fast == python
+    # 0-d results are NumPy scalars, which core's _plain_output/_record wrap
+    dispatch = DISPATCH if name.startswith("0-d") else DISPATCH | {"_record", "_plain_output"}
+    if "cache miss" in name:       # nan != nan: scalar_tensor makes the constant each time
+        dispatch = dispatch - {"scalar_tensor"}
+    assert not dispatch & set(calls), calls
+
+
+# (name, inputs, expression, a Python function the fast run must have called)
+FALLBACK_CASES = [
+    ("subclass self", lambda: (_Sub([1.0, 2.0]),), lambda x: x.sin(), "fn"),
+    ("subclass other", lambda: (leaf((1.0, 2.0)), _Sub([1.0, 2.0])), lambda x, s: x * s,
+     "operator"),
+    ("int tensor unary", lambda: (cr.tensor([1, 2]),), lambda x: x.sin(), "float_input"),
+    ("int tensor neg", lambda: (cr.tensor([1, 2]),), lambda x: x.neg(), "fn"),
+    ("int tensor times float", lambda: (cr.tensor([1, 2]),), lambda x: x * 1.5, "promote"),
+    ("bool tensor", lambda: (cr.tensor([True, False]),), lambda x: x + True, "promote"),
+    ("bool scalar", lambda: (leaf(),), lambda x: x * True, "promote"),
+    ("bfloat16", lambda: (leaf(dtype=cr.bfloat16),), lambda x: x * 2.0, "operator"),
+    ("mixed dtypes", lambda: (leaf(dtype=cr.float32), leaf()), lambda x, y: x + y, "promote"),
+    ("complex scalar", lambda: (leaf(),), lambda x: x * 1j, "promote"),
+    ("numpy scalar", lambda: (leaf(),), lambda x: x * np.float64(2.0), "promote"),
+    ("ndarray other", lambda: (leaf(),), lambda x: x * np.ones(3), "promote"),
+    ("list other", lambda: (leaf(),), lambda x: x + [1.0, 2.0, 3.0], "promote"),
+    ("str other", lambda: (leaf(),), lambda x: x * "a", "promote"),
+    ("broadcast error", lambda: (leaf(), cr.ones(2, dtype=cr.float64)), lambda x, y: x + y,
+     "broadcast_error"),
+    ("broadcast error scalar side", lambda: (leaf(), cr.ones(4, dtype=cr.float64)),
+     lambda x, y: y - x, "broadcast_error"),
+    ("int too large", lambda: (leaf(),), lambda x: x * 10 ** 400, "scalar_tensor"),
+    ("keyword other", lambda: (leaf(), leaf()), lambda x, y: Tensor.__add__(x, other=y),
+     "operator"),
+    ("too many arguments", lambda: (leaf(),), lambda x: x.sin(1), None),
+    ("unbound on a float", lambda: (), lambda: Tensor.sin(3.0), "fn"),
+]
+
+
+class _Sub(Tensor):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize("name,make_inputs,expr,python_fn", FALLBACK_CASES,
+                         ids=[c[0] for c in FALLBACK_CASES])
+def test_fallback_cases_match_python(name, make_inputs, expr, python_fn):
+    python, fast, calls = run_both(make_inputs, expr)
+    assert fast == python
+    if python_fn is not None:
+        assert python_fn in calls
+
+
+def test_view_input_is_recorded_by_the_fast_path_not_python():
+    # a view is an ordinary input for the op (the recorder saves it through
+    # SavedTensor): only the recording is Python's, not the dispatch
+    python, fast, calls = run_both(lambda: (leaf()[1:],), lambda x: x.sin() * 2.0)
+    assert fast == python and not DISPATCH & set(calls)
+
+
+def test_no_grad_makes_plain_tensors_without_python():
+    python, fast, calls = run_both(lambda: (leaf(),), _under(cr.no_grad, lambda x: x * 2.0 + x))
+    assert fast == python and fast["out"][4] is False
+    assert not (DISPATCH | {"_plain_output"}) & set(calls), calls
+
+
+def test_inference_mode_makes_inference_tensors():
+    python, fast, calls = run_both(lambda: (leaf(),), _under(cr.inference_mode, lambda x: x.sin()))
+    assert fast == python and fast["out"][7] is True    # an inference tensor
+    assert "_wrap_inference" in calls and not DISPATCH & set(calls)
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_enable_grad_inside_inference_mode(requires_grad):
+    # apply_op's order: recording first, then the inference check
+    def expr(x):
+        with cr.inference_mode(), cr.enable_grad():
+            return x * 2.0
+    python, fast, _ = run_both(lambda: (leaf(requires_grad=requires_grad),), expr)
+    assert fast == python and ("node" in fast) == requires_grad
+
+
+def test_anomaly_mode_records_through_python():
+    expr = _under(lambda: cr.autograd.detect_anomaly(), lambda x: x.sin() * 2.0)
+    with pytest.warns(UserWarning):
+        python, fast, calls = run_both(lambda: (leaf(),), expr)
+    assert fast == python and "record_forward_trace" in calls
+
+
+def test_saved_tensor_hooks():
+    packed = []
+
+    def expr(x):
+        with cr.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t,
+                                                   lambda t: t):
+            y = (x * 1.5).sin()
+        y.sum().backward()
+        return x.grad
+    python, fast, _ = run_both(lambda: (leaf(),), expr)
+    assert fast == python and len(packed) == 4     # 2 per run: the mul's 1.5, the sin's input
+
+
+def test_recorder_off_records_through_python_record():
+    chainrule_engine._configure_recorder(enabled=False)
+    try:
+        python, fast, calls = run_both(lambda: (leaf(),), lambda x: (x * 2.0).sin())
+    finally:
+        chainrule_engine._configure_recorder()
+    assert fast == python and "_record" in calls and "apply_op" not in calls
+
+
+def test_another_recorder_in_the_slot_is_called():
+    seen = []
+
+    def recorder(op, inputs, attrs, out, view_base):
+        seen.append(op.name)
+        return _registry._record(op, inputs, attrs, out, view_base)
+    previous = _registry.set_recorder(recorder)
+    try:
+        leaf().sin() * 2.0
+    finally:
+        _registry.set_recorder(previous)
+    assert seen == ["sin", "mul"]
+
+
+def test_version_counters_and_saved_versions():
+    def expr(x):
+        y = x * 2.0
+        z = y * y          # saves y twice; y gets a version counter
+        y.add_(1.0)        # bumps it: backward through z must fail
+        return z
+    python, fast, _ = run_both(lambda: (leaf(requires_grad=False), ), lambda x: expr(
+        x.requires_grad_()))
+    assert fast == python
+    z = expr(leaf())
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_scalar_constants_come_from_the_cache():
+    x = leaf()
+    y = x * 1.2345
+    key = (float, 1.2345, x._data.dtype)
+    assert y.grad_fn._saved["other"].tensor is _common._SCALARS[key]
+    assert (x * 1.2345).grad_fn._saved["other"].tensor is _common._SCALARS[key]
+
+
+def test_gradients_and_double_backward_match():
+    def expr(x):
+        y = x
+        for i in range(12):
+            y = (y * 1.0001, y.sin(), y + x, y.tanh(), y - 0.5, 2.0 * y, y.exp())[i % 7]
+        (g,) = cr.autograd.grad(y.sum(), x, create_graph=True)
+        (gg,) = cr.autograd.grad(g.sum(), x)
+        return gg
+    python, fast, _ = run_both(lambda: (leaf(),), expr)
+    assert fast == python
+
+
+def test_grad_mode_is_per_thread():
+    x = leaf()
+    seen = []
+
+    def worker():
+        seen.append((x * 2.0).requires_grad)
+    with cr.no_grad():
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        seen.append((x * 2.0).requires_grad)
+    assert seen == [True, False]
+
+
+def test_modes_read_per_thread_state():
+    """Note [thread-local reads]: each thread (and each new thread state) reads its
+    own modes, however threads come and go."""
+    x = leaf()
+    seen = []
+
+    def worker(k):
+        if k % 2:
+            with cr.no_grad():
+                seen.append((k, (x * 2.0).requires_grad))
+        else:
+            with cr.autograd.detect_anomaly(check_nan=False):
+                seen.append((k, bool(getattr((x * 2.0).grad_fn, "_anomaly", None))))
+    with pytest.warns(UserWarning):
+        for k in range(6):
+            thread = threading.Thread(target=worker, args=(k,))
+            thread.start()
+            thread.join()
+            main = x * 2.0
+            assert main.requires_grad and not getattr(main.grad_fn, "_anomaly", None)
+    assert seen == [(k, k % 2 == 0) for k in range(6)]
+
+
+def test_no_references_leak():
+    x, y = leaf(), leaf(requires_grad=False)
+    x * 2.0 - 1.5                                        # the constants exist
+    attrs = _method_slot.ACCELERABLE[-5][3]             # __add__'s
+    objects = [x, y, x._data, _common._SCALARS[(float, 2.0, x._data.dtype)],
+               _common._SCALARS[(float, 1.5, x._data.dtype)], attrs,
+               _registry.OPS["add"], _registry.OPS["sin"]]
+    before = [sys.getrefcount(o) for o in objects]
+    for _ in range(100):
+        with cr.no_grad():
+            ((x * 2.0) + y).sin()
+        (x * y - 1.5).tanh()
+        (x * 2.0 + x).sin().sum().backward()
+        with pytest.raises(RuntimeError):
+            x + cr.ones(5, dtype=cr.float64)
+        with cr.inference_mode():
+            x.sin() * 2.0
+    x.grad = None
+    assert [sys.getrefcount(o) for o in objects] == before
+
+
+# --- the descriptor itself ------------------------------------------------------------
+class _FakeOp:
+    multi_output = False
+
+    def __init__(self, forward):
+        self.forward = forward
+
+
+def _fake_method(forward, kind="unary", attrs=None):
+    calls = []
+
+    def python_fn(*args, **kwargs):
+        calls.append((args, kwargs))
+        return "python"
+    return _engine.FastMethod(kind, _FakeOp(forward), attrs or {}, python_fn), calls
+
+
+def test_forward_error_goes_to_python():
+    def forward(a):
+        raise ValueError("no")
+    method, calls = _fake_method(forward)
+    with cr.no_grad():
+        assert method(leaf()) == "python"
+    assert len(calls) == 1
+
+
+def test_interrupt_in_forward_propagates():
+    def forward(a):
+        raise KeyboardInterrupt
+    method, calls = _fake_method(forward)
+    with cr.no_grad(), pytest.raises(KeyboardInterrupt):
+        method(leaf())
+    assert calls == []
+
+
+def test_attrs_are_keywords_and_the_node_keeps_the_dict():
+    assert _method_slot.ACCELERABLE[-5][0] == "__add__"
+    got = []
+    method, _ = _fake_method(lambda a, b, alpha: got.append(alpha) or a + b, "binary",
+                             {"alpha": 7})
+    with cr.no_grad():
+        out = method(leaf(), leaf())
+    assert got == [7] and out._data.tolist() == [1.0, -2.5, 4.0]
+    x = leaf()
+    assert (x + x).grad_fn._attrs is _method_slot.ACCELERABLE[-5][3]   # __add__'s dict
+
+
+def test_changed_attrs_go_to_python():
+    attrs = {"alpha": 7}
+    method, calls = _fake_method(lambda a, b, alpha: a + b, "binary", attrs)
+    attrs["beta"] = 1
+    with cr.no_grad():
+        assert method(leaf(), leaf()) == "python"
+    del attrs["beta"], attrs["alpha"]
+    attrs["gamma"] = 1
+    with cr.no_grad():
+        assert method(leaf(), leaf()) == "python"
+    assert len(calls) == 2
+
+
+def test_unsupported_kinds_are_refused():
+    with pytest.raises(ValueError):
+        _engine.FastMethod("ternary", _FakeOp(None), {}, print)
+    with pytest.raises(ValueError):
+        _engine.FastMethod("unary", _FakeOp(None), {1: 2}, print)
+    assert chainrule_engine._make_fast_method("nary", _registry.OPS["sin"], {}, print) is None
+
+
+def test_docstrings_names_and_signatures_survive():
+    assert _method_slot.method_accelerated("sin")
+    for name, kind, op, attrs, fn in _method_slot.ACCELERABLE:
+        method = Tensor.__dict__[name]
+        assert type(method) is _engine.FastMethod
+        assert method.__doc__ == fn.__doc__ and method.__name__ == fn.__name__
+        assert method.__qualname__ == fn.__qualname__ and method.__module__ == fn.__module__
+        assert method.__wrapped__ is fn and method.op is op
+        assert inspect.signature(method) == inspect.signature(fn)
+    assert "Elementwise sine" in pydoc.render_doc(Tensor.sin)
+    assert Tensor.sin.__doc__ == cr.sin.__doc__ and cr.sin is Tensor.sin.__wrapped__
+    assert inspect.ismethoddescriptor(Tensor.__dict__["sin"])
+
+
+# --- installation ---------------------------------------------------------------------
+def test_installed_for_every_accelerable_method():
+    names = [entry[0] for entry in _method_slot.ACCELERABLE]
+    assert {"sin", "tanh", "__add__", "__radd__", "__sub__", "__mul__", "__rmul__"} <= set(names)
+    assert all(_method_slot.method_accelerated(n) for n in names)
+
+
+def test_disabled_restores_the_python_functions():
+    with fast_methods(False):
+        for name, _, _, _, fn in _method_slot.ACCELERABLE:
+            assert Tensor.__dict__[name] is fn
+    assert _method_slot.method_accelerated("__mul__")
+
+
+def test_off_when_the_mirrored_code_changed(monkeypatch):
+    monkeypatch.setattr(_mirror, "FAST_METHODS_FINGERPRINT", "changed")
+    chainrule_engine._configure_fast_methods()
+    try:
+        assert not _method_slot.method_accelerated("sin")
+    finally:
+        monkeypatch.undo()
+        chainrule_engine._configure_fast_methods()
+    assert _method_slot.method_accelerated("sin")
+
+
+def test_off_when_the_weak_scalar_table_changed(monkeypatch):
+    monkeypatch.setitem(_common._WEAK_KINDS, float, "fc")
+    assert not _mirror.fast_methods_match()
+    monkeypatch.undo()
+    assert _mirror.fast_methods_match()
+
+
+def test_environment_variable_turns_it_off():
+    code = ("import chainrule_engine; from chainrule._ops import _method_slot as m; "
+            "print(m.method_accelerated('sin'), m.method_accelerated('__mul__'))")
+    env = {"CHAINRULE_ENGINE_FAST_METHODS": "0", "PYTHONPATH": ":".join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_a_method_replaced_by_someone_else_is_left_alone(monkeypatch):
+    mine = lambda self: "mine"     # noqa: E731
+    monkeypatch.setattr(Tensor, "sin", mine)
+    chainrule_engine._configure_fast_methods(enabled=False)
+    chainrule_engine._configure_fast_methods()
+    assert Tensor.__dict__["sin"] is mine
+
+
+def _under(context, fn):
+    def run(*args):
+        with context():
+            return fn(*args)
+    return run
