@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "op_node.h"
+#include "recorder.h"
 #include "slots.h"
 
 namespace chainrule_engine {
@@ -34,19 +35,14 @@ struct NodeClass {
 };
 
 // Note [reading nodes by slot]: the check, once per class (with the GIL).
-// The engine asks several times per node, mostly about the class it asked about
-// last: that answer is kept per thread (entries are never removed or moved).
+// The engine asks several times per node: recent answers are kept per thread in a
+// small direct-mapped table (map entries are never removed or moved).
 const NodeClass& node_class(PyTypeObject* type) {
   static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
-  thread_local PyTypeObject* last_type = nullptr;
-  thread_local const NodeClass* last = nullptr;
-  if (type == last_type) return *last;
+  thread_local RecentClasses<NodeClass> recent;
+  if (const NodeClass* hit = recent.find(type, 0)) return *hit;
   auto it = cache->find(type);
-  if (it != cache->end()) {
-    last_type = type;
-    last = &it->second;
-    return *last;
-  }
+  if (it != cache->end()) return *recent.put(type, 0, &it->second);
   NodeClass c;
   c.slots = node_layout.next_descr != nullptr &&
             class_attr(type, names.next) == node_layout.next_descr &&
@@ -143,7 +139,9 @@ Py_ssize_t num_inputs(PyObject* node) {
 }
 
 bool anomaly_enabled() {
-  return attr_truthy(helpers.anomaly_state, names.enabled);
+  thread_local ThreadLocalDict cache;  // Note [thread-local reads] (recorder.h)
+  Ref enabled(check(local_attr(helpers.anomaly_state, names.enabled, cache)));
+  return truthy(enabled.get());
 }
 
 PyObject* call_anomaly(PyObject* node, PyObject* grads, PyObject* create_graph) {

@@ -110,21 +110,14 @@ std::unordered_map<PyTypeObject*, TableClass>& table_classes() {
 }
 uint64_t table_generation = 0;  // bumped when the cache is cleared (configure)
 
-// The class's entry, worked out on first use (with the GIL). The last answer is
+// The class's entry, worked out on first use (with the GIL). Recent answers are
 // kept per thread, as in node_class (node.cc).
 const TableClass& table_class(PyTypeObject* type) {
-  thread_local PyTypeObject* last_type = nullptr;
-  thread_local uint64_t last_generation = 0;
-  thread_local const TableClass* last = nullptr;
-  if (type == last_type && last_generation == table_generation) return *last;
+  thread_local RecentClasses<TableClass> recent;
+  if (const TableClass* hit = recent.find(type, table_generation)) return *hit;
   auto& cache = table_classes();
   auto it = cache.find(type);
-  if (it != cache.end()) {
-    last_type = type;
-    last_generation = table_generation;
-    last = &it->second;
-    return *last;
-  }
+  if (it != cache.end()) return *recent.put(type, table_generation, &it->second);
   TableClass c;
   if (table_ops.enabled && has_table_layout(type)) {
     try {

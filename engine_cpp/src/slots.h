@@ -24,4 +24,31 @@ inline PyObject* class_attr(PyTypeObject* type, PyObject* name) {
 // layouts: a subclass resolves `name` to the same descriptor when it inherits it.
 PyObject* slot_descriptor(PyObject* type, const char* name);
 
+// A per-thread memo of per-class answers: 16 direct-mapped entries keyed by the class
+// (and a generation, bumped when the answers are recomputed), pointing into a map
+// whose entries never move.
+template <typename T>
+class RecentClasses {
+ public:
+  const T* find(PyTypeObject* type, uint64_t generation) const {
+    const Entry& e = entries_[index(type)];
+    return e.type == type && e.generation == generation ? e.value : nullptr;
+  }
+  const T* put(PyTypeObject* type, uint64_t generation, const T* value) {
+    entries_[index(type)] = Entry{type, generation, value};
+    return value;
+  }
+
+ private:
+  struct Entry {
+    PyTypeObject* type = nullptr;
+    uint64_t generation = 0;
+    const T* value = nullptr;
+  };
+  static size_t index(PyTypeObject* type) {
+    return (reinterpret_cast<uintptr_t>(type) >> 6) & 15;  // type objects are ~1 KB apart
+  }
+  Entry entries_[16];
+};
+
 }  // namespace chainrule_engine
