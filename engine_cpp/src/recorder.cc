@@ -128,7 +128,19 @@ PyObject* new_saved(PyObject* tensor, bool is_output) {
   set_slot(saved.get(), cfg.s.version, slot(counter, cfg.counter_v));
   set_slot(saved.get(), cfg.s.tensor, is_output ? Py_None : tensor);
   steal_slot(saved.get(), cfg.s.output_nr, PyLong_FromLong(0));
+  if (is_output) PyObject_GC_UnTrack(saved.get());  // Note [untracked records]
   return saved.release();
+}
+
+// The saved dict leaves the collector's list when every value in it did (a dict of
+// saved outputs only). Note [untracked records]
+void untrack_if_leaves_only(PyObject* saved) {
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  while (PyDict_Next(saved, &pos, &key, &value)) {
+    if (PyObject_GC_IsTracked(value)) return;
+  }
+  if (PyObject_GC_IsTracked(saved)) PyObject_GC_UnTrack(saved);
 }
 
 PyObject* save(PyObject* tensor, bool is_output) {
@@ -250,7 +262,11 @@ PyObject* registry_global(PyObject* name) {
 //       these are untracked from the start);
 //     - the `_in_meta` list holds only those tuples and is never written after
 //       `_record` (OpNode.apply and validate only read it), so it leaves the
-//       collector's list too.
+//       collector's list too;
+//     - a SavedTensor of an output holds no tensor (Note [saved outputs]): only its
+//       array, its counter and ints, set once (saved-tensor hooks, which add to its
+//       __dict__, take the Python path), so it leaves the list, and so does the
+//       saved dict when it holds nothing else (`_saved` is only read, then dropped).
 //     Nothing that can reach a node or a tensor is untracked: hooks may close over
 //     tensors, and an untracked link in a garbage cycle would leak the cycle.
 struct MetaEntry {
@@ -373,6 +389,7 @@ PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, Py
                                zero.get(), nullptr))
                          : new_saved(outs.get(), true));
     if (PyDict_SetItem(saved.get(), rn().result, s.get()) < 0) throw_python_error();
+    untrack_if_leaves_only(saved.get());
   }
   steal_slot(node.get(), cfg.n.saved, saved.release());
   return outs.release();

@@ -219,6 +219,32 @@ def test_in_meta_list_is_untracked():
     assert gc.is_tracked(y.grad_fn) and gc.is_tracked(y.grad_fn._next)
 
 
+def test_saved_outputs_are_untracked_saved_inputs_are_not():
+    """Note [untracked records]: a saved output holds no tensor; a saved input does."""
+    import gc
+    y = leaf().sin()
+    z = y.tanh()                                  # saves its result only
+    assert not gc.is_tracked(z.grad_fn._saved["result"])
+    assert not gc.is_tracked(z.grad_fn._saved)
+    assert gc.is_tracked(y.grad_fn._saved["self"]) and gc.is_tracked(y.grad_fn._saved)
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        w = y.tanh()                              # hooks: the Python path, tracked
+    assert gc.is_tracked(w.grad_fn._saved["result"])
+    (z.sum() + w.sum()).backward()
+
+
+def test_a_cycle_through_a_saved_output_is_collected(recorder):
+    """The untracked saved output does not hide the cycle node -> hook -> output."""
+    import gc
+    import weakref
+    z = leaf().sin().tanh()
+    z.grad_fn.register_hook(lambda gi, go: z)
+    node = weakref.ref(z.grad_fn)
+    del z
+    gc.collect()
+    assert node() is None
+
+
 def test_live_leaf_accumulator_is_reused_without_python(recorder, monkeypatch):
     """The recorder reads a leaf's live AccumulateGrad from its extras; it calls
     grad_accumulator only when there is none (first use, or freed)."""
