@@ -203,3 +203,13 @@ def test_repr_of_empty_and_scalar():
     assert repr(cr.zeros(0)) == "tensor([])"
     assert repr(cr.zeros(2, 0)) == "tensor([], size=(2, 0))"
     assert repr(cr.tensor(3.5)) == "tensor(3.5000)"
+
+
+def test_import_leaves_scipy_alone():
+    """scipy (optional, for an exact erf) is imported at the first erf only."""
+    import subprocess
+    import sys
+    code = ("import sys, chainrule as cr; assert 'scipy' not in sys.modules; "
+            "assert cr.erf(cr.tensor([0.5])).item() > 0.52")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

@@ -18,10 +18,20 @@ from ._namespaces import array_fn
 from .views import make_view
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 
-try:                                   # scipy is optional: exact erf where present
-    from scipy.special import erf as _erf_array
-except ImportError:                    # pragma: no cover - depends on the environment
-    _erf_array = np.vectorize(math.erf, otypes=[np.float64])
+_ERF = []
+
+
+def _erf_array(x):
+    """erf on float64 arrays: scipy's where present (optional), else math.erf per
+    element. Imported at the first erf, not with chainrule: scipy costs import time
+    and starts a BLAS thread pool of its own."""
+    if not _ERF:
+        try:
+            from scipy.special import erf
+        except ImportError:            # pragma: no cover - depends on the environment
+            erf = np.vectorize(math.erf, otypes=[np.float64])
+        _ERF.append(erf)
+    return _ERF[0](x)
 
 
 @array_fn("erf")
