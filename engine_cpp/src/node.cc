@@ -35,11 +35,11 @@ struct NodeClass {
 };
 
 // Note [reading nodes by slot]: the check, once per class (with the GIL).
-// The engine asks several times per node: recent answers are kept per thread in a
+// The engine asks several times per node: recent answers are kept in a
 // small direct-mapped table (map entries are never removed or moved).
 const NodeClass& node_class(PyTypeObject* type) {
   static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
-  thread_local RecentClasses<NodeClass> recent;
+  static RecentClasses<NodeClass> recent;  // GIL held: no thread_local (its TLS call)
   if (const NodeClass* hit = recent.find(type, 0)) return *hit;
   auto it = cache->find(type);
   if (it != cache->end()) return *recent.put(type, 0, &it->second);

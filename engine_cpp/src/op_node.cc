@@ -111,9 +111,9 @@ std::unordered_map<PyTypeObject*, TableClass>& table_classes() {
 uint64_t table_generation = 0;  // bumped when the cache is cleared (configure)
 
 // The class's entry, worked out on first use (with the GIL). Recent answers are
-// kept per thread, as in node_class (node.cc).
+// kept, as in node_class (node.cc).
 const TableClass& table_class(PyTypeObject* type) {
-  thread_local RecentClasses<TableClass> recent;
+  static RecentClasses<TableClass> recent;  // GIL held: no thread_local (its TLS call)
   if (const TableClass* hit = recent.find(type, table_generation)) return *hit;
   auto& cache = table_classes();
   auto it = cache.find(type);

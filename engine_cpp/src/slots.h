@@ -24,9 +24,9 @@ inline PyObject* class_attr(PyTypeObject* type, PyObject* name) {
 // layouts: a subclass resolves `name` to the same descriptor when it inherits it.
 PyObject* slot_descriptor(PyObject* type, const char* name);
 
-// A per-thread memo of per-class answers: 16 direct-mapped entries keyed by the class
-// (and a generation, bumped when the answers are recomputed), pointing into a map
-// whose entries never move.
+// A memo of per-class answers, used with the GIL held: 16 direct-mapped entries
+// keyed by the class (and a generation, bumped when the answers are recomputed),
+// pointing into a map whose entries never move.
 template <typename T>
 class RecentClasses {
  public:
@@ -45,8 +45,9 @@ class RecentClasses {
     uint64_t generation = 0;
     const T* value = nullptr;
   };
-  static size_t index(PyTypeObject* type) {
-    return (reinterpret_cast<uintptr_t>(type) >> 6) & 15;  // type objects are ~1 KB apart
+  static size_t index(PyTypeObject* type) {  // Fibonacci hashing of the address
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(type) >> 4) *
+                               0x9E3779B97F4A7C15ull >> 60);
   }
   Entry entries_[16];
 };
