@@ -176,6 +176,50 @@ struct Plan {
   long mask = 0;
 };
 
+// What the recorder reads of an OpDef: its node class, `differentiable`, the `plans`
+// list and `multi_output`. `defop` sets them and nothing rebinds them (`plans` only
+// fills up, in place), so they are read once per op and kept in a small
+// direct-mapped memo (used with the GIL held; an entry holds its op, so an address
+// is never reused while it is in the memo).
+struct OpFacts {
+  PyObject* op = nullptr;
+  PyObject* node_cls = nullptr;
+  PyObject* differentiable = nullptr;
+  PyObject* plans = nullptr;
+  bool single_output = false;
+};
+
+void forget(OpFacts& f) {
+  Py_CLEAR(f.op);
+  Py_CLEAR(f.node_cls);
+  Py_CLEAR(f.differentiable);
+  Py_CLEAR(f.plans);
+}
+
+// The op's facts, or nullptr (no error set) when one is missing.
+const OpFacts* op_facts(PyObject* op) {
+  static OpFacts memo[64];
+  auto bits = reinterpret_cast<uintptr_t>(op) >> 4;
+  OpFacts& f = memo[static_cast<size_t>(bits * 0x9E3779B97F4A7C15ull >> 58)];
+  if (f.op == op) return &f;
+  forget(f);
+  Ref multi(PyObject_GetAttr(op, rn().multi_output));
+  Ref cls(PyObject_GetAttr(op, rn().node_cls));
+  Ref diff(PyObject_GetAttr(op, rn().differentiable));
+  Ref plans(PyObject_GetAttr(op, rn().plans));
+  if (!multi || !cls || !diff || !plans) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_INCREF(op);
+  f.op = op;
+  f.single_output = multi.get() == Py_False;
+  f.node_cls = cls.release();
+  f.differentiable = diff.release();
+  f.plans = plans.release();
+  return &f;
+}
+
 // The checks of the fast path, with no side effect but caching a plan.
 // false: not this path (or a Python error set).
 // `inputs`: the items of _record's `inputs` tuple (n of them).
@@ -188,34 +232,34 @@ bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
   thread_local ThreadLocalDict anomaly_dict;
   Ref anomaly(local_attr(cfg.anomaly_state, names.enabled, anomaly_dict));
   if (!anomaly || anomaly.get() != Py_False) return false;
-  Ref multi(PyObject_GetAttr(op, rn().multi_output));
-  if (!multi || multi.get() != Py_False) return false;
-  p.node_cls_ref = Ref(PyObject_GetAttr(op, rn().node_cls));
+  const OpFacts* facts = op_facts(op);
+  if (facts == nullptr || !facts->single_output) return false;
+  Py_INCREF(facts->node_cls);
+  p.node_cls_ref = Ref(facts->node_cls);
   PyObject* cls = p.node_cls = p.node_cls_ref.get();
-  if (cls == nullptr || !PyType_Check(cls)) return false;
+  if (!PyType_Check(cls)) return false;
   PyTypeObject* type = reinterpret_cast<PyTypeObject*>(cls);
   if (!PyType_IsSubtype(type, cfg.op_node) || type->tp_new != PyBaseObject_Type.tp_new ||
       type->tp_basicsize != cfg.op_node->tp_basicsize) {
     return false;
   }
-  Ref diff(PyObject_GetAttr(op, rn().differentiable));
-  if (!diff || !PyTuple_CheckExact(diff.get())) return false;
-  if (n > PyTuple_GET_SIZE(diff.get()) || n > 30) return false;
+  PyObject* diff = facts->differentiable;
+  if (!PyTuple_CheckExact(diff)) return false;
+  if (n > PyTuple_GET_SIZE(diff) || n > 30) return false;
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject* t = inputs[i];
     if (!plain_tensor(t)) return false;
     if (slot(t, cfg.t.grad_fn) != Py_None || slot(t, cfg.t.requires_grad) == Py_True) {
-      PyObject* bit = PyTuple_GET_ITEM(diff.get(), i);
+      PyObject* bit = PyTuple_GET_ITEM(diff, i);
       if (!PyLong_CheckExact(bit)) return false;
       p.mask |= PyLong_AsLong(bit);
     }
   }
-  Ref plans(PyObject_GetAttr(op, rn().plans));
-  if (!plans || !PyList_CheckExact(plans.get()) || p.mask < 0 ||
-      p.mask >= PyList_GET_SIZE(plans.get())) {
+  PyObject* plans = facts->plans;
+  if (!PyList_CheckExact(plans) || p.mask < 0 || p.mask >= PyList_GET_SIZE(plans)) {
     return false;
   }
-  PyObject* plan = PyList_GET_ITEM(plans.get(), p.mask);
+  PyObject* plan = PyList_GET_ITEM(plans, p.mask);
   if (plan == Py_None) {
     Ref mask(PyLong_FromLong(p.mask));
     p.plan = Ref(PyObject_CallMethodOneArg(op, rn().saved_plan, mask.get()));
