@@ -30,19 +30,13 @@ bool plain_default(PyTypeObject* type, PyObject* name) {
 }
 
 struct NodeClass {
-  bool slots = false;        // _next and _seq are Node's slots
-  bool plain_hooks = false;  // the hook tables are plain class defaults
+  bool slots = false;          // _next and _seq are Node's slots
+  bool plain_hooks = false;    // the hook tables are plain class defaults
+  bool no_hooks_default = false;  // ... and all four defaults are None
+  unsigned int version_tag = 0;   // the class's tp_version_tag when checked
 };
 
-// Note [reading nodes by slot]: the check, once per class (with the GIL).
-// The engine asks several times per node: recent answers are kept in a
-// small direct-mapped table (map entries are never removed or moved).
-const NodeClass& node_class(PyTypeObject* type) {
-  static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
-  static RecentClasses<NodeClass> recent;  // GIL held: no thread_local (its TLS call)
-  if (const NodeClass* hit = recent.find(type, 0)) return *hit;
-  auto it = cache->find(type);
-  if (it != cache->end()) return *recent.put(type, 0, &it->second);
+NodeClass examine(PyTypeObject* type) {
   NodeClass c;
   c.slots = node_layout.next_descr != nullptr &&
             class_attr(type, names.next) == node_layout.next_descr &&
@@ -50,24 +44,50 @@ const NodeClass& node_class(PyTypeObject* type) {
   static PyObject* getattribute = intern_name("__getattribute__");
   static PyObject* object_getattribute = class_attr(&PyBaseObject_Type, getattribute);
   c.plain_hooks = class_attr(type, getattribute) == object_getattribute;
+  c.no_hooks_default = true;
   for (PyObject* name : {names.pre_hooks, names.post_hooks, names.tensor_hooks,
                          names.retain_hooks}) {
     c.plain_hooks = c.plain_hooks && plain_default(type, name);
+    c.no_hooks_default = c.no_hooks_default && class_attr(type, name) == Py_None;
   }
-  Py_INCREF(type);  // the cache holds the class, so its address is never reused
-  return cache->emplace(type, c).first->second;
+  c.version_tag = type->tp_version_tag;  // assigned by the lookups above
+  return c;
+}
+
+// Note [reading nodes by slot]: the check, once per class (with the GIL), again
+// when the class (or a base) is modified (CPython then changes its version tag).
+// The engine asks several times per node: recent answers are kept in a small
+// direct-mapped table (map entries are never removed or moved).
+const NodeClass& node_class(PyTypeObject* type) {
+  static auto* cache = new std::unordered_map<PyTypeObject*, NodeClass>();
+  static RecentClasses<NodeClass> recent;  // GIL held: no thread_local (its TLS call)
+  const NodeClass* hit = recent.find(type, 0);
+  if (hit == nullptr) {
+    auto it = cache->find(type);
+    if (it == cache->end()) {
+      Py_INCREF(type);  // the cache holds the class, so its address is never reused
+      it = cache->emplace(type, examine(type)).first;
+    }
+    hit = recent.put(type, 0, &it->second);
+  }
+  if (hit->version_tag == 0 || hit->version_tag != type->tp_version_tag) {
+    *const_cast<NodeClass*>(hit) = examine(type);
+  }
+  return *hit;
 }
 
 // node.<name> for a plain-default field: the instance __dict__ entry, else the
 // class default (borrowed); getattr for other classes (owned, in `keep`).
 PyObject* hook_field(PyObject* node, PyObject* name, Ref& keep) {
-  if (node_class(Py_TYPE(node)).plain_hooks) {
+  const NodeClass& c = node_class(Py_TYPE(node));
+  if (c.plain_hooks) {
     PyObject** dict = _PyObject_GetDictPtr(node);
     if (dict != nullptr && *dict != nullptr) {
       PyObject* value = PyDict_GetItemWithError(*dict, name);
       if (value != nullptr) return value;
       if (PyErr_Occurred()) throw_python_error();
     }
+    if (c.no_hooks_default) return Py_None;  // checked with the class's version tag
     PyObject* value = class_attr(Py_TYPE(node), name);
     if (value != nullptr) return value;
   }

@@ -74,3 +74,22 @@ def test_hooks_set_on_a_node_instance_are_seen(engines):
         run_under(engine, lambda: y.sum().backward())
         assert x.grad.tolist() == [3.0, 3.0]
     assert seen == [("pre", "python"), ("post", "python"), ("pre", "cpp"), ("post", "cpp")]
+
+
+def test_a_class_changed_after_use_is_examined_again(engines):
+    """The per-class answer is tied to the class's version: a descriptor added to a
+    node class after a pass is honoured by the next pass."""
+    class Doubling(Node):
+        def apply(self, grads, create_graph):
+            return [grads[0] * 2]
+
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        run_under(engine, lambda: _through(Doubling, x).backward(cr.ones(3)))
+    Doubling._pre_hooks = property(lambda self: {0: lambda grads: [g * 10 for g in grads]})
+    results = []
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        run_under(engine, lambda: _through(Doubling, x).backward(cr.ones(3)))
+        results.append(x.grad.tolist())
+    assert results == [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0]]
