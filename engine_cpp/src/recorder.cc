@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 namespace chainrule_engine {
 
@@ -178,46 +179,43 @@ struct Plan {
 
 // What the recorder reads of an OpDef: its node class, `differentiable`, the `plans`
 // list and `multi_output`. `defop` sets them and nothing rebinds them (`plans` only
-// fills up, in place), so they are read once per op and kept in a small
-// direct-mapped memo (used with the GIL held; an entry holds its op, so an address
-// is never reused while it is in the memo).
+// fills up, in place), so they are read once per op and kept (used with the GIL
+// held; the memo holds each op, so an address is never reused for another object).
 struct OpFacts {
-  PyObject* op = nullptr;
-  PyObject* node_cls = nullptr;
-  PyObject* differentiable = nullptr;
-  PyObject* plans = nullptr;
+  Ref node_cls;
+  Ref differentiable;
+  Ref plans;
   bool single_output = false;
+  bool ok = false;  // every fact was there
 };
 
-void forget(OpFacts& f) {
-  Py_CLEAR(f.op);
-  Py_CLEAR(f.node_cls);
-  Py_CLEAR(f.differentiable);
-  Py_CLEAR(f.plans);
+OpFacts read_facts(PyObject* op) {
+  OpFacts f;
+  Ref multi(PyObject_GetAttr(op, rn().multi_output));
+  f.node_cls = Ref(PyObject_GetAttr(op, rn().node_cls));
+  f.differentiable = Ref(PyObject_GetAttr(op, rn().differentiable));
+  f.plans = Ref(PyObject_GetAttr(op, rn().plans));
+  f.ok = multi && f.node_cls && f.differentiable && f.plans;
+  if (!f.ok) PyErr_Clear();
+  f.single_output = multi.get() == Py_False;
+  return f;
 }
 
 // The op's facts, or nullptr (no error set) when one is missing.
 const OpFacts* op_facts(PyObject* op) {
-  static OpFacts memo[64];
-  auto bits = reinterpret_cast<uintptr_t>(op) >> 4;
-  OpFacts& f = memo[static_cast<size_t>(bits * 0x9E3779B97F4A7C15ull >> 58)];
-  if (f.op == op) return &f;
-  forget(f);
-  Ref multi(PyObject_GetAttr(op, rn().multi_output));
-  Ref cls(PyObject_GetAttr(op, rn().node_cls));
-  Ref diff(PyObject_GetAttr(op, rn().differentiable));
-  Ref plans(PyObject_GetAttr(op, rn().plans));
-  if (!multi || !cls || !diff || !plans) {
-    PyErr_Clear();
-    return nullptr;
+  static auto* memo = new std::unordered_map<PyObject*, OpFacts>();
+  static PyObject* last_op = nullptr;
+  static const OpFacts* last = nullptr;
+  if (op != last_op) {
+    auto it = memo->find(op);
+    if (it == memo->end()) {
+      Py_INCREF(op);
+      it = memo->emplace(op, read_facts(op)).first;
+    }
+    last_op = op;
+    last = &it->second;
   }
-  Py_INCREF(op);
-  f.op = op;
-  f.single_output = multi.get() == Py_False;
-  f.node_cls = cls.release();
-  f.differentiable = diff.release();
-  f.plans = plans.release();
-  return &f;
+  return last->ok ? last : nullptr;
 }
 
 // The checks of the fast path, with no side effect but caching a plan.
@@ -234,8 +232,8 @@ bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
   if (!anomaly || anomaly.get() != Py_False) return false;
   const OpFacts* facts = op_facts(op);
   if (facts == nullptr || !facts->single_output) return false;
-  Py_INCREF(facts->node_cls);
-  p.node_cls_ref = Ref(facts->node_cls);
+  Py_INCREF(facts->node_cls.get());
+  p.node_cls_ref = Ref(facts->node_cls.get());
   PyObject* cls = p.node_cls = p.node_cls_ref.get();
   if (!PyType_Check(cls)) return false;
   PyTypeObject* type = reinterpret_cast<PyTypeObject*>(cls);
@@ -243,7 +241,7 @@ bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
       type->tp_basicsize != cfg.op_node->tp_basicsize) {
     return false;
   }
-  PyObject* diff = facts->differentiable;
+  PyObject* diff = facts->differentiable.get();
   if (!PyTuple_CheckExact(diff)) return false;
   if (n > PyTuple_GET_SIZE(diff) || n > 30) return false;
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -255,7 +253,7 @@ bool prepare(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* out,
       p.mask |= PyLong_AsLong(bit);
     }
   }
-  PyObject* plans = facts->plans;
+  PyObject* plans = facts->plans.get();
   if (!PyList_CheckExact(plans) || p.mask < 0 || p.mask >= PyList_GET_SIZE(plans)) {
     return false;
   }
