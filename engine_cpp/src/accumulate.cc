@@ -15,13 +15,6 @@ namespace {
 AccumulateConfig acc;
 PyObject* acc_refs = nullptr;  // keeps acc's objects alive
 
-void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {  // steals `value`
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
 PyObject* own(PyObject* value) {
   Py_INCREF(value);
   return value;
@@ -32,24 +25,24 @@ PyObject* wrap(PyObject* arr) {
   static PyObject* empty = PyTuple_New(0);
   auto* type = reinterpret_cast<PyTypeObject*>(acc.tensor_type);
   PyObject* t = check(PyBaseObject_Type.tp_new(type, empty, nullptr));
-  set_slot(t, acc.data, own(arr));
-  for (Py_ssize_t slot : {acc.grad_fn, acc.grad, acc.vc, acc.base, acc.extra}) {
-    set_slot(t, slot, own(Py_None));
+  set_slot(t, acc.t.data, arr);
+  for (Py_ssize_t offset : {acc.t.grad_fn, acc.t.grad, acc.t.vc, acc.t.base, acc.t.extra}) {
+    set_slot(t, offset, Py_None);
   }
-  set_slot(t, acc.output_nr, check(PyLong_FromLong(0)));
-  set_slot(t, acc.requires_grad, own(Py_False));
+  steal_slot(t, acc.t.output_nr, check(PyLong_FromLong(0)));
+  set_slot(t, acc.t.requires_grad, Py_False);
   return t;
 }
 
 // _version_counter.bump(tensor)
 void bump(PyObject* tensor) {
   static PyObject* one = PyLong_FromLong(1);
-  PyObject* counter = read_slot(tensor, acc.vc);
+  PyObject* counter = slot(tensor, acc.t.vc);
   if (counter == nullptr || counter == Py_None) {
     counter = check(PyObject_CallNoArgs(acc.counter_type));
-    set_slot(tensor, acc.vc, counter);
+    steal_slot(tensor, acc.t.vc, counter);
   }
-  set_slot(counter, acc.counter_v, check(PyNumber_Add(read_slot(counter, acc.counter_v), one)));
+  steal_slot(counter, acc.counter_v, check(PyNumber_Add(slot(counter, acc.counter_v), one)));
 }
 
 // accumulate._same_layout(arr, like)
@@ -91,9 +84,9 @@ PyObject* first_grad(PyObject* grad, PyObject* data) {
 
 // old._data += arr; old._bump_version()
 void add_into(PyObject* old, PyObject* grad) {
-  PyObject* data = read_slot(old, acc.data);
+  PyObject* data = slot(old, acc.t.data);
   Ref sum(check(PyNumber_InPlaceAdd(data, grad)));
-  set_slot(old, acc.data, sum.release());
+  steal_slot(old, acc.t.data, sum.release());
   bump(old);
 }
 
@@ -102,7 +95,7 @@ bool is_plain_tensor(PyObject* obj) {
 }
 
 bool has_post_acc_hooks(PyObject* variable) {
-  PyObject* extra = read_slot(variable, acc.extra);
+  PyObject* extra = slot(variable, acc.t.extra);
   if (extra == nullptr) return true;  // unset: let Python raise
   if (extra == Py_None) return false;
   Ref hooks(check(PyObject_GetAttr(extra, acc.post_acc_hooks)));
@@ -117,21 +110,21 @@ bool is_common_case(PyObject* node, PyObject* grads, bool create_graph) {
   if (!PyList_CheckExact(grads) || PyList_GET_SIZE(grads) < 1) return false;
   PyObject* grad = PyList_GET_ITEM(grads, 0);
   if (grad != Py_None && !PyArray_CheckExact(grad)) return false;
-  PyObject* variable = read_slot(node, acc.variable);
+  PyObject* variable = slot(node, acc.variable);
   if (variable == nullptr || !is_plain_tensor(variable)) return false;
   if (grad != Py_None && has_post_acc_hooks(variable)) return false;
-  PyObject* old = read_slot(variable, acc.grad);
-  if (old == nullptr || read_slot(variable, acc.data) == nullptr) return false;
-  if (old == Py_None) return PyArray_CheckExact(read_slot(variable, acc.data));
-  if (!is_plain_tensor(old) || read_slot(old, acc.requires_grad) != Py_False ||
-      read_slot(old, acc.grad_fn) != Py_None || read_slot(old, acc.data) == nullptr) {
+  PyObject* old = slot(variable, acc.t.grad);
+  if (old == nullptr || slot(variable, acc.t.data) == nullptr) return false;
+  if (old == Py_None) return PyArray_CheckExact(slot(variable, acc.t.data));
+  if (!is_plain_tensor(old) || slot(old, acc.t.requires_grad) != Py_False ||
+      slot(old, acc.t.grad_fn) != Py_None || slot(old, acc.t.data) == nullptr) {
     return false;
   }
-  PyObject* counter = read_slot(old, acc.vc);  // bump() below needs None or a counter
+  PyObject* counter = slot(old, acc.t.vc);  // bump() below needs None or a counter
   return counter == Py_None ||
          (counter != nullptr &&
           reinterpret_cast<PyObject*>(Py_TYPE(counter)) == acc.counter_type &&
-          read_slot(counter, acc.counter_v) != nullptr);
+          slot(counter, acc.counter_v) != nullptr);
 }
 
 // The lock of accumulate.py, held while `.grad` is written (NumPy may release the
@@ -160,16 +153,9 @@ void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject
   c.counter_type = counter_type;
   c.lock = lock;
   c.stolen = stolen;
-  c.variable = slot_offset(accumulate_grad_type, "variable");
-  c.data = slot_offset(tensor_type, "_data");
-  c.grad_fn = slot_offset(tensor_type, "grad_fn");
-  c.output_nr = slot_offset(tensor_type, "_output_nr");
-  c.requires_grad = slot_offset(tensor_type, "_requires_grad");
-  c.grad = slot_offset(tensor_type, "_grad");
-  c.vc = slot_offset(tensor_type, "_vc");
-  c.base = slot_offset(tensor_type, "_base");
-  c.extra = slot_offset(tensor_type, "_extra");
-  c.counter_v = slot_offset(counter_type, "v");
+  c.variable = member_offset(accumulate_grad_type, "variable");
+  c.t = tensor_slots(tensor_type);
+                  c.counter_v = member_offset(counter_type, "v");
   c.post_acc_hooks = check(PyUnicode_InternFromString("post_acc_hooks"));
   if (!PyList_CheckExact(stolen) || PyList_GET_SIZE(stolen) < 1) {
     throw py::type_error("configure_accumulate: stolen must be a non-empty list");
@@ -187,13 +173,13 @@ bool try_accumulate(PyObject* node, PyObject* grads, bool create_graph) {
   if (!is_common_case(node, grads, create_graph)) return false;
   PyObject* grad = PyList_GET_ITEM(grads, 0);
   if (grad == Py_None) return true;  // accumulate_into_grad: nothing to do
-  PyObject* variable = read_slot(node, acc.variable);
+  PyObject* variable = slot(node, acc.variable);
   Ref keep_variable(own(variable));
   {
     LockGuard lock;
-    PyObject* old = read_slot(variable, acc.grad);
+    PyObject* old = slot(variable, acc.t.grad);
     if (old == Py_None) {
-      set_slot(variable, acc.grad, first_grad(grad, read_slot(variable, acc.data)));
+      steal_slot(variable, acc.t.grad, first_grad(grad, slot(variable, acc.t.data)));
     } else {
       Ref keep_old(own(old));
       add_into(old, grad);

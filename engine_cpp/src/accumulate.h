@@ -15,6 +15,7 @@
 #pragma once
 
 #include "python_api.h"
+#include "slots.h"
 
 namespace chainrule_engine {
 
@@ -26,9 +27,7 @@ struct AccumulateConfig {
   PyObject* lock = nullptr;                  // accumulate._LOCK
   PyObject* stolen = nullptr;                // accumulate.STOLEN (a one-item list)
   Py_ssize_t variable = 0;                   // AccumulateGrad.variable
-  // Tensor slots: _data, grad_fn, _output_nr, _requires_grad, _grad, _vc, _base, _extra
-  Py_ssize_t data = 0, grad_fn = 0, output_nr = 0, requires_grad = 0, grad = 0, vc = 0,
-             base = 0, extra = 0;
+  TensorSlots t{};                           // Tensor's slots
   Py_ssize_t counter_v = 0;                  // VersionCounter.v
   PyObject* post_acc_hooks = nullptr;        // "post_acc_hooks" (a Tensor's extras)
 };

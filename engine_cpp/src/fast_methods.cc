@@ -33,8 +33,7 @@ struct FastConfig {
   PyObject* common_dict = nullptr;    // _common.__dict__: _SCALARS, scalar_tensor
   PyObject* grad_state = nullptr;     // _grad_mode.STATE
   PyObject* record_fn = nullptr;      // _engine.record (called directly when installed)
-  Py_ssize_t data = 0, grad_fn = 0, output_nr = 0, requires_grad = 0, grad = 0, vc = 0,
-             base = 0, extra = 0;
+  TensorSlots t{};                    // Tensor's slots
 };
 FastConfig fc;
 bool fc_ready = false;
@@ -73,8 +72,8 @@ bool forgive_error() {
 // ndarray, _requires_grad a bool), else nullptr. Borrowed.
 PyArrayObject* float_array(PyObject* t) {
   if (Py_TYPE(t) != fc.tensor) return nullptr;
-  PyObject* data = slot(t, fc.data);
-  PyObject* rg = slot(t, fc.requires_grad);
+  PyObject* data = slot(t, fc.t.data);
+  PyObject* rg = slot(t, fc.t.requires_grad);
   if (data == nullptr || Py_TYPE(data) != &PyArray_Type) return nullptr;
   if (rg != Py_True && rg != Py_False) return nullptr;
   PyArrayObject* arr = reinterpret_cast<PyArrayObject*>(data);
@@ -135,7 +134,7 @@ PyObject* run_forward(FastMethod* m, PyObject* const* inputs) {
   }
   PyObject* args[1 + 2 + kMaxAttrs];
   PyObject** argv = args + 1;  // args[0]: room for PY_VECTORCALL_ARGUMENTS_OFFSET
-  for (Py_ssize_t i = 0; i < m->arity; ++i) argv[i] = slot(inputs[i], fc.data);
+  for (Py_ssize_t i = 0; i < m->arity; ++i) argv[i] = slot(inputs[i], fc.t.data);
   for (Py_ssize_t k = 0; k < nattrs; ++k) {
     PyObject* v = PyDict_GetItemWithError(m->attrs, PyTuple_GET_ITEM(m->attr_names, k));
     if (v == nullptr) {
@@ -178,10 +177,10 @@ PyObject* plain_output(PyObject* out) {
   }
   PyObject* t = PyBaseObject_Type.tp_new(fc.tensor, fn_names().empty, nullptr);
   if (t == nullptr) return nullptr;
-  set_slot(t, fc.data, out);
-  for (Py_ssize_t off : {fc.grad_fn, fc.grad, fc.vc, fc.base, fc.extra}) set_slot(t, off, Py_None);
-  steal_slot(t, fc.output_nr, PyLong_FromLong(0));
-  set_slot(t, fc.requires_grad, Py_False);
+  set_slot(t, fc.t.data, out);
+  for (Py_ssize_t off : {fc.t.grad_fn, fc.t.grad, fc.t.vc, fc.t.base, fc.t.extra}) set_slot(t, off, Py_None);
+  steal_slot(t, fc.t.output_nr, PyLong_FromLong(0));
+  set_slot(t, fc.t.requires_grad, Py_False);
   return t;
 }
 
@@ -200,7 +199,7 @@ PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
   int grad = mode_flag(n.grad_enabled);
   if (grad < 0) return nullptr;
   for (Py_ssize_t i = 0; grad && i < m->arity; ++i) {
-    if (slot(inputs[i], fc.requires_grad) == Py_True) return record_output(m, inputs, out);
+    if (slot(inputs[i], fc.t.requires_grad) == Py_True) return record_output(m, inputs, out);
   }
   int inference = mode_flag(n.inference);
   if (inference < 0) return nullptr;
@@ -375,14 +374,7 @@ void configure_fast_methods(py::object tensor_type, py::object registry, py::obj
   c.common_dict = common_dict.ptr();
   c.grad_state = grad_state.ptr();
   c.record_fn = record_fn.ptr();
-  c.data = member_offset(T, "_data");
-  c.grad_fn = member_offset(T, "grad_fn");
-  c.output_nr = member_offset(T, "_output_nr");
-  c.requires_grad = member_offset(T, "_requires_grad");
-  c.grad = member_offset(T, "_grad");
-  c.vc = member_offset(T, "_vc");
-  c.base = member_offset(T, "_base");
-  c.extra = member_offset(T, "_extra");
+  c.t = tensor_slots(T);
   py::tuple keep = py::make_tuple(tensor_type, registry_dict, common_dict, grad_state, record_fn);
   PyObject* old = fc_refs;
   fc_refs = keep.release().ptr();

@@ -14,8 +14,8 @@ void configure_node_layout(PyObject* node_type) {
   NodeLayout layout;
   layout.next_descr = slot_descriptor(node_type, "_next");
   layout.seq_descr = slot_descriptor(node_type, "_seq");
-  layout.next = slot_offset(node_type, "_next");
-  layout.seq = slot_offset(node_type, "_seq");
+  layout.next = member_offset(node_type, "_next");
+  layout.seq = member_offset(node_type, "_seq");
   node_layout = layout;
 }
 
@@ -109,7 +109,7 @@ bool hook_field_truthy(PyObject* node, PyObject* name) {
 }  // namespace
 
 int64_t read_seq(PyObject* node) {
-  PyObject* seq = node_class(Py_TYPE(node)).slots ? read_slot(node, node_layout.seq) : nullptr;
+  PyObject* seq = node_class(Py_TYPE(node)).slots ? slot(node, node_layout.seq) : nullptr;
   Ref keep;
   if (seq == nullptr) {
     keep = get_attr(node, names.seq);
@@ -121,7 +121,7 @@ int64_t read_seq(PyObject* node) {
 }
 
 PyObject* read_next(PyObject* node) {
-  PyObject* next = node_class(Py_TYPE(node)).slots ? read_slot(node, node_layout.next) : nullptr;
+  PyObject* next = node_class(Py_TYPE(node)).slots ? slot(node, node_layout.next) : nullptr;
   if (next == nullptr) return get_attr(node, names.next).release();
   Py_INCREF(next);
   return next;

@@ -163,13 +163,13 @@ void check_saved(PyObject* saved) {
       PyObject* hook = PyDict_GetItem(*dict, tn().unpack_hook);
       if (hook != nullptr && hook != Py_None) throw NotHere();
     }
-    PyObject* counter = read_slot(value, t.saved_counter);
-    PyObject* then = read_slot(value, t.saved_version);
-    if (counter == nullptr || then == nullptr || read_slot(value, t.saved_data) == nullptr ||
+    PyObject* counter = slot(value, t.saved_counter);
+    PyObject* then = slot(value, t.saved_version);
+    if (counter == nullptr || then == nullptr || slot(value, t.saved_data) == nullptr ||
         reinterpret_cast<PyObject*>(Py_TYPE(counter)) != t.counter_type) {
       throw NotHere();
     }
-    PyObject* now = read_slot(counter, t.counter_v);
+    PyObject* now = slot(counter, t.counter_v);
     if (now == nullptr) throw NotHere();
     if (now == then) continue;
     int same = PyObject_RichCompareBool(now, then, Py_EQ);
@@ -186,7 +186,7 @@ PyObject* lookup(const FormulaInfo& f, size_t k, PyObject* saved, PyObject* in_m
                  PyObject* attrs) {
   PyObject* name = f.params[k];
   PyObject* s = PyDict_GetItemWithError(saved, name);
-  if (s != nullptr) return read_slot(s, table_ops.saved_data);  // checked by check_saved
+  if (s != nullptr) return slot(s, table_ops.saved_data);  // checked by check_saved
   if (PyErr_Occurred()) {
     PyErr_Clear();
     throw NotHere();
@@ -252,7 +252,7 @@ PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads
                       const TableClass& c) {
   PyObject* node = rec.node;
   if (c.multi_output) throw NotHere();
-  PyObject* saved = read_slot(node, table_ops.saved);
+  PyObject* saved = slot(node, table_ops.saved);
   if (saved == nullptr || !PyDict_CheckExact(saved)) throw NotHere();  // None: freed
   check_saved(saved);
   if (!PyList_CheckExact(grads) || PyList_GET_SIZE(grads) < 1) throw NotHere();
@@ -260,8 +260,8 @@ PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads
   Py_ssize_t n = rec.num_edges;
   if (g == Py_None) return none_list(n);
   std::vector<const FormulaInfo*> todo = formulas_to_run(task, rec, c);
-  PyObject* attrs = read_slot(node, table_ops.attrs);
-  PyObject* in_meta = read_slot(node, table_ops.in_meta);
+  PyObject* attrs = slot(node, table_ops.attrs);
+  PyObject* in_meta = slot(node, table_ops.in_meta);
   if (attrs == nullptr || !PyDict_CheckExact(attrs) || in_meta == nullptr ||
       !(PyList_CheckExact(in_meta) || PyTuple_CheckExact(in_meta))) {
     throw NotHere();
@@ -292,14 +292,14 @@ void configure_table_layout(TableOps& t, PyObject* op_node_type) {
   t.attrs_descr = slot_descriptor(op_node_type, "_attrs");
   t.in_meta_descr = slot_descriptor(op_node_type, "_in_meta");
   t.out_meta_descr = slot_descriptor(op_node_type, "_out_meta");
-  t.saved = slot_offset(op_node_type, "_saved");
-  t.attrs = slot_offset(op_node_type, "_attrs");
-  t.in_meta = slot_offset(op_node_type, "_in_meta");
-  t.out_meta = slot_offset(op_node_type, "_out_meta");
-  t.saved_data = slot_offset(t.saved_type, "data");
-  t.saved_counter = slot_offset(t.saved_type, "counter");
-  t.saved_version = slot_offset(t.saved_type, "version");
-  t.counter_v = slot_offset(t.counter_type, "v");
+  t.saved = member_offset(op_node_type, "_saved");
+  t.attrs = member_offset(op_node_type, "_attrs");
+  t.in_meta = member_offset(op_node_type, "_in_meta");
+  t.out_meta = member_offset(op_node_type, "_out_meta");
+  t.saved_data = member_offset(t.saved_type, "data");
+  t.saved_counter = member_offset(t.saved_type, "counter");
+  t.saved_version = member_offset(t.saved_type, "version");
+  t.counter_v = member_offset(t.counter_type, "v");
   table_classes().clear();  // what the classes resolve to may have changed
   ++table_generation;
 }
@@ -317,7 +317,7 @@ PyObject* try_table_apply(const GraphTask& task, const NodeRec& rec, PyObject* g
 
 Py_ssize_t table_num_inputs(PyObject* node) {
   if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return -1;
-  PyObject* out_meta = read_slot(node, table_ops.out_meta);
+  PyObject* out_meta = slot(node, table_ops.out_meta);
   if (out_meta == nullptr) return -1;  // unset: node.num_inputs raises
   if (out_meta == Py_None) return 1;
   Py_ssize_t n = PyObject_Length(out_meta);
@@ -327,7 +327,7 @@ Py_ssize_t table_num_inputs(PyObject* node) {
 
 bool table_release_saved(PyObject* node) {
   if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return false;
-  PyObject* saved = read_slot(node, table_ops.saved);
+  PyObject* saved = slot(node, table_ops.saved);
   if (saved == nullptr) return false;  // unset: node.release_saved raises
   if (truthy(saved)) {
     Py_INCREF(Py_None);
@@ -340,7 +340,7 @@ bool table_release_saved(PyObject* node) {
 
 PyObject* table_in_meta(PyObject* node) {
   if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return nullptr;
-  return read_slot(node, table_ops.in_meta);
+  return slot(node, table_ops.in_meta);
 }
 
 }  // namespace chainrule_engine

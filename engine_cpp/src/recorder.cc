@@ -13,18 +13,6 @@
 
 namespace chainrule_engine {
 
-Py_ssize_t member_offset(PyObject* type, const char* name) {
-  Ref descr(check(PyObject_GetAttrString(type, name)));
-  if (Py_TYPE(descr.get()) != &PyMemberDescr_Type) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not a slot");
-  }
-  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.get())->d_member;
-  if (member->type != T_OBJECT_EX) {
-    throw std::runtime_error(std::string("recorder: ") + name + " is not an object slot");
-  }
-  return member->offset;
-}
-
 PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache) {
   PyThreadState* tstate = PyThreadState_Get();
   if (cache.local != local || cache.tstate != tstate || cache.tstate_id != tstate->id) {
@@ -47,9 +35,6 @@ PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache) {
 namespace {
 
 // Byte offsets of the __slots__ the recorder reads and writes.
-struct TensorSlots {
-  Py_ssize_t data, grad_fn, output_nr, requires_grad, grad, vc, base, extra;
-};
 struct NodeSlots {
   Py_ssize_t next, seq, saved, attrs, in_meta, out_meta;
 };
@@ -500,10 +485,7 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.anomaly_state = anomaly_state.ptr();
   c.hooks_active = hooks_active.ptr();
   PyObject* T = tensor_type.ptr();
-  c.t = {member_offset(T, "_data"),          member_offset(T, "grad_fn"),
-         member_offset(T, "_output_nr"),     member_offset(T, "_requires_grad"),
-         member_offset(T, "_grad"),          member_offset(T, "_vc"),
-         member_offset(T, "_base"),          member_offset(T, "_extra")};
+  c.t = tensor_slots(T);
   PyObject* N = op_node_type.ptr();
   c.n = {member_offset(N, "_next"),    member_offset(N, "_seq"),
          member_offset(N, "_saved"),   member_offset(N, "_attrs"),

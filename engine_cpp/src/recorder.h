@@ -21,34 +21,9 @@
 #pragma once
 
 #include "python_api.h"
+#include "slots.h"
 
 namespace chainrule_engine {
-
-// Direct access to the __slots__ of core's classes (shared with fast_methods.cc).
-// The byte offset of the object slot `name` of `type` (from its member descriptor).
-Py_ssize_t member_offset(PyObject* type, const char* name);
-
-// obj.<slot>, borrowed (nullptr when unset).
-inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
-  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-}
-
-// obj.<slot> = value (a new reference is taken).
-inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  Py_INCREF(value);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
-
-// obj.<slot> = value, stealing the reference.
-inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
-  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
-  PyObject* old = *p;
-  *p = value;
-  Py_XDECREF(old);
-}
 
 // Note [thread-local reads]
 //     Core's modes (`_grad_mode.STATE`, `anomaly_mode.STATE`) are threading.local

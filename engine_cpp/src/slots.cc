@@ -20,9 +20,16 @@ PyObject* slot_descriptor(PyObject* type, const char* name) {
   return descr.get();  // the class keeps it alive
 }
 
-Py_ssize_t slot_offset(PyObject* type, const char* name) {
+Py_ssize_t member_offset(PyObject* type, const char* name) {
   PyObject* descr = slot_descriptor(type, name);
   return reinterpret_cast<PyMemberDescrObject*>(descr)->d_member->offset;
+}
+
+TensorSlots tensor_slots(PyObject* T) {
+  return {member_offset(T, "_data"),          member_offset(T, "grad_fn"),
+          member_offset(T, "_output_nr"),     member_offset(T, "_requires_grad"),
+          member_offset(T, "_grad"),          member_offset(T, "_vc"),
+          member_offset(T, "_base"),          member_offset(T, "_extra")};
 }
 
 }  // namespace chainrule_engine

@@ -5,14 +5,34 @@
 
 namespace chainrule_engine {
 
-// obj.<slot> as a borrowed reference; nullptr while the slot is unset.
-inline PyObject* read_slot(PyObject* obj, Py_ssize_t offset) {
+// obj.<slot>, borrowed (nullptr while the slot is unset).
+inline PyObject* slot(PyObject* obj, Py_ssize_t offset) {
   return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+}
+
+// obj.<slot> = value, stealing the reference.
+inline void steal_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(obj) + offset);
+  PyObject* old = *p;
+  *p = value;
+  Py_XDECREF(old);
+}
+
+// obj.<slot> = value (a new reference is taken).
+inline void set_slot(PyObject* obj, Py_ssize_t offset, PyObject* value) {
+  Py_INCREF(value);
+  steal_slot(obj, offset, value);
 }
 
 // The byte offset of `type.<name>`, which must be an object slot (a member
 // descriptor declared by __slots__); throws otherwise.
-Py_ssize_t slot_offset(PyObject* type, const char* name);
+Py_ssize_t member_offset(PyObject* type, const char* name);
+
+// Where core's Tensor keeps its fields (chainrule/_tensor.py __slots__).
+struct TensorSlots {
+  Py_ssize_t data, grad_fn, output_nr, requires_grad, grad, vc, base, extra;
+};
+TensorSlots tensor_slots(PyObject* tensor_type);
 
 // type.__dict__-level lookup along the MRO (borrowed, nullptr when absent), as
 // attribute access sees it before looking at the instance.
