@@ -153,3 +153,20 @@ def _configure_accumulate(enabled=None):
 
 
 _configure_accumulate()
+
+
+def _configure_array_fns(enabled=None):
+    """src/array_fns.h: ARRAY_NS.conj in C, through core's Note [array function slot],
+    while core's _conj is the code it mirrors; CHAINRULE_ENGINE_ARRAY_FNS=0 (or
+    enabled=False) keeps the Python function."""
+    import os
+    import numpy as np
+    from chainrule._ops import _namespaces
+    if enabled is None:
+        enabled = os.environ.get("CHAINRULE_ENGINE_ARRAY_FNS", "1") != "0" and \
+            _mirror.array_fns_match()
+    _engine.configure_array_fns(python_conj=_namespaces._conj, np_conj=np.conj)
+    _namespaces.set_array_fn("conj", _engine.array_conj if enabled else None)
+
+
+_configure_array_fns()

@@ -21,6 +21,7 @@ ENGINE_FINGERPRINT = "fcf253a0ba33897b"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "54db60d46f621588"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
+ARRAY_FNS_FINGERPRINT = "a5c529394c1b0c34"
 FAST_METHODS_FINGERPRINT = "e573507714edf853"
 
 
@@ -70,6 +71,11 @@ def accumulate_parts():
         (_tensor, ["Tensor._wrap", "Tensor._bump_version"]),
         (_version_counter, ["bump"]),
     ]
+
+
+def array_fns_parts():
+    from chainrule._ops import _namespaces
+    return [(_namespaces, ["_conj"])]
 
 
 def fast_methods_parts():
@@ -151,5 +157,13 @@ def fast_methods_match():
     try:
         return fingerprint(fast_methods_parts()) == FAST_METHODS_FINGERPRINT and \
             _common._WEAK_KINDS == WEAK_KINDS
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
+def array_fns_match():
+    """Whether the ARRAY_NS helpers src/array_fns.cc mirrors are unchanged."""
+    try:
+        return fingerprint(array_fns_parts()) == ARRAY_FNS_FINGERPRINT
     except (OSError, TypeError, AttributeError):
         return False

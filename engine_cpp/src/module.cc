@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "accumulate.h"
+#include "array_fns.h"
 #include "engine.h"
 #include "fast_methods.h"
 #include "node.h"
@@ -108,6 +109,8 @@ PyMethodDef raw_functions[] = {
      METH_FASTCALL,
      "record(op, inputs, attrs, out, view_base): chainrule._ops._registry._record in C++ "
      "(Note [recorder fast path] in src/recorder.h)."},
+    {"array_conj", array_conj, METH_O,
+     "array_conj(x): chainrule._ops._namespaces._conj in C (src/array_fns.h)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -147,6 +150,12 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("enabled"), py::arg("accumulate_grad_type"), py::arg("tensor_type"),
         py::arg("counter_type"), py::arg("lock"), py::arg("stolen"),
         "Hand the engine what the accumulation fast path needs (accumulate.h).");
+  m.def("configure_array_fns",
+        [](py::object python_conj, py::object np_conj) {
+          ce::configure_array_fns(python_conj.ptr(), np_conj.ptr());
+        },
+        py::arg("python_conj"), py::arg("np_conj"),
+        "Hand over what array_conj falls back on (array_fns.h).");
   m.def("accumulate_enabled", &ce::accumulate_enabled,
         "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");

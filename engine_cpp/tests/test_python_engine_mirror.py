@@ -70,3 +70,16 @@ def test_fast_methods_are_on():
     from chainrule._ops import _method_slot
     assert _mirror.fast_methods_match()
     assert all(_method_slot.method_accelerated(entry[0]) for entry in _method_slot.ACCELERABLE)
+
+
+def test_array_fns_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.array_fns_parts())
+    assert now == _mirror.ARRAY_FNS_FINGERPRINT, (
+        "_namespaces._conj changed; ARRAY_NS.conj stays the Python function until "
+        "src/array_fns.cc mirrors the change and ARRAY_FNS_FINGERPRINT in "
+        "chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_array_conj_is_installed():
+    from chainrule._ops import _namespaces
+    assert _namespaces.ArrayNamespace.conj is _engine.array_conj

@@ -18,6 +18,10 @@ def _axes(dim):
     return tuple(dim)
 
 
+def _conj(x):
+    return np.conj(x) if x.dtype.kind == "c" else x
+
+
 class ArrayNamespace:
     """Formula namespace over ndarrays (the fast backward path)."""
 
@@ -28,9 +32,7 @@ class ArrayNamespace:
     real, imag = staticmethod(np.real), staticmethod(np.imag)
     outer = staticmethod(np.outer)
 
-    @staticmethod
-    def conj(x):
-        return np.conj(x) if x.dtype.kind == "c" else x
+    conj = staticmethod(_conj)                 # Note [array function slot]
 
     @staticmethod
     def where(cond, a, b):
@@ -138,3 +140,23 @@ def array_fn(name=None):
         setattr(ArrayNamespace, name or fn.__name__, staticmethod(fn))
         return fn
     return register
+
+
+# Note [array function slot]
+#     Nearly every VJP formula calls ``F.conj`` (Wirtinger calculus): on the fast
+#     backward that is a Python frame per formula for a function that, for real
+#     arrays, returns its argument. A layer may install a faster implementation of
+#     such an ARRAY_NS helper with ``set_array_fn`` (the C++ engine installs ``conj``);
+#     it must give the Python function's results and errors, and may call it for any
+#     case it does not handle. The Python functions stay the reference and the
+#     default.
+ARRAY_FN_SLOTS = {"conj": _conj}
+
+
+def set_array_fn(name, fn):
+    """Install ``fn`` as ``ARRAY_NS.<name>`` (None restores the Python function);
+    returns what was installed before (None for the Python function)."""
+    reference = ARRAY_FN_SLOTS[name]
+    previous = ArrayNamespace.__dict__[name].__func__          # a staticmethod
+    setattr(ArrayNamespace, name, staticmethod(reference if fn is None else fn))
+    return None if previous is reference else previous
