@@ -20,8 +20,9 @@ Workloads:
           sin on a 1e6-element float64 tensor (its own process per framework).
 
 Every number is the median over repetitions, timed with the process's CPU time by
-default (Note [clock]); ratios are against PyTorch and against hand-written NumPy. Internal use: --worker FRAMEWORK WORKLOAD runs one measurement
-and prints one JSON line.
+default (Note [clock]), and the median over interleaved rounds of that (Note
+[rounds]); ratios are against PyTorch and against hand-written NumPy. Internal use:
+--worker FRAMEWORK WORKLOAD runs one measurement and prints one JSON line.
 """
 import argparse
 import gc
@@ -620,13 +621,46 @@ def parse_args(argv):
     p.add_argument("--mlp-reps", type=int, default=30)
     p.add_argument("--memory-size", type=int, default=1_000_000)
     p.add_argument("--memory-layers", type=int, default=200)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds of the timed workloads (Note [rounds])")
     p.add_argument("--quick", action="store_true", help="few repetitions, small memory case")
     p.add_argument("--json", help="also write the raw results here")
     args = p.parse_args(argv)
     if args.quick:
-        args.chain_reps, args.mlp_reps = 3, 3
+        args.chain_reps, args.mlp_reps, args.rounds = 3, 3, 1
         args.memory_size, args.memory_layers = 100_000, 20
     return args
+
+
+# Note [rounds]
+#     The machines are shared: a framework measured in a noisy minute looks slower than
+#     one measured in a quiet minute, and the ratios between frameworks moved by ±10%
+#     from run to run. So the timed workloads run in rounds (`--rounds`, default 3):
+#     every framework once per round, interleaved, and each number is the median over
+#     the rounds of the per-round medians. Every framework is measured the same way.
+def run_workload(workload, frameworks, args, skipped, failed):
+    rounds = 1 if workload == "memory" else args.rounds
+    per_round = {}
+    for _ in range(rounds):
+        for fw in frameworks:
+            if fw in skipped or (fw, workload) in failed:
+                continue
+            t0 = time.perf_counter()
+            result, error = run_worker(fw, workload, args)
+            if result is None:
+                ours = fw == "numpy" or fw.startswith("chainrule")
+                print(f"  {fw:<17} {workload:<7} {'FAILED' if ours else 'skipped'}: {error}",
+                      flush=True)
+                if ours:
+                    failed.append((fw, workload))    # a peer may be missing; we may not
+                elif "ModuleNotFoundError" in error or "ImportError" in error:
+                    skipped[fw] = error
+                continue
+            per_round.setdefault(fw, []).append(result)
+            print(f"  {fw:<17} {workload:<7} {json.dumps(result)}  "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    return {(fw, workload): {key: median([r[key] for r in runs]) for key in runs[0]}
+            for fw, runs in per_round.items() if (fw, workload) not in failed}
 
 
 def main(argv=None):
@@ -641,23 +675,7 @@ def main(argv=None):
           f"{args.memory_layers} layers of {args.memory_size:,} float64", flush=True)
     results, skipped, failed = {}, {}, []
     for workload in workloads:
-        for fw in frameworks:
-            if fw in skipped:
-                continue
-            t0 = time.perf_counter()
-            result, error = run_worker(fw, workload, args)
-            if result is None:
-                ours = fw == "numpy" or fw.startswith("chainrule")
-                print(f"  {fw:<17} {workload:<7} {'FAILED' if ours else 'skipped'}: {error}",
-                      flush=True)
-                if ours:
-                    failed.append((fw, workload))    # a peer may be missing; we may not
-                elif "ModuleNotFoundError" in error or "ImportError" in error:
-                    skipped[fw] = error
-                continue
-            results[(fw, workload)] = result
-            print(f"  {fw:<17} {workload:<7} {json.dumps(result)}  "
-                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        results.update(run_workload(workload, frameworks, args, skipped, failed))
     shown = [fw for fw in frameworks if fw not in skipped]
     print_table(results, shown, workloads)
     print_targets(results)
