@@ -102,7 +102,7 @@ bool has_post_acc_hooks(PyObject* variable) {
   return truthy(hooks.get());
 }
 
-// Whether `.grad` can take this gradient here; what to do is decided in accumulate().
+// Whether `.grad` can take this gradient here (try_accumulate then decides how).
 bool is_common_case(PyObject* node, PyObject* grads, bool create_graph) {
   if (!acc.enabled || create_graph) return false;
   if (reinterpret_cast<PyObject*>(Py_TYPE(node)) != acc.accumulate_grad_type) return false;
