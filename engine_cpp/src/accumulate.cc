@@ -22,16 +22,8 @@ PyObject* own(PyObject* value) {
 
 // Tensor._wrap(arr) for an ndarray: a leaf that needs no grad.
 PyObject* wrap(PyObject* arr) {
-  static PyObject* empty = PyTuple_New(0);
   auto* type = reinterpret_cast<PyTypeObject*>(acc.tensor_type);
-  PyObject* t = check(PyBaseObject_Type.tp_new(type, empty, nullptr));
-  set_slot(t, acc.t.data, arr);
-  for (Py_ssize_t offset : {acc.t.grad_fn, acc.t.grad, acc.t.vc, acc.t.base, acc.t.extra}) {
-    set_slot(t, offset, Py_None);
-  }
-  steal_slot(t, acc.t.output_nr, check(PyLong_FromLong(0)));
-  set_slot(t, acc.t.requires_grad, Py_False);
-  return t;
+  return check(new_tensor(type, acc.t, arr, Py_None));
 }
 
 // _version_counter.bump(tensor)

@@ -48,7 +48,6 @@ struct FastNames {
   PyObject* wrap_inference = PyUnicode_InternFromString("_wrap_inference");
   PyObject* scalars = PyUnicode_InternFromString("_SCALARS");
   PyObject* scalar_tensor = PyUnicode_InternFromString("scalar_tensor");
-  PyObject* empty = PyTuple_New(0);
 };
 const FastNames& fn_names() {
   static const FastNames* n = new FastNames();
@@ -175,13 +174,7 @@ PyObject* plain_output(PyObject* out) {
     PyObject* args[] = {out, Py_None};
     return PyObject_Vectorcall(fn, args, 2, nullptr);
   }
-  PyObject* t = PyBaseObject_Type.tp_new(fc.tensor, fn_names().empty, nullptr);
-  if (t == nullptr) return nullptr;
-  set_slot(t, fc.t.data, out);
-  for (Py_ssize_t off : {fc.t.grad_fn, fc.t.grad, fc.t.vc, fc.t.base, fc.t.extra}) set_slot(t, off, Py_None);
-  steal_slot(t, fc.t.output_nr, PyLong_FromLong(0));
-  set_slot(t, fc.t.requires_grad, Py_False);
-  return t;
+  return new_tensor(fc.tensor, fc.t, out, Py_None);
 }
 
 // _wrap_inference(op, out): inference mode, rare, left to Python.

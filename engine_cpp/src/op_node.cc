@@ -329,12 +329,7 @@ bool table_release_saved(PyObject* node) {
   if (!table_ops.enabled || !table_class(Py_TYPE(node)).table) return false;
   PyObject* saved = slot(node, table_ops.saved);
   if (saved == nullptr) return false;  // unset: node.release_saved raises
-  if (truthy(saved)) {
-    Py_INCREF(Py_None);
-    PyObject** p = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(node) + table_ops.saved);
-    *p = Py_None;
-    Py_DECREF(saved);  // may free the saved tensors
-  }
+  if (truthy(saved)) set_slot(node, table_ops.saved, Py_None);  // may free saved tensors
   return true;
 }
 

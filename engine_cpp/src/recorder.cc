@@ -71,7 +71,6 @@ struct RecNames {
   PyObject* sequence = PyUnicode_InternFromString("_sequence");
   PyObject* grad_accumulator = PyUnicode_InternFromString("grad_accumulator");
   PyObject* result = PyUnicode_InternFromString("result");
-  PyObject* empty = PyTuple_New(0);
 };
 const RecNames& rn() {
   static const RecNames* n = new RecNames();
@@ -79,9 +78,7 @@ const RecNames& rn() {
 }
 
 // object.__new__(type): what `cls.__new__(cls)` and `object.__new__(cls)` run.
-PyObject* new_object(PyTypeObject* type) {
-  return check(PyBaseObject_Type.tp_new(type, rn().empty, nullptr));
-}
+PyObject* new_object(PyTypeObject* type) { return check(new_instance(type)); }
 
 // VersionCounter(): its __init__ sets v = 0. Note [untracked records]
 PyObject* new_counter() {
@@ -401,14 +398,8 @@ PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, Py
     }
   }
   set_slot(node.get(), cfg.n.out_meta, Py_None);
-  Ref outs(new_object(cfg.tensor));  // Tensor._make_output, inlined in _record
-  set_slot(outs.get(), cfg.t.data, out);
-  set_slot(outs.get(), cfg.t.grad_fn, node.get());
-  steal_slot(outs.get(), cfg.t.output_nr, PyLong_FromLong(0));
-  set_slot(outs.get(), cfg.t.requires_grad, Py_True);
-  for (Py_ssize_t off : {cfg.t.grad, cfg.t.base, cfg.t.extra, cfg.t.vc}) {
-    set_slot(outs.get(), off, Py_None);
-  }
+  // Tensor._make_output, inlined in _record
+  Ref outs(check(new_tensor(cfg.tensor, cfg.t, out, node.get())));
   if (PyTuple_GET_ITEM(p.plan.get(), 1) == Py_True) {
     Ref zero(check(PyLong_FromLong(0)));
     Ref s(hooks_active() ? check(PyObject_CallFunctionObjArgs(

@@ -32,4 +32,26 @@ TensorSlots tensor_slots(PyObject* T) {
           member_offset(T, "_base"),          member_offset(T, "_extra")};
 }
 
+PyObject* new_instance(PyTypeObject* type) {
+  static PyObject* no_args = PyTuple_New(0);
+  return PyBaseObject_Type.tp_new(type, no_args, nullptr);
+}
+
+PyObject* new_tensor(PyTypeObject* type, const TensorSlots& s, PyObject* arr,
+                     PyObject* grad_fn) {
+  PyObject* t = new_instance(type);
+  if (t == nullptr) return nullptr;
+  PyObject* zero = PyLong_FromLong(0);
+  if (zero == nullptr) {
+    Py_DECREF(t);
+    return nullptr;
+  }
+  set_slot(t, s.data, arr);
+  set_slot(t, s.grad_fn, grad_fn);
+  steal_slot(t, s.output_nr, zero);
+  set_slot(t, s.requires_grad, grad_fn != Py_None ? Py_True : Py_False);
+  for (Py_ssize_t offset : {s.grad, s.vc, s.base, s.extra}) set_slot(t, offset, Py_None);
+  return t;
+}
+
 }  // namespace chainrule_engine

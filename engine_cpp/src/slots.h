@@ -34,6 +34,16 @@ struct TensorSlots {
 };
 TensorSlots tensor_slots(PyObject* tensor_type);
 
+// object.__new__(type), what `cls.__new__(cls)` runs: every slot unset. New
+// reference, or nullptr with a Python error.
+PyObject* new_instance(PyTypeObject* type);
+
+// A new Tensor around the ndarray `arr`, every other slot set: output 0 of
+// `grad_fn`, requiring grad (Tensor._make_output), or, with grad_fn None, a leaf
+// that needs no grad (Tensor._wrap). New reference, or nullptr with a Python error.
+PyObject* new_tensor(PyTypeObject* type, const TensorSlots& s, PyObject* arr,
+                     PyObject* grad_fn);
+
 // type.__dict__-level lookup along the MRO (borrowed, nullptr when absent), as
 // attribute access sees it before looking at the instance.
 inline PyObject* class_attr(PyTypeObject* type, PyObject* name) {
