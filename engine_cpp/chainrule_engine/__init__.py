@@ -21,6 +21,8 @@ src/python_api.h).
 [2.0, 4.0]
 >>> _ = engine.set_engine(previous)
 """
+import os
+
 from chainrule.autograd import anomaly_mode as _anomaly_mode
 from chainrule.autograd import engine as _python_engine
 from chainrule.autograd import node as _node
@@ -44,17 +46,21 @@ _engine.configure(
 )
 
 
+def _wanted(variable, matches):
+    """A fast path is on unless the environment variable says 0, and only while the
+    Python code it mirrors matches (chainrule_engine/_mirror.py)."""
+    return os.environ.get(variable, "1") != "0" and matches()
+
+
 def _configure_table_ops(enabled=None):
     """Note [table-node fast path] in src/op_node.h: on only while core's OpNode.apply
     is the code it mirrors; CHAINRULE_ENGINE_TABLE_OPS=0 (or enabled=False) turns it
     off."""
-    import os
     from chainrule import _version_counter
     from chainrule._ops import _registry
     from chainrule.autograd import saved_tensor
     if enabled is None:
-        enabled = os.environ.get("CHAINRULE_ENGINE_TABLE_OPS", "1") != "0" and \
-            _mirror.table_apply_matches()
+        enabled = _wanted("CHAINRULE_ENGINE_TABLE_OPS", _mirror.table_apply_matches)
     _engine.configure_table_ops(
         enabled=enabled, op_node_type=_registry.OpNode, registry=_registry,
         nondiff=_registry.NONDIFF, not_implemented=_registry.NOT_IMPLEMENTED,
@@ -69,13 +75,11 @@ def _configure_recorder(enabled=None):
     """Note [recorder fast path] in src/recorder.h: installed in core's recording slot
     (Note [recording slot] in chainrule/_ops/_registry.py) while core's _record is the
     code it mirrors; CHAINRULE_ENGINE_RECORDER=0 (or enabled=False) keeps _record."""
-    import os
     from chainrule import _tensor, _version_counter
     from chainrule._ops import _registry
     from chainrule.autograd import saved_hooks, saved_tensor
     if enabled is None:
-        enabled = os.environ.get("CHAINRULE_ENGINE_RECORDER", "1") != "0" and \
-            _mirror.record_matches()
+        enabled = _wanted("CHAINRULE_ENGINE_RECORDER", _mirror.record_matches)
     _engine.configure_recorder(
         enabled=enabled, python_record=_registry._record, registry=_registry,
         tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
@@ -107,12 +111,10 @@ def _configure_fast_methods(enabled=None):
     [method slot] in chainrule/_ops/_method_slot.py) dispatched in C while the Python
     code they mirror is unchanged; CHAINRULE_ENGINE_FAST_METHODS=0 (or
     enabled=False) keeps the Python functions."""
-    import os
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import _common, _method_slot, _registry
     if enabled is None:
-        enabled = os.environ.get("CHAINRULE_ENGINE_FAST_METHODS", "1") != "0" and \
-            _mirror.fast_methods_match()
+        enabled = _wanted("CHAINRULE_ENGINE_FAST_METHODS", _mirror.fast_methods_match)
     _engine.configure_fast_methods(
         tensor_type=_tensor.Tensor, registry=_registry, common=_common,
         grad_state=_grad_mode.STATE, record=_engine.record)
@@ -120,6 +122,38 @@ def _configure_fast_methods(enabled=None):
 
 
 _configure_fast_methods()
+
+
+def _configure_accumulate(enabled=None):
+    """Note [accumulation fast path] in src/accumulate.h: on only while the accumulation
+    into .grad is the code it mirrors; CHAINRULE_ENGINE_ACCUMULATE=0 (or
+    enabled=False) keeps the Python path."""
+    from chainrule import _tensor, _version_counter
+    from chainrule.autograd import accumulate
+    if enabled is None:
+        enabled = _wanted("CHAINRULE_ENGINE_ACCUMULATE", _mirror.accumulate_matches)
+    _engine.configure_accumulate(
+        enabled=enabled, accumulate_grad_type=_node.AccumulateGrad,
+        tensor_type=_tensor.Tensor, counter_type=_version_counter.VersionCounter,
+        lock=accumulate._LOCK, stolen=accumulate.STOLEN)
+
+
+_configure_accumulate()
+
+
+def _configure_array_fns(enabled=None):
+    """src/array_fns.h: ARRAY_NS.conj in C, through core's Note [array function slot],
+    while core's _conj is the code it mirrors; CHAINRULE_ENGINE_ARRAY_FNS=0 (or
+    enabled=False) keeps the Python function."""
+    import numpy as np
+    from chainrule._ops import _namespaces
+    if enabled is None:
+        enabled = _wanted("CHAINRULE_ENGINE_ARRAY_FNS", _mirror.array_fns_match)
+    _engine.configure_array_fns(python_conj=_namespaces._conj, np_conj=np.conj)
+    _namespaces.set_array_fn("conj", _engine.array_conj if enabled else None)
+
+
+_configure_array_fns()
 
 
 class CppEngine(_engine.Engine):
@@ -134,39 +168,3 @@ class CppEngine(_engine.Engine):
 
     def __repr__(self):
         return "<chainrule_engine.CppEngine>"
-
-
-def _configure_accumulate(enabled=None):
-    """Note [accumulation fast path] in src/accumulate.h: on only while the accumulation
-    into .grad is the code it mirrors; CHAINRULE_ENGINE_ACCUMULATE=0 (or
-    enabled=False) keeps the Python path."""
-    import os
-    from chainrule import _tensor, _version_counter
-    from chainrule.autograd import accumulate
-    if enabled is None:
-        enabled = os.environ.get("CHAINRULE_ENGINE_ACCUMULATE", "1") != "0" and \
-            _mirror.accumulate_matches()
-    _engine.configure_accumulate(
-        enabled=enabled, accumulate_grad_type=_node.AccumulateGrad,
-        tensor_type=_tensor.Tensor, counter_type=_version_counter.VersionCounter,
-        lock=accumulate._LOCK, stolen=accumulate.STOLEN)
-
-
-_configure_accumulate()
-
-
-def _configure_array_fns(enabled=None):
-    """src/array_fns.h: ARRAY_NS.conj in C, through core's Note [array function slot],
-    while core's _conj is the code it mirrors; CHAINRULE_ENGINE_ARRAY_FNS=0 (or
-    enabled=False) keeps the Python function."""
-    import os
-    import numpy as np
-    from chainrule._ops import _namespaces
-    if enabled is None:
-        enabled = os.environ.get("CHAINRULE_ENGINE_ARRAY_FNS", "1") != "0" and \
-            _mirror.array_fns_match()
-    _engine.configure_array_fns(python_conj=_namespaces._conj, np_conj=np.conj)
-    _namespaces.set_array_fn("conj", _engine.array_conj if enabled else None)
-
-
-_configure_array_fns()

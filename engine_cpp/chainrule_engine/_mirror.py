@@ -125,45 +125,39 @@ def fingerprint(parts):
     return digest.hexdigest()[:16]
 
 
+def _matches(parts, expected):
+    """Whether the code ``parts()`` lists has the fingerprint ``expected`` (False when
+    its sources are missing, e.g. .pyc only)."""
+    try:
+        return fingerprint(parts()) == expected
+    except (OSError, TypeError, AttributeError):
+        return False
+
+
 def table_apply_matches():
     """Whether OpNode.apply and its helpers are the code src/op_node.cc mirrors."""
-    try:
-        return fingerprint(table_apply_parts()) == TABLE_APPLY_FINGERPRINT
-    except (OSError, TypeError, AttributeError):   # no sources (e.g. .pyc only)
-        return False
+    return _matches(table_apply_parts, TABLE_APPLY_FINGERPRINT)
 
 
 def record_matches():
     """Whether _record and the constructors it inlines are the code src/recorder.cc
     mirrors."""
-    try:
-        return fingerprint(record_parts()) == RECORD_FINGERPRINT
-    except (OSError, TypeError, AttributeError):
-        return False
+    return _matches(record_parts, RECORD_FINGERPRINT)
 
 
 def accumulate_matches():
     """Whether the accumulation into .grad is the code src/accumulate.cc mirrors."""
-    try:
-        return fingerprint(accumulate_parts()) == ACCUMULATE_FINGERPRINT
-    except (OSError, TypeError, AttributeError):
-        return False
+    return _matches(accumulate_parts, ACCUMULATE_FINGERPRINT)
 
 
 def fast_methods_match():
     """Whether the Tensor methods of Note [method slot] and the helpers they call are
     the code src/fast_methods.cc mirrors."""
     from chainrule._ops import _common
-    try:
-        return fingerprint(fast_methods_parts()) == FAST_METHODS_FINGERPRINT and \
-            _common._WEAK_KINDS == WEAK_KINDS
-    except (OSError, TypeError, AttributeError):
-        return False
+    return _matches(fast_methods_parts, FAST_METHODS_FINGERPRINT) and \
+        _common._WEAK_KINDS == WEAK_KINDS
 
 
 def array_fns_match():
     """Whether the ARRAY_NS helpers src/array_fns.cc mirrors are unchanged."""
-    try:
-        return fingerprint(array_fns_parts()) == ARRAY_FNS_FINGERPRINT
-    except (OSError, TypeError, AttributeError):
-        return False
+    return _matches(array_fns_parts, ARRAY_FNS_FINGERPRINT)

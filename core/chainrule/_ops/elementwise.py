@@ -5,6 +5,7 @@ Each entry: the forward on ndarrays, then one VJP per input, then the JVP (tange
 namespaces] in _registry.py). Complex inputs follow the conjugate-Wirtinger
 convention: for a holomorphic f, the VJP is ``g * conj(f'(z))``.
 """
+import functools
 import math
 
 import numpy as np
@@ -18,20 +19,20 @@ from ._namespaces import array_fn
 from .views import make_view
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 
-_ERF = []
-
-
-def _erf_array(x):
+@functools.cache
+def _erf_impl():
     """erf on float64 arrays: scipy's where present (optional), else math.erf per
     element. Imported at the first erf, not with chainrule: scipy costs import time
     and starts a BLAS thread pool of its own."""
-    if not _ERF:
-        try:
-            from scipy.special import erf
-        except ImportError:            # pragma: no cover - depends on the environment
-            erf = np.vectorize(math.erf, otypes=[np.float64])
-        _ERF.append(erf)
-    return _ERF[0](x)
+    try:
+        from scipy.special import erf
+    except ImportError:                # pragma: no cover - depends on the environment
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+    return erf
+
+
+def _erf_array(x):
+    return _erf_impl()(x)
 
 
 @array_fn("erf")
