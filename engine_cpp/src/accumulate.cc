@@ -90,7 +90,7 @@ bool has_post_acc_hooks(PyObject* variable) {
   PyObject* extra = slot(variable, acc.t.extra);
   if (extra == nullptr) return true;  // unset: let Python raise
   if (extra == Py_None) return false;
-  Ref hooks(check(PyObject_GetAttr(extra, acc.post_acc_hooks)));
+  Ref hooks(check(PyObject_GetAttr(extra, names.post_acc_hooks)));
   return truthy(hooks.get());
 }
 
@@ -148,7 +148,6 @@ void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject
   c.variable = member_offset(accumulate_grad_type, "variable");
   c.t = tensor_slots(tensor_type);
                   c.counter_v = member_offset(counter_type, "v");
-  c.post_acc_hooks = check(PyUnicode_InternFromString("post_acc_hooks"));
   if (!PyList_CheckExact(stolen) || PyList_GET_SIZE(stolen) < 1) {
     throw py::type_error("configure_accumulate: stolen must be a non-empty list");
   }

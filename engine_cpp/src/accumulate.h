@@ -29,7 +29,6 @@ struct AccumulateConfig {
   Py_ssize_t variable = 0;                   // AccumulateGrad.variable
   TensorSlots t{};                           // Tensor's slots
   Py_ssize_t counter_v = 0;                  // VersionCounter.v
-  PyObject* post_acc_hooks = nullptr;        // "post_acc_hooks" (a Tensor's extras)
 };
 
 void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject* tensor_type,

@@ -38,6 +38,8 @@ void init_names() {
   names.variable = intern("variable");
   names.extra = intern("_extra");
   names.hooks = intern("hooks");
+  names.post_acc_hooks = intern("post_acc_hooks");
+  names.getattribute = intern("__getattribute__");
   names.apply = intern("apply");
   names.release_saved = intern("release_saved");
   names.num_inputs = intern("num_inputs");

@@ -21,8 +21,6 @@ void configure_node_layout(PyObject* node_type) {
 
 namespace {
 
-PyObject* intern_name(const char* s) { return check(PyUnicode_InternFromString(s)); }
-
 // A hook table (or any field) held as a plain class default: not a descriptor.
 bool plain_default(PyTypeObject* type, PyObject* name) {
   PyObject* value = class_attr(type, name);
@@ -41,9 +39,8 @@ NodeClass examine(PyTypeObject* type) {
   c.slots = node_layout.next_descr != nullptr &&
             class_attr(type, names.next) == node_layout.next_descr &&
             class_attr(type, names.seq) == node_layout.seq_descr;
-  static PyObject* getattribute = intern_name("__getattribute__");
-  static PyObject* object_getattribute = class_attr(&PyBaseObject_Type, getattribute);
-  c.plain_hooks = class_attr(type, getattribute) == object_getattribute;
+  static PyObject* object_getattribute = class_attr(&PyBaseObject_Type, names.getattribute);
+  c.plain_hooks = class_attr(type, names.getattribute) == object_getattribute;
   c.no_hooks_default = true;
   for (PyObject* name : {names.pre_hooks, names.post_hooks, names.tensor_hooks,
                          names.retain_hooks}) {

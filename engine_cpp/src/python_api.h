@@ -30,6 +30,8 @@ struct Names {
   PyObject* variable;       // variable (AccumulateGrad)
   PyObject* extra;          // _extra (Tensor)
   PyObject* hooks;          // hooks (a Tensor's extras)
+  PyObject* post_acc_hooks; // post_acc_hooks (a Tensor's extras)
+  PyObject* getattribute;   // __getattribute__
   PyObject* apply;          // apply
   PyObject* release_saved;  // release_saved
   PyObject* num_inputs;     // num_inputs
