@@ -24,6 +24,7 @@ struct TableNames {
   PyObject* fn = PyUnicode_InternFromString("fn");
   PyObject* names = PyUnicode_InternFromString("names");
   PyObject* unpack_hook = PyUnicode_InternFromString("unpack_hook");
+  PyObject* array = PyUnicode_InternFromString("array");
   PyObject* array_ns = PyUnicode_InternFromString("ARRAY_NS");
 };
 
@@ -141,10 +142,9 @@ bool unpacks_like_saved_tensor(PyTypeObject* type) {
   if (reinterpret_cast<PyObject*>(type) == t.saved_type) return true;
   thread_local PyTypeObject* last_yes = nullptr;
   if (type == last_yes) return true;
-  static PyObject* array = PyUnicode_InternFromString("array");
   auto* base = reinterpret_cast<PyTypeObject*>(t.saved_type);
   bool yes = PyType_IsSubtype(type, base) &&
-             class_attr(type, array) == class_attr(base, array) &&
+             class_attr(type, tn().array) == class_attr(base, tn().array) &&
              class_attr(type, tn().unpack_hook) == class_attr(base, tn().unpack_hook) &&
              type->tp_basicsize == base->tp_basicsize;  // same slots, same offsets
   if (yes) last_yes = type;
