@@ -85,7 +85,7 @@ def _configure_recorder(enabled=None):
         tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
         saved_type=saved_tensor.SavedTensor, counter_type=_version_counter.VersionCounter,
         anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE,
-        extras_type=_tensor._Extras)
+        extras_type=_tensor._Extras, node_module=_node)
     if enabled:
         _registry.set_recorder(_engine.record)
     elif _registry._recorder is _engine.record:

@@ -53,11 +53,15 @@ struct Config {
   PyTypeObject* extras = nullptr;     // _tensor._Extras
   PyObject* anomaly_state = nullptr;  // anomaly_mode.STATE
   PyObject* hooks_active = nullptr;   // saved_hooks.ACTIVE (a one-item list)
+  PyObject* node_dict = nullptr;      // autograd/node.py's __dict__ (Note [leaf records])
+  PyObject* grad_accumulator = nullptr;  // node.grad_accumulator, the function mirrored
+  PyTypeObject* accumulate_grad = nullptr;
   TensorSlots t{};
   NodeSlots n{};
   SavedSlots s{};
   Py_ssize_t counter_v = 0;
-  Py_ssize_t extras_grad_acc = 0;
+  Py_ssize_t acc_next = 0, acc_seq = 0, acc_variable = 0;  // AccumulateGrad's slots
+  Py_ssize_t extras_grad_acc = 0, extras_inference = 0, extras_exported = 0;
 };
 Config cfg;
 PyObject* cfg_refs = nullptr;  // keeps cfg's objects alive
@@ -71,6 +75,8 @@ struct RecNames {
   PyObject* sequence = PyUnicode_InternFromString("_sequence");
   PyObject* grad_accumulator = PyUnicode_InternFromString("grad_accumulator");
   PyObject* result = PyUnicode_InternFromString("result");
+  PyObject* accumulate_grad = PyUnicode_InternFromString("AccumulateGrad");
+  PyObject* max_sequence = PyUnicode_InternFromString("MAX_SEQUENCE");
 };
 const RecNames& rn() {
   static const RecNames* n = new RecNames();
@@ -126,8 +132,16 @@ void untrack_if_leaves_only(PyObject* saved) {
   if (PyObject_GC_IsTracked(saved)) PyObject_GC_UnTrack(saved);
 }
 
+// Extras that change nothing in SavedTensor.__init__: not an inference tensor, not
+// exported (saved_guard.is_exported; Note [leaf records]).
+bool plain_extras(PyObject* extra) {
+  return extra == Py_None ||
+         (Py_TYPE(extra) == cfg.extras && slot(extra, cfg.extras_inference) == Py_False &&
+          slot(extra, cfg.extras_exported) == Py_False);
+}
+
 PyObject* save(PyObject* tensor, bool is_output) {
-  if (!is_output && (slot(tensor, cfg.t.extra) != Py_None ||
+  if (!is_output && (!plain_extras(slot(tensor, cfg.t.extra)) ||
                      slot(tensor, cfg.t.base) != Py_None || hooks_active())) {
     return check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(cfg.saved), tensor,
                                               Py_False, nullptr));
@@ -341,22 +355,65 @@ PyObject* meta_of(PyObject* data) {
   return meta;
 }
 
+// Note [leaf records]
+//     Each step of a training loop records its ops on the same leaves (the
+//     parameters), and each step's graph dies with its AccumulateGrad nodes (the leaf
+//     holds its accumulator weakly, as in the reference), so every recorded op on a
+//     parameter ran `grad_accumulator` (three Python frames) and, for a saved
+//     parameter, `SavedTensor(t, False)` (a leaf that has an accumulator has extras,
+//     which the plain path did not take). Both are done here when nothing unusual is
+//     set, with grad_accumulator's and SavedTensor.__init__'s steps:
+//     - the accumulator: the leaf has extras (exactly _Extras; `_extras()` makes them
+//       otherwise, in Python) whose `grad_acc` is None or a dead weakref, `AccumulateGrad`
+//       and `grad_accumulator` are still the objects mirrored; the node gets `_next`
+//       `()`, `_seq` MAX_SEQUENCE, `variable` the leaf, and the leaf a weakref to it;
+//     - the saved leaf: extras with `inference` and `exported` False (anything else
+//       raises or locks arrays in Python), no base, no saved-tensor hooks.
+//     Fingerprinted with the recorder (AccumulateGrad.__init__, Node.__init__,
+//     saved_guard.is_exported are in record_parts()).
+
+// AccumulateGrad(t) and `extra.grad_acc = weakref.ref(acc)`. A new reference.
+PyObject* new_accumulator(PyObject* t, PyObject* extra) {
+  PyObject* seq = PyDict_GetItemWithError(cfg.node_dict, rn().max_sequence);
+  if (seq == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, rn().max_sequence);
+    throw_python_error();
+  }
+  Ref acc(new_object(cfg.accumulate_grad));
+  steal_slot(acc.get(), cfg.acc_next, check(PyTuple_New(0)));
+  set_slot(acc.get(), cfg.acc_seq, seq);
+  set_slot(acc.get(), cfg.acc_variable, t);
+  steal_slot(extra, cfg.extras_grad_acc, check(PyWeakref_NewRef(acc.get(), nullptr)));
+  return acc.release();
+}
+
+// Whether grad_accumulator and the class it instantiates are the ones mirrored.
+bool accumulator_mirrored(PyObject* python_fn) {
+  return python_fn == cfg.grad_accumulator &&
+         PyDict_GetItemWithError(cfg.node_dict, rn().accumulate_grad) ==
+             reinterpret_cast<PyObject*>(cfg.accumulate_grad);
+}
+
 // grad_accumulator(t) (autograd/node.py) for a leaf that requires grad: the live
-// accumulator its extras hold weakly, else (none yet, or freed) the Python function,
-// which makes one. A new reference.
+// accumulator its extras hold weakly, else a new one (Note [leaf records]); the
+// Python function when anything is unusual. A new reference.
 PyObject* accumulator_of(PyObject* t) {
+  PyObject* python_fn = registry_global(rn().grad_accumulator);
   PyObject* extra = slot(t, cfg.t.extra);
   if (extra != nullptr && Py_TYPE(extra) == cfg.extras) {
     PyObject* ref = slot(extra, cfg.extras_grad_acc);
-    if (ref != nullptr && PyWeakref_CheckRefExact(ref)) {
-      PyObject* acc = PyWeakref_GetObject(ref);
-      if (acc != Py_None) {
-        Py_INCREF(acc);
-        return acc;
-      }
+    PyObject* acc = ref != nullptr && PyWeakref_CheckRefExact(ref) ? PyWeakref_GetObject(ref)
+                                                                   : nullptr;
+    if (acc != nullptr && acc != Py_None) {
+      Py_INCREF(acc);
+      return acc;
     }
+    if ((ref == Py_None || acc == Py_None) && accumulator_mirrored(python_fn)) {
+      return new_accumulator(t, extra);
+    }
+    if (PyErr_Occurred()) throw_python_error();
   }
-  return check(PyObject_CallOneArg(registry_global(rn().grad_accumulator), t));
+  return check(PyObject_CallOneArg(python_fn, t));
 }
 
 // _record's steps, in its order. Errors propagate (as from _record).
@@ -460,7 +517,7 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
                         py::object anomaly_state, py::object hooks_active,
-                        py::object extras_type) {
+                        py::object extras_type, py::object node_module) {
   if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
     throw std::runtime_error("recorder: hooks_active must be a one-item list");
   }
@@ -487,9 +544,25 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.counter_v = member_offset(counter_type.ptr(), "v");
   c.extras = reinterpret_cast<PyTypeObject*>(extras_type.ptr());
   c.extras_grad_acc = member_offset(extras_type.ptr(), "grad_acc");
+  c.extras_inference = member_offset(extras_type.ptr(), "inference");
+  c.extras_exported = member_offset(extras_type.ptr(), "exported");
+  py::object node_dict = node_module.attr("__dict__");
+  py::object grad_accumulator = node_module.attr("grad_accumulator");
+  py::object accumulate_grad = node_module.attr("AccumulateGrad");
+  c.node_dict = node_dict.ptr();
+  c.grad_accumulator = grad_accumulator.ptr();
+  c.accumulate_grad = reinterpret_cast<PyTypeObject*>(accumulate_grad.ptr());
+  if (!PyType_Check(accumulate_grad.ptr()) ||
+      c.accumulate_grad->tp_new != PyBaseObject_Type.tp_new) {
+    throw std::runtime_error("recorder: AccumulateGrad must be a plain class");
+  }
+  PyObject* A = accumulate_grad.ptr();
+  c.acc_next = member_offset(A, "_next");
+  c.acc_seq = member_offset(A, "_seq");
+  c.acc_variable = member_offset(A, "variable");
   py::tuple keep = py::make_tuple(python_record, registry_dict, tensor_type, op_node_type,
                                   saved_type, counter_type, anomaly_state, hooks_active,
-                                  extras_type);
+                                  extras_type, node_dict, grad_accumulator, accumulate_grad);
   rn();
   PyObject* old = cfg_refs;
   cfg_refs = keep.release().ptr();

@@ -46,12 +46,30 @@ def _saved_fields(s, out, inputs):
     fields = {f: getattr(s, f) for f in ("data", "tensor", "counter", "version", "output_nr")}
     fields = {f: ("output data" if v is out._data else "output counter" if v is out._vc
                   else _describe(v, inputs)) for f, v in fields.items()}
-    return (type(s).__name__, fields, dict(getattr(s, "__dict__", {})))
+    extra = {k: _describe(v, inputs) for k, v in getattr(s, "__dict__", {}).items()}
+    return (type(s).__name__, fields, extra)
+
+
+def _leaf_state(t, inputs):
+    """A leaf's extras and the accumulator they hold (Note [leaf records])."""
+    extra = t._extra
+    if extra is None:
+        return None
+    acc = extra.grad_acc() if extra.grad_acc is not None else None
+    fields = {f: getattr(extra, f) for f in type(extra).__slots__ if f != "grad_acc"}
+    fields = {f: ("dict", len(v)) if isinstance(v, dict) else _describe(v, inputs)
+              for f, v in fields.items()}      # hook dicts: keyed by handle ids
+    if acc is None:
+        return (fields, None)
+    import gc
+    return (fields, (type(acc).__name__, acc._next, acc._seq, acc.variable is t,
+                     gc.is_tracked(acc), dict(acc.__dict__), type(extra.grad_acc).__name__))
 
 
 def snapshot(out, inputs, attrs):
     node = out.grad_fn
     return {
+        "leaves": [_leaf_state(t, inputs) for t in inputs],
         "out": (type(out).__name__, out._data.tolist(), out._output_nr, out._requires_grad,
                 out._grad, out._base, out._extra, out._vc is None),
         "node": type(node).__name__,
@@ -96,7 +114,35 @@ CASES = [
     ("complex", lambda: (leaf(dtype=np.complex128),), "sin"),
     ("saved view input", lambda: (leaf().reshape(3, 1) * 1.0, leaf().view(3, 1)), "mul"),
     ("input with a counter", lambda: (_bumped(),), "sin"),
+    ("saved leaf whose accumulator died", lambda: (_stale(),), "sin"),
+    ("two stale leaves, both saved", lambda: (_stale(), _stale((1.0, 2.0, 3.0))), "mul"),
+    ("stale leaf, not saved", lambda: (_stale(),), "exp"),
+    ("stale leaf beside a live one", lambda: (_stale(), leaf() * 1.0), "mul"),
+    ("leaf with a tensor hook", lambda: (_hooked(),), "sin"),
+    ("exported leaf (locked when saved)", lambda: (_exported(),), "sin"),
+    ("exported leaf, stale", lambda: (_stale(_exported()),), "sin"),
+    ("view of a stale leaf", lambda: (_stale().view(3, 1),), "sin"),
 ]
+
+
+def _stale(values=(0.5, -1.0, 2.0)):
+    """A leaf that was used once: it has extras, and a weakref to its accumulator,
+    which died with that graph (every parameter after a training step)."""
+    t = values if isinstance(values, cr.Tensor) else leaf(values)
+    t.sin().sum().backward()
+    t.grad = None
+    assert t._extra is not None and t._extra.grad_acc() is None
+    return t
+
+
+def _hooked():
+    t = leaf()
+    t.register_hook(lambda g: g * 2)
+    return t
+
+
+def _exported():
+    return cr.from_numpy(np.array([0.5, -1.0, 2.0])).requires_grad_()
 
 
 def _bumped():
@@ -266,3 +312,49 @@ def test_live_leaf_accumulator_is_reused_without_python(recorder, monkeypatch):
     assert type(third.grad_fn._next[0][0]) is node_mod.AccumulateGrad
     third.sum().backward()
     assert x.grad.tolist() == np.exp(x._data).tolist()
+
+
+def test_stale_leaf_is_recorded_without_python(recorder):
+    """Note [leaf records]: a parameter whose accumulator died with the last step is
+    given a new one and saved without Python frames (the Python recorder runs
+    grad_accumulator, AccumulateGrad.__init__ and SavedTensor.__init__)."""
+    import sys
+    x, w = _stale(), _stale((1.0, 2.0, 3.0))
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        y = _registry.apply_op(_registry.OPS["mul"], (x, w), {})
+    finally:
+        sys.setprofile(None)
+    python_frames = {"grad_accumulator", "__init__", "_extras"} & set(names)
+    if recorder == "cpp":
+        assert not python_frames
+    else:
+        assert python_frames == {"grad_accumulator", "_extras", "__init__"}
+    y.sum().backward()
+    assert x.grad.tolist() == w._data.tolist() and w.grad.tolist() == x._data.tolist()
+
+
+def test_replaced_grad_accumulator_is_called(monkeypatch):
+    """A grad_accumulator other than the one mirrored is called, as by _record."""
+    calls = []
+    python_grad_accumulator = _registry.grad_accumulator
+    x = _stale()
+    monkeypatch.setattr(_registry, "grad_accumulator",
+                        lambda t: calls.append(t) or python_grad_accumulator(t))
+    y = x.sin()
+    assert len(calls) == 1 and calls[0] is x
+    assert y.grad_fn._next[0][0] is x._extra.grad_acc()
+
+
+def test_stale_inference_flag_still_raises(recorder):
+    """Extras that are not plain (here: an inference tensor) take SavedTensor.__init__,
+    which raises the reference's error."""
+    with cr.inference_mode():
+        t = cr.tensor(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        _stale() * t
