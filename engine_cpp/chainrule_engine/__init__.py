@@ -101,9 +101,29 @@ def _make_fast_method(kind, op, attrs, python_fn):
     if op.multi_output:
         return None
     try:
+        if kind == "inplace":
+            return _make_inplace_method(op, attrs, python_fn)
         return _engine.FastMethod(kind, op, attrs, python_fn)
     except ValueError:                      # a kind or attrs it does not handle
         return None
+
+
+def _make_inplace_method(op, attrs, python_fn):
+    """Note [in-place fast methods] in src/fast_methods.cc: `self op= other` calls
+    Tensor.<op.name>_, the `inplace` closure of operators.py, which writes with its
+    `ufunc` (None: no fast path there, nor here)."""
+    from chainrule._tensor import Tensor
+    if not _mirror.inplace_match():
+        return None
+    name = op.name + "_"
+    method = Tensor.__dict__.get(name)
+    code = getattr(method, "__code__", None)
+    if code is None or "ufunc" not in code.co_freevars:
+        return None
+    ufunc = method.__closure__[code.co_freevars.index("ufunc")].cell_contents
+    if ufunc is None:
+        return None
+    return _engine.FastMethod("inplace", op, attrs, python_fn, inplace=(name, method, ufunc))
 
 
 def _configure_fast_methods(enabled=None):
@@ -111,13 +131,18 @@ def _configure_fast_methods(enabled=None):
     [method slot] in chainrule/_ops/_method_slot.py) dispatched in C while the Python
     code they mirror is unchanged; CHAINRULE_ENGINE_FAST_METHODS=0 (or
     enabled=False) keeps the Python functions."""
-    from chainrule import _grad_mode, _tensor
-    from chainrule._ops import _common, _method_slot, _registry
+    from chainrule import _grad_mode, _tensor, _version_counter
+    from chainrule._ops import _common, _method_slot, _registry, operators
+    from chainrule.autograd import saved_hooks
     if enabled is None:
         enabled = _wanted("CHAINRULE_ENGINE_FAST_METHODS", _mirror.fast_methods_match)
     _engine.configure_fast_methods(
         tensor_type=_tensor.Tensor, registry=_registry, common=_common,
         grad_state=_grad_mode.STATE, record=_engine.record)
+    _engine.configure_inplace_methods(
+        operators=operators, bump_version=_tensor.Tensor._bump_version,
+        hooks_active=saved_hooks.ACTIVE, extras_type=_tensor._Extras,
+        counter_type=_version_counter.VersionCounter)
     _method_slot.set_method_accelerator(_make_fast_method if enabled else None)
 
 

@@ -23,6 +23,7 @@ RECORD_FINGERPRINT = "f9bd5436b013772e"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 ARRAY_FNS_FINGERPRINT = "a5c529394c1b0c34"
 FAST_METHODS_FINGERPRINT = "e573507714edf853"
+INPLACE_FINGERPRINT = "bfed5ddc3ac3dabf"
 
 
 def engine_parts():
@@ -92,6 +93,28 @@ def fast_methods_parts():
     ]
 
 
+def inplace_parts():
+    """Note [in-place fast methods] in src/fast_methods.cc: the augmented assignments
+    (the Python functions of the "inplace" entries of Note [method slot]), the
+    in-place methods they call and what those run on the fast path."""
+    import types
+    from chainrule import _grad_mode, _tensor, _version_counter
+    from chainrule._ops import _method_slot, operators
+    assignments = types.SimpleNamespace(__name__="augmented assignments")
+    names = []
+    for name, kind, _, _, fn in _method_slot.ACCELERABLE:
+        if kind == "inplace":
+            setattr(assignments, name, fn)
+            names.append(name)
+    return [
+        (assignments, names),
+        (operators, ["_inplace", "_try_fast_inplace", "_keeps_kind"]),
+        (_tensor, ["Tensor._bump_version"]),
+        (_version_counter, ["bump"]),
+        (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
+    ]
+
+
 # binary_operands' table of Python scalars absorbed without promotion: the fast
 # methods take float and int with float or complex tensors (a subset of it).
 WEAK_KINDS = {float: "fcV", int: "iufcV"}
@@ -157,6 +180,12 @@ def fast_methods_match():
     from chainrule._ops import _common
     return _matches(fast_methods_parts, FAST_METHODS_FINGERPRINT) and \
         _common._WEAK_KINDS == WEAK_KINDS
+
+
+def inplace_match():
+    """Whether the in-place operators and the fast path they run are the code
+    src/fast_methods.cc mirrors (Note [in-place fast methods])."""
+    return _matches(inplace_parts, INPLACE_FINGERPRINT)
 
 
 def array_fns_match():

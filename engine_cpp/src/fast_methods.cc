@@ -6,6 +6,7 @@
 #include <numpy/arrayobject.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 #include "recorder.h"
@@ -25,6 +26,10 @@ struct FastMethod {
   PyObject* attrs;       // the attrs dict apply_op receives (the node keeps it)
   PyObject* attr_names;  // attrs' keys when made: the forward's kwnames
   PyObject* python_fn;   // the Python function replaced: the reference and fallback
+  // kind "inplace" only (Note [in-place fast methods]), else nullptr:
+  PyObject* method_name;  // the in-place method python_fn calls, e.g. "sub_"
+  PyObject* method;       // Tensor.<method_name> when made (`inplace` in operators.py)
+  PyObject* ufunc;        // the ufunc that method writes with
 };
 
 struct FastConfig {
@@ -199,9 +204,136 @@ PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
   return inference ? inference_output(m, out) : plain_output(out);
 }
 
+// --- kind "inplace" ------------------------------------------------------------------
+// Note [in-place fast methods]
+//     An optimizer's update, `p -= lr * p.grad` under no_grad, ran six Python frames
+//     per parameter: the augmented assignment (a lambda calling Tensor.sub_), the
+//     `inplace` method of operators.py, _try_fast_inplace, _keeps_kind,
+//     Tensor._bump_version and _version_counter.bump. A FastMethod of kind "inplace"
+//     (Note [method slot]) does _try_fast_inplace's common case itself: self and
+//     other exactly Tensor holding float or complex ndarrays of the same dtype (so
+//     _keeps_kind is true without np.result_type), positional arguments, the in-place
+//     method and the helpers it calls still the objects mirrored; then its checks in
+//     its order (recording needed, inference tensor, saved-tensor hooks, read-only
+//     array), `ufunc(arr, value, out=arr, casting="same_kind")` and the version bump.
+//     Anything else calls the Python function before any work, and so does a
+//     TypeError or ValueError from the ufunc (what makes _try_fast_inplace give up;
+//     the ufunc fails the same way again there, before writing, and the general path
+//     runs). Fingerprinted (_mirror.INPLACE_FINGERPRINT); installed with the other
+//     fast methods.
+struct InplaceConfig {
+  PyObject* operators_dict = nullptr;   // operators.__dict__ (the helpers, by name)
+  PyObject* try_fast = nullptr;         // operators._try_fast_inplace, as mirrored
+  PyObject* keeps_kind = nullptr;       // operators._keeps_kind, as mirrored
+  PyObject* bump_version = nullptr;     // Tensor._bump_version, as mirrored
+  PyObject* hooks_active = nullptr;     // saved_hooks.ACTIVE (a one-item list)
+  PyTypeObject* extras = nullptr;       // _tensor._Extras
+  Py_ssize_t extras_inference = 0;
+  PyObject* counter_type = nullptr;     // VersionCounter
+  Py_ssize_t counter_v = 0;
+  PyObject* ufunc_kwnames = nullptr;    // ("out", "casting")
+  PyObject* same_kind = nullptr;        // "same_kind"
+};
+InplaceConfig ic;
+bool ic_ready = false;
+PyObject* ic_refs = nullptr;  // keeps ic's objects alive
+
+struct InplaceNames {
+  PyObject* try_fast = PyUnicode_InternFromString("_try_fast_inplace");
+  PyObject* keeps_kind = PyUnicode_InternFromString("_keeps_kind");
+  PyObject* bump_version = PyUnicode_InternFromString("_bump_version");
+};
+const InplaceNames& ip_names() {
+  static const InplaceNames* n = new InplaceNames();
+  return *n;
+}
+
+// Whether the Python code the in-place method runs is still what is mirrored.
+bool inplace_unchanged(FastMethod* m) {
+  const InplaceNames& n = ip_names();
+  return class_attr(fc.tensor, m->method_name) == m->method &&
+         class_attr(fc.tensor, n.bump_version) == ic.bump_version &&
+         PyDict_GetItemWithError(ic.operators_dict, n.try_fast) == ic.try_fast &&
+         PyDict_GetItemWithError(ic.operators_dict, n.keeps_kind) == ic.keeps_kind;
+}
+
+// `self._extra is not None and self._extra.inference` is false, and
+// `_saved_hooks.ACTIVE[0]` is 0 or False: then _try_fast_inplace goes on.
+bool no_inference_no_hooks(PyObject* self) {
+  PyObject* extra = slot(self, fc.t.extra);
+  if (extra != Py_None && (Py_TYPE(extra) != ic.extras ||
+                           slot(extra, ic.extras_inference) != Py_False)) {
+    return false;
+  }
+  PyObject* flag = PyList_GET_ITEM(ic.hooks_active, 0);
+  return flag == Py_False || (PyLong_CheckExact(flag) && PyObject_IsTrue(flag) == 0);
+}
+
+// Tensor._bump_version -> _version_counter.bump(self); 0, or -1 with an error.
+int bump_version(PyObject* self) {
+  PyObject* counter = slot(self, fc.t.vc);
+  if (counter == Py_None) {
+    counter = PyObject_CallNoArgs(ic.counter_type);
+    if (counter == nullptr) return -1;
+    steal_slot(self, fc.t.vc, counter);
+  }
+  PyObject* v = slot(counter, ic.counter_v);
+  static PyObject* one = PyLong_FromLong(1);
+  PyObject* next = v == nullptr ? nullptr : PyNumber_Add(v, one);
+  if (next == nullptr) {
+    if (v == nullptr) PyErr_SetString(PyExc_AttributeError, "v");
+    return -1;
+  }
+  steal_slot(counter, ic.counter_v, next);
+  return 0;
+}
+
+// The checks of _try_fast_inplace that pass on the common path (no side effect).
+bool inplace_common_case(FastMethod* m, PyObject* self, PyObject* other,
+                         PyArrayObject** arr, PyArrayObject** value) {
+  PyArrayObject* a = float_array(self);
+  PyArrayObject* b = Py_TYPE(other) == fc.tensor ? float_array(other) : nullptr;
+  if (a == nullptr || b == nullptr || PyArray_DESCR(a) != PyArray_DESCR(b)) return false;
+  if (!inplace_unchanged(m)) return false;
+  int grad = mode_flag(fn_names().grad_enabled);
+  if (grad < 0) return false;
+  if (grad && (slot(self, fc.t.requires_grad) == Py_True ||
+               slot(other, fc.t.requires_grad) == Py_True)) {
+    return false;
+  }
+  if (!no_inference_no_hooks(self) || !PyArray_ISWRITEABLE(a)) return false;
+  *arr = a;
+  *value = b;
+  return true;
+}
+
+PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
+                       PyObject* kwnames) {
+  PyArrayObject *arr, *value;
+  if (!ic_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != 2 ||
+      !inplace_common_case(m, args[0], args[1], &arr, &value)) {
+    if (PyErr_Occurred() && !forgive_error()) return nullptr;
+    return call_python(m, args, nargsf, kwnames);
+  }
+  PyObject* a = reinterpret_cast<PyObject*>(arr);
+  PyObject* argv[] = {a, reinterpret_cast<PyObject*>(value), a, ic.same_kind};
+  Ref written(PyObject_Vectorcall(m->ufunc, argv, 2, ic.ufunc_kwnames));
+  if (!written) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) {
+      return nullptr;
+    }
+    PyErr_Clear();
+    return call_python(m, args, nargsf, kwnames);
+  }
+  if (bump_version(args[0]) < 0) return nullptr;
+  Py_INCREF(args[0]);
+  return args[0];
+}
+
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
+  if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
   if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
     return call_python(m, args, nargsf, kwnames);
   }
@@ -223,15 +355,25 @@ PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
 // --- the type ------------------------------------------------------------------------
 
 PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  static const char* kwlist[] = {"kind", "op", "attrs", "python_fn", nullptr};
+  static const char* kwlist[] = {"kind", "op", "attrs", "python_fn", "inplace", nullptr};
   const char* kind;
-  PyObject *op, *attrs, *fn;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "sOO!O:FastMethod", const_cast<char**>(kwlist),
-                                   &kind, &op, &PyDict_Type, &attrs, &fn)) {
+  PyObject *op, *attrs, *fn, *inplace = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "sOO!O|O:FastMethod",
+                                   const_cast<char**>(kwlist), &kind, &op, &PyDict_Type,
+                                   &attrs, &fn, &inplace)) {
     return nullptr;
   }
-  Py_ssize_t arity = std::string(kind) == "unary" ? 1 : std::string(kind) == "binary" ? 2 : 0;
-  if (arity == 0 || !PyCallable_Check(fn) || PyDict_GET_SIZE(attrs) > kMaxAttrs) {
+  std::string k(kind);
+  Py_ssize_t arity = k == "unary" ? 1 : k == "binary" || k == "inplace" ? 2 : 0;
+  // inplace: (method name, method, ufunc), Note [in-place fast methods]
+  bool inplace_ok = k == "inplace"
+                        ? PyTuple_CheckExact(inplace) && PyTuple_GET_SIZE(inplace) == 3 &&
+                              PyUnicode_CheckExact(PyTuple_GET_ITEM(inplace, 0)) &&
+                              PyCallable_Check(PyTuple_GET_ITEM(inplace, 2)) &&
+                              PyDict_GET_SIZE(attrs) == 0
+                        : inplace == Py_None;
+  if (arity == 0 || !inplace_ok || !PyCallable_Check(fn) ||
+      PyDict_GET_SIZE(attrs) > kMaxAttrs) {
     PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
     return nullptr;
   }
@@ -256,6 +398,13 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->attrs = attrs;
   m->attr_names = kwnames.release();
   m->python_fn = fn;
+  m->method_name = m->method = m->ufunc = nullptr;
+  if (inplace != Py_None) {
+    for (int i = 0; i < 3; ++i) Py_INCREF(PyTuple_GET_ITEM(inplace, i));
+    m->method_name = PyTuple_GET_ITEM(inplace, 0);
+    m->method = PyTuple_GET_ITEM(inplace, 1);
+    m->ufunc = PyTuple_GET_ITEM(inplace, 2);
+  }
   return reinterpret_cast<PyObject*>(m);
 }
 
@@ -265,6 +414,9 @@ int fm_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(m->attrs);
   Py_VISIT(m->attr_names);
   Py_VISIT(m->python_fn);
+  Py_VISIT(m->method_name);
+  Py_VISIT(m->method);
+  Py_VISIT(m->ufunc);
   return 0;
 }
 
@@ -274,6 +426,9 @@ int fm_clear(PyObject* self) {
   Py_CLEAR(m->attrs);
   Py_CLEAR(m->attr_names);
   Py_CLEAR(m->python_fn);
+  Py_CLEAR(m->method_name);
+  Py_CLEAR(m->method);
+  Py_CLEAR(m->ufunc);
   return 0;
 }
 
@@ -373,6 +528,39 @@ void configure_fast_methods(py::object tensor_type, py::object registry, py::obj
   fc_refs = keep.release().ptr();
   fc = c;
   fc_ready = true;
+  Py_XDECREF(old);
+}
+
+void configure_inplace_methods(py::object operators, py::object bump_version,
+                               py::object hooks_active, py::object extras_type,
+                               py::object counter_type) {
+  if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
+    throw std::runtime_error("inplace methods: hooks_active must be a one-item list");
+  }
+  py::object operators_dict = operators.attr("__dict__");
+  py::object try_fast = operators.attr("_try_fast_inplace");
+  py::object keeps_kind = operators.attr("_keeps_kind");
+  py::object kwnames = py::make_tuple("out", "casting");
+  py::str same_kind("same_kind");
+  InplaceConfig c;
+  c.operators_dict = operators_dict.ptr();
+  c.try_fast = try_fast.ptr();
+  c.keeps_kind = keeps_kind.ptr();
+  c.bump_version = bump_version.ptr();
+  c.hooks_active = hooks_active.ptr();
+  c.extras = reinterpret_cast<PyTypeObject*>(extras_type.ptr());
+  c.extras_inference = member_offset(extras_type.ptr(), "inference");
+  c.counter_type = counter_type.ptr();
+  c.counter_v = member_offset(counter_type.ptr(), "v");
+  c.ufunc_kwnames = kwnames.ptr();
+  c.same_kind = same_kind.ptr();
+  py::tuple keep = py::make_tuple(operators_dict, try_fast, keeps_kind, bump_version,
+                                  hooks_active, extras_type, counter_type, kwnames, same_kind);
+  ip_names();
+  PyObject* old = ic_refs;
+  ic_refs = keep.release().ptr();
+  ic = c;
+  ic_ready = fc_ready;
   Py_XDECREF(old);
 }
 

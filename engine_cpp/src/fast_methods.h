@@ -37,4 +37,10 @@ void add_fast_method_type(PyObject* module);
 void configure_fast_methods(py::object tensor_type, py::object registry, py::object common,
                             py::object grad_state, py::object record_fn);
 
+// What the methods of kind "inplace" need (Note [in-place fast methods] in
+// fast_methods.cc); after configure_fast_methods.
+void configure_inplace_methods(py::object operators, py::object bump_version,
+                               py::object hooks_active, py::object extras_type,
+                               py::object counter_type);
+
 }  // namespace chainrule_engine

@@ -165,6 +165,9 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_fast_methods", &ce::configure_fast_methods, py::arg("tensor_type"),
         py::arg("registry"), py::arg("common"), py::arg("grad_state"), py::arg("record"),
         "Hand the fast methods what they need (fast_methods.h).");
+  m.def("configure_inplace_methods", &ce::configure_inplace_methods, py::arg("operators"),
+        py::arg("bump_version"), py::arg("hooks_active"), py::arg("extras_type"),
+        py::arg("counter_type"), "Hand the in-place fast methods what they need.");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

@@ -121,6 +121,11 @@ def run_both(make_inputs, expr):
     return results[0][0], results[1][0], results[1][1]
 
 
+def _accelerable(name):
+    """The entry of Note [method slot] for Tensor.<name>."""
+    return next(e for e in _method_slot.ACCELERABLE if e[0] == name)
+
+
 def leaf(values=(0.5, -1.25, 2.0), dtype=cr.float64, requires_grad=True):
     return cr.tensor(list(values), dtype=dtype, requires_grad=requires_grad)
 
@@ -371,7 +376,7 @@ def test_no_references_leak():
         with cr.inference_mode():
             x.sin() * 2.0
     work()                     # the constants exist, the recorder knows the ops
-    attrs = _method_slot.ACCELERABLE[-5][3]             # __add__'s
+    attrs = _accelerable("__add__")[3]
     objects = [x, y, x._data, _common._SCALARS[(float, 2.0, x._data.dtype)],
                _common._SCALARS[(float, 1.5, x._data.dtype)], attrs,
                _registry.OPS["add"], _registry.OPS["sin"]]
@@ -419,7 +424,6 @@ def test_interrupt_in_forward_propagates():
 
 
 def test_attrs_are_keywords_and_the_node_keeps_the_dict():
-    assert _method_slot.ACCELERABLE[-5][0] == "__add__"
     got = []
     method, _ = _fake_method(lambda a, b, alpha: got.append(alpha) or a + b, "binary",
                              {"alpha": 7})
@@ -427,7 +431,7 @@ def test_attrs_are_keywords_and_the_node_keeps_the_dict():
         out = method(leaf(), leaf())
     assert got == [7] and out._data.tolist() == [1.0, -2.5, 4.0]
     x = leaf()
-    assert (x + x).grad_fn._attrs is _method_slot.ACCELERABLE[-5][3]   # __add__'s dict
+    assert (x + x).grad_fn._attrs is _accelerable("__add__")[3]
 
 
 def test_changed_attrs_go_to_python():
@@ -519,3 +523,238 @@ def _under(context, fn):
         with context():
             return fn(*args)
     return run
+
+
+# --- kind "inplace" (Note [in-place fast methods] in src/fast_methods.cc) -------------
+def _inplace_state(result, inputs):
+    """What an augmented assignment leaves: the result (self, or the error), then
+    each tensor's values, version, counter presence and autograd fields."""
+    if isinstance(result, BaseException):
+        head = ("error", type(result).__name__, str(result))
+    else:
+        head = ("self" if result is inputs[0] else "other", _describe(result._data, ()))
+    return head, [(type(t).__name__, _describe(t._data, ()), t._version, t._vc is None,
+                   t._requires_grad, type(t.grad_fn).__name__, t._base is None)
+                  for t in inputs if isinstance(t, Tensor)]
+
+
+def _inplace_code_names():
+    """The augmented assignments' own code objects (lambdas, which the tests' own
+    lambdas must not be taken for), named by their method."""
+    return {fn.__code__: name for name, kind, _, _, fn in _method_slot.ACCELERABLE
+            if kind == "inplace"}
+
+
+def run_inplace_both(make_inputs, expr):
+    """expr(*inputs) with the Python operators and with the fast ones: (python state,
+    fast state, Python functions the fast run called)."""
+    results = []
+    own = _inplace_code_names()
+    for enabled in (False, True):
+        with fast_methods(enabled):
+            inputs = make_inputs()
+            names = []
+
+            def profile(frame, event, arg):
+                if event == "call":
+                    names.append(own.get(frame.f_code, frame.f_code.co_name))
+            sys.setprofile(profile)
+            try:
+                out = expr(*inputs)
+            except Exception as e:        # noqa: BLE001 - compared below
+                out = e
+            finally:
+                sys.setprofile(None)
+            results.append((_inplace_state(out, inputs), names))
+    return results[0][0], results[1][0], results[1][1]
+
+
+def _isub(p, g):
+    with cr.no_grad():
+        p -= 0.1 * g
+    return p
+
+
+def _stale_param(values=(0.5, -1.25, 2.0)):
+    """A parameter after a step: extras, a version counter, no live accumulator."""
+    p = leaf(values)
+    (p * 2.0).sum().backward()
+    with cr.no_grad():
+        p -= 0.1 * p.grad
+    p.grad = None
+    return p
+
+
+def _no_grad(fn):
+    def run(*args):
+        with cr.no_grad():
+            return fn(*args)
+    return run
+
+
+# The Python code a fast in-place method replaces.
+INPLACE_DISPATCH = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "inplace", "_try_fast_inplace", "_keeps_kind",
+                    "_bump_version", "bump"}
+
+INPLACE_FAST_CASES = [
+    ("optimizer step", lambda: (leaf(), leaf((1.0, 2.0, 3.0), requires_grad=False)), _isub),
+    ("step on a stepped parameter", lambda: (_stale_param(), leaf(requires_grad=False)),
+     _isub),
+    ("iadd", lambda: (leaf(), leaf(requires_grad=False)), _no_grad(lambda p, g: p.__iadd__(g))),
+    ("imul", lambda: (leaf(), leaf(requires_grad=False)), _no_grad(lambda p, g: p.__imul__(g))),
+    ("itruediv", lambda: (leaf(), leaf(requires_grad=False)),
+     _no_grad(lambda p, g: p.__itruediv__(g))),
+    ("grad mode on, nothing requires grad",
+     lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
+     lambda p, g: p.__isub__(g)),
+    ("broadcast other", lambda: (cr.ones(2, 3, dtype=cr.float64), leaf(requires_grad=False)),
+     lambda p, g: p.__iadd__(g)),
+    ("other requires grad, no_grad", lambda: (leaf(requires_grad=False), leaf()),
+     _no_grad(lambda p, g: p.__isub__(g))),
+    ("float32", lambda: (leaf(dtype=cr.float32), leaf(dtype=cr.float32)), _isub),
+    ("complex", lambda: (cr.tensor([1 + 2j, 3j]), cr.tensor([1j, 1.0 + 0j])),
+     lambda p, g: p.__imul__(g)),
+    ("divide by zero (inf)", lambda: (leaf(requires_grad=False), cr.zeros(3, dtype=cr.float64)),
+     lambda p, g: p.__itruediv__(g)),
+    ("self and other one tensor", lambda: (leaf(requires_grad=False),),
+     lambda p: p.__iadd__(p)),
+]
+
+
+@pytest.mark.parametrize("name,make_inputs,expr", INPLACE_FAST_CASES,
+                         ids=[c[0] for c in INPLACE_FAST_CASES])
+def test_inplace_fast_cases_match_python_and_run_no_python(name, make_inputs, expr):
+    with np.errstate(divide="ignore"):
+        python, fast, calls = run_inplace_both(make_inputs, expr)
+    assert fast == python
+    assert not INPLACE_DISPATCH & set(calls), calls
+
+
+
+
+def _readonly():
+    arr = np.array([0.5, -1.25, 2.0])
+    arr.flags.writeable = False
+    return cr.from_numpy(arr)
+
+
+def _inference_tensor():
+    with cr.inference_mode():
+        return cr.tensor([0.5, -1.25, 2.0], dtype=cr.float64)
+
+
+def _under_hooks(fn):
+    def run(*args):
+        with cr.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            return fn(*args)
+    return run
+
+
+# (name, inputs, expression, a Python function the fast run must have called)
+INPLACE_FALLBACK_CASES = [
+    ("leaf requiring grad, grad mode on", lambda: (leaf(), leaf(requires_grad=False)),
+     lambda p, g: p.__isub__(g), "_try_fast_inplace"),
+    ("other requires grad, grad mode on", lambda: (leaf(requires_grad=False), leaf()),
+     lambda p, g: p.__isub__(g), "_try_fast_inplace"),
+    ("non-leaf, grad mode on", lambda: (leaf() * 1.0, leaf(requires_grad=False)),
+     lambda p, g: p.__imul__(g), "_try_fast_inplace"),
+    ("python float", lambda: (leaf(requires_grad=False),), lambda p: p.__isub__(0.5),
+     "_keeps_kind"),
+    ("mixed dtypes",
+     lambda: (leaf(requires_grad=False), leaf(dtype=cr.float32, requires_grad=False)),
+     lambda p, g: p.__iadd__(g), "_keeps_kind"),
+    ("float into int", lambda: (cr.tensor([1, 2, 3]), leaf(requires_grad=False)),
+     lambda p, g: p.__iadd__(g), "__iadd__"),
+    ("int tensors", lambda: (cr.tensor([1, 2, 3]), cr.tensor([1, 1, 1])),
+     lambda p, g: p.__imul__(g), "__imul__"),
+    ("true division of ints", lambda: (cr.tensor([1, 2, 3]), cr.tensor([1, 1, 1])),
+     lambda p, g: p.__itruediv__(g), "__itruediv__"),
+    ("shape error", lambda: (leaf(requires_grad=False), cr.ones(2, 3, dtype=cr.float64)),
+     lambda p, g: p.__iadd__(g), "commit_inplace"),
+    ("read-only array", lambda: (_readonly(), leaf(requires_grad=False)),
+     lambda p, g: p.__iadd__(g), "_try_fast_inplace"),
+    ("inference tensor outside inference mode",
+     lambda: (_inference_tensor(), leaf(requires_grad=False)),
+     lambda p, g: p.__iadd__(g), "_try_fast_inplace"),
+    ("saved-tensor hooks active", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
+     _under_hooks(lambda p, g: p.__iadd__(g)), "_try_fast_inplace"),
+    ("subclass self", lambda: (_Sub([1.0, 2.0]), cr.tensor([1.0, 2.0])),
+     lambda p, g: p.__iadd__(g), "__iadd__"),
+    ("subclass other", lambda: (cr.tensor([1.0, 2.0]), _Sub([1.0, 2.0])),
+     lambda p, g: p.__iadd__(g), "__iadd__"),
+    ("ndarray other", lambda: (leaf(requires_grad=False),), lambda p: p.__iadd__(np.ones(3)),
+     "__iadd__"),
+    ("keyword", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
+     lambda p, g: Tensor.__iadd__(p, other=g), "__iadd__"),
+    ("float self, a view", lambda: (cr.ones(2, 3, dtype=cr.float64)[0], leaf(requires_grad=False)),
+     lambda p, g: p.__iadd__(g), None),
+]
+
+
+@pytest.mark.parametrize("name,make_inputs,expr,python_fn", INPLACE_FALLBACK_CASES,
+                         ids=[c[0] for c in INPLACE_FALLBACK_CASES])
+def test_inplace_fallback_cases_match_python(name, make_inputs, expr, python_fn):
+    python, fast, calls = run_inplace_both(make_inputs, expr)
+    assert fast == python
+    if python_fn is not None:
+        assert python_fn in calls
+
+
+def test_inplace_view_writes_through_to_its_base():
+    base = cr.zeros(2, 3, dtype=cr.float64)
+    row = base[1]
+    row += cr.ones(3, dtype=cr.float64)
+    assert base.tolist() == [[0.0] * 3, [1.0] * 3]
+    assert base._version == row._version == 1
+
+
+def test_inplace_under_a_replaced_method_calls_it(monkeypatch):
+    calls = []
+    python_sub_ = Tensor.sub_
+    monkeypatch.setattr(Tensor, "sub_", lambda s, o: calls.append(o) or python_sub_(s, o))
+    p, g = leaf(requires_grad=False), leaf(requires_grad=False)
+    p -= g
+    assert len(calls) == 1 and p.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_inplace_under_a_replaced_helper_calls_it(monkeypatch):
+    from chainrule._ops import operators
+    calls = []
+    python_try = operators._try_fast_inplace
+    monkeypatch.setattr(operators, "_try_fast_inplace",
+                        lambda *args: calls.append(args) or python_try(*args))
+    p = leaf(requires_grad=False)
+    p *= leaf(requires_grad=False)
+    assert len(calls) == 1 and p.tolist() == [0.25, 1.5625, 4.0]
+
+
+def test_inplace_interrupt_propagates():
+    def ufunc(*args, **kwargs):
+        raise KeyboardInterrupt
+    method = _engine.FastMethod("inplace", _registry.OPS["add"], {}, print,
+                                inplace=("add_", Tensor.__dict__["add_"], ufunc))
+    with pytest.raises(KeyboardInterrupt):
+        method(leaf(requires_grad=False), leaf(requires_grad=False))
+
+
+def test_inplace_methods_installed_and_fingerprinted(monkeypatch):
+    for name in ("__iadd__", "__isub__", "__imul__", "__itruediv__"):
+        assert type(Tensor.__dict__[name]) is _engine.FastMethod
+    monkeypatch.setattr(_mirror, "INPLACE_FINGERPRINT", "changed")
+    chainrule_engine._configure_fast_methods()
+    try:
+        assert not _method_slot.method_accelerated("__isub__")
+        assert _method_slot.method_accelerated("__sub__")
+    finally:
+        monkeypatch.undo()
+        chainrule_engine._configure_fast_methods()
+    assert _method_slot.method_accelerated("__isub__")
+
+
+def test_inplace_refuses_a_malformed_description():
+    for inplace in (None, ("add_",), ("add_", Tensor.add_, None), (1, Tensor.add_, np.add)):
+        with pytest.raises(ValueError):
+            _engine.FastMethod("inplace", _registry.OPS["add"], {}, print, inplace=inplace)
+    with pytest.raises(ValueError):
+        _engine.FastMethod("binary", _registry.OPS["add"], {}, print,
+                           inplace=("add_", Tensor.add_, np.add))

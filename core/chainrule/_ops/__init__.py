@@ -10,6 +10,14 @@ from ._formula_helpers import HELPERS
 from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
+from ._method_slot import accelerable
+from .._tensor import Tensor
+
+# Note [method slot]: the augmented assignments of operators.py (an optimizer's
+# `p -= lr * p.grad`), declared here, after every Tensor method is in place.
+for _name, _op in (("__iadd__", elementwise.ADD), ("__isub__", elementwise.SUB),
+                   ("__imul__", elementwise.MUL), ("__itruediv__", elementwise.DIV)):
+    accelerable(_name, "inplace", _op, {}, Tensor.__dict__[_name])
 
 TENSOR_NS = TensorNamespace(FUNCTIONS)
 bind_helpers(ARRAY_NS, HELPERS)

@@ -9,6 +9,9 @@ Note [method slot]
         "unary"   ``fn(input)``: ``apply_op(op, (input,), attrs)``, integer and bool
                   inputs first cast by ``float_input`` for floating ops
         "binary"  ``fn(self, other)``: ``apply_binary(op, self, other, attrs)``
+        "inplace" ``fn(self, other)``: the augmented assignment ``self op= other``,
+                  which calls the in-place method ``Tensor.<op.name>_`` (Note
+                  [in-place fast path] in operators.py); attrs are empty
 
     ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
     installs what it returns on Tensor (None keeps ``fn``). A replacement must give
