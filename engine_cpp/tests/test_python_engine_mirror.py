@@ -73,6 +73,16 @@ def test_fast_methods_are_on():
     assert all(_method_slot.method_accelerated(entry[0]) for entry in _method_slot.ACCELERABLE)
 
 
+def test_inplace_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.inplace_parts())
+    assert now == _mirror.INPLACE_FINGERPRINT, (
+        "an augmented assignment (Tensor.__iadd__, ...), operators._inplace, "
+        "_try_fast_inplace, _keeps_kind, Tensor._bump_version, _version_counter.bump or "
+        "_grad_mode._ModeState changed; the in-place fast methods are off until "
+        "src/fast_methods.cc (Note [in-place fast methods]) mirrors the change and "
+        "INPLACE_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)
+
+
 def test_array_fns_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.array_fns_parts())
     assert now == _mirror.ARRAY_FNS_FINGERPRINT, (
