@@ -77,7 +77,7 @@ def _configure_recorder(enabled=None):
     code it mirrors; CHAINRULE_ENGINE_RECORDER=0 (or enabled=False) keeps _record."""
     from chainrule import _tensor, _version_counter
     from chainrule._ops import _registry
-    from chainrule.autograd import saved_hooks, saved_tensor
+    from chainrule.autograd import saved_guard, saved_hooks, saved_tensor
     if enabled is None:
         enabled = _wanted("CHAINRULE_ENGINE_RECORDER", _mirror.record_matches)
     _engine.configure_recorder(
@@ -85,7 +85,8 @@ def _configure_recorder(enabled=None):
         tensor_type=_tensor.Tensor, op_node_type=_registry.OpNode,
         saved_type=saved_tensor.SavedTensor, counter_type=_version_counter.VersionCounter,
         anomaly_state=_anomaly_mode.STATE, hooks_active=saved_hooks.ACTIVE,
-        extras_type=_tensor._Extras, node_module=_node)
+        extras_type=_tensor._Extras, node_module=_node, saved_guard=saved_guard,
+        locked_saved_type=saved_tensor.LockedSavedTensor)
     if enabled:
         _registry.set_recorder(_engine.record)
     elif _registry._recorder is _engine.record:

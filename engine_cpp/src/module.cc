@@ -142,7 +142,8 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("python_record"), py::arg("registry"), py::arg("tensor_type"),
         py::arg("op_node_type"), py::arg("saved_type"), py::arg("counter_type"),
         py::arg("anomaly_state"), py::arg("hooks_active"), py::arg("extras_type"),
-        py::arg("node_module"), "Hand the recorder what it needs (recorder.h).");
+        py::arg("node_module"), py::arg("saved_guard"), py::arg("locked_saved_type"),
+        "Hand the recorder what it needs (recorder.h).");
   m.def("configure_accumulate",
         [](bool enabled, py::object accumulate_grad_type, py::object tensor_type,
            py::object counter_type, py::object lock, py::object stolen) {

@@ -56,6 +56,9 @@ struct Config {
   PyObject* node_dict = nullptr;      // autograd/node.py's __dict__ (Note [leaf records])
   PyObject* grad_accumulator = nullptr;  // node.grad_accumulator, the function mirrored
   PyTypeObject* accumulate_grad = nullptr;
+  PyObject* guard_dict = nullptr;     // saved_guard.__dict__ (Note [saved exported leaves])
+  PyObject* lock_arrays = nullptr;    // saved_guard.lock_arrays, the function mirrored
+  PyTypeObject* locked_saved = nullptr;  // LockedSavedTensor
   TensorSlots t{};
   NodeSlots n{};
   SavedSlots s{};
@@ -77,6 +80,14 @@ struct RecNames {
   PyObject* result = PyUnicode_InternFromString("result");
   PyObject* accumulate_grad = PyUnicode_InternFromString("AccumulateGrad");
   PyObject* max_sequence = PyUnicode_InternFromString("MAX_SEQUENCE");
+  PyObject* locks = PyUnicode_InternFromString("_LOCKS");
+  PyObject* mutex = PyUnicode_InternFromString("_MUTEX");
+  PyObject* lock_arrays = PyUnicode_InternFromString("lock_arrays");
+  PyObject* locked = PyUnicode_InternFromString("locked");
+  PyObject* acquire = PyUnicode_InternFromString("acquire");
+  PyObject* release = PyUnicode_InternFromString("release");
+  PyObject* get = PyUnicode_InternFromString("get");
+  PyObject* setflags = PyUnicode_InternFromString("setflags");
 };
 const RecNames& rn() {
   static const RecNames* n = new RecNames();
@@ -132,21 +143,109 @@ void untrack_if_leaves_only(PyObject* saved) {
   if (PyObject_GC_IsTracked(saved)) PyObject_GC_UnTrack(saved);
 }
 
-// Extras that change nothing in SavedTensor.__init__: not an inference tensor, not
-// exported (saved_guard.is_exported; Note [leaf records]).
-bool plain_extras(PyObject* extra) {
-  return extra == Py_None ||
-         (Py_TYPE(extra) == cfg.extras && slot(extra, cfg.extras_inference) == Py_False &&
-          slot(extra, cfg.extras_exported) == Py_False);
+// Extras that change nothing in SavedTensor.__init__ but, maybe, the export lock:
+// not an inference tensor (Note [leaf records]). `exported` is set to its flag.
+bool plain_extras(PyObject* extra, bool* exported) {
+  *exported = false;
+  if (extra == Py_None) return true;
+  if (Py_TYPE(extra) != cfg.extras || slot(extra, cfg.extras_inference) != Py_False) {
+    return false;
+  }
+  PyObject* flag = slot(extra, cfg.extras_exported);
+  *exported = flag == Py_True;
+  return flag == Py_True || flag == Py_False;
+}
+
+PyObject* guard_global(PyObject* name) {
+  PyObject* value = PyDict_GetItemWithError(cfg.guard_dict, name);
+  if (value == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, name);
+    throw_python_error();
+  }
+  return value;
+}
+
+// Note [saved exported leaves]
+//     The input of a training step is usually handed in (`from_numpy`), so it is
+//     exported (Note [read-only saved arrays] in saved_guard.py) and its SavedTensor
+//     locks its array: SavedTensor.__init__, is_exported, lock_arrays and _arrays
+//     in Python, every step. For a tensor without base (one array) this is done here
+//     with lock_arrays' steps under its `_MUTEX`: the `_LOCKS` entry of id(arr) is
+//     counted up, or the array, if writeable, is made read-only (`setflags(False)`,
+//     what `flags.writeable = False` runs) and entered with count 1; the arrays
+//     locked become the `locked` attribute of a LockedSavedTensor (made as one:
+//     `__slots__ = ()`, the same layout, as the class assignment of __init__
+//     requires). Only while `saved_guard.lock_arrays` is the function mirrored;
+//     lock_arrays, _arrays and LockedSavedTensor are fingerprinted with the recorder.
+
+// lock_arrays' loop for one array, the mutex held: 0, or -1 with an error.
+int lock_array_held(PyObject* locks, PyObject* arr, PyObject* locked) {
+  Ref key(PyLong_FromVoidPtr(arr));  // id(arr)
+  if (!key) return -1;
+  Ref entry(PyDict_CheckExact(locks)
+                ? Py_XNewRef(PyDict_GetItemWithError(locks, key.get()))
+                : PyObject_CallMethodOneArg(locks, rn().get, key.get()));
+  if (!entry && PyErr_Occurred()) return -1;
+  if (entry && entry.get() != Py_None) {  // entry[1] += 1
+    Ref one(PyLong_FromLong(1));
+    Ref index(PyLong_FromLong(1));
+    Ref count(one ? PyObject_GetItem(entry.get(), index.get()) : nullptr);
+    Ref more(count ? PyNumber_InPlaceAdd(count.get(), one.get()) : nullptr);
+    if (!more || PyObject_SetItem(entry.get(), index.get(), more.get()) < 0) return -1;
+  } else if (PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(arr))) {
+    Ref done(PyObject_CallMethodOneArg(arr, rn().setflags, Py_False));
+    Ref one(done ? PyLong_FromLong(1) : nullptr);
+    Ref pair(one ? PyList_New(2) : nullptr);
+    if (!pair) return -1;
+    PyList_SET_ITEM(pair.get(), 0, Py_NewRef(arr));
+    PyList_SET_ITEM(pair.get(), 1, one.release());
+    if (PyObject_SetItem(locks, key.get(), pair.get()) < 0) return -1;
+  } else {
+    return 0;
+  }
+  return PyList_Append(locked, arr);
+}
+
+// lock_arrays(tensor) for a tensor without base: the list of arrays it locked.
+PyObject* lock_array(PyObject* arr) {
+  PyObject* locks = guard_global(rn().locks);
+  PyObject* mutex = guard_global(rn().mutex);
+  Ref locked(check(PyList_New(0)));
+  Ref taken(check(PyObject_CallMethodNoArgs(mutex, rn().acquire)));
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;  // an error while held
+  if (lock_array_held(locks, arr, locked.get()) < 0) PyErr_Fetch(&type, &value, &traceback);
+  Ref released(PyObject_CallMethodNoArgs(mutex, rn().release));
+  if (type != nullptr) {
+    if (!released) PyErr_Clear();
+    PyErr_Restore(type, value, traceback);  // the body's error (rare: both failing)
+    throw_python_error();
+  }
+  if (!released) throw_python_error();
+  return locked.release();
+}
+
+PyObject* save_exported(PyObject* tensor) {
+  Ref saved(new_object(cfg.locked_saved));
+  PyObject* counter = counter_of(tensor);
+  set_slot(saved.get(), cfg.s.data, slot(tensor, cfg.t.data));
+  set_slot(saved.get(), cfg.s.counter, counter);
+  set_slot(saved.get(), cfg.s.version, slot(counter, cfg.counter_v));
+  set_slot(saved.get(), cfg.s.tensor, tensor);
+  steal_slot(saved.get(), cfg.s.output_nr, PyLong_FromLong(0));
+  Ref locked(lock_array(slot(tensor, cfg.t.data)));
+  if (PyObject_SetAttr(saved.get(), rn().locked, locked.get()) < 0) throw_python_error();
+  return saved.release();
 }
 
 PyObject* save(PyObject* tensor, bool is_output) {
-  if (!is_output && (!plain_extras(slot(tensor, cfg.t.extra)) ||
-                     slot(tensor, cfg.t.base) != Py_None || hooks_active())) {
+  bool exported = false;
+  if (!is_output && (!plain_extras(slot(tensor, cfg.t.extra), &exported) ||
+                     slot(tensor, cfg.t.base) != Py_None || hooks_active() ||
+                     (exported && guard_global(rn().lock_arrays) != cfg.lock_arrays))) {
     return check(PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(cfg.saved), tensor,
                                               Py_False, nullptr));
   }
-  return new_saved(tensor, is_output);
+  return exported ? save_exported(tensor) : new_saved(tensor, is_output);
 }
 
 // A tensor as the recorder expects it: exactly Tensor, every slot set, an ndarray.
@@ -517,7 +616,8 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
                         py::object anomaly_state, py::object hooks_active,
-                        py::object extras_type, py::object node_module) {
+                        py::object extras_type, py::object node_module,
+                        py::object saved_guard, py::object locked_saved_type) {
   if (!PyList_CheckExact(hooks_active.ptr()) || PyList_GET_SIZE(hooks_active.ptr()) < 1) {
     throw std::runtime_error("recorder: hooks_active must be a one-item list");
   }
@@ -560,9 +660,21 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.acc_next = member_offset(A, "_next");
   c.acc_seq = member_offset(A, "_seq");
   c.acc_variable = member_offset(A, "variable");
+  py::object guard_dict = saved_guard.attr("__dict__");
+  py::object lock_arrays = saved_guard.attr("lock_arrays");
+  c.guard_dict = guard_dict.ptr();
+  c.lock_arrays = lock_arrays.ptr();
+  c.locked_saved = reinterpret_cast<PyTypeObject*>(locked_saved_type.ptr());
+  if (!PyType_Check(locked_saved_type.ptr()) ||
+      !PyType_IsSubtype(c.locked_saved, c.saved) ||
+      c.locked_saved->tp_basicsize != c.saved->tp_basicsize ||
+      c.locked_saved->tp_new != PyBaseObject_Type.tp_new) {
+    throw std::runtime_error("recorder: LockedSavedTensor must share SavedTensor's layout");
+  }
   py::tuple keep = py::make_tuple(python_record, registry_dict, tensor_type, op_node_type,
                                   saved_type, counter_type, anomaly_state, hooks_active,
-                                  extras_type, node_dict, grad_accumulator, accumulate_grad);
+                                  extras_type, node_dict, grad_accumulator, accumulate_grad,
+                                  guard_dict, lock_arrays, locked_saved_type);
   rn();
   PyObject* old = cfg_refs;
   cfg_refs = keep.release().ptr();

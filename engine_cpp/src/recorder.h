@@ -10,14 +10,15 @@
 //     `_registry._record` before doing anything: a view or multi-output op, an
 //     integer output, anomaly mode, saved-tensor hooks or a mutation context, inputs
 //     or arrays of unexpected types. A saved input that is a view or has unusual
-//     extras (inference flag, export guard) is saved by calling
-//     `SavedTensor(t, False)`; a leaf's accumulator is read from its extras while
-//     alive and made here when it died with the last graph (Note [leaf records] in
-//     recorder.cc; `grad_accumulator` when the leaf has no extras yet).
-//     It is on only while `_record`, `SavedTensor.__init__`,
+//     extras (inference flag) is saved by calling `SavedTensor(t, False)`; an
+//     exported leaf's array is locked here (Note [saved exported leaves] in
+//     recorder.cc); a leaf's accumulator is read from its extras while alive and
+//     made here when it died with the last graph (Note [leaf records]; the Python
+//     `grad_accumulator` when the leaf has no extras yet).
+//     It is on only while `_record`, `SavedTensor.__init__`, `LockedSavedTensor`,
 //     `VersionCounter.__init__`, `grad_accumulator`, the AccumulateGrad and Node
-//     constructors, `saved_guard.is_exported` and the anomaly-mode state are the
-//     code it was written against
+//     constructors, `saved_guard`'s `is_exported`, `lock_arrays` and `_arrays`, and
+//     the anomaly-mode state are the code it was written against
 //     (chainrule_engine/_mirror.py; tests/test_python_engine_mirror.py says when to
 //     update).
 #pragma once
@@ -61,7 +62,8 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
                         py::object tensor_type, py::object op_node_type,
                         py::object saved_type, py::object counter_type,
                         py::object anomaly_state, py::object hooks_active,
-                        py::object extras_type, py::object node_module);
+                        py::object extras_type, py::object node_module,
+                        py::object saved_guard, py::object locked_saved_type);
 bool recorder_enabled();
 
 }  // namespace chainrule_engine

@@ -358,3 +358,80 @@ def test_stale_inference_flag_still_raises(recorder):
         t = cr.tensor(np.array([1.0, 2.0, 3.0]))
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         _stale() * t
+
+
+def _lock_state(arrays):
+    """Per array: writeable, and its saved_guard._LOCKS count (None: no entry)."""
+    from chainrule.autograd import saved_guard
+    return [(a.flags.writeable, (saved_guard._LOCKS.get(id(a)) or [None, None])[1])
+            for a in arrays]
+
+
+def _exported_lifecycle():
+    """Save an exported leaf twice, a read-only one once, then free them in turn: the
+    lock states seen along the way and the saved tensors' types and locked lists."""
+    arr = np.array([0.5, -1.0, 2.0])
+    frozen = np.array([1.0, 2.0, 3.0])
+    frozen.flags.writeable = False
+    x = cr.from_numpy(arr).requires_grad_()
+    r = cr.from_numpy(frozen).requires_grad_()
+    states = [_lock_state([arr, frozen])]
+    a, b, c = x.sin(), x.cos(), r.sin()
+    saved = [y.grad_fn._saved["self"] for y in (a, b, c)]
+    states.append([(type(s).__name__, [v is arr for v in s.__dict__.get("locked", [])])
+                   for s in saved])
+    states.append(_lock_state([arr, frozen]))
+    del saved
+    a.sum().backward()
+    states.append(_lock_state([arr, frozen]))
+    del a, b
+    states.append(_lock_state([arr, frozen]))
+    del c
+    states.append(_lock_state([arr, frozen]))
+    return states
+
+
+def test_exported_leaf_lock_lifecycle_matches_python():
+    """Note [saved exported leaves]: the C++ recorder locks as lock_arrays does."""
+    states = []
+    for fn in (None, _engine.record):
+        previous = _registry.set_recorder(fn)
+        try:
+            states.append(_exported_lifecycle())
+        finally:
+            _registry.set_recorder(previous)
+    assert states[1] == states[0]
+    assert states[0][2] == [(False, 2), (False, None)]      # the counts it must reach
+
+
+def test_exported_leaf_is_saved_without_python(recorder):
+    import sys
+    arr = np.array([0.5, -1.0, 2.0])
+    x = cr.from_numpy(arr).requires_grad_()
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        y = x.sin()
+    finally:
+        sys.setprofile(None)
+    python_frames = {"__init__", "is_exported", "lock_arrays", "_arrays"} & set(names)
+    assert python_frames == (set() if recorder == "cpp" else
+                             {"__init__", "is_exported", "lock_arrays", "_arrays"})
+    assert type(y.grad_fn._saved["self"]).__name__ == "LockedSavedTensor"
+    with pytest.raises(ValueError, match="read-only"):
+        arr[0] = 1.0
+
+
+def test_replaced_lock_arrays_is_called(monkeypatch):
+    from chainrule.autograd import saved_guard
+    calls = []
+    python_lock = saved_guard.lock_arrays
+    monkeypatch.setattr(saved_guard, "lock_arrays", lambda t: calls.append(t) or python_lock(t))
+    x = cr.from_numpy(np.array([0.5, -1.0, 2.0])).requires_grad_()
+    y = x.sin()
+    assert len(calls) == 1 and calls[0] is x
+    assert y.grad_fn._saved["self"].__dict__["locked"] == [x._data]
