@@ -16,7 +16,10 @@ void configure_node_layout(PyObject* node_type) {
   layout.seq_descr = slot_descriptor(node_type, "_seq");
   layout.next = member_offset(node_type, "_next");
   layout.seq = member_offset(node_type, "_seq");
+  layout.num_inputs = check(PyObject_GetAttr(node_type, names.num_inputs));  // kept
+  PyObject* old = node_layout.num_inputs;
   node_layout = layout;
+  Py_XDECREF(old);
 }
 
 namespace {
@@ -31,6 +34,7 @@ struct NodeClass {
   bool slots = false;          // _next and _seq are Node's slots
   bool plain_hooks = false;    // the hook tables are plain class defaults
   bool no_hooks_default = false;  // ... and all four defaults are None
+  bool node_num_inputs = false;   // ... and num_inputs is Node's (`return 1`)
   unsigned int version_tag = 0;   // the class's tp_version_tag when checked
 };
 
@@ -47,6 +51,8 @@ NodeClass examine(PyTypeObject* type) {
     c.plain_hooks = c.plain_hooks && plain_default(type, name);
     c.no_hooks_default = c.no_hooks_default && class_attr(type, name) == Py_None;
   }
+  c.node_num_inputs = c.plain_hooks && node_layout.num_inputs != nullptr &&
+                      class_attr(type, names.num_inputs) == node_layout.num_inputs;
   c.version_tag = type->tp_version_tag;  // assigned by the lookups above
   return c;
 }
@@ -146,9 +152,21 @@ bool has_pre_hooks(PyObject* node) { return hook_field_truthy(node, names.pre_ho
 
 bool has_post_hooks(PyObject* node) { return hook_field_truthy(node, names.post_hooks); }
 
+// Node.num_inputs (`return 1`) when the node's class resolves num_inputs to it and
+// the instance __dict__ does not shadow it (an AccumulateGrad, every pass).
+bool inherits_node_num_inputs(PyObject* node) {
+  if (!node_class(Py_TYPE(node)).node_num_inputs) return false;
+  PyObject** dict = _PyObject_GetDictPtr(node);
+  if (dict == nullptr || *dict == nullptr) return true;
+  PyObject* own = PyDict_GetItemWithError(*dict, names.num_inputs);
+  if (own == nullptr && PyErr_Occurred()) throw_python_error();
+  return own == nullptr;
+}
+
 Py_ssize_t num_inputs(PyObject* node) {
   Py_ssize_t fast = table_num_inputs(node);  // Note [table-node fast path]
   if (fast >= 0) return fast;
+  if (inherits_node_num_inputs(node)) return 1;
   Ref n(check(PyObject_CallMethodNoArgs(node, names.num_inputs)));
   Py_ssize_t value = PyNumber_AsSsize_t(n.get(), PyExc_OverflowError);
   if (value == -1 && PyErr_Occurred()) throw_python_error();

@@ -30,6 +30,7 @@ struct NodeLayout {
   PyObject* next_descr = nullptr;  // Node._next, Node._seq (member descriptors)
   PyObject* seq_descr = nullptr;
   Py_ssize_t next = 0, seq = 0;    // their offsets
+  PyObject* num_inputs = nullptr;  // Node.num_inputs (returns 1), inlined for its users
 };
 extern NodeLayout node_layout;
 void configure_node_layout(PyObject* node_type);

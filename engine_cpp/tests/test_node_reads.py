@@ -93,3 +93,66 @@ def test_a_class_changed_after_use_is_examined_again(engines):
         run_under(engine, lambda: _through(Doubling, x).backward(cr.ones(3)))
         results.append(x.grad.tolist())
     assert results == [[20.0, 20.0, 20.0], [20.0, 20.0, 20.0]]
+
+
+class TwoInputs(Node):
+    """A node whose num_inputs is its own: the engine must ask it."""
+    seen = []
+
+    def num_inputs(self):
+        return 2
+
+    def apply(self, grads, create_graph):
+        type(self).seen.append(len(grads))
+        return [grads[0] * 2]
+
+
+def test_a_node_class_with_its_own_num_inputs_is_asked(engines):
+    results = []
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        TwoInputs.seen = []
+        run_under(engine, lambda: _through(TwoInputs, x).backward(cr.ones(3)))
+        results.append((x.grad.tolist(), TwoInputs.seen))
+    assert results[0] == results[1] == ([2.0, 2.0, 2.0], [2])
+
+
+def test_num_inputs_set_on_an_instance_is_seen(engines):
+    class Plain(Node):
+        seen = []
+
+        def apply(self, grads, create_graph):
+            type(self).seen.append(len(grads))
+            return [grads[0] * 2]
+
+    results = []
+    for _, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        Plain.seen = []
+        out = _through(Plain, x)
+        out.grad_fn.num_inputs = lambda: 3
+        run_under(engine, lambda: out.backward(cr.ones(3)))
+        results.append((x.grad.tolist(), Plain.seen))
+    assert results[0] == results[1] == ([2.0, 2.0, 2.0], [3])
+
+
+def test_accumulate_grad_num_inputs_is_not_called(engines):
+    """Node.num_inputs (`return 1`) is inlined for the classes that inherit it."""
+    import sys
+    from chainrule.autograd.node import AccumulateGrad
+    assert AccumulateGrad.num_inputs is Node.num_inputs
+    for name, engine in engines:
+        x = cr.ones(3, requires_grad=True)
+        y = (x * 2.0).sum()
+        names = []
+
+        def profile(frame, event, arg):
+            if event == "call":
+                names.append(frame.f_code.co_name)
+        sys.setprofile(profile)
+        try:
+            run_under(engine, y.backward)
+        finally:
+            sys.setprofile(None)
+        assert ("num_inputs" in names) == (name == "python")
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
