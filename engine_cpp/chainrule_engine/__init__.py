@@ -89,8 +89,12 @@ def _configure_recorder(enabled=None):
         locked_saved_type=saved_tensor.LockedSavedTensor)
     if enabled:
         _registry.set_recorder(_engine.record)
-    elif _registry._recorder is _engine.record:
-        _registry.set_recorder(None)
+        saved_guard.set_unlocker(_engine.unlock_arrays)   # Note [unlock slot]
+    else:
+        if _registry._recorder is _engine.record:
+            _registry.set_recorder(None)
+        if saved_guard._unlocker is _engine.unlock_arrays:
+            saved_guard.set_unlocker(None)
 
 
 _configure_recorder()

@@ -19,7 +19,7 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "5b0d63919533ace4"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
-RECORD_FINGERPRINT = "f0becd10f1df21b6"
+RECORD_FINGERPRINT = "8c5fcc58bca3a0a3"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 ARRAY_FNS_FINGERPRINT = "a5c529394c1b0c34"
 FAST_METHODS_FINGERPRINT = "e573507714edf853"
@@ -57,7 +57,8 @@ def record_parts():
         (_registry, ["_record"]),
         (saved_tensor, ["SavedTensor.__init__"]),
         (saved_tensor, ["LockedSavedTensor"]),          # Note [saved exported leaves]
-        (saved_guard, ["is_exported", "lock_arrays", "_arrays"]),   # Note [leaf records]
+        (saved_guard, ["is_exported", "lock_arrays", "_arrays",    # Note [leaf records]
+                       "unlock_arrays", "_set_writeable"]),      # and [unlock slot]
         (_version_counter, ["VersionCounter.__init__"]),
         (node, ["grad_accumulator", "AccumulateGrad.__init__", "Node.__init__"]),
         (anomaly_mode, ["_AnomalyState"]),  # Note [thread-local reads] in src/recorder.h

@@ -111,6 +111,9 @@ PyMethodDef raw_functions[] = {
      METH_FASTCALL,
      "record(op, inputs, attrs, out, view_base): chainrule._ops._registry._record in C++ "
      "(Note [recorder fast path] in src/recorder.h)."},
+    {"unlock_arrays", unlock_arrays, METH_O,
+     "unlock_arrays(arrays): chainrule.autograd.saved_guard.unlock_arrays in C++ "
+     "(Note [saved exported leaves] in src/recorder.cc)."},
     {"array_conj", array_conj, METH_O,
      "array_conj(x): chainrule._ops._namespaces._conj in C (src/array_fns.h)."},
     {nullptr, nullptr, 0, nullptr},

@@ -177,6 +177,11 @@ PyObject* guard_global(PyObject* name) {
 //     `__slots__ = ()`, the same layout, as the class assignment of __init__
 //     requires). Only while `saved_guard.lock_arrays` is the function mirrored;
 //     lock_arrays, _arrays and LockedSavedTensor are fingerprinted with the recorder.
+//     The other half, LockedSavedTensor.__del__'s `unlock_arrays` (once per saved
+//     tensor, in the backward), is `unlock_arrays` below, installed in core's unlock
+//     slot (Note [unlock slot] in saved_guard.py) with the recorder: the same steps
+//     under the same mutex (the count down, the entry removed at 0 and the array made
+//     writeable with `setflags(True)`, a ValueError ignored as by _set_writeable).
 
 // lock_arrays' loop for one array, the mutex held: 0, or -1 with an error.
 int lock_array_held(PyObject* locks, PyObject* arr, PyObject* locked) {
@@ -206,22 +211,47 @@ int lock_array_held(PyObject* locks, PyObject* arr, PyObject* locked) {
   return PyList_Append(locked, arr);
 }
 
-// lock_arrays(tensor) for a tensor without base: the list of arrays it locked.
-PyObject* lock_array(PyObject* arr) {
-  PyObject* locks = guard_global(rn().locks);
+
+// unlock_arrays' loop for one array, the mutex held: 0, or -1 with an error.
+int unlock_array_held(PyObject* locks, PyObject* arr) {
+  Ref key(PyLong_FromVoidPtr(arr));  // id(arr)
+  if (!key) return -1;
+  Ref entry(PyDict_CheckExact(locks)
+                ? Py_XNewRef(PyDict_GetItemWithError(locks, key.get()))
+                : PyObject_CallMethodOneArg(locks, rn().get, key.get()));
+  if (!entry) return PyErr_Occurred() ? -1 : 0;
+  if (entry.get() == Py_None) return 0;
+  Ref one(PyLong_FromLong(1));
+  Ref index(one ? PyLong_FromLong(1) : nullptr);
+  Ref count(index ? PyObject_GetItem(entry.get(), index.get()) : nullptr);
+  Ref less(count ? PyNumber_InPlaceSubtract(count.get(), one.get()) : nullptr);
+  if (!less || PyObject_SetItem(entry.get(), index.get(), less.get()) < 0) return -1;
+  Ref now(PyObject_GetItem(entry.get(), index.get()));
+  Ref zero(now ? PyLong_FromLong(0) : nullptr);
+  int done = zero ? PyObject_RichCompareBool(now.get(), zero.get(), Py_EQ) : -1;
+  if (done <= 0) return done;
+  if (PyObject_DelItem(locks, key.get()) < 0) return -1;
+  // _set_writeable(arr, True): a ValueError (its base still locked) is ignored
+  Ref set(PyObject_CallMethodOneArg(arr, rn().setflags, Py_True));
+  if (!set && PyErr_ExceptionMatches(PyExc_ValueError)) PyErr_Clear();
+  return set || !PyErr_Occurred() ? 0 : -1;
+}
+
+// Runs `body` with saved_guard._MUTEX held (a `with _MUTEX:` block): the body's
+// error, if any, wins over a failing release.
+template <typename Body>
+void with_mutex(Body body) {
   PyObject* mutex = guard_global(rn().mutex);
-  Ref locked(check(PyList_New(0)));
   Ref taken(check(PyObject_CallMethodNoArgs(mutex, rn().acquire)));
-  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;  // an error while held
-  if (lock_array_held(locks, arr, locked.get()) < 0) PyErr_Fetch(&type, &value, &traceback);
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  if (body() < 0) PyErr_Fetch(&type, &value, &traceback);
   Ref released(PyObject_CallMethodNoArgs(mutex, rn().release));
   if (type != nullptr) {
     if (!released) PyErr_Clear();
-    PyErr_Restore(type, value, traceback);  // the body's error (rare: both failing)
+    PyErr_Restore(type, value, traceback);
     throw_python_error();
   }
   if (!released) throw_python_error();
-  return locked.release();
 }
 
 PyObject* save_exported(PyObject* tensor) {
@@ -232,7 +262,10 @@ PyObject* save_exported(PyObject* tensor) {
   set_slot(saved.get(), cfg.s.version, slot(counter, cfg.counter_v));
   set_slot(saved.get(), cfg.s.tensor, tensor);
   steal_slot(saved.get(), cfg.s.output_nr, PyLong_FromLong(0));
-  Ref locked(lock_array(slot(tensor, cfg.t.data)));
+  // lock_arrays(tensor): a tensor without base has one array
+  PyObject* locks = guard_global(rn().locks);
+  Ref locked(check(PyList_New(0)));
+  with_mutex([&] { return lock_array_held(locks, slot(tensor, cfg.t.data), locked.get()); });
   if (PyObject_SetAttr(saved.get(), rn().locked, locked.get()) < 0) throw_python_error();
   return saved.release();
 }
@@ -587,6 +620,25 @@ bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* att
 }
 
 }  // namespace
+
+PyObject* unlock_arrays(PyObject*, PyObject* arrays) {
+  try {
+    PyObject* locks = guard_global(rn().locks);
+    Ref items(check(PyObject_GetIter(arrays)));
+    with_mutex([&] {
+      while (PyObject* arr = PyIter_Next(items.get())) {
+        int status = unlock_array_held(locks, arr);
+        Py_DECREF(arr);
+        if (status < 0) return -1;
+      }
+      return PyErr_Occurred() ? -1 : 0;
+    });
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
 
 PyObject* record(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   PyObject* result;

@@ -50,6 +50,10 @@ struct ThreadLocalDict {
 // or nullptr with an error.
 PyObject* local_attr(PyObject* local, PyObject* name, ThreadLocalDict& cache);
 
+// saved_guard.unlock_arrays(arrays) in C (Note [saved exported leaves] in
+// recorder.cc), for core's unlock slot (Note [unlock slot] in saved_guard.py).
+PyObject* unlock_arrays(PyObject* self, PyObject* arrays);
+
 // record(op, inputs, attrs, out, view_base): `_registry._record`'s signature.
 PyObject* record(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
 

@@ -393,13 +393,16 @@ def _exported_lifecycle():
 
 def test_exported_leaf_lock_lifecycle_matches_python():
     """Note [saved exported leaves]: the C++ recorder locks as lock_arrays does."""
+    from chainrule.autograd import saved_guard
     states = []
-    for fn in (None, _engine.record):
+    for fn, unlock in ((None, None), (_engine.record, _engine.unlock_arrays)):
         previous = _registry.set_recorder(fn)
+        previous_unlock = saved_guard.set_unlocker(unlock)
         try:
             states.append(_exported_lifecycle())
         finally:
             _registry.set_recorder(previous)
+            saved_guard.set_unlocker(previous_unlock)
     assert states[1] == states[0]
     assert states[0][2] == [(False, 2), (False, None)]      # the counts it must reach
 
@@ -435,3 +438,54 @@ def test_replaced_lock_arrays_is_called(monkeypatch):
     y = x.sin()
     assert len(calls) == 1 and calls[0] is x
     assert y.grad_fn._saved["self"].__dict__["locked"] == [x._data]
+
+
+def _unlock_scenario(unlock):
+    """unlock(...) over hand-made lock states: the states and errors it leaves."""
+    from chainrule.autograd import saved_guard
+    a, b, c = np.zeros(2), np.ones(3), np.arange(4.0)
+    view = c[1:]
+    for arr in (a, b, c):
+        arr.flags.writeable = False
+    view.flags.writeable = False
+    saved_guard._LOCKS.update({id(a): [a, 2], id(b): [b, 1], id(c): [c, 1], id(view): [view, 1]})
+    seen = []
+    try:
+        unlock([a, b])                        # a: 2 -> 1; b: unlocked
+        seen.append(_lock_state([a, b]))
+        unlock((x for x in [a]))              # any iterable; a: unlocked
+        seen.append(_lock_state([a, b]))
+        unlock([view])                        # its base is still read-only: ValueError ignored
+        seen.append(_lock_state([view, c]))
+        unlock([c, np.ones(1)])               # an array it never locked is skipped
+        seen.append(_lock_state([view, c]))
+        unlock(())
+        for bad in (None, [a, 3]):
+            try:
+                unlock(bad)
+            except Exception as e:            # noqa: BLE001 - compared by the caller
+                seen.append((type(e).__name__, str(e)))
+    finally:
+        for arr in (a, b, c, view):
+            saved_guard._LOCKS.pop(id(arr), None)
+    return seen
+
+
+def test_unlock_arrays_matches_python():
+    """Note [unlock slot]: the C unlock leaves _LOCKS and the flags as unlock_arrays."""
+    from chainrule.autograd import saved_guard
+    python = _unlock_scenario(saved_guard.unlock_arrays)
+    fast = _unlock_scenario(_engine.unlock_arrays)
+    assert fast == python
+    assert python[:2] == [[(False, 1), (True, None)], [(True, None), (True, None)]]
+
+
+def test_unlock_slot_is_installed_with_the_recorder():
+    from chainrule.autograd import saved_guard
+    assert saved_guard._unlocker is _engine.unlock_arrays
+    chainrule_engine._configure_recorder(enabled=False)
+    try:
+        assert saved_guard._unlocker is saved_guard.unlock_arrays
+    finally:
+        chainrule_engine._configure_recorder()
+    assert saved_guard._unlocker is _engine.unlock_arrays

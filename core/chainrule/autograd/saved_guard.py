@@ -63,6 +63,24 @@ def unlock_arrays(arrays):
                 _set_writeable(arr, True)
 
 
+# Note [unlock slot]
+#     LockedSavedTensor.__del__ runs once per locked saved tensor (every step of a
+#     training loop whose input was handed in) and unlocks through ``_unlocker``,
+#     which a layer may replace (the C++ engine installs a C implementation of
+#     ``unlock_arrays``). ``unlock_arrays`` stays the reference and the default; a
+#     replacement must leave ``_LOCKS`` and the arrays' flags exactly as it would.
+_unlocker = unlock_arrays
+
+
+def set_unlocker(fn):
+    """Unlock slot: install ``fn(arrays)`` in place of ``unlock_arrays`` (None restores
+    it); returns the previous one."""
+    global _unlocker
+    previous = _unlocker
+    _unlocker = unlock_arrays if fn is None else fn
+    return previous
+
+
 def _set_writeable(arr, flag):
     try:
         arr.flags.writeable = flag

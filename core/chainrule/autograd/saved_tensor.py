@@ -118,7 +118,7 @@ class LockedSavedTensor(SavedTensor):
     __slots__ = ()
 
     def __del__(self):
-        saved_guard.unlock_arrays(self.__dict__.get("locked", ()))
+        saved_guard._unlocker(self.__dict__.get("locked", ()))    # Note [unlock slot]
 
 
 def modified_message(saved, node):
