@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+import chainrule.nn.functional as F
 import chainrule_engine
 from chainrule import _tensor
 from chainrule._ops import _common, _method_slot, _registry
@@ -163,6 +164,8 @@ FAST_CASES = [
     ("log of negative (nan)", lambda: (leaf(),), lambda x: x.log()),
     ("unbound", lambda: (leaf(),), lambda x: Tensor.sin(Tensor.__mul__(x, 2.0))),
     ("bound method object", lambda: (leaf(),), lambda x: [x.sin][0]()),
+    ("public function (F.relu)", lambda: (leaf(),), lambda x: F.relu(x * 2.0)),
+    ("public function (FUNCTIONS)", lambda: (leaf(),), lambda x: _common.FUNCTIONS["tanh"](x)),
 ]
 
 
@@ -204,6 +207,8 @@ FALLBACK_CASES = [
      "operator"),
     ("too many arguments", lambda: (leaf(),), lambda x: x.sin(1), None),
     ("unbound on a float", lambda: (), lambda: Tensor.sin(3.0), "fn"),
+    ("public function on a float", lambda: (), lambda: _common.FUNCTIONS["sin"](3.0), "fn"),
+    ("F.relu on a list", lambda: (), lambda: F.relu([1.0, -1.0]), "fn"),
 ]
 
 
@@ -474,6 +479,19 @@ def test_installed_for_every_accelerable_method():
     names = [entry[0] for entry in _method_slot.ACCELERABLE]
     assert {"sin", "tanh", "__add__", "__radd__", "__sub__", "__mul__", "__rmul__"} <= set(names)
     assert all(_method_slot.method_accelerated(n) for n in names)
+
+
+def test_public_functions_of_the_same_name_are_installed_too():
+    """Note [method slot]: FUNCTIONS["relu"] (what F.relu calls) is Tensor.relu's
+    FastMethod while installed, and the Python function again without it."""
+    entries = {name: fn for name, _, _, _, fn in _method_slot.ACCELERABLE}
+    assert _common.FUNCTIONS["relu"] is Tensor.__dict__["relu"]
+    assert type(_common.FUNCTIONS["relu"]) is _engine.FastMethod
+    assert _common.FUNCTIONS["add"] is not Tensor.__dict__["__add__"]
+    with fast_methods(False):
+        assert _common.FUNCTIONS["relu"] is entries["relu"]
+        assert _common.FUNCTIONS["sin"] is entries["sin"]
+    assert type(_common.FUNCTIONS["sin"]) is _engine.FastMethod
 
 
 def test_disabled_restores_the_python_functions():

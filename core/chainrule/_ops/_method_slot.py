@@ -14,7 +14,9 @@ Note [method slot]
                   [in-place fast path] in operators.py); attrs are empty
 
     ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
-    installs what it returns on Tensor (None keeps ``fn``). A replacement must give
+    installs what it returns on Tensor (None keeps ``fn``), and in ``FUNCTIONS`` too
+    where ``fn`` is also the public function of that name (``chainrule.sin``'s entry,
+    which ``nn.functional`` and formulas call: ``F.relu(x)`` is ``relu(x)``). A replacement must give
     the results, errors and recorded graph of ``fn`` and may call ``fn`` for any case
     it does not handle. The Python functions stay the reference and the default: core
     works with no accelerator installed.
@@ -37,16 +39,20 @@ def set_method_accelerator(make):
     accelerable method; ``make=None`` restores the Python functions. A method that
     someone else has replaced since is left alone. Returns the previous ``make``."""
     global _accelerator
+    from ._common import FUNCTIONS
     previous, _accelerator = _accelerator, make
     for name, kind, op, attrs, fn in ACCELERABLE:
         current = Tensor.__dict__.get(name)
-        if current is not fn and current is not _installed.get(name):
+        old = _installed.get(name)
+        if current is not fn and current is not old:
             continue
         fast = None if make is None else make(kind, op, attrs, fn)
         _installed.pop(name, None)
         if fast is not None:
             _installed[name] = fast
         setattr(Tensor, name, fn if fast is None else fast)
+        if FUNCTIONS.get(name) is fn or (old is not None and FUNCTIONS.get(name) is old):
+            FUNCTIONS[name] = fn if fast is None else fast
     return previous
 
 
