@@ -530,8 +530,8 @@ bool accumulator_mirrored(PyObject* python_fn) {
 // accumulator its extras hold weakly, else a new one (Note [leaf records]); the
 // Python function when anything is unusual. A new reference.
 PyObject* accumulator_of(PyObject* t) {
-  PyObject* python_fn = registry_global(rn().grad_accumulator);
   PyObject* extra = slot(t, cfg.t.extra);
+  bool dead = false;  // no accumulator, or a dead one: made here when mirrored
   if (extra != nullptr && Py_TYPE(extra) == cfg.extras) {
     PyObject* ref = slot(extra, cfg.extras_grad_acc);
     PyObject* acc = ref != nullptr && PyWeakref_CheckRefExact(ref) ? PyWeakref_GetObject(ref)
@@ -540,11 +540,11 @@ PyObject* accumulator_of(PyObject* t) {
       Py_INCREF(acc);
       return acc;
     }
-    if ((ref == Py_None || acc == Py_None) && accumulator_mirrored(python_fn)) {
-      return new_accumulator(t, extra);
-    }
-    if (PyErr_Occurred()) throw_python_error();
+    dead = ref == Py_None || acc == Py_None;
   }
+  PyObject* python_fn = registry_global(rn().grad_accumulator);
+  if (dead && accumulator_mirrored(python_fn)) return new_accumulator(t, extra);
+  if (PyErr_Occurred()) throw_python_error();
   return check(PyObject_CallOneArg(python_fn, t));
 }
 
