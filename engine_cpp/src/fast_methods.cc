@@ -261,8 +261,8 @@ bool inplace_unchanged(FastMethod* m) {
 // `_saved_hooks.ACTIVE[0]` is 0 or False: then _try_fast_inplace goes on.
 bool no_inference_no_hooks(PyObject* self) {
   PyObject* extra = slot(self, fc.t.extra);
-  if (extra != Py_None && (Py_TYPE(extra) != ic.extras ||
-                           slot(extra, ic.extras_inference) != Py_False)) {
+  if (extra == nullptr || (extra != Py_None && (Py_TYPE(extra) != ic.extras ||
+                                                slot(extra, ic.extras_inference) != Py_False))) {
     return false;
   }
   PyObject* flag = PyList_GET_ITEM(ic.hooks_active, 0);
@@ -302,6 +302,11 @@ bool inplace_common_case(FastMethod* m, PyObject* self, PyObject* other,
     return false;
   }
   if (!no_inference_no_hooks(self) || !PyArray_ISWRITEABLE(a)) return false;
+  PyObject* counter = slot(self, fc.t.vc);  // what bump_version reads: None or a counter
+  if (counter == nullptr || (counter != Py_None && (Py_TYPE(counter) != reinterpret_cast<
+                             PyTypeObject*>(ic.counter_type) || !slot(counter, ic.counter_v)))) {
+    return false;
+  }
   *arr = a;
   *value = b;
   return true;

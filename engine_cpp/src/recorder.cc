@@ -262,10 +262,18 @@ PyObject* save_exported(PyObject* tensor) {
   set_slot(saved.get(), cfg.s.version, slot(counter, cfg.counter_v));
   set_slot(saved.get(), cfg.s.tensor, tensor);
   steal_slot(saved.get(), cfg.s.output_nr, PyLong_FromLong(0));
-  // lock_arrays(tensor): a tensor without base has one array
-  PyObject* locks = guard_global(rn().locks);
+  // lock_arrays(tensor): a tensor without base has one array. What the body reads
+  // is read once the mutex is held (acquiring may let other threads run).
   Ref locked(check(PyList_New(0)));
-  with_mutex([&] { return lock_array_held(locks, slot(tensor, cfg.t.data), locked.get()); });
+  with_mutex([&] {
+    Ref locks(Py_XNewRef(PyDict_GetItemWithError(cfg.guard_dict, rn().locks)));
+    Ref arr(Py_XNewRef(slot(tensor, cfg.t.data)));
+    if (!locks) {
+      if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, rn().locks);
+      return -1;
+    }
+    return lock_array_held(locks.get(), arr.get(), locked.get());
+  });
   if (PyObject_SetAttr(saved.get(), rn().locked, locked.get()) < 0) throw_python_error();
   return saved.release();
 }
@@ -623,11 +631,15 @@ bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* att
 
 PyObject* unlock_arrays(PyObject*, PyObject* arrays) {
   try {
-    PyObject* locks = guard_global(rn().locks);
-    Ref items(check(PyObject_GetIter(arrays)));
-    with_mutex([&] {
+    with_mutex([&] {  // as in lock: read once the mutex is held
+      Ref items(PyObject_GetIter(arrays));
+      Ref locks(Py_XNewRef(PyDict_GetItemWithError(cfg.guard_dict, rn().locks)));
+      if (!items || !locks) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, rn().locks);
+        return -1;
+      }
       while (PyObject* arr = PyIter_Next(items.get())) {
-        int status = unlock_array_held(locks, arr);
+        int status = unlock_array_held(locks.get(), arr);
         Py_DECREF(arr);
         if (status < 0) return -1;
       }

@@ -551,9 +551,17 @@ def _inplace_state(result, inputs):
         head = ("error", type(result).__name__, str(result))
     else:
         head = ("self" if result is inputs[0] else "other", _describe(result._data, ()))
-    return head, [(type(t).__name__, _describe(t._data, ()), t._version, t._vc is None,
+    return head, [(type(t).__name__, _describe(t._data, ()), _version_of(t),
+                   getattr(t, "_vc", "unset") is None,
                    t._requires_grad, type(t.grad_fn).__name__, t._base is None)
                   for t in inputs if isinstance(t, Tensor)]
+
+
+def _version_of(t):
+    try:
+        return t._version
+    except Exception as e:                    # noqa: BLE001 - a foreign or unset counter
+        return type(e).__name__
 
 
 def _inplace_code_names():
@@ -706,7 +714,31 @@ INPLACE_FALLBACK_CASES = [
      lambda p, g: Tensor.__iadd__(p, other=g), "__iadd__"),
     ("float self, a view", lambda: (cr.ones(2, 3, dtype=cr.float64)[0], leaf(requires_grad=False)),
      lambda p, g: p.__iadd__(g), None),
+    ("a foreign version counter", lambda: (_with(leaf(requires_grad=False), _vc=5),
+                                           leaf(requires_grad=False)),
+     _no_grad(lambda p, g: p.__isub__(g)), "bump"),
+    ("extras never set", lambda: (_unset(leaf(requires_grad=False), "_extra"),
+                                  leaf(requires_grad=False)),
+     _no_grad(lambda p, g: p.__isub__(g)), "_try_fast_inplace"),
+    ("counter never set", lambda: (_unset(leaf(requires_grad=False), "_vc"),
+                                   leaf(requires_grad=False)),
+     _no_grad(lambda p, g: p.__isub__(g)), "bump"),
 ]
+
+
+def _with(t, **fields):
+    for name, value in fields.items():
+        object.__setattr__(t, name, value)
+    return t
+
+
+def _unset(t, name):
+    """A Tensor whose slot `name` was never set (made by __new__, filled by hand)."""
+    u = object.__new__(Tensor)
+    for field in Tensor.__slots__:
+        if field not in (name, "__weakref__"):
+            object.__setattr__(u, field, getattr(t, field))
+    return u
 
 
 @pytest.mark.parametrize("name,make_inputs,expr,python_fn", INPLACE_FALLBACK_CASES,
