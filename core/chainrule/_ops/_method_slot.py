@@ -16,12 +16,13 @@ Note [method slot]
     ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
     installs what it returns on Tensor (None keeps ``fn``), and in ``FUNCTIONS`` too
     where ``fn`` is also the public function of that name (``chainrule.sin``'s entry,
-    which ``nn.functional`` and formulas call: ``F.relu(x)`` is ``relu(x)``). A replacement must give
-    the results, errors and recorded graph of ``fn`` and may call ``fn`` for any case
-    it does not handle. The Python functions stay the reference and the default: core
-    works with no accelerator installed.
+    which ``nn.functional`` and formulas call: ``F.relu(x)`` is ``relu(x)``). A
+    replacement must give the results, errors and recorded graph of ``fn`` and may
+    call ``fn`` for any case it does not handle. The Python functions stay the
+    reference and the default: core works with no accelerator installed.
 """
 from .._tensor import Tensor
+from ._common import FUNCTIONS
 
 # (method name, kind, OpDef, attrs, Python function), in registration order.
 ACCELERABLE = []
@@ -39,7 +40,6 @@ def set_method_accelerator(make):
     accelerable method; ``make=None`` restores the Python functions. A method that
     someone else has replaced since is left alone. Returns the previous ``make``."""
     global _accelerator
-    from ._common import FUNCTIONS
     previous, _accelerator = _accelerator, make
     for name, kind, op, attrs, fn in ACCELERABLE:
         current = Tensor.__dict__.get(name)
