@@ -193,8 +193,8 @@ int lock_array_held(PyObject* locks, PyObject* arr, PyObject* locked) {
   if (!entry && PyErr_Occurred()) return -1;
   if (entry && entry.get() != Py_None) {  // entry[1] += 1
     Ref one(PyLong_FromLong(1));
-    Ref index(PyLong_FromLong(1));
-    Ref count(one ? PyObject_GetItem(entry.get(), index.get()) : nullptr);
+    Ref index(one ? PyLong_FromLong(1) : nullptr);
+    Ref count(index ? PyObject_GetItem(entry.get(), index.get()) : nullptr);
     Ref more(count ? PyNumber_InPlaceAdd(count.get(), one.get()) : nullptr);
     if (!more || PyObject_SetItem(entry.get(), index.get(), more.get()) < 0) return -1;
   } else if (PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(arr))) {
@@ -210,7 +210,6 @@ int lock_array_held(PyObject* locks, PyObject* arr, PyObject* locked) {
   }
   return PyList_Append(locked, arr);
 }
-
 
 // unlock_arrays' loop for one array, the mutex held: 0, or -1 with an error.
 int unlock_array_held(PyObject* locks, PyObject* arr) {
@@ -507,8 +506,8 @@ PyObject* meta_of(PyObject* data) {
 //       otherwise, in Python) whose `grad_acc` is None or a dead weakref, `AccumulateGrad`
 //       and `grad_accumulator` are still the objects mirrored; the node gets `_next`
 //       `()`, `_seq` MAX_SEQUENCE, `variable` the leaf, and the leaf a weakref to it;
-//     - the saved leaf: extras with `inference` and `exported` False (anything else
-//       raises or locks arrays in Python), no base, no saved-tensor hooks.
+//     - the saved leaf: extras with `inference` False (True raises, in Python), no
+//       base, no saved-tensor hooks; `exported` True: Note [saved exported leaves].
 //     Fingerprinted with the recorder (AccumulateGrad.__init__, Node.__init__,
 //     saved_guard.is_exported are in record_parts()).
 
@@ -633,8 +632,9 @@ PyObject* unlock_arrays(PyObject*, PyObject* arrays) {
   try {
     with_mutex([&] {  // as in lock: read once the mutex is held
       Ref items(PyObject_GetIter(arrays));
+      if (!items) return -1;
       Ref locks(Py_XNewRef(PyDict_GetItemWithError(cfg.guard_dict, rn().locks)));
-      if (!items || !locks) {
+      if (!locks) {
         if (!PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, rn().locks);
         return -1;
       }
