@@ -468,6 +468,30 @@ def test_nll_loss_everything_ignored_gives_nan_mean_and_zero_sum():
     assert not x.grad.numpy().any()
 
 
+@pytest.mark.parametrize("shape", [(0, 4), (0, 4, 2)], ids=["2d", "spatial"])
+def test_nll_loss_mean_over_nothing_is_nan_without_warnings(shape):
+    # 0 / 0 in forward and backward: nan and zero gradients, no NumPy warnings.
+    x = cr.zeros(*shape, requires_grad=True)
+    target = cr.zeros(shape[:1] + shape[2:], dtype=cr.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.nll_loss(x, target)
+        loss.backward()
+    assert math.isnan(loss.item()) and x.grad.shape == shape
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weight", [None, WEIGHT], ids=["unweighted", "weighted"])
+def test_nll_loss_spatial_gradients(rng, reduction, weight):
+    # (N, C, d): the put_along_axis branch of the backward, a 0-d or an (N, d) value.
+    x = _leaf(_random(rng, 3, 4, 2))
+    target = cr.tensor(np.array([[0, 3], [1, 1], [2, 0]]))
+    w = None if weight is None else cr.tensor(weight)
+    fn = lambda x: F.nll_loss(x, target, w, reduction=reduction)  # noqa: E731
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
 def test_nll_loss_accepts_byte_targets(rng):
     x = _random(rng, 3, 4)
     out = F.nll_loss(cr.tensor(x), cr.tensor(np.array([0, 1, 3], np.uint8)), reduction="sum")

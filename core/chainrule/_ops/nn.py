@@ -304,25 +304,29 @@ def _nll_forward(x, target, element_weight, total_weight, reduction):
               if picked.ndim == 1 else (picked * element_weight).sum())
     if reduction == "sum":
         return np.asarray(total)
-    if total_weight == 0:                          # 0 / 0: nan, like the reference
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(total / x.dtype.type(total_weight))
-    return np.asarray(total / x.dtype.type(total_weight))
+    return np.asarray(_divide_quietly(total, total_weight, x.dtype))
+
+
+def _divide_quietly(value, total_weight, dtype):
+    """``value / total_weight`` in ``dtype``. A zero or non-finite total (everything
+    ignored: 0 / 0) gives IEEE's nan/inf/0 without NumPy's warnings, like the
+    reference; the errstate is entered only then (it costs a microsecond)."""
+    divisor = dtype.type(total_weight)
+    if divisor != 0 and math.isfinite(divisor):
+        return value / divisor
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return value / divisor
 
 
 def _nll_backward(grad, target, element_weight, total_weight, reduction, self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere."""
-    if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scale = grad / grad.dtype.type(total_weight)
-    else:
-        scale = grad
+    scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
     out = np.zeros(self_shape, grad.dtype)
     values = -scale if element_weight is None else -(element_weight * scale)
-    values = np.broadcast_to(values, target.shape)
     if len(self_shape) == 2:
-        out[np.arange(self_shape[0]), target] = values
+        out[np.arange(self_shape[0]), target] = values      # a 0-d value broadcasts
     else:
+        values = np.broadcast_to(values, target.shape)
         np.put_along_axis(out, target[:, None], values[:, None], axis=1)
     return out
 
