@@ -40,7 +40,8 @@ class ArrayNamespace:
 
     @staticmethod
     def sum(x, dim=None, keepdim=False):
-        return np.sum(x, axis=_axes(dim), keepdims=keepdim)
+        # np.sum's own reduction, without its Python wrapper (a microsecond a call)
+        return np.add.reduce(x, axis=_axes(dim), keepdims=keepdim)
 
     @staticmethod
     def mean(x, dim=None, keepdim=False):
