@@ -10,6 +10,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
+from chainrule._ops import _method_slot
 from chainrule.autograd import gradcheck, gradgradcheck
 
 NAMES = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
@@ -349,6 +350,34 @@ def test_activation_grad_fn_names(rng):
     assert F.silu(x).grad_fn.name() == "SiluBackward0"
     assert F.softplus(x).grad_fn.name() == "SoftplusBackward0"
     assert F.relu(x).grad_fn.name() == "ReluBackward0"
+
+
+@pytest.fixture
+def method_slot():
+    """set_method_accelerator, with whatever was installed put back afterwards."""
+    previous = _method_slot.set_method_accelerator(None)
+    yield _method_slot.set_method_accelerator
+    _method_slot.set_method_accelerator(previous)
+
+
+@pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh"])
+def test_activations_call_the_tensor_method(method_slot, name):
+    # Note [functional methods]: an accelerated method is what F.<name> runs.
+    calls = []
+
+    def make(kind, op, attrs, fn):
+        def method(*args):
+            calls.append(op.name)
+            return fn(*args)
+        return method
+    method_slot(make)
+    x = cr.tensor([-1.0, 2.0], requires_grad=True)
+    out = F.__dict__[name](x)
+    assert calls == [name] and out.grad_fn.name() == cr.__dict__[name](x).grad_fn.name()
+    with pytest.raises(AttributeError, match="'list' object has no attribute '_data'"):
+        F.__dict__[name]([1.0])                      # what the Python function raises
+    method_slot(None)
+    assert F.__dict__[name](cr.tensor([1, 2])).dtype == cr.__dict__[name](cr.tensor([1, 2])).dtype
 
 
 def test_activations_are_stable_at_extremes():
