@@ -377,23 +377,22 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
     x = require_tensor(input, "linear", "input", 1)
     w = require_tensor(weight, "linear", "weight", 2)
+    xs, ws = x._data.shape, w._data.shape          # read once: this runs every layer
     check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
-    if x._data.ndim == 0 or w._data.ndim == 0:
+    if not xs or not ws:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
-                           f"{x._data.ndim}D and {w._data.ndim}D")
-    if w._data.ndim != 2:
+                           f"{len(xs)}D and {len(ws)}D")
+    if len(ws) != 2:
         return _linear_vector_weight(x, w, bias)
-    k = x._data.shape[-1]
-    if k != w._data.shape[1]:
-        rows = _numel(x._data.shape[:-1])
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                           f"{w._data.shape[1]}x{w._data.shape[0]})")
+    if xs[-1] != ws[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_numel(xs[:-1])}x"
+                           f"{xs[-1]} and {ws[1]}x{ws[0]})")
     if bias is None:
         return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
     b = require_tensor(bias, "linear", "bias", 3)
     check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
-    if b._data.shape != w._data.shape[:1]:
-        _check_bias_broadcast(b._data.shape, x._data.shape[:-1] + w._data.shape[:1])
+    if b._data.shape != ws[:1]:
+        _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
     return apply_op(LINEAR, (x, w, b), EMPTY)
 
 
