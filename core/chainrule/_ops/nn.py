@@ -31,6 +31,11 @@ from .linalg import _matmul_forward, _numel, matmul
 _ABSENT = Tensor._wrap(np.zeros(0))
 
 
+# ndarray.sum() and .max() without their Python wrappers (the same reductions; pass
+# axis=None, the methods' default, as a ufunc's is 0)
+_add, _max = np.add.reduce, np.maximum.reduce
+
+
 # --- linear ------------------------------------------------------------------------------
 def _linear_forward(x, w, b):
     out = _matmul_forward(x, w.T)
@@ -300,8 +305,8 @@ def _nll_forward(x, target, element_weight, total_weight, reduction):
         picked = np.take_along_axis(x, target[:, None], axis=1)[:, 0]
     if reduction == "none":
         return -picked if element_weight is None else -(picked * element_weight)
-    total = -(picked.sum() if element_weight is None else picked.dot(element_weight)
-              if picked.ndim == 1 else (picked * element_weight).sum())
+    total = -(_add(picked, None) if element_weight is None else picked.dot(element_weight)
+              if picked.ndim == 1 else _add(picked * element_weight, None))
     if reduction == "sum":
         return np.asarray(total)
     return np.asarray(_divide_quietly(total, total_weight, x.dtype))
@@ -601,7 +606,7 @@ def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
     # One comparison finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
     unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
-    if not 0 <= ignore_index < n_classes and not (unsigned >= n_classes).any():
+    if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
         return t, None if class_weight is None else class_weight[t]
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
