@@ -47,9 +47,7 @@ class ArrayNamespace:
     def mean(x, dim=None, keepdim=False):
         return np.mean(x, axis=_axes(dim), keepdims=keepdim)
 
-    @staticmethod
-    def sum_to(x, shape):
-        return _sum_to(x, shape)
+    sum_to = staticmethod(_sum_to)
 
     @staticmethod
     def expand(x, shape):
