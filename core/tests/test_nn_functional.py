@@ -130,6 +130,36 @@ def test_linear_errors():
         F.linear(cr.tensor(1.0), cr.zeros(1, 1))
 
 
+def test_linear_plain_calls_skip_the_argument_checks(rng, monkeypatch):
+    # _plain_linear: every check would pass; anything else goes to _checked_linear.
+    from chainrule._ops import nn as nn_ops
+    checked = []
+    real = nn_ops._checked_linear
+    monkeypatch.setattr(nn_ops, "_checked_linear", lambda *a: checked.append(a) or real(*a))
+    w, b = _random(rng, 4, 3), _random(rng, 4)
+    for x in (_random(rng, 3), _random(rng, 2, 3), _random(rng, 5, 2, 3)):
+        out = F.linear(cr.tensor(x), cr.tensor(w), cr.tensor(b))
+        np.testing.assert_allclose(out.numpy(), x @ w.T + b)
+    assert not checked
+
+    class Sub(cr.Tensor):
+        pass
+    others = [(cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 1))),
+              (cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 2, 4))),
+              (cr.tensor(_random(rng, 2, 3)), Sub(w), cr.tensor(b))]
+    for x, w_, b_ in others:               # broadcast biases, a Tensor subclass
+        np.testing.assert_allclose(F.linear(x, w_, b_).numpy(),
+                                   x.numpy() @ w_._data.T + b_.numpy())
+    assert len(checked) == len(others)
+    with pytest.raises(RuntimeError, match="self and mat2 must have the same dtype, but got "
+                                           "Float and Double"):
+        F.linear(cr.zeros(2, 3, dtype=cr.float64), cr.zeros(4, 3, dtype=cr.float64),
+                 cr.zeros(4))
+    with pytest.raises(TypeError, match=r"linear\(\): argument 'bias' \(position 3\) must be "
+                                        "Tensor, not list"):
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 3), [0.0] * 4)
+
+
 def test_linear_with_vector_weight_is_a_dot(rng):
     x, w = _random(rng, 2, 3), _random(rng, 3)
     np.testing.assert_allclose(F.linear(cr.tensor(x), cr.tensor(w)).numpy(), x @ w)

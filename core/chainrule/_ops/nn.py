@@ -380,9 +380,26 @@ def _reshape(t, shape):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
+    if _plain_linear(input, weight, bias):
+        return apply_op(LINEAR, (input, weight, bias), EMPTY)
+    return _checked_linear(input, weight, bias)
+
+
+def _plain_linear(x, w, b):
+    """The call of every layer, for which all of _checked_linear's checks pass: three
+    plain Tensors of one dtype, a matrix weight fitting the input's last dim, a bias of
+    the weight's rows (checked here with no calls)."""
+    if type(x) is not Tensor or type(w) is not Tensor or type(b) is not Tensor:
+        return False
+    xa, wa, ba = x._data, w._data, b._data
+    return xa.dtype == wa.dtype == ba.dtype and wa.ndim == 2 and xa.ndim > 0 and \
+        xa.shape[-1] == wa.shape[1] and ba.shape == wa.shape[:1]
+
+
+def _checked_linear(input, weight, bias):
     x = require_tensor(input, "linear", "input", 1)
     w = require_tensor(weight, "linear", "weight", 2)
-    xs, ws = x._data.shape, w._data.shape          # read once: this runs every layer
+    xs, ws = x._data.shape, w._data.shape
     check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if not xs or not ws:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
