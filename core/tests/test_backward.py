@@ -125,6 +125,10 @@ def test_scalar_backward_skips_the_general_path(monkeypatch):
     assert x.grad.tolist() == [6.0]
     with pytest.raises(TypeError):                   # a list: the general path
         cr.autograd.backward([(x * x).sum()])
+    y = (x * x).sum()
+    y._data = y._data.view(type("OtherArray", (np.ndarray,), {}))
+    with pytest.raises(TypeError):                   # not an ndarray: the general path
+        y.backward()
 
 
 def test_scalar_backward_of_a_leaf_gets_a_fresh_gradient():

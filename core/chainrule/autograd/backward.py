@@ -149,16 +149,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def _backward_scalar(root, retain_graph):
     """Note [scalar backward fast path]
-        ``loss.backward()``, the call of every training step: one real 0-d tensor that
-        requires grad, no gradient, ``inputs`` or ``create_graph``. For it the general
-        path's checks all pass and come down to a root gradient of one and the tensor's
-        edge, so they are done directly (no tuples, no Tensor around the ones). Returns
-        False, having done nothing, for anything else: the general path then runs and
-        raises its errors in its order."""
+        ``loss.backward()``, the call of every training step: one real 0-d tensor (an
+        ndarray) that requires grad, no gradient, ``inputs`` or ``create_graph``. For it
+        the general path's checks all pass and come down to a root gradient of one and
+        the tensor's edge, so they are done directly (no tuples, no Tensor around the
+        ones). Returns False, having done nothing, for anything else: the general path
+        then runs and raises its errors in its order."""
     if not isinstance(root, Tensor) or not root.requires_grad:
         return False
     data = root._data
-    if data.shape or data.dtype.kind == "c":
+    if type(data) is not np.ndarray or data.shape or data.dtype.kind == "c":
         return False
     edge = gradient_edge(root)
     state = _grad_mode.STATE
