@@ -33,6 +33,10 @@ def test_sum_to_array_returns_same_shape_unchanged_and_fresh_bias_sums():
     grad = np.ones((4, 3))
     assert sum_to(grad, (4, 3)) is grad
     assert sum_to(grad, [3]).flags.owndata          # Note [stealing gradients] may take it
+    other = grad.view(type("OtherArray", (np.ndarray,), {}))
+    out = sum_to(other, (3,))                         # not an ndarray: its own .sum
+    assert type(out) is type(other) and not out.flags.owndata
+    np.testing.assert_array_equal(out, [4.0, 4.0, 4.0])
 
 
 @pytest.mark.parametrize("shape, target", CASES)

@@ -19,8 +19,8 @@ def sum_to(grad, shape):
     if grad_shape == shape:
         return grad
     lead = len(grad_shape) - len(shape)
-    if shape and lead > 0 and grad_shape[lead:] == shape and not hasattr(grad, "_data"):
-        # An array broadcast along leading dims only (a bias: (N, C) -> (C,)): one
+    if shape and lead > 0 and grad_shape[lead:] == shape and type(grad) is np.ndarray:
+        # An ndarray broadcast along leading dims only (a bias: (N, C) -> (C,)): one
         # reduction gives the shape, a fresh array (Note [stealing gradients] can take it).
         return np.add.reduce(grad, axis=0 if lead == 1 else tuple(range(lead)))
     axes = reduced_axes(grad_shape, shape)
