@@ -620,7 +620,7 @@ def _check_nll_shapes(xs, ts):
 
 def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
     """Targets with ignored entries set to 0, and each element's weight (None: all 1)."""
-    # One comparison finds the common case (nothing ignored, all in range): negative
+    # One maximum finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
     unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
     if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
