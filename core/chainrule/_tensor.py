@@ -12,6 +12,7 @@ Fields (slots, kept few because every op creates a tensor):
 
 The ops (methods and operators) are attached by ``_ops`` from the derivative table.
 """
+import functools
 import warnings
 
 import numpy as np
@@ -20,6 +21,14 @@ from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._size import Size
 from ._version_counter import VersionCounter, bump, counter_of
+
+
+@functools.cache
+def _autograd_backward():
+    """autograd.backward, imported at the first call (autograd imports this module);
+    cached because an import statement costs half a microsecond per loss.backward()."""
+    from .autograd.backward import backward
+    return backward
 
 
 class _Extras:
@@ -423,8 +432,7 @@ class Tensor:
         >>> (x ** 2).backward(); x.grad.item()
         6.0
         """
-        from .autograd.backward import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd_backward()(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A new tensor sharing this one's data, outside the graph (a view: same

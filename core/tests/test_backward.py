@@ -1,5 +1,7 @@
 """chainrule.autograd.backward / grad and Tensor.backward: every argument, the leaf
 rules, and the reference's error messages."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,73 @@ def test_retain_graph_allows_second_backward():
     y.backward(retain_graph=True)
     y.backward()
     assert np.allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
+
+
+def _scalar_backward_record(run, dtype):
+    """Run ``run(loss)`` on a 0-d loss of ``dtype``; what its hook saw and x.grad."""
+    x = cr.tensor([1.0, 2.0], dtype=dtype, requires_grad=True)
+    loss = (x * x).sum()
+    seen = []
+    loss.register_hook(lambda g: seen.append((g.dtype, g.shape, g.tolist(),
+                                              cr.is_grad_enabled())))
+    run(loss)
+    return seen, x.grad.dtype, x.grad.tolist()
+
+
+@pytest.mark.parametrize("dtype", [cr.float16, cr.bfloat16, cr.float32, cr.float64])
+def test_scalar_backward_fast_path_matches_general_path(dtype):
+    # Note [scalar backward fast path]: a list of tensors takes the general path.
+    fast = _scalar_backward_record(lambda loss: loss.backward(), dtype)
+    general = _scalar_backward_record(lambda loss: cr.autograd.backward([loss]), dtype)
+    assert fast == general == ([(dtype, cr.Size([]), 1.0, False)], dtype, [2.0, 4.0])
+
+
+def test_scalar_backward_skips_the_general_path(monkeypatch):
+    backward_module = sys.modules["chainrule.autograd.backward"]
+    monkeypatch.setattr(backward_module, "_make_grads", None)
+    x = leaf(3.0)
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [6.0]
+    with pytest.raises(TypeError):                   # a list: the general path
+        cr.autograd.backward([(x * x).sum()])
+    y = (x * x).sum()
+    y._data = y._data.view(type("OtherArray", (np.ndarray,), {}))
+    with pytest.raises(TypeError):                   # not an ndarray: the general path
+        y.backward()
+
+
+def test_scalar_backward_of_a_leaf_gets_a_fresh_gradient():
+    x = cr.tensor(2.0, requires_grad=True)
+    x.backward()
+    x.backward()
+    assert x.grad.item() == 2.0
+
+
+def test_scalar_backward_restores_grad_mode():
+    x = leaf(1.0)
+    y = (x * 2).sum()
+    with cr.no_grad():
+        y.backward()
+        assert not cr.is_grad_enabled()
+    y = (x * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward(retain_graph=None)
+    assert cr.is_grad_enabled() and x.grad.tolist() == [4.0]
+
+
+def test_scalar_backward_leaves_other_cases_to_the_general_path():
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        cr.tensor(1.0).backward()
+    z = cr.tensor(1.0 + 1.0j, requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for real scalar "
+                                           "outputs but got chainrule.complex64"):
+        (z * 2).backward()
+    x = leaf(1.0)
+    (x * 3).backward()                               # shape (1,): size 1, not 0-d
+    with pytest.raises(TypeError, match="argument 'mode' must be bool, not int"):
+        (x * 3).sum().backward(create_graph=0)
+    assert x.grad.tolist() == [3.0]
 
 
 def test_backward_inputs_restricts_accumulation():

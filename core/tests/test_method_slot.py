@@ -68,18 +68,3 @@ def test_a_method_replaced_since_is_left_alone(slot, monkeypatch):
     slot(None)
     assert Tensor.__dict__["tanh"] is mine
 
-
-def test_the_public_function_of_the_same_name_follows(slot):
-    """F.relu calls FUNCTIONS["relu"], which is Tensor.relu's function: it is replaced
-    with the method, and restored with it; FUNCTIONS["add"] (another function) is not."""
-    import chainrule.nn.functional as F
-    from chainrule._ops._common import FUNCTIONS
-    python = {name: fn for name, _, _, _, fn in _method_slot.ACCELERABLE}
-    add = FUNCTIONS["add"]
-    calls = []
-    slot(counting(calls))
-    assert FUNCTIONS["relu"] is Tensor.__dict__["relu"] is not python["relu"]
-    assert F.relu(cr.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]
-    assert calls == [("unary", "relu")] and FUNCTIONS["add"] is add
-    slot(None)
-    assert FUNCTIONS["relu"] is python["relu"] and FUNCTIONS["add"] is add

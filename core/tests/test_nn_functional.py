@@ -10,6 +10,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
+from chainrule._ops import _method_slot
 from chainrule.autograd import gradcheck, gradgradcheck
 
 NAMES = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh", "softmax",
@@ -127,6 +128,36 @@ def test_linear_errors():
     with pytest.raises(RuntimeError, match="both arguments to linear need to be at least 1D, "
                                            "but they are 0D and 2D"):
         F.linear(cr.tensor(1.0), cr.zeros(1, 1))
+
+
+def test_linear_plain_calls_skip_the_argument_checks(rng, monkeypatch):
+    # _plain_linear: every check would pass; anything else goes to _checked_linear.
+    from chainrule._ops import nn as nn_ops
+    checked = []
+    real = nn_ops._checked_linear
+    monkeypatch.setattr(nn_ops, "_checked_linear", lambda *a: checked.append(a) or real(*a))
+    w, b = _random(rng, 4, 3), _random(rng, 4)
+    for x in (_random(rng, 3), _random(rng, 2, 3), _random(rng, 5, 2, 3)):
+        out = F.linear(cr.tensor(x), cr.tensor(w), cr.tensor(b))
+        np.testing.assert_allclose(out.numpy(), x @ w.T + b)
+    assert not checked
+
+    class Sub(cr.Tensor):
+        pass
+    others = [(cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 1))),
+              (cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 2, 4))),
+              (cr.tensor(_random(rng, 2, 3)), Sub(w), cr.tensor(b))]
+    for x, w_, b_ in others:               # broadcast biases, a Tensor subclass
+        np.testing.assert_allclose(F.linear(x, w_, b_).numpy(),
+                                   x.numpy() @ w_._data.T + b_.numpy())
+    assert len(checked) == len(others)
+    with pytest.raises(RuntimeError, match="self and mat2 must have the same dtype, but got "
+                                           "Float and Double"):
+        F.linear(cr.zeros(2, 3, dtype=cr.float64), cr.zeros(4, 3, dtype=cr.float64),
+                 cr.zeros(4))
+    with pytest.raises(TypeError, match=r"linear\(\): argument 'bias' \(position 3\) must be "
+                                        "Tensor, not list"):
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 3), [0.0] * 4)
 
 
 def test_linear_with_vector_weight_is_a_dot(rng):
@@ -351,6 +382,34 @@ def test_activation_grad_fn_names(rng):
     assert F.relu(x).grad_fn.name() == "ReluBackward0"
 
 
+@pytest.fixture
+def method_slot():
+    """set_method_accelerator, with whatever was installed put back afterwards."""
+    previous = _method_slot.set_method_accelerator(None)
+    yield _method_slot.set_method_accelerator
+    _method_slot.set_method_accelerator(previous)
+
+
+@pytest.mark.parametrize("name", ["relu", "sigmoid", "tanh"])
+def test_activations_call_the_tensor_method(method_slot, name):
+    # Note [functional methods]: an accelerated method is what F.<name> runs.
+    calls = []
+
+    def make(kind, op, attrs, fn):
+        def method(*args):
+            calls.append(op.name)
+            return fn(*args)
+        return method
+    method_slot(make)
+    x = cr.tensor([-1.0, 2.0], requires_grad=True)
+    out = F.__dict__[name](x)
+    assert calls == [name] and out.grad_fn.name() == cr.__dict__[name](x).grad_fn.name()
+    with pytest.raises(AttributeError, match="'list' object has no attribute '_data'"):
+        F.__dict__[name]([1.0])                      # what the Python function raises
+    method_slot(None)
+    assert F.__dict__[name](cr.tensor([1, 2])).dtype == cr.__dict__[name](cr.tensor([1, 2])).dtype
+
+
 def test_activations_are_stable_at_extremes():
     x = cr.tensor([-1000.0, -50.0, 0.0, 50.0, 1000.0], dtype=cr.float64)
     assert np.isfinite(F.softplus(x).numpy()).all()
@@ -466,6 +525,30 @@ def test_nll_loss_everything_ignored_gives_nan_mean_and_zero_sum():
     assert total.item() == 0.0
     total.backward()
     assert not x.grad.numpy().any()
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (0, 4, 2)], ids=["2d", "spatial"])
+def test_nll_loss_mean_over_nothing_is_nan_without_warnings(shape):
+    # 0 / 0 in forward and backward: nan and zero gradients, no NumPy warnings.
+    x = cr.zeros(*shape, requires_grad=True)
+    target = cr.zeros(shape[:1] + shape[2:], dtype=cr.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = F.nll_loss(x, target)
+        loss.backward()
+    assert math.isnan(loss.item()) and x.grad.shape == shape
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weight", [None, WEIGHT], ids=["unweighted", "weighted"])
+def test_nll_loss_spatial_gradients(rng, reduction, weight):
+    # (N, C, d): the put_along_axis branch of the backward, a 0-d or an (N, d) value.
+    x = _leaf(_random(rng, 3, 4, 2))
+    target = cr.tensor(np.array([[0, 3], [1, 1], [2, 0]]))
+    w = None if weight is None else cr.tensor(weight)
+    fn = lambda x: F.nll_loss(x, target, w, reduction=reduction)  # noqa: E731
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
 
 
 def test_nll_loss_accepts_byte_targets(rng):

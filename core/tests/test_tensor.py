@@ -188,6 +188,25 @@ def test_in_place_fast_path_matches_general_path():
     assert p.tolist() == [0.0, 0.0] and p.is_leaf and p._version == 1
 
 
+@pytest.mark.parametrize("op, method", [("__iadd__", "add_"), ("__isub__", "sub_"),
+                                        ("__imul__", "mul_"), ("__itruediv__", "div_")])
+def test_in_place_operators_try_the_fast_path_then_the_method(monkeypatch, op, method):
+    calls = []
+    general = getattr(cr.Tensor, method)
+    monkeypatch.setattr(cr.Tensor, method, lambda *a: calls.append(a) or general(*a))
+    a = cr.tensor([2.0, 4.0])
+    assert getattr(a, op)(2.0) is a and a._version == 1 and not calls    # fast: no method
+    i = cr.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        getattr(i, op)(cr.tensor([1.5, 1.5]))    # (the general path's error, for every op)
+    x = cr.ones(2, requires_grad=True)
+    y = x * 1.0
+    assert getattr(y, op)(x) is y                 # recorded: through the method
+    assert len(calls) == 2 and y._version == 1 and y.grad_fn is not None
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        getattr(x, op)(1.0)
+
+
 @pytest.mark.parametrize("values, expected", [
     ([1.0, 2.7183], "tensor([1.0000, 2.7183])"),
     ([1e-5, 1.0], "tensor([1.0000e-05, 1.0000e+00])"),

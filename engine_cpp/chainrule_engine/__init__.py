@@ -114,21 +114,16 @@ def _make_fast_method(kind, op, attrs, python_fn):
 
 
 def _make_inplace_method(op, attrs, python_fn):
-    """Note [in-place fast methods] in src/fast_methods.cc: `self op= other` calls
-    Tensor.<op.name>_, the `inplace` closure of operators.py, which writes with its
-    `ufunc` (None: no fast path there, nor here)."""
-    from chainrule._tensor import Tensor
+    """Note [in-place fast methods] in src/fast_methods.cc: `self op= other` is
+    operators.py's `_inplace_operator` closure, which tries the fast path with its
+    `ufunc`."""
     if not _mirror.inplace_match():
         return None
-    name = op.name + "_"
-    method = Tensor.__dict__.get(name)
-    code = getattr(method, "__code__", None)
+    code = getattr(python_fn, "__code__", None)
     if code is None or "ufunc" not in code.co_freevars:
         return None
-    ufunc = method.__closure__[code.co_freevars.index("ufunc")].cell_contents
-    if ufunc is None:
-        return None
-    return _engine.FastMethod("inplace", op, attrs, python_fn, inplace=(name, method, ufunc))
+    ufunc = python_fn.__closure__[code.co_freevars.index("ufunc")].cell_contents
+    return _engine.FastMethod("inplace", op, attrs, python_fn, inplace=ufunc)
 
 
 def _configure_fast_methods(enabled=None):

@@ -19,11 +19,11 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "5b0d63919533ace4"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
-RECORD_FINGERPRINT = "8c5fcc58bca3a0a3"
+RECORD_FINGERPRINT = "b2851ed1ff86ad0a"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 ARRAY_FNS_FINGERPRINT = "a5c529394c1b0c34"
 FAST_METHODS_FINGERPRINT = "e573507714edf853"
-INPLACE_FINGERPRINT = "bfed5ddc3ac3dabf"
+INPLACE_FINGERPRINT = "f994437d0c5f1b6a"
 
 
 def engine_parts():
@@ -98,20 +98,12 @@ def fast_methods_parts():
 
 def inplace_parts():
     """Note [in-place fast methods] in src/fast_methods.cc: the augmented assignments
-    (the Python functions of the "inplace" entries of Note [method slot]), the
-    in-place methods they call and what those run on the fast path."""
-    import types
+    (operators._inplace_operator's closures, the "inplace" entries of Note [method
+    slot]) and what they run on the fast path."""
     from chainrule import _grad_mode, _tensor, _version_counter
-    from chainrule._ops import _method_slot, operators
-    assignments = types.SimpleNamespace(__name__="augmented assignments")
-    names = []
-    for name, kind, _, _, fn in _method_slot.ACCELERABLE:
-        if kind == "inplace":
-            setattr(assignments, name, fn)
-            names.append(name)
+    from chainrule._ops import operators
     return [
-        (assignments, names),
-        (operators, ["_inplace", "_try_fast_inplace", "_keeps_kind"]),
+        (operators, ["_inplace_operator", "_try_fast_inplace", "_keeps_kind"]),
         (_tensor, ["Tensor._bump_version"]),
         (_version_counter, ["bump"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h

@@ -26,10 +26,8 @@ struct FastMethod {
   PyObject* attrs;       // the attrs dict apply_op receives (the node keeps it)
   PyObject* attr_names;  // attrs' keys when made: the forward's kwnames
   PyObject* python_fn;   // the Python function replaced: the reference and fallback
-  // kind "inplace" only (Note [in-place fast methods]), else nullptr:
-  PyObject* method_name;  // the in-place method python_fn calls, e.g. "sub_"
-  PyObject* method;       // Tensor.<method_name> when made (`inplace` in operators.py)
-  PyObject* ufunc;        // the ufunc that method writes with
+  PyObject* ufunc;       // kind "inplace" (Note [in-place fast methods]): python_fn's
+                         // ufunc; nullptr for the other kinds
 };
 
 struct FastConfig {
@@ -206,21 +204,21 @@ PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
 
 // --- kind "inplace" ------------------------------------------------------------------
 // Note [in-place fast methods]
-//     An optimizer's update, `p -= lr * p.grad` under no_grad, ran six Python frames
-//     per parameter: the augmented assignment (a lambda calling Tensor.sub_), the
-//     `inplace` method of operators.py, _try_fast_inplace, _keeps_kind,
-//     Tensor._bump_version and _version_counter.bump. A FastMethod of kind "inplace"
-//     (Note [method slot]) does _try_fast_inplace's common case itself: self and
-//     other exactly Tensor holding float or complex ndarrays of the same dtype (so
-//     _keeps_kind is true without np.result_type), positional arguments, the in-place
-//     method and the helpers it calls still the objects mirrored; then its checks in
-//     its order (recording needed, inference tensor, saved-tensor hooks, read-only
-//     array), `ufunc(arr, value, out=arr, casting="same_kind")` and the version bump.
-//     Anything else calls the Python function before any work, and so does a
+//     An optimizer's update, `p -= lr * p.grad` under no_grad, ran Python frames per
+//     parameter: the augmented assignment (operators.py `_inplace_operator`'s
+//     `operator`), _try_fast_inplace, _keeps_kind, Tensor._bump_version and
+//     _version_counter.bump. A FastMethod of kind "inplace" (Note [method slot]) does
+//     the operator's `_try_fast_inplace(self, ufunc, other, 1)` common case itself:
+//     self and other exactly Tensor holding float or complex ndarrays of the same
+//     dtype (so _keeps_kind is true without np.result_type), positional arguments,
+//     the helpers still the objects mirrored; then _try_fast_inplace's checks in its
+//     order (recording needed, inference tensor, saved-tensor hooks, read-only array),
+//     `ufunc(arr, value, out=arr, casting="same_kind")` and the version bump.
+//     Anything else calls the Python operator before any work, and so does a
 //     TypeError or ValueError from the ufunc (what makes _try_fast_inplace give up;
-//     the ufunc fails the same way again there, before writing, and the general path
-//     runs). Fingerprinted (_mirror.INPLACE_FINGERPRINT); installed with the other
-//     fast methods.
+//     the ufunc fails the same way again there, before writing, and the in-place
+//     method runs). Fingerprinted (_mirror.INPLACE_FINGERPRINT); installed with the
+//     other fast methods.
 struct InplaceConfig {
   PyObject* operators_dict = nullptr;   // operators.__dict__ (the helpers, by name)
   PyObject* try_fast = nullptr;         // operators._try_fast_inplace, as mirrored
@@ -248,11 +246,10 @@ const InplaceNames& ip_names() {
   return *n;
 }
 
-// Whether the Python code the in-place method runs is still what is mirrored.
-bool inplace_unchanged(FastMethod* m) {
+// Whether the helpers the operator runs are still the objects mirrored.
+bool inplace_unchanged() {
   const InplaceNames& n = ip_names();
-  return class_attr(fc.tensor, m->method_name) == m->method &&
-         class_attr(fc.tensor, n.bump_version) == ic.bump_version &&
+  return class_attr(fc.tensor, n.bump_version) == ic.bump_version &&
          PyDict_GetItemWithError(ic.operators_dict, n.try_fast) == ic.try_fast &&
          PyDict_GetItemWithError(ic.operators_dict, n.keeps_kind) == ic.keeps_kind;
 }
@@ -289,12 +286,12 @@ int bump_version(PyObject* self) {
 }
 
 // The checks of _try_fast_inplace that pass on the common path (no side effect).
-bool inplace_common_case(FastMethod* m, PyObject* self, PyObject* other,
-                         PyArrayObject** arr, PyArrayObject** value) {
+bool inplace_common_case(PyObject* self, PyObject* other, PyArrayObject** arr,
+                         PyArrayObject** value) {
   PyArrayObject* a = float_array(self);
   PyArrayObject* b = Py_TYPE(other) == fc.tensor ? float_array(other) : nullptr;
   if (a == nullptr || b == nullptr || PyArray_DESCR(a) != PyArray_DESCR(b)) return false;
-  if (!inplace_unchanged(m)) return false;
+  if (!inplace_unchanged()) return false;
   int grad = mode_flag(fn_names().grad_enabled);
   if (grad < 0) return false;
   if (grad && (slot(self, fc.t.requires_grad) == Py_True ||
@@ -316,7 +313,7 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
                        PyObject* kwnames) {
   PyArrayObject *arr, *value;
   if (!ic_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != 2 ||
-      !inplace_common_case(m, args[0], args[1], &arr, &value)) {
+      !inplace_common_case(args[0], args[1], &arr, &value)) {
     if (PyErr_Occurred() && !forgive_error()) return nullptr;
     return call_python(m, args, nargsf, kwnames);
   }
@@ -370,13 +367,9 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   }
   std::string k(kind);
   Py_ssize_t arity = k == "unary" ? 1 : k == "binary" || k == "inplace" ? 2 : 0;
-  // inplace: (method name, method, ufunc), Note [in-place fast methods]
-  bool inplace_ok = k == "inplace"
-                        ? PyTuple_CheckExact(inplace) && PyTuple_GET_SIZE(inplace) == 3 &&
-                              PyUnicode_CheckExact(PyTuple_GET_ITEM(inplace, 0)) &&
-                              PyCallable_Check(PyTuple_GET_ITEM(inplace, 2)) &&
-                              PyDict_GET_SIZE(attrs) == 0
-                        : inplace == Py_None;
+  // inplace: the operator's ufunc (Note [in-place fast methods])
+  bool inplace_ok = k == "inplace" ? PyCallable_Check(inplace) && PyDict_GET_SIZE(attrs) == 0
+                                   : inplace == Py_None;
   if (arity == 0 || !inplace_ok || !PyCallable_Check(fn) ||
       PyDict_GET_SIZE(attrs) > kMaxAttrs) {
     PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
@@ -403,13 +396,7 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->attrs = attrs;
   m->attr_names = kwnames.release();
   m->python_fn = fn;
-  m->method_name = m->method = m->ufunc = nullptr;
-  if (inplace != Py_None) {
-    for (int i = 0; i < 3; ++i) Py_INCREF(PyTuple_GET_ITEM(inplace, i));
-    m->method_name = PyTuple_GET_ITEM(inplace, 0);
-    m->method = PyTuple_GET_ITEM(inplace, 1);
-    m->ufunc = PyTuple_GET_ITEM(inplace, 2);
-  }
+  m->ufunc = inplace != Py_None ? Py_NewRef(inplace) : nullptr;
   return reinterpret_cast<PyObject*>(m);
 }
 
@@ -419,8 +406,6 @@ int fm_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(m->attrs);
   Py_VISIT(m->attr_names);
   Py_VISIT(m->python_fn);
-  Py_VISIT(m->method_name);
-  Py_VISIT(m->method);
   Py_VISIT(m->ufunc);
   return 0;
 }
@@ -431,8 +416,6 @@ int fm_clear(PyObject* self) {
   Py_CLEAR(m->attrs);
   Py_CLEAR(m->attr_names);
   Py_CLEAR(m->python_fn);
-  Py_CLEAR(m->method_name);
-  Py_CLEAR(m->method);
   Py_CLEAR(m->ufunc);
   return 0;
 }

@@ -32,10 +32,14 @@ TensorSlots tensor_slots(PyObject* T) {
           member_offset(T, "_base"),          member_offset(T, "_extra")};
 }
 
-PyObject* new_instance(PyTypeObject* type) {
-  static PyObject* no_args = PyTuple_New(0);
-  return PyBaseObject_Type.tp_new(type, no_args, nullptr);
-}
+// tp_alloc rather than object.__new__: for a class whose instances have a __dict__
+// (nodes, SavedTensor), CPython 3.11's object.__new__ also allocates an array for
+// attribute values up front, and the first _PyObject_GetDictPtr (the engine's hook
+// reads, op_node's saved-tensor checks) then builds a dict from it: two allocations
+// per node or saved tensor that never hold anything in the common case. Without
+// them the instance has no attributes until one is set, which attribute access and
+// assignment handle as usual (a dict is made on the first assignment).
+PyObject* new_instance(PyTypeObject* type) { return type->tp_alloc(type, 0); }
 
 PyObject* new_tensor(PyTypeObject* type, const TensorSlots& s, PyObject* arr,
                      PyObject* grad_fn) {

@@ -34,8 +34,9 @@ struct TensorSlots {
 };
 TensorSlots tensor_slots(PyObject* tensor_type);
 
-// object.__new__(type), what `cls.__new__(cls)` runs: every slot unset. New
-// reference, or nullptr with a Python error.
+// A new instance of `type` with every slot unset, like `cls.__new__(cls)` (object's
+// __new__) but with no attribute storage until an attribute is set. New reference,
+// or nullptr with a Python error.
 PyObject* new_instance(PyTypeObject* type);
 
 // A new Tensor around the ndarray `arr`, every other slot set: output 0 of

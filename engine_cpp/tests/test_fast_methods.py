@@ -164,8 +164,7 @@ FAST_CASES = [
     ("log of negative (nan)", lambda: (leaf(),), lambda x: x.log()),
     ("unbound", lambda: (leaf(),), lambda x: Tensor.sin(Tensor.__mul__(x, 2.0))),
     ("bound method object", lambda: (leaf(),), lambda x: [x.sin][0]()),
-    ("public function (F.relu)", lambda: (leaf(),), lambda x: F.relu(x * 2.0)),
-    ("public function (FUNCTIONS)", lambda: (leaf(),), lambda x: _common.FUNCTIONS["tanh"](x)),
+    ("F.relu (Note [functional methods])", lambda: (leaf(),), lambda x: F.relu(x * 2.0)),
 ]
 
 
@@ -207,7 +206,6 @@ FALLBACK_CASES = [
      "operator"),
     ("too many arguments", lambda: (leaf(),), lambda x: x.sin(1), None),
     ("unbound on a float", lambda: (), lambda: Tensor.sin(3.0), "fn"),
-    ("public function on a float", lambda: (), lambda: _common.FUNCTIONS["sin"](3.0), "fn"),
     ("F.relu on a list", lambda: (), lambda: F.relu([1.0, -1.0]), "fn"),
 ]
 
@@ -481,19 +479,6 @@ def test_installed_for_every_accelerable_method():
     assert all(_method_slot.method_accelerated(n) for n in names)
 
 
-def test_public_functions_of_the_same_name_are_installed_too():
-    """Note [method slot]: FUNCTIONS["relu"] (what F.relu calls) is Tensor.relu's
-    FastMethod while installed, and the Python function again without it."""
-    entries = {name: fn for name, _, _, _, fn in _method_slot.ACCELERABLE}
-    assert _common.FUNCTIONS["relu"] is Tensor.__dict__["relu"]
-    assert type(_common.FUNCTIONS["relu"]) is _engine.FastMethod
-    assert _common.FUNCTIONS["add"] is not Tensor.__dict__["__add__"]
-    with fast_methods(False):
-        assert _common.FUNCTIONS["relu"] is entries["relu"]
-        assert _common.FUNCTIONS["sin"] is entries["sin"]
-    assert type(_common.FUNCTIONS["sin"]) is _engine.FastMethod
-
-
 def test_disabled_restores_the_python_functions():
     with fast_methods(False):
         for name, _, _, _, fn in _method_slot.ACCELERABLE:
@@ -565,10 +550,10 @@ def _version_of(t):
 
 
 def _inplace_code_names():
-    """The augmented assignments' own code objects (lambdas, which the tests' own
-    lambdas must not be taken for), named by their method."""
-    return {fn.__code__: name for name, kind, _, _, fn in _method_slot.ACCELERABLE
-            if kind == "inplace"}
+    """The augmented assignments' code (operators._inplace_operator's `operator`, one
+    code object for the four), named so no other function is taken for it."""
+    return {fn.__code__: "augmented assignment" for _, kind, _, _, fn in
+            _method_slot.ACCELERABLE if kind == "inplace"}
 
 
 def run_inplace_both(make_inputs, expr):
@@ -619,7 +604,7 @@ def _no_grad(fn):
 
 
 # The Python code a fast in-place method replaces.
-INPLACE_DISPATCH = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "inplace", "_try_fast_inplace", "_keeps_kind",
+INPLACE_DISPATCH = {"augmented assignment", "inplace", "_try_fast_inplace", "_keeps_kind",
                     "_bump_version", "bump"}
 
 INPLACE_FAST_CASES = [
@@ -690,11 +675,11 @@ INPLACE_FALLBACK_CASES = [
      lambda: (leaf(requires_grad=False), leaf(dtype=cr.float32, requires_grad=False)),
      lambda p, g: p.__iadd__(g), "_keeps_kind"),
     ("float into int", lambda: (cr.tensor([1, 2, 3]), leaf(requires_grad=False)),
-     lambda p, g: p.__iadd__(g), "__iadd__"),
+     lambda p, g: p.__iadd__(g), "augmented assignment"),
     ("int tensors", lambda: (cr.tensor([1, 2, 3]), cr.tensor([1, 1, 1])),
-     lambda p, g: p.__imul__(g), "__imul__"),
+     lambda p, g: p.__imul__(g), "augmented assignment"),
     ("true division of ints", lambda: (cr.tensor([1, 2, 3]), cr.tensor([1, 1, 1])),
-     lambda p, g: p.__itruediv__(g), "__itruediv__"),
+     lambda p, g: p.__itruediv__(g), "augmented assignment"),
     ("shape error", lambda: (leaf(requires_grad=False), cr.ones(2, 3, dtype=cr.float64)),
      lambda p, g: p.__iadd__(g), "commit_inplace"),
     ("read-only array", lambda: (_readonly(), leaf(requires_grad=False)),
@@ -705,13 +690,13 @@ INPLACE_FALLBACK_CASES = [
     ("saved-tensor hooks active", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
      _under_hooks(lambda p, g: p.__iadd__(g)), "_try_fast_inplace"),
     ("subclass self", lambda: (_Sub([1.0, 2.0]), cr.tensor([1.0, 2.0])),
-     lambda p, g: p.__iadd__(g), "__iadd__"),
+     lambda p, g: p.__iadd__(g), "augmented assignment"),
     ("subclass other", lambda: (cr.tensor([1.0, 2.0]), _Sub([1.0, 2.0])),
-     lambda p, g: p.__iadd__(g), "__iadd__"),
+     lambda p, g: p.__iadd__(g), "augmented assignment"),
     ("ndarray other", lambda: (leaf(requires_grad=False),), lambda p: p.__iadd__(np.ones(3)),
-     "__iadd__"),
+     "augmented assignment"),
     ("keyword", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
-     lambda p, g: Tensor.__iadd__(p, other=g), "__iadd__"),
+     lambda p, g: Tensor.__iadd__(p, other=g), "augmented assignment"),
     ("float self, a view", lambda: (cr.ones(2, 3, dtype=cr.float64)[0], leaf(requires_grad=False)),
      lambda p, g: p.__iadd__(g), None),
     ("a foreign version counter", lambda: (_with(leaf(requires_grad=False), _vc=5),
@@ -758,13 +743,23 @@ def test_inplace_view_writes_through_to_its_base():
     assert base._version == row._version == 1
 
 
-def test_inplace_under_a_replaced_method_calls_it(monkeypatch):
-    calls = []
-    python_sub_ = Tensor.sub_
-    monkeypatch.setattr(Tensor, "sub_", lambda s, o: calls.append(o) or python_sub_(s, o))
-    p, g = leaf(requires_grad=False), leaf(requires_grad=False)
-    p -= g
-    assert len(calls) == 1 and p.tolist() == [0.0, 0.0, 0.0]
+def test_inplace_under_a_replaced_method_as_python(monkeypatch):
+    """The operator calls Tensor.sub_ only when the fast path does not apply: a
+    replaced sub_ is called alike under both (not for a plain tensor, once for one
+    that requires grad, with grad mode on)."""
+    results = []
+    for enabled in (False, True):
+        with fast_methods(enabled):
+            calls = []
+            python_sub_ = Tensor.sub_
+            monkeypatch.setattr(Tensor, "sub_",
+                                lambda s, o: calls.append(o) or python_sub_(s, o))
+            p, g = leaf(requires_grad=False), leaf(requires_grad=False)
+            p -= g
+            p -= leaf((1.0, 2.0, 3.0))
+            results.append((len(calls), p.tolist(), p._version, type(p.grad_fn).__name__))
+            monkeypatch.undo()
+    assert results[0] == results[1] == (1, [-1.0, -2.0, -3.0], 2, "SubBackward0")
 
 
 def test_inplace_under_a_replaced_helper_calls_it(monkeypatch):
@@ -781,8 +776,7 @@ def test_inplace_under_a_replaced_helper_calls_it(monkeypatch):
 def test_inplace_interrupt_propagates():
     def ufunc(*args, **kwargs):
         raise KeyboardInterrupt
-    method = _engine.FastMethod("inplace", _registry.OPS["add"], {}, print,
-                                inplace=("add_", Tensor.__dict__["add_"], ufunc))
+    method = _engine.FastMethod("inplace", _registry.OPS["add"], {}, print, inplace=ufunc)
     with pytest.raises(KeyboardInterrupt):
         method(leaf(requires_grad=False), leaf(requires_grad=False))
 
@@ -802,9 +796,11 @@ def test_inplace_methods_installed_and_fingerprinted(monkeypatch):
 
 
 def test_inplace_refuses_a_malformed_description():
-    for inplace in (None, ("add_",), ("add_", Tensor.add_, None), (1, Tensor.add_, np.add)):
+    for inplace in (None, 3, "add"):
         with pytest.raises(ValueError):
             _engine.FastMethod("inplace", _registry.OPS["add"], {}, print, inplace=inplace)
     with pytest.raises(ValueError):
-        _engine.FastMethod("binary", _registry.OPS["add"], {}, print,
-                           inplace=("add_", Tensor.add_, np.add))
+        _engine.FastMethod("inplace", _registry.OPS["add"], {"alpha": 1}, print,
+                           inplace=np.add)
+    with pytest.raises(ValueError):
+        _engine.FastMethod("binary", _registry.OPS["add"], {}, print, inplace=np.add)

@@ -489,3 +489,28 @@ def test_unlock_slot_is_installed_with_the_recorder():
     finally:
         chainrule_engine._configure_recorder()
     assert saved_guard._unlocker is _engine.unlock_arrays
+
+
+def test_recorded_nodes_get_attribute_storage_only_when_set():
+    """new_instance (src/slots.cc): a node or saved tensor the recorder makes holds no
+    attribute dict, and a backward pass (which reads hook tables and checks saved
+    tensors) does not make one; setting an attribute later works as usual."""
+    import gc
+
+    def held_dicts(obj):
+        return sum(type(r) is dict for r in gc.get_referents(obj))
+
+    x = leaf()
+    y = (x * 1.0).sin()                  # saves a non-leaf: a SavedTensor made in C++
+    z = y * 2.0
+    node, saved = y.grad_fn, y.grad_fn._saved["self"]
+    before = held_dicts(node), held_dicts(saved)
+    z.sum().backward(retain_graph=True)
+    assert (held_dicts(node), held_dicts(saved)) == before
+    node.metadata["tag"] = 1
+    handle = node.register_hook(lambda grad_inputs, grad_outputs: None)
+    assert held_dicts(node) == before[0] + 1
+    assert node.metadata == {"tag": 1} and len(node._post_hooks) == 1
+    handle.remove()
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * np.cos(x.detach().numpy()))

@@ -9,20 +9,17 @@ Note [method slot]
         "unary"   ``fn(input)``: ``apply_op(op, (input,), attrs)``, integer and bool
                   inputs first cast by ``float_input`` for floating ops
         "binary"  ``fn(self, other)``: ``apply_binary(op, self, other, attrs)``
-        "inplace" ``fn(self, other)``: the augmented assignment ``self op= other``,
-                  which calls the in-place method ``Tensor.<op.name>_`` (Note
-                  [in-place fast path] in operators.py); attrs are empty
+        "inplace" ``fn(self, other)``: the augmented assignment ``self op= other``
+                  (operators.py ``_inplace_operator``: Note [in-place fast path],
+                  else the in-place method ``Tensor.<op.name>_``); attrs are empty
 
     ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
-    installs what it returns on Tensor (None keeps ``fn``), and in ``FUNCTIONS`` too
-    where ``fn`` is also the public function of that name (``chainrule.sin``'s entry,
-    which ``nn.functional`` and formulas call: ``F.relu(x)`` is ``relu(x)``). A
-    replacement must give the results, errors and recorded graph of ``fn`` and may
-    call ``fn`` for any case it does not handle. The Python functions stay the
-    reference and the default: core works with no accelerator installed.
+    installs what it returns on Tensor (None keeps ``fn``). A replacement must give
+    the results, errors and recorded graph of ``fn`` and may call ``fn`` for any case
+    it does not handle. The Python functions stay the reference and the default: core
+    works with no accelerator installed.
 """
 from .._tensor import Tensor
-from ._common import FUNCTIONS
 
 # (method name, kind, OpDef, attrs, Python function), in registration order.
 ACCELERABLE = []
@@ -43,16 +40,13 @@ def set_method_accelerator(make):
     previous, _accelerator = _accelerator, make
     for name, kind, op, attrs, fn in ACCELERABLE:
         current = Tensor.__dict__.get(name)
-        old = _installed.get(name)
-        if current is not fn and current is not old:
+        if current is not fn and current is not _installed.get(name):
             continue
         fast = None if make is None else make(kind, op, attrs, fn)
         _installed.pop(name, None)
         if fast is not None:
             _installed[name] = fast
         setattr(Tensor, name, fn if fast is None else fast)
-        if FUNCTIONS.get(name) is fn or (old is not None and FUNCTIONS.get(name) is old):
-            FUNCTIONS[name] = fn if fast is None else fast
     return previous
 
 

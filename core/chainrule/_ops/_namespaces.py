@@ -40,15 +40,14 @@ class ArrayNamespace:
 
     @staticmethod
     def sum(x, dim=None, keepdim=False):
-        return np.sum(x, axis=_axes(dim), keepdims=keepdim)
+        # np.sum's own reduction, without its Python wrapper (a microsecond a call)
+        return np.add.reduce(x, axis=_axes(dim), keepdims=keepdim)
 
     @staticmethod
     def mean(x, dim=None, keepdim=False):
         return np.mean(x, axis=_axes(dim), keepdims=keepdim)
 
-    @staticmethod
-    def sum_to(x, shape):
-        return _sum_to(x, shape)
+    sum_to = staticmethod(_sum_to)
 
     @staticmethod
     def expand(x, shape):

@@ -106,6 +106,20 @@ def _int_trunc_div(a, b):
 
 
 # --- unary ops (holomorphic ones conjugate their derivative) -----------------------
+_ZEROS = {}     # dtype -> a 0-d zero of it (read-only; one per dtype)
+
+
+def _relu_forward(a):
+    """max(a, 0) in a's dtype. The 0 is a 0-d array of that dtype: a Python 0 costs
+    NumPy a conversion per call, as much as the max itself on small arrays."""
+    zero = _ZEROS.get(a.dtype)
+    if zero is None:
+        zero = np.zeros((), a.dtype)
+        zero.flags.writeable = False
+        _ZEROS[a.dtype] = zero
+    return np.maximum(a, zero)
+
+
 def _unary(name, forward, vjp, jvp, node_name=None):
     return defop(name, forward, vjp=(vjp,), jvp=jvp, node_name=node_name)
 
@@ -134,7 +148,7 @@ TANH = _unary("tanh", np.tanh, lambda F, g, result: g * F.conj(1 - result * resu
 SIGMOID = _unary("sigmoid", lambda a: _sigmoid(a),
                  lambda F, g, result: g * F.conj(result * (1 - result)),
                  lambda F, t, result: t[0] * (result * (1 - result)))
-RELU = _unary("relu", lambda a: np.maximum(a, 0).astype(a.dtype, copy=False),
+RELU = _unary("relu", _relu_forward,
               lambda F, g, result: g * (result > 0), lambda F, t, result: t[0] * (result > 0))
 ERF = _unary("erf", _erf, lambda F, g, self: g * F.erf_prime(self),
              lambda F, t, self: t[0] * F.erf_prime(self))

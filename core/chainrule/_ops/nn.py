@@ -31,6 +31,11 @@ from .linalg import _matmul_forward, _numel, matmul
 _ABSENT = Tensor._wrap(np.zeros(0))
 
 
+# ndarray.sum() and .max() without their Python wrappers (the same reductions; pass
+# axis=None, the methods' default, as a ufunc's is 0)
+_add, _max = np.add.reduce, np.maximum.reduce
+
+
 # --- linear ------------------------------------------------------------------------------
 def _linear_forward(x, w, b):
     out = _matmul_forward(x, w.T)
@@ -300,29 +305,33 @@ def _nll_forward(x, target, element_weight, total_weight, reduction):
         picked = np.take_along_axis(x, target[:, None], axis=1)[:, 0]
     if reduction == "none":
         return -picked if element_weight is None else -(picked * element_weight)
-    total = -(picked.sum() if element_weight is None else picked.dot(element_weight)
-              if picked.ndim == 1 else (picked * element_weight).sum())
+    total = -(_add(picked, None) if element_weight is None else picked.dot(element_weight)
+              if picked.ndim == 1 else _add(picked * element_weight, None))
     if reduction == "sum":
         return np.asarray(total)
-    if total_weight == 0:                          # 0 / 0: nan, like the reference
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(total / x.dtype.type(total_weight))
-    return np.asarray(total / x.dtype.type(total_weight))
+    return np.asarray(_divide_quietly(total, total_weight, x.dtype))
+
+
+def _divide_quietly(value, total_weight, dtype):
+    """``value / total_weight`` in ``dtype``. A zero or non-finite total (everything
+    ignored: 0 / 0) gives IEEE's nan/inf/0 without NumPy's warnings, like the
+    reference; the errstate is entered only then (it costs a microsecond)."""
+    divisor = dtype.type(total_weight)
+    if divisor != 0 and math.isfinite(divisor):
+        return value / divisor
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return value / divisor
 
 
 def _nll_backward(grad, target, element_weight, total_weight, reduction, self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere."""
-    if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scale = grad / grad.dtype.type(total_weight)
-    else:
-        scale = grad
+    scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
     out = np.zeros(self_shape, grad.dtype)
     values = -scale if element_weight is None else -(element_weight * scale)
-    values = np.broadcast_to(values, target.shape)
     if len(self_shape) == 2:
-        out[np.arange(self_shape[0]), target] = values
+        out[np.arange(self_shape[0]), target] = values      # a 0-d value broadcasts
     else:
+        values = np.broadcast_to(values, target.shape)
         np.put_along_axis(out, target[:, None], values[:, None], axis=1)
     return out
 
@@ -371,25 +380,41 @@ def _reshape(t, shape):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
+    if _plain_linear(input, weight, bias):
+        return apply_op(LINEAR, (input, weight, bias), EMPTY)
+    return _checked_linear(input, weight, bias)
+
+
+def _plain_linear(x, w, b):
+    """The call of every layer, for which all of _checked_linear's checks pass: three
+    plain Tensors of one dtype, a matrix weight fitting the input's last dim, a bias of
+    the weight's rows (checked here with no calls)."""
+    if type(x) is not Tensor or type(w) is not Tensor or type(b) is not Tensor:
+        return False
+    xa, wa, ba = x._data, w._data, b._data
+    return xa.dtype == wa.dtype == ba.dtype and wa.ndim == 2 and xa.ndim > 0 and \
+        xa.shape[-1] == wa.shape[1] and ba.shape == wa.shape[:1]
+
+
+def _checked_linear(input, weight, bias):
     x = require_tensor(input, "linear", "input", 1)
     w = require_tensor(weight, "linear", "weight", 2)
+    xs, ws = x._data.shape, w._data.shape
     check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
-    if x._data.ndim == 0 or w._data.ndim == 0:
+    if not xs or not ws:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
-                           f"{x._data.ndim}D and {w._data.ndim}D")
-    if w._data.ndim != 2:
+                           f"{len(xs)}D and {len(ws)}D")
+    if len(ws) != 2:
         return _linear_vector_weight(x, w, bias)
-    k = x._data.shape[-1]
-    if k != w._data.shape[1]:
-        rows = _numel(x._data.shape[:-1])
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                           f"{w._data.shape[1]}x{w._data.shape[0]})")
+    if xs[-1] != ws[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_numel(xs[:-1])}x"
+                           f"{xs[-1]} and {ws[1]}x{ws[0]})")
     if bias is None:
         return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
     b = require_tensor(bias, "linear", "bias", 3)
     check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
-    if b._data.shape != w._data.shape[:1]:
-        _check_bias_broadcast(b._data.shape, x._data.shape[:-1] + w._data.shape[:1])
+    if b._data.shape != ws[:1]:
+        _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
     return apply_op(LINEAR, (x, w, b), EMPTY)
 
 
@@ -595,10 +620,10 @@ def _check_nll_shapes(xs, ts):
 
 def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
     """Targets with ignored entries set to 0, and each element's weight (None: all 1)."""
-    # One comparison finds the common case (nothing ignored, all in range): negative
+    # One maximum finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
     unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
-    if not 0 <= ignore_index < n_classes and not (unsigned >= n_classes).any():
+    if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
         return t, None if class_weight is None else class_weight[t]
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)

@@ -231,10 +231,24 @@ _UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", 
 for _name in sorted(_UNARY | {"add", "sub", "mul", "div", "pow", "clamp", "remainder",
                               "floor_divide", "maximum", "minimum"}):
     _inplace(_name)
-Tensor.__iadd__ = lambda self, other: Tensor.add_(self, other)
-Tensor.__isub__ = lambda self, other: Tensor.sub_(self, other)
-Tensor.__imul__ = lambda self, other: Tensor.mul_(self, other)
-Tensor.__itruediv__ = lambda self, other: Tensor.div_(self, other)
+
+
+def _inplace_operator(name):
+    """``x -= y`` and friends: Note [in-place fast path] tried here, one call fewer than
+    through the method; otherwise the method itself (the reference's errors)."""
+    ufunc = _FAST_UFUNCS[name]
+
+    def operator(self, other):
+        if _try_fast_inplace(self, ufunc, other, 1):
+            return self
+        return getattr(Tensor, name + "_")(self, other)
+    return operator
+
+
+Tensor.__iadd__ = _inplace_operator("add")
+Tensor.__isub__ = _inplace_operator("sub")
+Tensor.__imul__ = _inplace_operator("mul")
+Tensor.__itruediv__ = _inplace_operator("div")
 Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
 Tensor.__imod__ = lambda self, other: Tensor.remainder_(self, other)
 Tensor.__ifloordiv__ = lambda self, other: Tensor.floor_divide_(self, other)

@@ -1,4 +1,5 @@
 """Summing a broadcast gradient back to an input's shape, for arrays and tensors."""
+import numpy as np
 
 
 def reduced_axes(shape, target):
@@ -14,11 +15,17 @@ def reduced_axes(shape, target):
 def sum_to(grad, shape):
     """Sum ``grad`` (array or Tensor) down to ``shape``."""
     shape = tuple(shape)
-    if grad.shape == shape:
+    grad_shape = grad.shape
+    if grad_shape == shape:
         return grad
-    axes = reduced_axes(grad.shape, shape)
+    lead = len(grad_shape) - len(shape)
+    if shape and lead > 0 and grad_shape[lead:] == shape and type(grad) is np.ndarray:
+        # An ndarray broadcast along leading dims only (a bias: (N, C) -> (C,)): one
+        # reduction gives the shape, a fresh array (Note [stealing gradients] can take it).
+        return np.add.reduce(grad, axis=0 if lead == 1 else tuple(range(lead)))
+    axes = reduced_axes(grad_shape, shape)
     if hasattr(grad, "_data"):
         out = grad.sum(dim=axes, keepdim=True) if axes else grad
-        return out.reshape(shape)
-    out = grad.sum(axis=axes, keepdims=True) if axes else grad
+    else:
+        out = grad.sum(axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape)

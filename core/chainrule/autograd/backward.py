@@ -113,6 +113,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> x.grad.tolist()
     [3.0, 3.0]
     """
+    if (grad_tensors is None and grad_variables is None and inputs is None
+            and create_graph is False and _backward_scalar(tensors, retain_graph)):
+        return
     if grad_variables is not None:
         warnings.warn("'grad_variables' is deprecated. Use 'grad_tensors' instead.",
                       DeprecationWarning, stacklevel=2)
@@ -142,6 +145,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if inputs is not None:
             _accumulate_non_leaf_inputs(inputs, captured, create_graph)
     _warn_create_graph_cycle(create_graph, inputs)
+
+
+def _backward_scalar(root, retain_graph):
+    """Note [scalar backward fast path]
+        ``loss.backward()``, the call of every training step: one real 0-d tensor (an
+        ndarray) that requires grad, no gradient, ``inputs`` or ``create_graph``. For it
+        the general path's checks all pass and come down to a root gradient of one and
+        the tensor's edge, so they are done directly (no tuples, no Tensor around the
+        ones). Returns False, having done nothing, for anything else: the general path
+        then runs and raises its errors in its order."""
+    if not isinstance(root, Tensor) or not root.requires_grad:
+        return False
+    data = root._data
+    if type(data) is not np.ndarray or data.shape or data.dtype.kind == "c":
+        return False
+    edge = gradient_edge(root)
+    state = _grad_mode.STATE
+    previous, state.grad_enabled = state.grad_enabled, False   # set_grad_enabled(False)
+    try:
+        get_engine().execute([edge], [np.array(1, data.dtype)],
+                             False if retain_graph is None else retain_graph, False, None,
+                             accumulate_grad=True)
+    finally:
+        state.grad_enabled = previous
+    return True
 
 
 def _accumulate_non_leaf_inputs(inputs, captured, create_graph):

@@ -15,6 +15,7 @@ import warnings
 from .. import _ops  # noqa: F401  (the table must exist before the functions run)
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
+from .._tensor import Tensor as _Tensor
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"]
@@ -53,7 +54,10 @@ def relu(input, inplace=False):
     """
     if inplace:
         return input.relu_()
-    return _FUNCTIONS["relu"](input)
+    # Note [functional methods]: the Tensor method, not _FUNCTIONS["relu"], because an
+    # accelerator may have replaced it (Note [method slot] in _ops/_method_slot.py);
+    # either way it is the same function for every argument, a Tensor or not.
+    return _Tensor.relu(input)
 
 
 def gelu(input, approximate="none"):
@@ -98,7 +102,7 @@ def sigmoid(input):
     >>> F.sigmoid(cr.tensor([0.])).tolist()
     [0.5]
     """
-    return _FUNCTIONS["sigmoid"](input)
+    return _Tensor.sigmoid(input)       # Note [functional methods]
 
 
 def tanh(input):
@@ -109,7 +113,7 @@ def tanh(input):
     >>> F.tanh(cr.tensor([0.])).tolist()
     [0.0]
     """
-    return _FUNCTIONS["tanh"](input)
+    return _Tensor.tanh(input)          # Note [functional methods]
 
 
 def _softmax_dim(name, ndim, stacklevel):
