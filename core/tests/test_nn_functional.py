@@ -527,6 +527,41 @@ def test_nll_loss_everything_ignored_gives_nan_mean_and_zero_sum():
     assert not x.grad.numpy().any()
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (3, 4, 2)], ids=["2d", "spatial"])
+@pytest.mark.parametrize("loss_fn", [F.nll_loss, F.cross_entropy], ids=["nll", "ce"])
+def test_everything_ignored_mean_gives_zero_gradients_without_warnings(shape, loss_fn):
+    # The reference skips ignored entries in the backward: zeros, not 0 * (g / 0) = nan.
+    x = cr.zeros(*shape, requires_grad=True)
+    target = cr.full(shape[:1] + shape[2:], 2, dtype=cr.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = loss_fn(x, target, ignore_index=2)
+        loss.backward()
+    assert math.isnan(loss.item())
+    assert not x.grad.numpy().any() and not np.isnan(x.grad.numpy()).any()
+
+
+def test_nll_loss_ignored_entries_add_nothing_even_inf():
+    # An ignored row's input never enters the loss (the reference skips it): an inf
+    # there does not make the loss nan (0 * inf), and its gradient is zero.
+    x = cr.tensor([[np.inf, 0.5, 1.0], [0.25, 0.75, 2.0]], requires_grad=True)
+    target = cr.tensor([-100, 2])
+    for reduction, expected in (("mean", -2.0), ("sum", -2.0)):
+        loss = F.nll_loss(x, target, reduction=reduction)
+        assert loss.item() == expected
+    per_row = F.nll_loss(x, target, reduction="none")
+    assert per_row.tolist() == [0.0, -2.0]
+    per_row.sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, -1.0]]
+
+
+def test_zero_class_weight_with_zero_total_stays_nan_like_the_reference():
+    # A class weight of 0 is not an ignored entry: 0 * (g / 0) is nan there.
+    x = cr.zeros(2, 3, requires_grad=True)
+    F.nll_loss(x, cr.tensor([1, 1]), weight=cr.tensor([1.0, 0.0, 1.0])).backward()
+    assert np.isnan(x.grad.numpy()[:, 1]).all() and not x.grad.numpy()[:, [0, 2]].any()
+
+
 @pytest.mark.parametrize("shape", [(0, 4), (0, 4, 2)], ids=["2d", "spatial"])
 def test_nll_loss_mean_over_nothing_is_nan_without_warnings(shape):
     # 0 / 0 in forward and backward: nan and zero gradients, no NumPy warnings.

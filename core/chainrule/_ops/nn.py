@@ -297,12 +297,16 @@ MSE_LOSS = defop("mse_loss", lambda a, b, reduction: _reduce_array(np.square(a -
                      F.reduce_loss((self - target) * (t[0] - t[1]) * 2, reduction))
 
 
-def _nll_forward(x, target, element_weight, total_weight, reduction):
-    """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0."""
+def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
+    """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
+    ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
+    nothing, not even a nan or inf of x, like the reference."""
     if x.ndim == 2:
         picked = x[np.arange(x.shape[0]), target]
     else:
         picked = np.take_along_axis(x, target[:, None], axis=1)[:, 0]
+    if ignored is not None:
+        picked = np.where(ignored, x.dtype.type(0), picked)
     if reduction == "none":
         return -picked if element_weight is None else -(picked * element_weight)
     total = -(_add(picked, None) if element_weight is None else picked.dot(element_weight)
@@ -323,11 +327,22 @@ def _divide_quietly(value, total_weight, dtype):
         return value / divisor
 
 
-def _nll_backward(grad, target, element_weight, total_weight, reduction, self_shape):
-    """The dense gradient: -weight * grad at each target class, zero elsewhere."""
+def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored,
+                  self_shape):
+    """The dense gradient: -weight * grad at each target class, zero elsewhere and at
+    ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
+    quiet = reduction == "mean" and not (total_weight != 0 and math.isfinite(total_weight))
     scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
     out = np.zeros(self_shape, grad.dtype)
-    values = -scale if element_weight is None else -(element_weight * scale)
+    if element_weight is None:
+        values = -scale
+    elif quiet:                         # g / 0 = inf: a zero weight gives nan, quietly
+        with np.errstate(invalid="ignore"):
+            values = -(element_weight * scale)
+    else:
+        values = -(element_weight * scale)
+    if ignored is not None:
+        values = np.where(ignored, grad.dtype.type(0), values)
     if len(self_shape) == 2:
         out[np.arange(self_shape[0]), target] = values      # a 0-d value broadcasts
     else:
@@ -336,39 +351,44 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, self_sh
     return out
 
 
-_NLL_ATTRS = ("target", "element_weight", "total_weight", "reduction")
+_NLL_ATTRS = ("target", "element_weight", "total_weight", "reduction", "ignored")
 NLL_LOSS = defop("nll_loss", _nll_forward, attrs=_NLL_ATTRS,
-                 vjp=(lambda F, g, self_shape, target, element_weight, total_weight, reduction:
+                 vjp=(lambda F, g, self_shape, target, element_weight, total_weight, reduction,
+                      ignored:
                       F._nll_loss_backward(g, target, element_weight, total_weight, reduction,
-                                           tuple(self_shape)),),
-                 jvp=lambda F, t, target, element_weight, total_weight, reduction:
-                     F._nll_loss(t[0], target, element_weight, total_weight, reduction))
+                                           ignored, tuple(self_shape)),),
+                 jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored:
+                     F._nll_loss(t[0], target, element_weight, total_weight, reduction,
+                                 ignored))
 # The backward is linear in its gradient; its own VJP is the forward again.
 NLL_LOSS_BACKWARD = defop(
     "nll_loss_backward", _nll_backward, inputs=("grad_output",),
     attrs=_NLL_ATTRS + ("self_shape",),
-    vjp=(lambda F, g, target, element_weight, total_weight, reduction:
-         F._nll_loss(g, target, element_weight, total_weight, reduction),),
-    jvp=lambda F, t, target, element_weight, total_weight, reduction, self_shape:
-        F._nll_loss_backward(t[0], target, element_weight, total_weight, reduction, self_shape))
+    vjp=(lambda F, g, target, element_weight, total_weight, reduction, ignored:
+         F._nll_loss(g, target, element_weight, total_weight, reduction, ignored),),
+    jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored, self_shape:
+        F._nll_loss_backward(t[0], target, element_weight, total_weight, reduction, ignored,
+                             self_shape))
 
 array_fn("_nll_loss")(_nll_forward)
 array_fn("_nll_loss_backward")(_nll_backward)
 
 
-def _nll_attrs(target, element_weight, total_weight, reduction):
+def _nll_attrs(target, element_weight, total_weight, reduction, ignored):
     return {"target": target, "element_weight": element_weight, "total_weight": total_weight,
-            "reduction": reduction}
+            "reduction": reduction, "ignored": ignored}
 
 
 @formula_helper
-def _nll_loss(x, target, element_weight, total_weight, reduction):
-    return apply_op(NLL_LOSS, (x,), _nll_attrs(target, element_weight, total_weight, reduction))
+def _nll_loss(x, target, element_weight, total_weight, reduction, ignored):
+    return apply_op(NLL_LOSS, (x,),
+                    _nll_attrs(target, element_weight, total_weight, reduction, ignored))
 
 
 @formula_helper
-def _nll_loss_backward(g, target, element_weight, total_weight, reduction, self_shape):
-    attrs = _nll_attrs(target, element_weight, total_weight, reduction)
+def _nll_loss_backward(g, target, element_weight, total_weight, reduction, ignored,
+                       self_shape):
+    attrs = _nll_attrs(target, element_weight, total_weight, reduction, ignored)
     attrs["self_shape"] = tuple(self_shape)
     return apply_op(NLL_LOSS_BACKWARD, (g,), attrs)
 
@@ -619,12 +639,13 @@ def _check_nll_shapes(xs, ts):
 
 
 def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
-    """Targets with ignored entries set to 0, and each element's weight (None: all 1)."""
+    """Targets with ignored entries set to 0, each element's weight (None: all 1), and
+    where the ignored entries are (None: nowhere)."""
     # One maximum finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
     unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
     if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
-        return t, None if class_weight is None else class_weight[t]
+        return t, None if class_weight is None else class_weight[t], None
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
     bad = (safe < 0) | (safe >= n_classes)
@@ -632,8 +653,8 @@ def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
         raise IndexError(f"Target {safe[bad].flat[0]} is out of bounds.")
     keep = ~ignored
     if class_weight is None:
-        return safe, keep.astype(dtype)
-    return safe, class_weight[safe] * keep
+        return safe, keep.astype(dtype), ignored
+    return safe, class_weight[safe] * keep, ignored
 
 
 def nll_loss(input, target, weight, ignore_index, reduction):
@@ -646,15 +667,16 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     t = target._data.reshape(x._data.shape[:1] + x._data.shape[2:])
     n_classes = x._data.shape[1]
     class_weight = _class_weights(weight, n_classes, x)
-    safe, element_weight = _nll_element_weights(t, class_weight, ignore_index, n_classes,
-                                                x._data.dtype)
+    safe, element_weight, ignored = _nll_element_weights(t, class_weight, ignore_index,
+                                                         n_classes, x._data.dtype)
     if reduction != "mean":
         total_weight = 0.0
     elif element_weight is None:
         total_weight = float(t.size)
     else:
         total_weight = float(element_weight.sum())
-    out = apply_op(NLL_LOSS, (x,), _nll_attrs(safe, element_weight, total_weight, reduction))
+    out = apply_op(NLL_LOSS, (x,),
+                   _nll_attrs(safe, element_weight, total_weight, reduction, ignored))
     if unbatched and reduction == "none":
         return _reshape(out, ())
     return out
