@@ -123,11 +123,11 @@ bool is_common_case(PyObject* node, PyObject* grads, bool create_graph) {
 // GIL inside a large in-place addition).
 class LockGuard {
  public:
-  LockGuard() { Ref r(check(PyObject_CallMethod(acc.lock, "acquire", nullptr))); }
+  LockGuard() { Ref r(check(PyObject_CallNoArgs(acc.acquire))); }
   ~LockGuard() {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);  // release even while an error propagates
-    PyObject* r = PyObject_CallMethod(acc.lock, "release", nullptr);
+    PyObject* r = PyObject_CallNoArgs(acc.release);
     if (r == nullptr) PyErr_Clear();
     Py_XDECREF(r);
     PyErr_Restore(type, value, tb);
@@ -151,8 +151,14 @@ void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject
   if (!PyList_CheckExact(stolen) || PyList_GET_SIZE(stolen) < 1) {
     throw py::type_error("configure_accumulate: stolen must be a non-empty list");
   }
-  PyObject* refs = check(PyTuple_Pack(5, accumulate_grad_type, tensor_type, counter_type,
-                                      lock, stolen));
+  // The lock's bound methods, fetched once (a method call by name made and hashed
+  // the name's string at every accumulation).
+  Ref acquire(check(PyObject_GetAttrString(lock, "acquire")));
+  Ref release(check(PyObject_GetAttrString(lock, "release")));
+  c.acquire = acquire.get();
+  c.release = release.get();
+  PyObject* refs = check(PyTuple_Pack(7, accumulate_grad_type, tensor_type, counter_type,
+                                      lock, stolen, acquire.get(), release.get()));
   Py_XDECREF(acc_refs);
   acc_refs = refs;
   acc = c;

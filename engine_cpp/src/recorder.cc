@@ -613,6 +613,17 @@ PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, Py
 bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* attrs,
               PyObject* out, PyObject** result) {
   if (!cfg.enabled) return false;
+  // A full reduction's forward returns a NumPy scalar; _record wraps it with
+  // np.asarray (in _output) and records the 0-d array, which this path then does.
+  Ref as_array;
+  if (PyArray_CheckAnyScalarExact(out)) {
+    as_array = Ref(PyArray_FromScalar(out, nullptr));
+    if (!as_array) {
+      PyErr_Clear();
+      return false;
+    }
+    out = as_array.get();
+  }
   Plan p;
   bool here = prepare(op, inputs, n, out, Py_None, p);
   if (PyErr_Occurred()) PyErr_Clear();  // a failed check: _record decides

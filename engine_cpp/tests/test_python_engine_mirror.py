@@ -28,7 +28,7 @@ def test_table_apply_unchanged_since_last_mirrored():
 def test_record_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.record_parts())
     assert now == _mirror.RECORD_FINGERPRINT, (
-        "_registry._record, SavedTensor.__init__, LockedSavedTensor, saved_guard "
+        "_registry._record (and _output), SavedTensor.__init__, LockedSavedTensor, saved_guard "
         "(is_exported, lock_arrays, _arrays, unlock_arrays, _set_writeable), "
         "VersionCounter.__init__, AccumulateGrad.__init__, Node.__init__, "
         "node.grad_accumulator or anomaly_mode._AnomalyState changed; the "

@@ -514,3 +514,36 @@ def test_recorded_nodes_get_attribute_storage_only_when_set():
     handle.remove()
     z.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 4 * np.cos(x.detach().numpy()))
+
+
+REDUCE_ALL = {"dim": None, "keepdim": False, "dtype": None}
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
+def test_full_reduction_scalar_output_same_record_as_python(op):
+    """A full reduction's forward gives a NumPy scalar: both recorders record it as a
+    0-d array (_output's np.asarray)."""
+    for make_inputs in (lambda: (leaf(),), lambda: (leaf(dtype=np.float32) * 2.0,)):
+        (py, py_used), (cpp, cpp_used) = record_both(make_inputs, op, REDUCE_ALL)
+        assert cpp == py and cpp_used == py_used
+        assert py["out"][1] == cpp["out"][1] and py["node"].endswith("Backward0")
+
+
+def test_full_reduction_is_recorded_without_python(recorder):
+    import sys
+    w = leaf()
+    x = w * 1.0
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        y = _registry.apply_op(_registry.OPS["sum"], (x,), dict(REDUCE_ALL))
+    finally:
+        sys.setprofile(None)
+    assert ("_record" in names) == (recorder == "python")
+    assert type(y._data) is np.ndarray and y._data.shape == ()
+    y.backward()
+    assert w.grad.tolist() == [1.0, 1.0, 1.0] and y.grad_fn.name() == "SumBackward0"
