@@ -167,15 +167,17 @@ _configure_accumulate()
 
 
 def _configure_array_fns(enabled=None):
-    """src/array_fns.h: ARRAY_NS.conj in C, through core's Note [array function slot],
-    while core's _conj is the code it mirrors; CHAINRULE_ENGINE_ARRAY_FNS=0 (or
-    enabled=False) keeps the Python function."""
+    """src/array_fns.h: ARRAY_NS.conj and .expand in C, through core's Note [array
+    function slot], while core's _conj and _expand are the code they mirror;
+    CHAINRULE_ENGINE_ARRAY_FNS=0 (or enabled=False) keeps the Python functions."""
     import numpy as np
     from chainrule._ops import _namespaces
     if enabled is None:
         enabled = _wanted("CHAINRULE_ENGINE_ARRAY_FNS", _mirror.array_fns_match)
-    _engine.configure_array_fns(python_conj=_namespaces._conj, np_conj=np.conj)
+    _engine.configure_array_fns(python_conj=_namespaces._conj, np_conj=np.conj,
+                                python_expand=_namespaces._expand)
     _namespaces.set_array_fn("conj", _engine.array_conj if enabled else None)
+    _namespaces.set_array_fn("expand", _engine.array_expand if enabled else None)
 
 
 _configure_array_fns()

@@ -21,7 +21,7 @@ ENGINE_FINGERPRINT = "5b0d63919533ace4"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "d403e881070d51c2"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
-ARRAY_FNS_FINGERPRINT = "a5c529394c1b0c34"
+ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "e573507714edf853"
 INPLACE_FINGERPRINT = "f994437d0c5f1b6a"
 
@@ -80,7 +80,7 @@ def accumulate_parts():
 
 def array_fns_parts():
     from chainrule._ops import _namespaces
-    return [(_namespaces, ["_conj"])]
+    return [(_namespaces, ["_conj", "_expand"])]
 
 
 def fast_methods_parts():

@@ -116,6 +116,9 @@ PyMethodDef raw_functions[] = {
      "(Note [saved exported leaves] in src/recorder.cc)."},
     {"array_conj", array_conj, METH_O,
      "array_conj(x): chainrule._ops._namespaces._conj in C (src/array_fns.h)."},
+    {"array_expand", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(array_expand)),
+     METH_FASTCALL,
+     "array_expand(x, shape): chainrule._ops._namespaces._expand in C (src/array_fns.h)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -157,11 +160,11 @@ PYBIND11_MODULE(_engine, m) {
         py::arg("counter_type"), py::arg("lock"), py::arg("stolen"),
         "Hand the engine what the accumulation fast path needs (accumulate.h).");
   m.def("configure_array_fns",
-        [](py::object python_conj, py::object np_conj) {
-          ce::configure_array_fns(python_conj.ptr(), np_conj.ptr());
+        [](py::object python_conj, py::object np_conj, py::object python_expand) {
+          ce::configure_array_fns(python_conj.ptr(), np_conj.ptr(), python_expand.ptr());
         },
-        py::arg("python_conj"), py::arg("np_conj"),
-        "Hand over what array_conj falls back on (array_fns.h).");
+        py::arg("python_conj"), py::arg("np_conj"), py::arg("python_expand"),
+        "Hand over what array_conj and array_expand fall back on (array_fns.h).");
   m.def("accumulate_enabled", &ce::accumulate_enabled,
         "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");

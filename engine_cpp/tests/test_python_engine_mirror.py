@@ -87,7 +87,8 @@ def test_inplace_unchanged_since_last_mirrored():
 def test_array_fns_unchanged_since_last_mirrored():
     now = _mirror.fingerprint(_mirror.array_fns_parts())
     assert now == _mirror.ARRAY_FNS_FINGERPRINT, (
-        "_namespaces._conj changed; ARRAY_NS.conj stays the Python function until "
+        "_namespaces._conj or _expand changed; ARRAY_NS.conj and .expand stay the Python "
+        "functions until "
         "src/array_fns.cc mirrors the change and ARRAY_FNS_FINGERPRINT in "
         "chainrule_engine/_mirror.py is set to %r" % now)
 

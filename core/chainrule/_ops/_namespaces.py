@@ -22,6 +22,10 @@ def _conj(x):
     return np.conj(x) if x.dtype.kind == "c" else x
 
 
+def _expand(x, shape):
+    return np.broadcast_to(x, shape)
+
+
 class ArrayNamespace:
     """Formula namespace over ndarrays (the fast backward path)."""
 
@@ -49,9 +53,7 @@ class ArrayNamespace:
 
     sum_to = staticmethod(_sum_to)
 
-    @staticmethod
-    def expand(x, shape):
-        return np.broadcast_to(x, shape)
+    expand = staticmethod(_expand)             # Note [array function slot]
 
     @staticmethod
     def reshape(x, shape):
@@ -144,12 +146,13 @@ def array_fn(name=None):
 # Note [array function slot]
 #     Nearly every VJP formula calls ``F.conj`` (Wirtinger calculus): on the fast
 #     backward that is a Python frame per formula for a function that, for real
-#     arrays, returns its argument. A layer may install a faster implementation of
-#     such an ARRAY_NS helper with ``set_array_fn`` (the C++ engine installs ``conj``);
-#     it must give the Python function's results and errors, and may call it for any
-#     case it does not handle. The Python functions stay the reference and the
-#     default.
-ARRAY_FN_SLOTS = {"conj": _conj}
+#     arrays, returns its argument; every reduction's backward calls ``F.expand``,
+#     whose NumPy implementation (``np.broadcast_to``) spends over a microsecond in
+#     Python to make a view. A layer may install a faster implementation of such an
+#     ARRAY_NS helper with ``set_array_fn`` (the C++ engine installs both); it must
+#     give the Python function's results and errors, and may call it for any case
+#     it does not handle. The Python functions stay the reference and the default.
+ARRAY_FN_SLOTS = {"conj": _conj, "expand": _expand}
 
 
 def set_array_fn(name, fn):
