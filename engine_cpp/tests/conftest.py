@@ -1,4 +1,6 @@
 """Fixtures for the C++ engine's tests: both engines side by side."""
+import sys
+
 import pytest
 
 import chainrule_engine
@@ -26,3 +28,22 @@ def run_under(engine, fn):
         return fn()
     finally:
         engine_slot.set_engine(previous)
+
+
+def python_calls(fn, name_of=lambda code: code.co_name):
+    """fn()'s result (or the exception it raised) and the names (``name_of`` each
+    code object) of the Python functions it ran: how the tests see that a C path ran
+    no Python, or that a fallback ran the Python function."""
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(name_of(frame.f_code))
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    except Exception as e:        # noqa: BLE001 - compared by the caller
+        result = e
+    finally:
+        sys.setprofile(None)
+    return result, names

@@ -21,6 +21,8 @@ from chainrule._ops import _common, _method_slot, _registry
 from chainrule.autograd import node as node_mod
 from chainrule_engine import _engine, _mirror
 
+from conftest import python_calls
+
 Tensor = _tensor.Tensor
 
 
@@ -31,23 +33,6 @@ def fast_methods(enabled):
         yield
     finally:
         chainrule_engine._configure_fast_methods()
-
-
-def python_calls(fn):
-    """fn()'s result (or exception) and the names of the Python functions it ran."""
-    names = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-    sys.setprofile(profile)
-    try:
-        result = fn()
-    except Exception as e:        # noqa: BLE001 - compared by the caller
-        result = e
-    finally:
-        sys.setprofile(None)
-    return result, names
 
 
 def _describe(value, inputs):
@@ -564,18 +549,8 @@ def run_inplace_both(make_inputs, expr):
     for enabled in (False, True):
         with fast_methods(enabled):
             inputs = make_inputs()
-            names = []
-
-            def profile(frame, event, arg):
-                if event == "call":
-                    names.append(own.get(frame.f_code, frame.f_code.co_name))
-            sys.setprofile(profile)
-            try:
-                out = expr(*inputs)
-            except Exception as e:        # noqa: BLE001 - compared below
-                out = e
-            finally:
-                sys.setprofile(None)
+            out, names = python_calls(lambda: expr(*inputs),
+                                      lambda code: own.get(code, code.co_name))
             results.append((_inplace_state(out, inputs), names))
     return results[0][0], results[1][0], results[1][1]
 

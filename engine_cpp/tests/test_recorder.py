@@ -10,6 +10,8 @@ from chainrule._ops import _registry
 from chainrule.autograd import node as node_mod
 from chainrule_engine import _engine
 
+from conftest import python_calls
+
 
 @pytest.fixture(params=["python", "cpp"])
 def recorder(request):
@@ -318,18 +320,8 @@ def test_stale_leaf_is_recorded_without_python(recorder):
     """Note [leaf records]: a parameter whose accumulator died with the last step is
     given a new one and saved without Python frames (the Python recorder runs
     grad_accumulator, AccumulateGrad.__init__ and SavedTensor.__init__)."""
-    import sys
     x, w = _stale(), _stale((1.0, 2.0, 3.0))
-    names = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-    sys.setprofile(profile)
-    try:
-        y = _registry.apply_op(_registry.OPS["mul"], (x, w), {})
-    finally:
-        sys.setprofile(None)
+    y, names = python_calls(lambda: _registry.apply_op(_registry.OPS["mul"], (x, w), {}))
     python_frames = {"grad_accumulator", "__init__", "_extras"} & set(names)
     if recorder == "cpp":
         assert not python_frames
@@ -408,19 +400,9 @@ def test_exported_leaf_lock_lifecycle_matches_python():
 
 
 def test_exported_leaf_is_saved_without_python(recorder):
-    import sys
     arr = np.array([0.5, -1.0, 2.0])
     x = cr.from_numpy(arr).requires_grad_()
-    names = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-    sys.setprofile(profile)
-    try:
-        y = x.sin()
-    finally:
-        sys.setprofile(None)
+    y, names = python_calls(x.sin)
     python_frames = {"__init__", "is_exported", "lock_arrays", "_arrays"} & set(names)
     assert python_frames == (set() if recorder == "cpp" else
                              {"__init__", "is_exported", "lock_arrays", "_arrays"})
@@ -530,19 +512,10 @@ def test_full_reduction_scalar_output_same_record_as_python(op):
 
 
 def test_full_reduction_is_recorded_without_python(recorder):
-    import sys
     w = leaf()
     x = w * 1.0
-    names = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            names.append(frame.f_code.co_name)
-    sys.setprofile(profile)
-    try:
-        y = _registry.apply_op(_registry.OPS["sum"], (x,), dict(REDUCE_ALL))
-    finally:
-        sys.setprofile(None)
+    y, names = python_calls(
+        lambda: _registry.apply_op(_registry.OPS["sum"], (x,), dict(REDUCE_ALL)))
     assert ("_record" in names) == (recorder == "python")
     assert type(y._data) is np.ndarray and y._data.shape == ()
     y.backward()
