@@ -119,21 +119,6 @@ bool is_common_case(PyObject* node, PyObject* grads, bool create_graph) {
           slot(counter, acc.counter_v) != nullptr);
 }
 
-// The lock of accumulate.py, held while `.grad` is written (NumPy may release the
-// GIL inside a large in-place addition).
-class LockGuard {
- public:
-  LockGuard() { Ref r(check(PyObject_CallNoArgs(acc.acquire))); }
-  ~LockGuard() {
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);  // release even while an error propagates
-    PyObject* r = PyObject_CallNoArgs(acc.release);
-    if (r == nullptr) PyErr_Clear();
-    Py_XDECREF(r);
-    PyErr_Restore(type, value, tb);
-  }
-};
-
 }  // namespace
 
 void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject* tensor_type,
@@ -151,14 +136,8 @@ void configure_accumulate(bool enabled, PyObject* accumulate_grad_type, PyObject
   if (!PyList_CheckExact(stolen) || PyList_GET_SIZE(stolen) < 1) {
     throw py::type_error("configure_accumulate: stolen must be a non-empty list");
   }
-  // The lock's bound methods, fetched once (a method call by name made and hashed
-  // the name's string at every accumulation).
-  Ref acquire(check(PyObject_GetAttrString(lock, "acquire")));
-  Ref release(check(PyObject_GetAttrString(lock, "release")));
-  c.acquire = acquire.get();
-  c.release = release.get();
-  PyObject* refs = check(PyTuple_Pack(7, accumulate_grad_type, tensor_type, counter_type,
-                                      lock, stolen, acquire.get(), release.get()));
+  PyObject* refs = check(PyTuple_Pack(5, accumulate_grad_type, tensor_type, counter_type,
+                                      lock, stolen));
   Py_XDECREF(acc_refs);
   acc_refs = refs;
   acc = c;
@@ -172,8 +151,9 @@ bool try_accumulate(PyObject* node, PyObject* grads, bool create_graph) {
   if (grad == Py_None) return true;  // accumulate_into_grad: nothing to do
   PyObject* variable = slot(node, acc.variable);
   Ref keep_variable(own(variable));
-  {
-    LockGuard lock;
+  // accumulate.py's lock, held while `.grad` is written (NumPy may release the GIL
+  // inside a large in-place addition).
+  with_lock(acc.lock, [&] {
     PyObject* old = slot(variable, acc.t.grad);
     if (old == Py_None) {
       steal_slot(variable, acc.t.grad, first_grad(grad, slot(variable, acc.t.data)));
@@ -181,7 +161,8 @@ bool try_accumulate(PyObject* node, PyObject* grads, bool create_graph) {
       Ref keep_old(own(old));
       add_into(old, grad);
     }
-  }
+    return 0;
+  });
   return true;
 }
 

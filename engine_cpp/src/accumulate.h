@@ -25,8 +25,6 @@ struct AccumulateConfig {
   PyObject* tensor_type = nullptr;           // Tensor (exact type)
   PyObject* counter_type = nullptr;          // VersionCounter
   PyObject* lock = nullptr;                  // accumulate._LOCK
-  PyObject* acquire = nullptr;               // its acquire and release (bound methods)
-  PyObject* release = nullptr;
   PyObject* stolen = nullptr;                // accumulate.STOLEN (a one-item list)
   Py_ssize_t variable = 0;                   // AccumulateGrad.variable
   TensorSlots t{};                           // Tensor's slots

@@ -45,6 +45,8 @@ void init_names() {
   names.num_inputs = intern("num_inputs");
   names.in_meta = intern("_in_meta");
   names.enabled = intern("enabled");
+  names.acquire = intern("acquire");
+  names.release = intern("release");
 }
 
 bool helpers_ready() { return helper_refs != nullptr; }

@@ -37,6 +37,8 @@ struct Names {
   PyObject* num_inputs;     // num_inputs
   PyObject* in_meta;        // _in_meta
   PyObject* enabled;        // enabled (anomaly mode state)
+  PyObject* acquire;        // acquire, release (a lock's)
+  PyObject* release;
 };
 extern Names names;
 void init_names();
@@ -117,6 +119,30 @@ inline bool truthy(PyObject* obj) {
   int truth = PyObject_IsTrue(obj);
   if (truth < 0) throw_python_error();
   return truth != 0;
+}
+
+// `with lock: body()` for a Python lock (core's accumulate._LOCK, saved_guard._MUTEX):
+// released also when the body fails, and the body's error, if any, wins over a
+// failing release. `body` returns 0, or -1 with a Python error set, or throws.
+template <typename Body>
+void with_lock(PyObject* lock, Body body) {
+  Ref taken(check(PyObject_CallMethodNoArgs(lock, names.acquire)));
+  int status;
+  try {
+    status = body();
+  } catch (py::error_already_set& e) {
+    e.restore();
+    status = -1;
+  }
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  if (status < 0) PyErr_Fetch(&type, &value, &traceback);
+  Ref released(PyObject_CallMethodNoArgs(lock, names.release));
+  if (type != nullptr) {
+    if (!released) PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    throw_python_error();
+  }
+  if (!released) throw_python_error();
 }
 
 }  // namespace chainrule_engine

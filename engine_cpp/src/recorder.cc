@@ -84,8 +84,6 @@ struct RecNames {
   PyObject* mutex = PyUnicode_InternFromString("_MUTEX");
   PyObject* lock_arrays = PyUnicode_InternFromString("lock_arrays");
   PyObject* locked = PyUnicode_InternFromString("locked");
-  PyObject* acquire = PyUnicode_InternFromString("acquire");
-  PyObject* release = PyUnicode_InternFromString("release");
   PyObject* get = PyUnicode_InternFromString("get");
   PyObject* setflags = PyUnicode_InternFromString("setflags");
 };
@@ -94,7 +92,7 @@ const RecNames& rn() {
   return *n;
 }
 
-// object.__new__(type): what `cls.__new__(cls)` and `object.__new__(cls)` run.
+// A new instance, every slot unset (new_instance in slots.h); throws on error.
 PyObject* new_object(PyTypeObject* type) { return check(new_instance(type)); }
 
 // VersionCounter(): its __init__ sets v = 0. Note [untracked records]
@@ -236,21 +234,10 @@ int unlock_array_held(PyObject* locks, PyObject* arr) {
   return set || !PyErr_Occurred() ? 0 : -1;
 }
 
-// Runs `body` with saved_guard._MUTEX held (a `with _MUTEX:` block): the body's
-// error, if any, wins over a failing release.
+// Runs `body` with saved_guard._MUTEX held (a `with _MUTEX:` block).
 template <typename Body>
 void with_mutex(Body body) {
-  PyObject* mutex = guard_global(rn().mutex);
-  Ref taken(check(PyObject_CallMethodNoArgs(mutex, rn().acquire)));
-  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
-  if (body() < 0) PyErr_Fetch(&type, &value, &traceback);
-  Ref released(PyObject_CallMethodNoArgs(mutex, rn().release));
-  if (type != nullptr) {
-    if (!released) PyErr_Clear();
-    PyErr_Restore(type, value, traceback);
-    throw_python_error();
-  }
-  if (!released) throw_python_error();
+  with_lock(guard_global(rn().mutex), body);
 }
 
 PyObject* save_exported(PyObject* tensor) {
