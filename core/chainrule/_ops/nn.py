@@ -316,12 +316,18 @@ def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
     return np.asarray(_divide_quietly(total, total_weight, x.dtype))
 
 
+def _quiet_divisor(divisor):
+    """Whether the total weight (in the gradient's dtype) is zero or not finite
+    (everything ignored: 0 / 0): dividing by it, or multiplying by the result, gives
+    IEEE's nan/inf/0, which the reference returns without warnings."""
+    return not (divisor != 0 and math.isfinite(divisor))
+
+
 def _divide_quietly(value, total_weight, dtype):
-    """``value / total_weight`` in ``dtype``. A zero or non-finite total (everything
-    ignored: 0 / 0) gives IEEE's nan/inf/0 without NumPy's warnings, like the
-    reference; the errstate is entered only then (it costs a microsecond)."""
+    """``value / total_weight`` in ``dtype``, without NumPy's warnings for a quiet
+    divisor; the errstate is entered only then (it costs a microsecond)."""
     divisor = dtype.type(total_weight)
-    if divisor != 0 and math.isfinite(divisor):
+    if not _quiet_divisor(divisor):
         return value / divisor
     with np.errstate(invalid="ignore", divide="ignore"):
         return value / divisor
@@ -331,7 +337,7 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
                   self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere and at
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
-    quiet = reduction == "mean" and not (total_weight != 0 and math.isfinite(total_weight))
+    quiet = reduction == "mean" and _quiet_divisor(grad.dtype.type(total_weight))
     scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
     out = np.zeros(self_shape, grad.dtype)
     if element_weight is None:
