@@ -602,8 +602,9 @@ bool try_fast(PyObject* op, PyObject* const* inputs, Py_ssize_t n, PyObject* att
   if (!cfg.enabled) return false;
   // A full reduction's forward returns a NumPy scalar; _record wraps it with
   // np.asarray (in _output) and records the 0-d array, which this path then does.
+  // (The type test first: the scalar check walks NumPy's scalar types, every op.)
   Ref as_array;
-  if (PyArray_CheckAnyScalarExact(out)) {
+  if (Py_TYPE(out) != &PyArray_Type && PyArray_CheckAnyScalarExact(out)) {
     as_array = Ref(PyArray_FromScalar(out, nullptr));
     if (!as_array) {
       PyErr_Clear();
