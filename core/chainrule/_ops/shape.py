@@ -1365,7 +1365,6 @@ def meshgrid(*tensors, indexing=None):
         grids.append(expand(view(t, lone), shape))
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
-        grids = [transpose(g, 0, 1) for g in grids]
     return tuple(grids)
 
 

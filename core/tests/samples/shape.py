@@ -70,6 +70,18 @@ def _write_through_view(view, method, *args):
     return call
 
 
+def _zeros_at(s):
+    """Multiplies the first element of each row by 0 (exact zeros in a prod's factors);
+    in ``s``'s library."""
+    values = np.ones(tuple(s.shape))
+    values[..., 0] = 0
+    values[0, 1] = 0
+    if isinstance(s, cr.Tensor):
+        return cr.tensor(values, dtype=s.dtype)
+    import torch
+    return torch.tensor(values, dtype=s.dtype)
+
+
 T = _torch
 IDX = _idx(0, 2, 0)                      # with a repeat: gradients accumulate
 MASK34 = _mask(3, 4)
@@ -245,6 +257,131 @@ SAMPLES = [
            note="-empty"),
     *_both("masked_fill_tensor", lambda x, m, v: x.masked_fill(m, v),
            [((3, 4), MASK34, ()), ((4,), _mask(3, 4), ())], [((3, 4), MASK34, ())]),
+    # --- triangles, traces, diagonals and slices written into --------------------------------
+    *_both("tril", lambda x: x.tril(), [((3, 4),), ((2, 3, 3),)], [((3, 3),)]),
+    Sample("tril", lambda x: x.tril(-1), (4, 3), note="-below"),
+    Sample("tril", lambda x: x.tril(5), (2, 3), note="-all"),
+    Sample("tril", lambda x: x.tril(), (0, 3), note="-empty"),
+    *_both("triu", lambda x: x.triu(1), [((3, 4),), ((2, 2, 3),)], [((3, 3),)]),
+    Sample("triu", lambda x: _write_through_view(lambda y: y[1:], "triu_")(x), (4, 3),
+           note="-inplace-on-view"),
+    *_both("trace", lambda x: x.trace(), [((3, 4),), ((4, 3),), ((0, 2),)], [((3, 3),)]),
+    *_both("diagonal_scatter", lambda x, s: cr.diagonal_scatter(x, s), [((3, 4), (3,))],
+           [((3, 3), (3,))], torch_call=lambda x, s: T().diagonal_scatter(x, s)),
+    Sample("diagonal_scatter", lambda x, s: cr.diagonal_scatter(x, s, -1, 2, 0), (2, 3, 4),
+           (3, 2), note="-dims", torch_call=lambda x, s: T().diagonal_scatter(x, s, -1, 2, 0)),
+    Sample("diag_embed", lambda x: cr.diagflat(x, 1), (2, 2), note="-diagflat",
+           torch_call=lambda x: T().diagflat(x, 1)),
+    # (torch 2.13 has no complex autograd for select/slice_scatter or scatter_reduce: the
+    # complex samples of those are checked by gradcheck only)
+    Sample("select_scatter", lambda x, s: cr.select_scatter(x, s, 1, -1), (3, 4), (3,),
+           torch_call=lambda x, s: T().select_scatter(x, s, 1, -1)),
+    Sample("select_scatter", lambda x, s: cr.select_scatter(x, s, 0, 1), (2, 2), (2,),
+           complex=True, note="-complex", torch_call=None),
+    Sample("slice_scatter", lambda x, s: cr.slice_scatter(x, s, 1, 1, None, 2), (3, 5), (3, 2),
+           torch_call=lambda x, s: T().slice_scatter(x, s, 1, 1, None, 2)),
+    Sample("slice_scatter", lambda x, s: cr.slice_scatter(x, s, 1, 1, None, 2), (2, 4), (2, 2),
+           complex=True, note="-complex", torch_call=None),
+    Sample("slice_scatter", lambda x, s: cr.slice_scatter(x, s), (3, 2), (3, 2), note="-all",
+           torch_call=lambda x, s: T().slice_scatter(x, s)),
+    # --- rotations, index splits, stacks (composites of the ops above) ----------------------------
+    Sample("flip", lambda x: x.rot90(), (2, 3), note="-rot90"),
+    Sample("flip", lambda x: x.rot90(-1, (2, 0)), (2, 3, 4), note="-rot90-k3-dims"),
+    Sample("flip", lambda x: x.rot90(2), (2, 3), note="-rot90-k2"),
+    Sample("slice", lambda x: x.tensor_split(3, 1), (2, 7), note="-tensor_split"),
+    Sample("slice", lambda x: x.tensor_split([1, -1, 9]), (4, 2), note="-tensor_split-indices"),
+    Sample("slice", lambda x: x.hsplit(2), (2, 4), note="-hsplit"),
+    Sample("slice", lambda x: x.vsplit([1]), (3, 2), note="-vsplit"),
+    Sample("slice", lambda x: x.dsplit(2), (1, 2, 4), note="-dsplit"),
+    Sample("cat", lambda a, b: cr.hstack([a, b]), (2, 3), (2, 1), note="-hstack",
+           torch_call=lambda a, b: T().hstack([a, b])),
+    Sample("cat", lambda a, b: cr.vstack([a, b]), (3,), (2, 3), note="-vstack",
+           torch_call=lambda a, b: T().vstack([a, b])),
+    Sample("cat", lambda a, b: cr.dstack([a, b]), (3,), (1, 3, 2), note="-dstack",
+           torch_call=lambda a, b: T().dstack([a, b])),
+    Sample("cat", lambda a, b: cr.column_stack([a, b]), (), (1, 2), note="-column_stack",
+           torch_call=lambda a, b: T().column_stack([a, b])),
+    Sample("cat", lambda a, b: cr.block_diag(a, b), (2, 3), (2,), note="-block_diag",
+           torch_call=lambda a, b: T().block_diag(a, b)),
+    Sample("index_select", lambda x: x.repeat_interleave(2), (2, 3),
+           note="-repeat_interleave"),
+    Sample("index_select", lambda x, r: x.repeat_interleave(r, dim=1), (2, 3), _idx(0, 2, 1),
+           note="-repeat_interleave-tensor"),
+    Sample("expand", lambda a, b: cr.meshgrid(a, b, indexing="xy"), (2,), (3,),
+           note="-meshgrid", torch_call=lambda a, b: T().meshgrid(a, b, indexing="xy")),
+    Sample("expand", lambda a, b: cr.broadcast_tensors(a, b), (2, 1), (3,),
+           note="-broadcast_tensors", torch_call=lambda a, b: T().broadcast_tensors(a, b)),
+    Sample("stack", lambda a, b: cr.cartesian_prod(a, b), (2,), (3,), note="-cartesian_prod",
+           torch_call=lambda a, b: T().cartesian_prod(a, b)),
+    Sample("stack", lambda a: cr.combinations(a, 2, True), (3,), note="-combinations",
+           torch_call=lambda a: T().combinations(a, 2, True)),
+    # --- strided views, complex pairs ---------------------------------------------------------
+    *_both("unfold", lambda x: x.unfold(-1, 2, 1), [((3, 4),), ((5,),)], [((2, 3),)]),
+    Sample("unfold", lambda x: x.unfold(0, 2, 3), (7, 2), note="-gaps"),
+    Sample("unfold", lambda x: x.unfold(0, 1, 1), (), note="-0d"),
+    Sample("unfold", lambda x: x.unfold(-1, 3, 1)[1:], (2, 5), note="-view-of"),
+    *_both("as_strided", lambda x: x.as_strided((3, 3), (1, 1)), [((3, 4),)], [((2, 3),)]),
+    Sample("as_strided", lambda x: x.as_strided((2, 2), (1, 2), 3), (3, 4), note="-offset"),
+    Sample("as_strided", lambda x: x[1].as_strided((2,), (2,)), (3, 4), note="-of-view"),
+    Sample("view_as_real", lambda x: cr.view_as_real(x), (3,), complex=True,
+           torch_call=lambda x: T().view_as_real(x)),
+    Sample("view_as_real", lambda x: cr.view_as_real(x.t()), (2, 3), complex=True,
+           note="-transposed", torch_call=lambda x: T().view_as_real(x.t())),
+    Sample("view_as_complex", lambda x: cr.view_as_complex(x), (3, 2),
+           torch_call=lambda x: T().view_as_complex(x)),
+    Sample("view_as_complex", lambda x: cr.view_as_complex(x[1:]), (3, 2, 2), note="-of-view",
+           torch_call=lambda x: T().view_as_complex(x[1:])),
+    Sample("complex", lambda a, b: cr.complex(a, b), (3,), (3,),
+           torch_call=lambda a, b: T().complex(a, b)),
+    Sample("complex", lambda a, b: cr.complex(a, b), (2, 1), (3,), note="-broadcast",
+           torch_call=lambda a, b: T().complex(a, b)),
+    Sample("polar", lambda a, b: cr.polar(a, b), (3,), (3,), domain=(0.1, 2.0),
+           torch_call=lambda a, b: T().polar(a, b)),
+    Sample("polar", lambda a, b: cr.polar(a, b), (2, 1), (3,), note="-broadcast",
+           domain=(0.1, 2.0),
+           torch_call=lambda a, b: T().polar(a, b)),
+    # --- index_copy / index_fill / masked_scatter / masked_select / take ------------------------
+    *_both("index_copy", lambda x, i, s: x.index_copy(0, i, s), [((3, 4), _idx(2, 0), (2, 4))],
+           [((3, 2), _idx(1), (1, 2))]),
+    Sample("index_copy", lambda x, i, s: x.index_copy(1, i, s), (2, 3), _idx(1, 0), (2, 2),
+           note="-dim1"),
+    *_both("index_fill", lambda x, i: x.index_fill(1, i, -1.5), [((3, 4), _idx(0, 2, 0))],
+           [((2, 3), _idx(-1))]),
+    *_both("index_fill_tensor", lambda x, i, v: x.index_fill(0, i, v),
+           [((3, 4), _idx(1, 1, 2), ())], [((2, 3), _idx(0), ())]),
+    *_both("masked_scatter", lambda x, m, s: x.masked_scatter(m, s), [((3, 4), MASK34, (12,))],
+           [((3, 4), MASK34, (3, 4))]),
+    Sample("masked_scatter", lambda x, m, s: x.masked_scatter(m, s), (3, 4), _mask(4), (2, 7),
+           note="-broadcast-mask-larger-source"),
+    Sample("masked_scatter", lambda x, m, s: x.masked_scatter(m, s), (4,), _mask(3, 4), (12,),
+           note="-broadcast-self"),
+    Sample("index", lambda x, m: cr.masked_select(x, m), (3, 4), MASK34, note="-masked_select",
+           torch_call=lambda x, m: T().masked_select(x, m)),
+    Sample("index", lambda x, m: cr.masked_select(x, m), (4,), _mask(3, 4),
+           note="-masked_select-broadcast", torch_call=lambda x, m: T().masked_select(x, m)),
+    Sample("index", lambda x, i: x.take(i), (3, 4), _idx([0, -1], [5, 5]), note="-take"),
+    Sample("gather", lambda x, i: x.take_along_dim(i, 1), (3, 4), _idx([0], [3], [2]),
+           note="-take_along_dim"),
+    Sample("gather", lambda x, i: x.take_along_dim(i), (3, 4), _idx(11, 0, 0),
+           note="-take_along_dim-flat"),
+    Sample("gather", lambda x, i: x.take_along_dim(i, 0), (3, 1), _idx([0, 2]),
+           note="-take_along_dim-broadcast"),
+    # --- scatter_reduce (every reduction, with and without self) ---------------------------------
+    *[Sample("scatter_reduce", (lambda r, inc: lambda x, i, s:
+                                x.scatter_reduce(0, i, s, r, include_self=inc))(r, inc),
+             (3, 4), _idx([0, 2, 0, 1], [0, 0, 2, 2]), (2, 4), note=f"-{r}-{inc}",
+             domain=(0.5, 2.0) if r == "prod" else None)
+      for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)],
+    Sample("scatter_reduce", lambda x, i, s: x.scatter_reduce(1, i, s, "sum"), (2, 3),
+           _idx([0, 0], [2, 1]), (2, 4), note="-larger-src", torch_call=None),
+    Sample("scatter_reduce", lambda x, i, s: x.scatter_reduce(0, i, s * _zeros_at(s), "prod"),
+           (2, 3), _idx([0, 1, 1], [0, 1, 1], [1, 1, 0]), (3, 3), note="-prod-zeros"),
+    Sample("scatter_reduce", lambda x, i, s: x.scatter_reduce(0, i, s, "prod",
+                                                              include_self=False),
+           (2, 3), _idx([0, 1, 1], [0, 1, 1]), (2, 3), complex=True, note="-prod-complex",
+           torch_call=None),
+    Sample("scatter_reduce", lambda x, i, s: x.scatter_reduce(0, i, s, "mean"),
+           (3,), _idx(0, 0, 2), (3,), complex=True, note="-mean-complex", torch_call=None),
     # --- in-place writes through views (the base gets CopySlices) --------------------------
     Sample("mul", _write_through_view(lambda y: y[0], "mul_", 2.0), (3, 4), note="-on-view"),
     Sample("mul", _write_through_view(lambda y: y.t()[1:], "mul_"), (3, 4), (3,),
