@@ -12,9 +12,12 @@ Note [basic and advanced indexing]
     gives a view that is written with ``copy_``/``fill_`` (the root gets CopySlices,
     Note [rebasing after in-place on a view]); an advanced part is ``index_put_``.
 """
+import math
+
 import numpy as np
 
 from .. import _grad_mode
+from .._dtypes import scalar_type_name
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd.graph import before_inplace_mutation
@@ -335,7 +338,7 @@ def _expand_key(key, ndim):
         else:
             consumed += 1
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]   # (no ==: keys hold Tensors)
-    if len(ellipses) > 1:
+    if len(ellipses) > 1:       # (torch accepts some such keys, inconsistently; NumPy's rule)
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         if ndim == 0:
@@ -584,8 +587,8 @@ def index_put_(self, indices, values, accumulate=False):
 def _same_dtype(what, dst, src):
     if dst._data.dtype != src._data.dtype:
         raise RuntimeError(f"{what} requires the source and destination dtypes match, got "
-                           f"{dst.dtype.name.capitalize()} for the destination and "
-                           f"{src.dtype.name.capitalize()} for the source.")
+                           f"{scalar_type_name(dst._data.dtype)} for the destination and "
+                           f"{scalar_type_name(src._data.dtype)} for the source.")
 
 
 @formula_helper
@@ -815,6 +818,17 @@ INDEX_FILL_TENSOR = defop("index_fill_tensor",
                                lambda F, g, dim, index:
                                F.sum(g - F.index_fill(g, dim, index, 0))),
                           jvp=lambda F, t, dim, index: F.index_fill(t[0], dim, index, t[2]))
+# masked_select and take are advanced indexing (the key is the mask's positions, or
+# the indices into the flattened input), under the reference's node names.
+MASKED_SELECT = defop("masked_select", lambda a, key: _index_array(a, key), attrs=("key",),
+                      vjp=(lambda F, g, self_shape, key:
+                           F._index_put(F._new_zeros(g, self_shape), key, g, True),),
+                      jvp=lambda F, t, key: F._index(t[0], key))
+TAKE = defop("take", lambda a, key: _index_array(a.reshape(-1), key), attrs=("key",),
+             vjp=(lambda F, g, self_shape, key: F.reshape(
+                 F._index_put(F._new_zeros(g, (math.prod(self_shape),)), key, g, True),
+                 self_shape),),
+             jvp=lambda F, t, key: F._index(F.reshape(t[0], (-1,)), key))
 MASKED_SCATTER = defop("masked_scatter", lambda a, m, s: masked_scatter_array(a, m, s),
                        inputs=("self", "mask", "source"),
                        vjp=(lambda F, g, mask: F.masked_fill(g, mask, 0), NONDIFF,
@@ -1061,8 +1075,9 @@ def _index_vector(index, name, what="Expected a long tensor for index, but got")
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not "
                         f"{type(index).__name__}")
     if index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): {what} {index.dtype.name.capitalize()}"
-                           if "long" in what else f"{name}(): {what}")
+        if "long" in what:
+            raise RuntimeError(f"{name}(): {what} {scalar_type_name(index._data.dtype)}")
+        raise IndexError(f"{name}(): {what}")
     if index._data.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     return index
@@ -1084,15 +1099,16 @@ def index_copy(input, dim, index, source):
     if index._data.size != n_src:
         raise IndexError(f"index_copy_(): Number of indices ({index._data.size}) should be equal "
                          f"to source.size(dim) ({n_src})")
-    for k, (a, b) in enumerate(zip(shape, src_shape)):
-        if k != d and a != b:
+    slices = [(a, b) for k, (a, b) in enumerate(zip(shape, src_shape)) if k != d]
+    for k, (a, b) in enumerate(slices):          # numbered within the slice, like torch
+        if a != b:
             raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
                                f"shapes. Destination slice shape: {a} at dimension {k} and "
                                f"source slice shape: {b} at dimension {k}.")
     if input._data.dtype != source._data.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {input.dtype.name.capitalize()} and (source) "
-                           f"{source.dtype.name.capitalize()}")
+                           f"but got (self) {scalar_type_name(input._data.dtype)} and (source) "
+                           f"{scalar_type_name(source._data.dtype)}")
     n = shape[d] if shape else 1
     idx = index._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -1130,7 +1146,7 @@ def index_fill(input, dim, index, value):
 def _bool_mask(mask, message):
     mask = as_tensor_arg(mask, "mask")
     if mask._data.dtype != np.bool_:
-        raise RuntimeError(message.format(mask.dtype.name.capitalize()))
+        raise RuntimeError(message.format(scalar_type_name(mask._data.dtype)))
     return mask
 
 
@@ -1148,9 +1164,10 @@ def masked_select(input, mask):
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
-        raise broadcast_error(input._data.shape, mask._data.shape) from None
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
     full = FUNCTIONS["expand"](input, shape) if input._data.shape != shape else input
-    return _index(full, np.nonzero(np.broadcast_to(mask._data, shape)))
+    key = np.nonzero(np.broadcast_to(mask._data, shape))
+    return apply_op(MASKED_SELECT, (full,), {"key": key})
 
 
 @public
@@ -1167,7 +1184,7 @@ def masked_scatter(input, mask, source):
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
-        raise broadcast_error(input._data.shape, mask._data.shape) from None
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
     if input._data.shape != shape:
         input = FUNCTIONS["expand"](input, shape)
     return _masked_scatter(input, Tensor._wrap(np.broadcast_to(mask._data, shape)), source)
@@ -1176,8 +1193,8 @@ def masked_scatter(input, mask, source):
 def _masked_scatter(input, mask, source):
     if input._data.dtype != source._data.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got{input.dtype.name.capitalize()} and "
-                           f"{source.dtype.name.capitalize()}")
+                           f"got{scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(source._data.dtype)}")
     if np.count_nonzero(mask._data) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply_op(MASKED_SCATTER, (input, mask, source), EMPTY)
@@ -1192,6 +1209,11 @@ def _masked_scatter_(self, mask, source):
     """
     mask = _bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with "
                             "dtype {}")
+    if mask._data.ndim > self._data.ndim:      # (torch names the bool type its own way here)
+        raise RuntimeError(f"expand(CPUBoolType{{{list(mask._data.shape)}}}, size="
+                           f"{list(self._data.shape)}): the number of sizes provided "
+                           f"({self._data.ndim}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({mask._data.ndim})")
     _check_expandable(mask, self._data.shape)
     full = Tensor._wrap(np.broadcast_to(mask._data, self._data.shape))
     return commit_inplace(self, _masked_scatter(self, full, source))
@@ -1262,7 +1284,7 @@ def take(input, index):
     [1.0, 4.0]
     """
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
-        name = index.dtype.name.capitalize() if isinstance(index, Tensor) else \
+        name = scalar_type_name(index._data.dtype) if isinstance(index, Tensor) else \
             type(index).__name__
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {name}")
     n, idx = input._data.size, index._data
@@ -1270,7 +1292,7 @@ def take(input, index):
         bad = idx.min() if idx.min() < -n else idx.max()
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          f"elements.")
-    return _index(FUNCTIONS["reshape"](input, (-1,)), (idx,))
+    return apply_op(TAKE, (input,), {"key": (idx,)})
 
 
 @public

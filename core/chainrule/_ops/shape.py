@@ -1051,6 +1051,11 @@ def diagflat(input, offset=0):
 
 
 # --- rotations, splits by index, stacks ---------------------------------------------
+ROT90 = defop("rot90", lambda a, k, dims: np.rot90(a, k, dims).copy(), attrs=("k", "dims"),
+              vjp=(lambda F, g, k, dims: F.rot90(g, -k, dims),),
+              jvp=lambda F, t, k, dims: F.rot90(t[0], k, dims))
+
+
 @public
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first
@@ -1070,14 +1075,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    k = k % 4
-    if k == 1:
-        return transpose(flip(input, (d1,)), d0, d1)
-    if k == 2:
-        return flip(input, (d0, d1))
-    if k == 3:
-        return transpose(flip(input, (d0,)), d0, d1)
-    return FUNCTIONS["clone"](input)
+    return apply_op(ROT90, (input,), {"k": k % 4, "dims": (d0, d1)})
 
 
 def _split_points(input, indices_or_sections, d):
@@ -1277,14 +1275,27 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats can not be negative")
         counts = counts.reshape(-1)
         return Tensor._wrap(np.repeat(np.arange(counts.size), counts))
-    if dim is None:
-        input, dim = reshape(input, (-1,)), 0
-    d = wrap_dim(dim, max(input._data.ndim, 1))
-    n = input._data.shape[d] if input._data.ndim else 1
+    if dim is None or input._data.ndim == 0:
+        input, dim = reshape(input, (-1,)), 0 if dim is None else dim
+    d = wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if not isinstance(repeats, Tensor):
+        return _repeat_each(input, d, _repeat_counts(repeats, 1)[0], output_size)
     index = np.repeat(np.arange(n), _repeat_counts(repeats, n))
     if output_size is not None and output_size != index.size:
         raise RuntimeError("allocated size does not match required size")
     return FUNCTIONS["index_select"](input, d, Tensor._wrap(index))
+
+
+def _repeat_each(input, d, r, output_size):
+    """repeat_interleave by an int: each slice copied ``r`` times (a broadcast, then a
+    copy viewed in the result's shape, like the reference)."""
+    shape = input._data.shape
+    wide = expand(unsqueeze(input, d + 1), shape[:d + 1] + (r,) + shape[d + 1:])
+    out_shape = shape[:d] + (shape[d] * r,) + shape[d + 1:]
+    if output_size is not None and output_size != out_shape[d]:
+        raise RuntimeError("allocated size does not match required size")
+    return view(apply_op(CONTIGUOUS, (wide,), EMPTY), out_shape)
 
 
 @public(method=False)
@@ -1845,6 +1856,7 @@ def diagonal_scatter_ns_array(x, src, offset=0, dim1=0, dim2=1):
 
 
 array_fn("_unfold")(unfold_array)
+array_fn("rot90")(lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims))
 array_fn("_as_strided")(as_strided_array)
 array_fn("view_as_real")(view_as_real_array)
 array_fn("complex")(complex_array)
