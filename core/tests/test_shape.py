@@ -631,6 +631,205 @@ def test_setitem_into_a_plain_tensor_makes_it_require_grad():
     np.testing.assert_array_equal(v.grad.numpy(), [2, 3])
 
 
+# --- issue 9's shape and indexing ops: values, views, edge cases ----------------------------------
+def test_tril_triu_trace_values_and_edges():
+    x = _arange(3, 4)
+    np.testing.assert_array_equal(x.tril(-1).numpy(), np.tril(x.numpy(), -1))
+    np.testing.assert_array_equal(cr.triu(_arange(2, 3, 3), 1).numpy(),
+                                  np.triu(np.arange(18.).reshape(2, 3, 3), 1))
+    assert cr.tril(cr.zeros(0, 3)).shape == (0, 3)
+    assert x.trace().item() == 0 + 5 + 10
+    assert cr.trace(cr.zeros(0, 2)).item() == 0
+    assert cr.trace(cr.ones(2, 2, dtype=cr.int32)).dtype == cr.int64
+    y = x.clone()
+    assert y.tril_() is y and y._version == 1 and y.numpy()[0, 1] == 0
+
+
+def test_tensor_split_sections_indices_and_views():
+    x = _arange(7)
+    assert [p.tolist() for p in x.tensor_split(3)] == [[0, 1, 2], [3, 4], [5, 6]]
+    assert [p.tolist() for p in x.tensor_split([2, -2, 10])] == \
+        [[0, 1], [2, 3, 4], [5, 6], []]
+    assert [p.tolist() for p in x.tensor_split(cr.tensor(2))] == [[0, 1, 2, 3], [4, 5, 6]]
+    assert [p.shape[0] for p in cr.zeros(0).tensor_split(2)] == [0, 0]
+    pieces = _arange(2, 4).hsplit(2)
+    assert all(p._base is not None for p in pieces)
+    pieces[1].zero_()                       # (separate slices: may be written in place)
+    assert pieces[0]._version == 1
+
+
+def test_stacks_match_numpy():
+    a, b = _arange(2, 3), _arange(2, 3) + 10
+    for ours, ref in ((cr.hstack, np.hstack), (cr.vstack, np.vstack), (cr.dstack, np.dstack),
+                      (cr.column_stack, np.column_stack), (cr.row_stack, np.vstack)):
+        np.testing.assert_array_equal(ours([a, b]).numpy(), ref([a.numpy(), b.numpy()]))
+        np.testing.assert_array_equal(ours((a[0], b[1])).numpy(),
+                                      ref([a.numpy()[0], b.numpy()[1]]))
+    assert cr.atleast_2d(cr.tensor(1.), cr.zeros(3))[1].shape == (1, 3)
+    assert cr.atleast_1d([cr.tensor(1.)])[0].shape == (1,)
+
+
+def test_repeat_interleave_forms():
+    x = _arange(2, 2)
+    np.testing.assert_array_equal(x.repeat_interleave(2).numpy(),
+                                  np.repeat(x.numpy(), 2))
+    np.testing.assert_array_equal(x.repeat_interleave(cr.tensor([0, 3]), dim=-1).numpy(),
+                                  np.repeat(x.numpy(), [0, 3], axis=1))
+    assert cr.repeat_interleave(cr.tensor([1, 0, 2])).tolist() == [0, 2, 2]
+    assert cr.tensor(5.).repeat_interleave(2).tolist() == [5.0, 5.0]
+    assert x.repeat_interleave(0, 0).shape == (0, 2)
+    with pytest.raises(RuntimeError, match="allocated size does not match"):
+        x.repeat_interleave(2, 0, output_size=3)
+
+
+def test_take_take_along_dim_masked_select():
+    x = _arange(3, 4)
+    assert cr.take(x, cr.tensor([[0, -1]])).tolist() == [[0.0, 11.0]]
+    i = x.argsort(1) if hasattr(x, "argsort") else cr.tensor([[3, 2, 1, 0]] * 3)
+    np.testing.assert_array_equal(x.take_along_dim(i, 1).numpy(),
+                                  np.take_along_axis(x.numpy(), i.numpy(), 1))
+    assert x.take_along_dim(cr.tensor([11, 0])).tolist() == [11.0, 0.0]
+    assert cr.masked_select(x, x > 8).tolist() == [9.0, 10.0, 11.0]
+    assert cr.masked_select(cr.zeros(0, 2), cr.zeros(0, 2, dtype=cr.bool)).shape == (0,)
+    g = _grad(lambda t: cr.masked_select(t, cr.tensor([[True], [False], [True]])), x[0])
+    np.testing.assert_array_equal(g, [2, 2, 2, 2])       # the broadcast rows add up
+
+
+def test_index_copy_fill_masked_scatter_values():
+    x = cr.zeros(3, 2)
+    assert x.index_copy(0, cr.tensor([2, 0]), _arange(2, 2).float()).tolist() == \
+        [[2.0, 3.0], [0.0, 0.0], [0.0, 1.0]]
+    assert x.index_fill(1, cr.tensor([-1]), 7).tolist() == [[0.0, 7.0]] * 3
+    assert x.index_fill(0, cr.tensor([1]), cr.tensor(2.)).tolist()[1] == [2.0, 2.0]
+    m = cr.tensor([[True, False], [False, False], [True, True]])
+    assert x.masked_scatter(m, cr.tensor([1., 2., 3., 4.])).tolist() == \
+        [[1.0, 0.0], [0.0, 0.0], [2.0, 3.0]]
+    y = cr.zeros(2, 2)
+    y.masked_scatter_(cr.tensor([True, False]), cr.tensor([5., 6.]))
+    assert y.tolist() == [[5.0, 0.0], [6.0, 0.0]] and y._version == 1
+    y.index_copy_(1, cr.tensor([1]), cr.ones(2, 1))
+    y.index_fill_(0, cr.tensor([0]), -1.)
+    assert y.tolist() == [[-1.0, -1.0], [6.0, 1.0]] and y._version == 3
+
+
+@pytest.mark.parametrize("reduce,include_self,expected", [
+    ("sum", True, [11.0, 2.0, 16.0]), ("sum", False, [10.0, 2.0, 13.0]),
+    ("prod", True, [21.0, 2.0, 39.0]), ("prod", False, [21.0, 2.0, 13.0]),
+    ("mean", True, [11 / 3, 2.0, 8.0]), ("mean", False, [5.0, 2.0, 13.0]),
+    ("amax", True, [7.0, 2.0, 13.0]), ("amax", False, [7.0, 2.0, 13.0]),
+    ("amin", True, [1.0, 2.0, 3.0]), ("amin", False, [3.0, 2.0, 13.0]),
+])
+def test_scatter_reduce_values(reduce, include_self, expected):
+    x = _t([1.0, 2.0, 3.0])
+    out = x.scatter_reduce(0, cr.tensor([0, 0, 2]), _t([3.0, 7.0, 13.0]), reduce,
+                           include_self=include_self)
+    np.testing.assert_allclose(out.numpy(), expected)
+
+
+def test_scatter_reduce_integer_mean_floors_and_ties_share_the_gradient():
+    out = cr.tensor([1, 2, 3]).scatter_reduce(0, cr.tensor([0, 0]), cr.tensor([2, 3]), "mean")
+    assert out.tolist() == [2, 2, 3]
+    x = _t([5.0, 0.0], requires_grad=True)
+    s = _t([5.0, 1.0], requires_grad=True)
+    x.scatter_reduce(0, cr.tensor([0, 0]), s, "amax").sum().backward()
+    assert x.grad.tolist() == [0.5, 1.0] and s.grad.tolist() == [0.5, 0.0]
+
+
+def test_nonzero_and_argwhere():
+    x = cr.tensor([[0, 1], [2, 0]])
+    assert x.nonzero().tolist() == [[0, 1], [1, 0]] and x.nonzero().dtype == cr.int64
+    assert [t.tolist() for t in x.nonzero(as_tuple=True)] == [[0, 1], [1, 0]]
+    assert cr.argwhere(x).tolist() == [[0, 1], [1, 0]]
+    assert cr.nonzero(cr.tensor(3.)).shape == (1, 0)
+    assert cr.nonzero(cr.tensor(0.)).shape == (0, 0)
+    assert [t.tolist() for t in cr.nonzero(cr.tensor(3.), as_tuple=True)] == [[0]]
+    assert cr.nonzero(cr.zeros(0, 3)).shape == (0, 2)
+
+
+def test_grids_broadcasts_products():
+    assert cr.broadcast_shapes((2, 1), (3, 1, 4), 4) == (3, 2, 4)
+    assert cr.broadcast_shapes() == ()
+    with pytest.warns(UserWarning, match="it will be required to pass the indexing argument"):
+        a, b = cr.meshgrid(cr.arange(2), cr.arange(3))
+    assert a.shape == b.shape == (2, 3) and a._base is not None
+    a, b = cr.meshgrid([cr.arange(2), cr.arange(3)], indexing="xy")
+    assert a.tolist() == [[0, 1]] * 3 and b.tolist() == [[0, 0], [1, 1], [2, 2]]
+    assert cr.cartesian_prod(cr.arange(3)).tolist() == [0, 1, 2]
+    assert cr.cartesian_prod(cr.arange(2), cr.arange(0)).shape == (0, 2)
+    assert cr.combinations(cr.arange(3), 3).tolist() == [[0, 1, 2]]
+    assert cr.combinations(cr.arange(2), 3).shape == (0, 3)
+    assert cr.combinations(cr.arange(3), 0).shape == (0,)
+    assert cr.combinations(cr.arange(2), with_replacement=True).tolist() == \
+        [[0, 0], [0, 1], [1, 1]]
+    assert cr.block_diag().shape == (1, 0)
+    assert cr.block_diag(cr.tensor(1), cr.ones(2, 1, dtype=cr.float64)).tolist() == \
+        [[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]
+    assert cr.block_diag(cr.zeros(0, 2), cr.ones(1, 1)).shape == (1, 3)
+
+
+def test_unfold_and_as_strided_views():
+    x = _arange(5, requires_grad=True)
+    w = x.unfold(0, 3, 1)
+    assert w.grad_fn.name() == "UnfoldBackward0" and w.stride() == (1, 1)
+    w.sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]      # overlapping windows add up
+    y = _arange(3, 4)
+    v = y.as_strided((2, 2), (4, 1), 5)
+    assert v.tolist() == [[5.0, 6.0], [9.0, 10.0]] and v.storage_offset() == 5
+    v.mul_(0)
+    assert y._version == v._version == 1 and y.numpy()[1, 1] == 0
+    assert y[1].as_strided((2,), (1,)).tolist() == [4.0, 0.0]   # default: the view's offset
+    with pytest.raises(RuntimeError, match=r"storage \(the tensor's base\) to be contiguous"):
+        cr.tensor(np.asfortranarray(np.ones((2, 3)))).as_strided((2,), (1,))
+
+
+def test_rebased_overlapping_view_sums_its_gradient():
+    x = _arange(4, requires_grad=True)
+    y = x * 1
+    w = y.unfold(0, 2, 1)                     # overlapping windows of y
+    y.mul_(2)                                 # w's history now goes through y's CopySlices
+    w.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 4.0, 2.0]
+
+
+def test_complex_views_and_constructors():
+    z = cr.tensor([1 + 2j, 3 - 1j], dtype=cr.complex128, requires_grad=True)
+    r = cr.view_as_real(z)
+    assert r.tolist() == [[1.0, 2.0], [3.0, -1.0]] and r.dtype == cr.float64
+    (r * _t([[1.0, 10.0], [100.0, 1000.0]])).sum().backward()
+    assert z.grad.tolist() == [1 + 10j, 100 + 1000j]
+    p = cr.zeros(2, 2)
+    c = cr.view_as_complex(p)
+    c.add_(1j)
+    assert p.tolist() == [[0.0, 1.0], [0.0, 1.0]] and p._version == 1
+    assert cr.complex(cr.ones(2), cr.zeros(1)).dtype == cr.complex64
+    np.testing.assert_allclose(cr.polar(_t([2.0]), _t([np.pi / 2])).numpy(), [2j], atol=1e-15)
+
+
+def test_view_dtype_shares_memory_and_version_and_is_not_differentiable():
+    x = _t([1.0, 2.0], requires_grad=True)
+    v = x.view(cr.int64)
+    assert v.dtype == cr.int64 and not v.requires_grad and v._base is x
+    assert v.tolist() == np.array([1.0, 2.0]).view(np.int64).tolist()
+    assert x.detach().view(cr.float32).shape == (4,)
+    h = cr.zeros(2, 4, dtype=cr.float16).view(cr.float64)
+    assert h.shape == (2, 1)
+    with cr.no_grad():
+        x.view(cr.float64).mul_(2)
+    assert x.tolist() == [2.0, 4.0] and x._version == 1
+
+
+def test_scatter_variants_of_select_slice_diagonal():
+    x = cr.zeros(3, 3)
+    assert cr.diagonal_scatter(x, cr.ones(2), 1).tolist() == \
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]
+    assert cr.select_scatter(x, cr.ones(3), 1, -1).tolist() == [[0.0, 0.0, 1.0]] * 3
+    assert cr.slice_scatter(x, cr.ones(3, 1), 1, -1).tolist() == [[0.0, 0.0, 1.0]] * 3
+    assert cr.diagflat(cr.tensor([1., 2.]), -1).tolist() == \
+        [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]
+    assert cr.narrow_copy(_arange(4), 0, 1, 2)._base is None
+
+
 # --- JVPs of every shape-family op (finite differences, both namespaces) --------------------------
 def _family_ops():
     ops = {}
