@@ -802,7 +802,7 @@ def round(input, *, decimals=0):
     ...). The gradient is zero.
 
     >>> import chainrule as cr
-    >>> cr.round(cr.tensor([2.5, 1.2345]), decimals=2).tolist()
+    >>> cr.round(cr.tensor([2.5, 1.2345], dtype=cr.float64), decimals=2).tolist()
     [2.5, 1.23]
     """
     if decimals == 0:

@@ -149,6 +149,81 @@ def isinf(input):
     return Tensor._wrap(np.isinf(input._data))
 
 
+def _real_only(input, name):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name} does not support complex inputs.")
+    return input._data
+
+
+@public
+def isposinf(input):
+    """Elementwise test for +inf.
+
+    >>> import chainrule as cr
+    >>> cr.isposinf(cr.tensor([float("inf"), -float("inf")])).tolist()
+    [True, False]
+    """
+    return Tensor._wrap(np.isposinf(_real_only(input, "isposinf")))
+
+
+@public
+def isneginf(input):
+    """Elementwise test for -inf.
+
+    >>> import chainrule as cr
+    >>> cr.isneginf(cr.tensor([float("inf"), -float("inf")])).tolist()
+    [False, True]
+    """
+    return Tensor._wrap(np.isneginf(_real_only(input, "isneginf")))
+
+
+@public
+def signbit(input):
+    """Elementwise test of the sign bit (True for -0.0 too).
+
+    >>> import chainrule as cr
+    >>> cr.signbit(cr.tensor([-0.0, 0.0, -1.0])).tolist()
+    [True, False, True]
+    """
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("signbit is not implemented for complex tensors.")
+    return Tensor._wrap(np.signbit(input._data))
+
+
+@public
+def isreal(input):
+    """Elementwise test that the imaginary part is 0 (all True for real tensors).
+
+    >>> import chainrule as cr
+    >>> cr.isreal(cr.tensor([1 + 0j, 1j])).tolist()
+    [True, False]
+    """
+    if input._data.dtype.kind != "c":
+        return Tensor._wrap(np.ones(input._data.shape, bool))
+    return Tensor._wrap(input._data.imag == 0)
+
+
+@public
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (infinities equal to
+    themselves; NaNs equal only with ``equal_nan``). The dtypes must match.
+
+    >>> import chainrule as cr
+    >>> cr.isclose(cr.tensor([1.0, 2.0]), cr.tensor([1.0 + 1e-9, 2.1])).tolist()
+    [True, False]
+    """
+    other = as_tensor_arg(other, "other")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_dtypes.scalar_type_name(input._data.dtype)} did not match "
+                           f"{_dtypes.scalar_type_name(other._data.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    with np.errstate(invalid="ignore"):
+        return Tensor._wrap(np.isclose(input._data, other._data, rtol, atol, equal_nan))
+
+
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when all elements are close (``|a - b| <= atol + rtol * |b|``).
