@@ -1418,3 +1418,151 @@ def count_nonzero(input, dim=None):
     """
     dims = _dims(input, dim)
     return Tensor._wrap(np.asarray(np.count_nonzero(input._data, axis=dims), np.int64))
+
+
+# --- quantile, nanquantile (composed of sort, gather and lerp: differentiable) ----------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_q(input, q, name):
+    """q as a 1-D float64 array, and whether it was a scalar."""
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q._data.dtype != input._data.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        values, scalar = q._data.astype(np.float64).reshape(-1), q._data.ndim == 0
+        if not np.all((values >= 0) & (values <= 1)):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        return values, scalar
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    return np.array([float(q)]), True
+
+
+def _quantile_ranks(a, d, qs, ignore_nan):
+    """Fractional positions in the sorted slices (qs along ``d``); a slice with NaN
+    points at its last element (a NaN) unless ``ignore_nan``."""
+    shape = [1] * a.ndim
+    shape[d] = qs.size
+    nans = np.add.reduce(np.isnan(a), axis=d, keepdims=True)
+    n = a.shape[d]
+    if ignore_nan:
+        ranks = qs.reshape(shape) * (n - nans - 1)
+    else:
+        ranks = np.where(nans > 0, n - 1, qs.reshape(shape) * (n - 1))
+    return np.maximum(ranks, 0)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    if input._data.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    qs, scalar = _quantile_q(input, q, name)
+    if input._data.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    x = input.reshape(-1) if dim is None or input._data.ndim == 0 else input
+    d = 0 if x is not input else wrap_dim(dim, input._data.ndim)
+    values = sort(x, d).values
+    ranks = _quantile_ranks(values._data, d, qs, ignore_nan)
+    out = _interpolate(values, d, ranks, interpolation)
+    return _quantile_layout(out, input, d, dim, keepdim, scalar)
+
+
+def _interpolate(values, d, ranks, interpolation):
+    gather = FUNCTIONS["gather"]
+    if interpolation in ("lower", "higher", "nearest"):
+        pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.round}[interpolation]
+        return gather(values, d, Tensor._wrap(pick(ranks).astype(np.int64)))
+    below, above = np.floor(ranks), np.ceil(ranks)
+    weights = np.full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+    low = gather(values, d, Tensor._wrap(below.astype(np.int64)))
+    high = gather(values, d, Tensor._wrap(above.astype(np.int64)))
+    return FUNCTIONS["lerp"](low, high, Tensor._wrap(weights.astype(values._data.dtype)))
+
+
+def _quantile_layout(out, input, d, dim, keepdim, scalar):
+    """The q values first (dropped for a scalar q), then the reduced shape."""
+    out = FUNCTIONS["movedim"](out, d, 0)
+    if keepdim:
+        kept = [1] * input._data.ndim if dim is None else list(input._data.shape)
+        if dim is not None and input._data.ndim:
+            kept[d] = 1
+        out = out.reshape([out.shape[0]] + kept)
+    return out.squeeze(0) if scalar else out
+
+
+@public
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) of all elements or
+    along ``dim``, between the sorted values by ``interpolation`` ("linear", "lower",
+    "higher", "midpoint", "nearest"); NaN where a slice holds NaN. Differentiable.
+
+    >>> import chainrule as cr
+    >>> cr.quantile(cr.tensor([1., 2., 3., 4.]), 0.5).item()
+    2.5
+    >>> cr.quantile(cr.tensor([1., 2., 3., 4.]), 0.5, interpolation="lower").item()
+    2.0
+    """
+    result = _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+    return result if out is None else _write_out(result, out, "quantile")
+
+
+@public
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """:func:`quantile` ignoring NaN (NaN only for an all-NaN slice).
+
+    >>> import chainrule as cr
+    >>> cr.nanquantile(cr.tensor([1., float("nan"), 3.]), 0.5).item()
+    2.0
+    """
+    result = _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+    return result if out is None else _write_out(result, out, "nanquantile")
+
+
+# --- histograms (not differentiable) ----------------------------------------------------
+@public
+def histc(input, bins=100, min=0, max=0):
+    """Counts of ``input`` in ``bins`` equal bins over ``[min, max]`` (min == max: the
+    data's range); values outside are ignored. Same dtype as ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.histc(cr.tensor([1., 2., 1.]), bins=4, min=0, max=3).tolist()
+    [0.0, 2.0, 1.0, 0.0]
+    """
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{_dtypes.scalar_type_name(a.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(np.min(a)), float(np.max(a))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} "
+                           f"max {hi} for dimension 0")
+    counts, _ = np.histogram(a.astype(np.float64), bins, (lo, hi))
+    return Tensor._wrap(counts.astype(a.dtype))
+
+
+@public
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """A named tuple ``(hist, bin_edges)``: ``bins`` an int (equal bins over ``range``,
+    by default the data's) or a 1-D tensor of edges; optional ``weight`` per element.
+
+    >>> import chainrule as cr
+    >>> h = cr.histogram(cr.tensor([1., 2., 1.]), bins=4, range=(0., 3.))
+    >>> h.hist.tolist(), h.bin_edges.tolist()
+    ([0.0, 2.0, 1.0, 0.0], [0.0, 0.75, 1.5, 2.25, 3.0])
+    """
+    a = input._data
+    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    w = None if weight is None else weight._data
+    hist, bin_edges = np.histogram(a, edges, range, density=density, weights=w)
+    return return_types.histogram(Tensor._wrap(hist.astype(a.dtype)),
+                                  Tensor._wrap(bin_edges.astype(a.dtype)))
