@@ -25,3 +25,12 @@ def _structseq(name, fields):
 
 max = _structseq("max", ("values", "indices"))
 min = _structseq("min", ("values", "indices"))
+sort = _structseq("sort", ("values", "indices"))
+topk = _structseq("topk", ("values", "indices"))
+kthvalue = _structseq("kthvalue", ("values", "indices"))
+median = _structseq("median", ("values", "indices"))
+nanmedian = _structseq("nanmedian", ("values", "indices"))
+cummax = _structseq("cummax", ("values", "indices"))
+cummin = _structseq("cummin", ("values", "indices"))
+aminmax = _structseq("aminmax", ("min", "max"))
+histogram = _structseq("histogram", ("hist", "bin_edges"))
