@@ -246,6 +246,29 @@ def test_einsum_trace_gradient_is_identity():
     np.testing.assert_array_equal(x.grad.numpy(), np.eye(3))
 
 
+def test_einsum_broadcast_subscript_backward():
+    """Issue 9, wrong today 1: 'k' has size 2 in a and 1 in b; torch gives both grads."""
+    a = _leaf(np.arange(6.0).reshape(3, 2))
+    b = _leaf(np.array([[1.0], [2.0], [3.0]]))
+    cr.einsum("ik,jk->ij", a, b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((3, 2), 6.0))
+    np.testing.assert_array_equal(b.grad.numpy(), [[15.0], [15.0], [15.0]])
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ik,jk->ij", ((3, 1), (3, 2))), ("ij,j->i", ((3, 2), (1,))), ("i,i->", ((1,), (4,))),
+    ("b...,b...->b", ((2, 3), (2, 1))), ("ii,i->i", ((3, 3), (1,))),
+    ("ik,jk,kl->il", ((2, 1), (3, 4), (4, 2)))], ids=str)
+def test_einsum_broadcast_subscripts_match_torch(torch, rng, equation, shapes):
+    arrays = [_random(rng, s) for s in shapes]
+    g = _random(rng, tuple(cr.einsum(equation, *[cr.tensor(a) for a in arrays]).shape))
+    ours, our_grads = _cr_grads(lambda *t: cr.einsum(equation, *t), arrays, g)
+    theirs, their_grads = _torch_grads(torch, lambda *t: torch.einsum(equation, *t), arrays, g)
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
 def test_einsum_large_contraction_uses_the_blas_route(rng):
     a, b = _random(rng, (64, 128), np.float32), _random(rng, (128, 96), np.float32)
     out = cr.einsum("ij,jk->ik", cr.tensor(a), cr.tensor(b))

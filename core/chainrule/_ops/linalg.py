@@ -349,7 +349,19 @@ def einsum_grad(F, g, other, equation, which, shape):
     dtype = (g._data if F.is_tensor_path() else g).dtype
     extra = [np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype)
              for kind, n in consts]
-    return F.einsum(eq, g, F.conj(other), *extra)
+    return _broadcast_back(F, F.einsum(eq, g, F.conj(other), *extra), tuple(shape))
+
+
+def _broadcast_back(F, grad, shape):
+    """Note [einsum broadcast subscripts]: a subscript of size 1 in one operand and n
+    in another broadcasts, so the gradient einsum gives it the partner's size (sum it
+    back to 1) or, where this operand has n and every other operand 1, size 1 (the
+    gradient is the same for each of the n entries: expand it)."""
+    got = tuple(grad.shape)
+    if got == shape:
+        return grad
+    kept = tuple(1 if n == 1 else want for n, want in zip(got, shape))
+    return F.expand(F.sum_to(grad, kept), shape)
 
 
 @functools.lru_cache(maxsize=1024)
