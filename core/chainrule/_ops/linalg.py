@@ -978,13 +978,13 @@ def solve_triangular_grads(F, g, A, result, upper, unitriangular, which, shape):
 
 @helper
 def cholesky_grad(F, g, result):
-    """A = L L^H: gA = L^-H Phi(L^H tril(gL)) L^-1, made Hermitian (Phi: the lower
-    triangle with half the diagonal), like the reference's."""
+    """A = L L^H: gA = L^-H Psi(tril(L^H gL)) L^-1 with Psi(P) = (P + tril(P, -1)^H) / 2,
+    the reference's formula (exact for Hermitian perturbations of A)."""
     lh = F.adjoint(result)
-    phi = F.tri_part(F.matmul(lh, F.tri_part(g, False)), False, half_diag=True)
-    z = F._solve_triangular(lh, phi, True, False)
-    grad = F.adjoint(F._solve_triangular(lh, F.adjoint(z), True, False))
-    return (grad + F.adjoint(grad)) * 0.5
+    p = F.tri_part(F.matmul(lh, g), False)
+    inner = (p + F.adjoint(F.tri_part(p, False, strict=True))) * 0.5
+    z = F._solve_triangular(lh, inner, True, False)
+    return F.adjoint(F._solve_triangular(lh, F.adjoint(z), True, False))
 
 
 @helper
@@ -1141,7 +1141,8 @@ def eigh_grad(F, g, eigenvalues, eigenvectors):
     _warn_if_repeated(F, gaps, "linalg.eigh backward")
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = F.diag_embed(g_l) + _off_diagonal(F, vh_gv / gaps)
-    return F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
+    grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
+    return (grad + F.adjoint(grad)) * 0.5           # Hermitian, like the reference's
 
 
 @helper

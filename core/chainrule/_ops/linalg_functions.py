@@ -404,13 +404,14 @@ def _lstsq_extras(A, B, X, rcond, driver):
     singular values (gelsd, gelss)."""
     m, n = A._data.shape[-2:]
     empty = Tensor._wrap(np.zeros((0,), A._data.real.dtype))
+    no_residuals = X.real.reshape(-1)[:0] if X.is_complex() else X.reshape(-1)[:0]
     with no_grad():
         s = svdvals(A)
         cut = (np.finfo(s._data.dtype).eps * max(m, n) if rcond is None else rcond) * \
             (s._data[..., :1] if n and m else 0)
         rank = np.sum(s._data > cut, axis=-1).astype(np.int64)
     full = bool(np.all(rank == min(m, n)))
-    residuals = empty
+    residuals = no_residuals          # empty, but part of the graph, like the reference's
     if driver != "gelsy" and m > n and full:
         r = _f("matmul")(A, X) - B
         residuals = (r.abs() ** 2).sum(-2) if r.is_complex() else (r * r).sum(-2)
@@ -680,7 +681,9 @@ def _cross(input, other, dim, fn):
         raise RuntimeError(f"expected scalar type {_dtypes.scalar_type_name(input._data.dtype)}"
                            f" but found {_dtypes.scalar_type_name(other._data.dtype)}")
     a, b = input._data.shape, other._data.shape
-    nd = max(len(a), len(b))
+    if len(a) != len(b):
+        raise RuntimeError(f"{fn}: inputs must have the same number of dimensions.")
+    nd = len(a)
     d = dim % nd if nd else 0
     sa = a[d - nd + len(a)] if d - nd + len(a) >= 0 else 1
     sb = b[d - nd + len(b)] if d - nd + len(b) >= 0 else 1
@@ -767,3 +770,394 @@ def vander(x, *, N=None):
     n = x.shape[-1] if N is None else N
     cols = [x * 0 + 1] + [x ** k for k in range(1, n)]
     return _f("stack")(cols[:n], -1)
+
+
+# === top-level aliases (torch.det, torch.svd, ...) ==============================================
+@public
+def det(input):
+    """``linalg.det``.
+
+    >>> import chainrule as cr
+    >>> cr.det(cr.eye(3) * 2).item()
+    8.0
+    """
+    return LINALG["det"](input)
+
+
+@public
+def logdet(input):
+    """log(det(input)): nan where the determinant is negative, -inf where it is 0
+    (complex input: the complex logarithm).
+
+    >>> import chainrule as cr
+    >>> round(cr.logdet(cr.eye(2) * 3).item(), 4)
+    2.1972
+    """
+    sign, logabsdet = decompose(SLOGDET, (_matrix(input, "logdet"),), {})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return logabsdet + sign.log() if input.is_complex() else \
+            logabsdet + _f("log")(sign)
+
+
+@public
+def slogdet(input):
+    """``linalg.slogdet`` (the named pair ``sign, logabsdet``).
+
+    >>> import chainrule as cr
+    >>> cr.slogdet(cr.eye(2) * -1).sign.item()
+    1.0
+    """
+    return return_types.slogdet(*LINALG["slogdet"](input))
+
+
+@public
+def inverse(input, *, out=None):
+    """``linalg.inv``.
+
+    >>> import chainrule as cr
+    >>> cr.inverse(cr.eye(2) * 4).tolist()
+    [[0.25, 0.0], [0.0, 0.25]]
+    """
+    return LINALG["inv"](input)
+
+
+@public(name="cholesky")
+def cholesky_upper_flag(input, upper=False, *, out=None):
+    """The Cholesky factor (``upper``: U with A = U^H U), like ``linalg.cholesky``.
+
+    >>> import chainrule as cr
+    >>> cr.cholesky(cr.eye(2) * 4, upper=True).tolist()
+    [[2.0, 0.0], [0.0, 2.0]]
+    """
+    try:
+        return LINALG["cholesky"](input, upper=upper)
+    except LinAlgError as e:
+        raise LinAlgError(str(e).replace("linalg.cholesky:", "cholesky:", 1)) from None
+
+
+@public
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with ``A @ X = input`` for A given by its Cholesky factor ``input2`` (lower,
+    or upper when ``upper``).
+
+    >>> import chainrule as cr
+    >>> cr.cholesky_solve(cr.ones(2, 1), cr.eye(2) * 2).tolist()
+    [[0.25], [0.25]]
+    """
+    b, L = input, input2
+    if b.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
+                           f"{b.shape[-2]} by {b.shape[-1]}")
+    if upper:
+        y = solve_triangular(_mH(L), b, upper=False)
+        return solve_triangular(L, y, upper=True)
+    y = solve_triangular(L, b, upper=False)
+    return solve_triangular(_mH(L), y, upper=True)
+
+
+@public
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of A from its Cholesky factor ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.cholesky_inverse(cr.eye(2) * 2).tolist()
+    [[0.25, 0.0], [0.0, 0.25]]
+    """
+    L = _matrix(input, "cholesky_inverse")
+    eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape)
+    return cholesky_solve(Tensor._wrap(eye.copy()), L, upper)
+
+
+@public(name="qr")
+def qr_some(input, some=True, *, out=None):
+    """``linalg.qr`` with mode "reduced" (``some``) or "complete".
+
+    >>> import chainrule as cr
+    >>> cr.qr(cr.ones(3, 2), some=False).Q.shape
+    chainrule.Size([3, 3])
+    """
+    return return_types.qr(*LINALG["qr"](input, "reduced" if some else "complete"))
+
+
+@public(name="svd")
+def svd_v(input, some=True, compute_uv=True, *, out=None):
+    """The old SVD: ``U, S, V`` with ``input = U @ diag(S) @ V.mH`` (``some``: reduced).
+    Without ``compute_uv``, U and V are zeros (full size) and only S has a gradient.
+
+    >>> import chainrule as cr
+    >>> U, S, V = cr.svd(cr.tensor([[3., 0.], [0., 4.]]))
+    >>> S.tolist()
+    [4.0, 3.0]
+    """
+    A = _matrix(input, "linalg.svd", square=False)
+    if not compute_uv:
+        m, n = A._data.shape[-2:]
+        batch, dtype = A._data.shape[:-2], A._data.dtype
+        return return_types.svd(Tensor._wrap(np.zeros(batch + (m, m), dtype)), svdvals(A),
+                                Tensor._wrap(np.zeros(batch + (n, n), dtype)))
+    U, S, Vh = LINALG["svd"](A, full_matrices=not some)
+    return return_types.svd(U, S, _mH(Vh))
+
+
+@public
+def pinverse(input, rcond=1e-15):
+    """``linalg.pinv`` with relative tolerance ``rcond``.
+
+    >>> import chainrule as cr
+    >>> cr.pinverse(cr.eye(2) * 2).tolist()
+    [[0.5, 0.0], [0.0, 0.5]]
+    """
+    return LINALG["pinv"](input, rtol=rcond)
+
+
+public(matrix_exp)
+public(matrix_power)
+
+
+@public
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices in the cheapest order (``linalg.multi_dot``).
+
+    >>> import chainrule as cr
+    >>> cr.chain_matmul(cr.ones(2, 3), cr.ones(3, 2)).tolist()
+    [[3.0, 3.0], [3.0, 3.0]]
+    """
+    if len(matrices) == 1:
+        return matrices[0]
+    return multi_dot(matrices)
+
+
+@public(name="cross")
+def cross_dim(input, other, dim=None, *, out=None):
+    """Cross product along ``dim`` (by default the first dim of size 3, as the reference
+    does today; ``linalg.cross`` uses the last).
+
+    >>> import chainrule as cr
+    >>> cr.cross(cr.tensor([[0.], [1.], [0.]]), cr.tensor([[0.], [0.], [1.]])).tolist()
+    [[1.0], [0.0], [0.0]]
+    """
+    if dim is None:
+        sizes = np.broadcast_shapes(input._data.shape, other._data.shape)
+        dim = next((d for d, n in enumerate(sizes) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return _cross(input, other, dim, "linalg.cross")
+
+
+# === the matmul family ===========================================================================
+def _scaled_sum(input, product, beta, alpha):
+    """beta * input + alpha * product, input broadcast to the product's shape (beta = 0
+    ignores input, nan and inf included, like the reference)."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        if input.requires_grad:     # a zero gradient for input, whatever its values
+            input = _f("where")(Tensor._wrap(np.zeros((), bool)), input.expand(*product.shape),
+                                product * 0)
+            return product + input
+        return product
+    input = input.expand(*product.shape)
+    return product + (input if beta == 1 else input * beta)
+
+
+@public
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``.
+
+    >>> import chainrule as cr
+    >>> cr.addmm(cr.ones(2, 2), cr.ones(2, 3), cr.ones(3, 2), alpha=2).tolist()
+    [[7.0, 7.0], [7.0, 7.0]]
+    """
+    return _scaled_sum(input, _f("mm")(mat1, mat2), beta, alpha)
+
+
+@public
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``.
+
+    >>> import chainrule as cr
+    >>> cr.addmv(cr.ones(2), cr.ones(2, 3), cr.ones(3)).tolist()
+    [4.0, 4.0]
+    """
+    product = _f("mv")(mat, vec)
+    if beta != 0 and input.shape != product.shape and input.ndim == 1 and \
+            input.shape[0] not in (1, product.shape[0]):
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
+                           f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    return _scaled_sum(input, product, beta, alpha)
+
+
+@public
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    >>> import chainrule as cr
+    >>> cr.addr(cr.zeros(2, 2), cr.tensor([1., 2.]), cr.tensor([3., 4.])).tolist()
+    [[3.0, 4.0], [6.0, 8.0]]
+    """
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    return _scaled_sum(input, _f("outer")(vec1, vec2), beta, alpha)
+
+
+@public
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    >>> import chainrule as cr
+    >>> cr.baddbmm(cr.zeros(1), cr.ones(2, 2, 3), cr.ones(2, 3, 1)).shape
+    chainrule.Size([2, 2, 1])
+    """
+    return _scaled_sum(input, _f("bmm")(batch1, batch2), beta, alpha)
+
+
+@public
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
+
+    >>> import chainrule as cr
+    >>> cr.addbmm(cr.zeros(2, 1), cr.ones(3, 2, 4), cr.ones(3, 4, 1)).tolist()
+    [[12.0], [12.0]]
+    """
+    return _scaled_sum(input, _f("bmm")(batch1, batch2).sum(0), beta, alpha)
+
+
+@public
+def kron(input, other, *, out=None):
+    """Kronecker product: blocks ``input[i] * other`` (dims aligned from the right).
+
+    >>> import chainrule as cr
+    >>> cr.kron(cr.tensor([1., 2.]), cr.tensor([1., 10.])).tolist()
+    [1.0, 10.0, 2.0, 20.0]
+    """
+    nd = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
+    a_split = tuple(s for n in a.shape for s in (n, 1))
+    b_split = tuple(s for n in b.shape for s in (1, n))
+    out = a.reshape(a_split) * b.reshape(b_split)
+    return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+_SUBSCRIPTS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@public(method=False)
+def tensordot(a, b, dims=2, out=None):
+    """Sum of products over ``dims``: the last ``dims`` dims of ``a`` with the first of
+    ``b`` (an int), or the dims in a pair of lists.
+
+    >>> import chainrule as cr
+    >>> cr.tensordot(cr.ones(2, 3), cr.ones(3, 4), dims=1).shape
+    chainrule.Size([2, 4])
+    """
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [d % a.ndim for d in dims_a]
+    dims_b = [d % b.ndim for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
+                               f"in dim {db}")
+    sub_a = list(_SUBSCRIPTS[:a.ndim])
+    sub_b = list(_SUBSCRIPTS[a.ndim:a.ndim + b.ndim])
+    for da, db in zip(dims_a, dims_b):
+        sub_b[db] = sub_a[da]
+    kept = [s for i, s in enumerate(sub_a) if i not in dims_a] + \
+        [s for i, s in enumerate(sub_b) if i not in dims_b]
+    return _f("einsum")(f"{''.join(sub_a)},{''.join(sub_b)}->{''.join(kept)}", a, b)
+
+
+@public
+def inner(input, other, *, out=None):
+    """Sum of products over the last dims (a 0-d operand multiplies).
+
+    >>> import chainrule as cr
+    >>> cr.inner(cr.tensor([1., 2.]), cr.tensor([3., 4.])).item()
+    11.0
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+@public(method=False)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between each row of ``x1`` and each row of ``x2`` (batch dims
+    broadcast); the gradient at a zero distance is 0.
+
+    >>> import chainrule as cr
+    >>> cr.cdist(cr.tensor([[0., 0.]]), cr.tensor([[3., 4.], [0., 1.]])).tolist()
+    [[5.0, 1.0]]
+    """
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1._data.dtype != x2._data.dtype:
+        raise RuntimeError(f"expected scalar type {_dtypes.scalar_type_name(x1._data.dtype)} "
+                           f"but found {_dtypes.scalar_type_name(x2._data.dtype)}")
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+@public(method=False)
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Integral of ``y`` along ``dim`` by the trapezoidal rule, at sample points ``x`` (a
+    tensor) or a spacing ``dx`` (1 by default).
+
+    >>> import chainrule as cr
+    >>> cr.trapezoid(cr.tensor([1., 2., 3.])).item()
+    4.0
+    """
+    d = dim % y.ndim
+    n = y.shape[d]
+    if n == 0:
+        return y.sum(d)
+    pairs = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    if x is None:
+        return pairs.sum(d) * ((1.0 if dx is None else dx) / 2)
+    if x.ndim == 1:
+        x = x.reshape((n,) + (1,) * (y.ndim - 1 - d))
+        xd = 0 if x.ndim == 1 else x.ndim - (y.ndim - d)
+        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+    else:
+        xd = dim % x.ndim
+        spacing = x.narrow(xd, 1, n - 1) - x.narrow(xd, 0, n - 1)
+    return (spacing * pairs).sum(d) / 2
+
+
+_vector_or_frobenius_norm = FUNCTIONS["norm"]
+
+
+@public(name="norm")
+def norm_with_nuclear(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """``torch.norm``: the vector p-norm over ``dim`` (Frobenius for "fro"), or the
+    nuclear norm (``p="nuc"``, over the two dims ``dim``) through ``linalg.matrix_norm``.
+
+    >>> import chainrule as cr
+    >>> cr.norm(cr.tensor([[3., 0.], [0., -4.]]), "nuc").item()
+    7.0
+    """
+    if p == "nuc":
+        dims = tuple(range(input.ndim)) if dim is None else dim
+        return matrix_norm(input, "nuc", dims, keepdim, dtype=dtype)
+    return _vector_or_frobenius_norm(input, p, dim, keepdim, out, dtype)
+
+
+Tensor.norm = norm_with_nuclear
