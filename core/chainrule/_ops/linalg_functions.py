@@ -390,6 +390,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            "gelsy, gelsd, gelss)")
     A = _matrix(A, "torch.linalg.lstsq", square=False)
     B = as_tensor_arg(B, "B")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
     vector = B._data.ndim == A._data.ndim - 1
     B2 = B.unsqueeze(-1) if vector else B
     if B2._data.shape[-2] != A._data.shape[-2]:
