@@ -1141,7 +1141,7 @@ def eigh_grad(F, g, eigenvalues, eigenvectors):
     _warn_if_repeated(F, gaps, "linalg.eigh backward")
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = F.diag_embed(g_l) + _off_diagonal(F, vh_gv / gaps)
-    grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
+        grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
     return (grad + F.adjoint(grad)) * 0.5           # Hermitian, like the reference's
 
 
