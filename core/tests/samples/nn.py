@@ -287,6 +287,62 @@ def _loss_samples():
     return samples
 
 
+# --- normalisation and padding ----------------------------------------------------------------
+def _stats(c):
+    return (cr.linspace(-0.5, 0.5, c, dtype=cr.float64), cr.linspace(0.5, 2.0, c, dtype=cr.float64))
+
+
+def _norm_samples():
+    rm, rv = _stats(3)
+    samples = []
+    for x in ((4, 3), (2, 3, 4), (2, 3, 2, 2)):
+        samples += [
+            _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
+                  note=f"train {x}"),
+            _both("rsqrt", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+                  note=f"eval {x}"),
+        ]
+    samples += [
+        _both("var", "batch_norm", ((4, 3), rm, rv), {"training": True, "momentum": 0.3},
+              note="no affine"),
+        _both("var", "batch_norm", ((4, 3), None, None), {"training": True},
+              note="no running stats"),
+        _both("var", "layer_norm", ((2, 3, 4), (4,), (4,)), keywords=("weight", "bias"),
+              kwargs={"normalized_shape": (4,)}, note="affine"),
+        _both("var", "layer_norm", ((2, 3, 4),), {"normalized_shape": (3, 4), "eps": 1e-3}),
+        _both("var", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
+              keywords=("weight", "bias"), note="affine"),
+        _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
+        _both("var", "instance_norm", ((2, 3, 4),)),
+        _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
+        _both("rsqrt", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+              note="running stats"),
+        _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
+        _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
+                                                         "eps": 1e-3}, keywords=("weight",)),
+        _both("pow_scalar", "local_response_norm", ((2, 5, 3),), {"size": 3}),
+        _both("pow_scalar", "local_response_norm", ((2, 4, 2, 2),), {"size": 2, "k": 2.0}),
+    ]
+    return samples
+
+
+def _pad_samples():
+    samples = [
+        _both("constant_pad_nd", "pad", ((2, 3),), {"pad": (1, 2)}),
+        _both("constant_pad_nd", "pad", ((2, 3, 4),), {"pad": (1, -2, 0, 1), "value": 2.5}),
+        _both("constant_pad_nd", "pad", ((2, 3, 2),), {"pad": (1, 1, 1, 1, 1, 1)}),
+        _both("constant_pad_nd", "pad", ((0, 3),), {"pad": (1, 1)}),
+    ]
+    for mode in ("reflect", "replicate", "circular"):
+        samples += [
+            _both("index_select", "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
+            _both("index_select", "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
+            _both("index_select", "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1),
+                                                              "mode": mode}),
+        ]
+    return samples
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
-           + _loss_samples())
+           + _loss_samples() + _norm_samples() + _pad_samples())
