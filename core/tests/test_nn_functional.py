@@ -1242,3 +1242,58 @@ def test_reflect_padding_gradient_adds_where_positions_repeat():
     x = cr.tensor([[[1.0, 2.0, 3.0]]], dtype=cr.float64, requires_grad=True)
     F.pad(x, (2, 2), mode="reflect").sum().backward()
     assert x.grad.tolist() == [[[2.0, 3.0, 2.0]]]
+
+
+# --- pooling -----------------------------------------------------------------------------------
+_POOL_CASES = [("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, return_indices=True)),
+               ("max_pool2d", (3, 7, 6), dict(kernel_size=(2, 3), dilation=2, padding=1,
+                                              return_indices=True)),
+               ("max_pool1d", (2, 3, 7), dict(kernel_size=2, return_indices=True)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, count_include_pad=False)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True)),
+               ("avg_pool1d", (2, 3, 7), dict(kernel_size=3, padding=1,
+                                              count_include_pad=False)),
+               ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4),
+                                                          return_indices=True)),
+               ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=5, return_indices=True)),
+               ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(None, 4))),
+               ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=5))]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", _POOL_CASES)
+def test_pooling_values_and_indices_match_torch(torch, rng, name, shape, kwargs):
+    x = rng.standard_normal(shape)
+    ours = getattr(F, name)(cr.tensor(x), **kwargs)
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for a, b in zip(ours, theirs):
+        assert a.shape == tuple(b.shape) and a.dtype.is_floating_point == b.is_floating_point()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+
+
+def test_max_pool_gradient_goes_to_one_maximum_of_a_tie():
+    x = cr.ones(1, 1, 2, 2, dtype=cr.float64, requires_grad=True)
+    F.max_pool2d(x, 2).sum().backward()
+    assert x.grad.sum().item() == 1.0
+
+
+def test_pooling_errors_use_the_reference_messages():
+    x = cr.zeros(1, 1, 5, 5)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel "
+                                           "size, but got pad=2, kernel_size=3 and dilation=1"):
+        F.max_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match="pad should be at most half of kernel size, but got "
+                                           "pad=2 and kernel_size=3"):
+        F.avg_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x5x5\). Calculated output "
+                                           r"size: \(1x0x0\). Output size is too small"):
+        F.max_pool2d(x, 7)
+    with pytest.raises(RuntimeError, match="non-empty 3D or 4D \\(batch mode\\) tensor expected"):
+        F.max_pool2d(cr.zeros(5, 5), 2)
+    with pytest.raises(RuntimeError, match="stride should not be zero"):
+        F.max_pool2d(x, 2, stride=0)
+    with pytest.raises(RuntimeError, match="max_pool1d: Expected 2D or 3D \\(batch mode\\)"):
+        F.max_pool1d(cr.zeros(5), 2)

@@ -343,6 +343,46 @@ def _pad_samples():
     return samples
 
 
+# --- pooling (Note [pooling by gathered windows] in chainrule/nn/_pool.py) -------------------
+def _first_output(name, kwargs):
+    """F.<name>(x, **kwargs)[0]: the pooled values of a return_indices call."""
+    return Sample("max_dim", lambda x: getattr(F, name)(x, **kwargs)[0], (2, 2, 5, 6),
+                  torch_call=lambda x: getattr(TF, name)(x, **kwargs)[0],
+                  note=f"{name} indices")
+
+
+def _pool_samples():
+    x = (2, 2, 5, 6)
+    samples = [_both("max_dim", "max_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1), "padding": (1, 1)},
+        {"kernel_size": 3, "stride": 2, "ceil_mode": True})]
+    samples += [_both("max_dim", "max_pool2d", ((2, 5, 6),), {"kernel_size": 2},
+                      note="unbatched"),
+                _first_output("max_pool2d", {"kernel_size": 2, "return_indices": True})]
+    samples += [_both("sum_dim", "avg_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+        {"kernel_size": 2, "divisor_override": 3})]
+    samples += [
+        _both("max_dim", "max_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "padding": 1}),
+        _both("sum_dim", "avg_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "ceil_mode": True}),
+        _both("matmul", "adaptive_avg_pool2d", (x,), {"output_size": (2, 4)}),
+        _both("matmul", "adaptive_avg_pool2d", ((2, 5, 6),), {"output_size": 3}),
+        _both("matmul", "adaptive_avg_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("max_dim", "adaptive_max_pool2d", (x,), {"output_size": (3, 4)}),
+        _both("max_dim", "adaptive_max_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("pow_scalar", "lp_pool2d", (x,), {"norm_type": 2, "kernel_size": 2},
+              domain=(0.5, 2.0)),
+        _both("pow_scalar", "lp_pool1d", ((2, 3, 6),), {"norm_type": 3, "kernel_size": 3},
+              domain=(0.5, 2.0)),
+    ]
+    return samples
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
-           + _loss_samples() + _norm_samples() + _pad_samples())
+           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples())
