@@ -1300,3 +1300,47 @@ def test_pooling_errors_use_the_reference_messages():
         F.max_pool2d(x, 2, stride=0)
     with pytest.raises(RuntimeError, match="max_pool1d: Expected 2D or 3D \\(batch mode\\)"):
         F.max_pool1d(cr.zeros(5), 2)
+
+
+# --- conv1d / conv3d / transposed / unfold / fold ------------------------------------------------
+def test_conv_family_errors_use_the_reference_messages():
+    with pytest.raises(RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) input "
+                                           "to conv1d, but got input of size: \\[5\\]"):
+        F.conv1d(cr.zeros(5), cr.zeros(3, 2, 3))
+    with pytest.raises(RuntimeError, match="Expected 4-dimensional input for 4-dimensional "
+                                           "weight"):
+        F.conv1d(cr.zeros(1, 2, 5), cr.zeros(3, 2, 3, 3))
+    with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or "
+                                           "dilation, but got output_padding_height: 1"):
+        F.conv_transpose2d(cr.zeros(1, 2, 3, 3), cr.zeros(2, 3, 3, 3), output_padding=1)
+    with pytest.raises(RuntimeError, match="Given transposed=1, weight of size \\[2, 3, 3, 3\\], "
+                                           "expected input\\[1, 3, 3, 3\\] to have 2 channels"):
+        F.conv_transpose2d(cr.zeros(1, 3, 3, 3), cr.zeros(2, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="Expected size of input's dimension 1 to be divisible "
+                                           "by the product of kernel_size"):
+        F.fold(cr.zeros(1, 5, 12), (4, 5), 2)
+    with pytest.raises(RuntimeError, match="calculated number of sliding blocks 3 \\* 4 = 12, but "
+                                           "got input.size\\(2\\)=10"):
+        F.fold(cr.zeros(1, 8, 10), (4, 5), 2)
+
+
+def test_fold_is_the_adjoint_of_unfold(rng):
+    x = cr.tensor(rng.standard_normal((2, 3, 5, 6)))
+    y = cr.tensor(rng.standard_normal((2, 3 * 4, 12)))
+    kwargs = dict(kernel_size=2, padding=1, stride=2)
+    lhs = (F.unfold(x, **kwargs) * y).sum().item()
+    rhs = (x * F.fold(y, (5, 6), **kwargs)).sum().item()
+    assert lhs == pytest.approx(rhs)
+
+
+def test_conv_transpose_is_the_input_gradient_of_conv(rng):
+    x = cr.tensor(rng.standard_normal((1, 2, 7, 7)), requires_grad=True)
+    w = cr.tensor(rng.standard_normal((3, 2, 3, 3)))
+    g = cr.tensor(rng.standard_normal((1, 3, 3, 3)))
+    (F.conv2d(x, w, stride=2) * g).sum().backward()
+    np.testing.assert_allclose(F.conv_transpose2d(g, w, stride=2).numpy(), x.grad.numpy())
+
+
+def test_top_level_conv_forms():
+    assert cr.conv1d is F.conv1d and cr.conv_transpose2d is F.conv_transpose2d
+    assert cr.conv2d is F.conv2d

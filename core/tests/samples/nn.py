@@ -383,6 +383,32 @@ def _pool_samples():
     return samples
 
 
+# --- conv1d/3d, transposed convolutions, unfold / fold ---------------------------------------
+def _conv_family_samples():
+    return [
+        _both("convolution", "conv1d", ((2, 4, 9), (6, 2, 3), (6,)),
+              {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
+        _both("convolution", "conv1d", ((4, 9), (6, 4, 3)), {"padding": "same"}),
+        _both("convolution", "conv3d", ((1, 4, 4, 4, 3), (2, 2, 2, 2, 2), (2,)),
+              {"stride": (2, 1, 1), "padding": (1, 0, 1), "groups": 2}),
+        _both("convolution", "conv3d", ((2, 3, 3, 3), (2, 2, 2, 2, 2))),
+        _both("conv2d_input_grad", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
+              {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2}),
+        _both("conv2d_input_grad", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
+              {"stride": 2, "dilation": 2, "output_padding": 1}),
+        _both("conv2d_input_grad", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
+              {"stride": 3, "padding": 1, "output_padding": 2}),
+        _both("index_select", "unfold", ((2, 3, 5, 6),),
+              {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}),
+        _both("index_select", "unfold", ((2, 4, 4),), {"kernel_size": 3}),
+        _both("index_add", "fold", ((2, 12, 20),), {"output_size": (5, 6), "kernel_size": 2}),
+        _both("index_add", "fold", ((2, 18, 9),),
+              {"output_size": (6, 7), "kernel_size": (2, 3), "dilation": (2, 1),
+               "padding": 1, "stride": (2, 3)}),
+    ]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
-           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples())
+           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
+           + _conv_family_samples())
