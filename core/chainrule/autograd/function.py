@@ -10,6 +10,14 @@ Note [custom function outputs]
     (not marked dirty) is returned as a fresh alias with the node as grad_fn, so the
     input's own history is untouched. An input marked dirty (modified in place) keeps
     its identity: its version is bumped and its history rebased onto the node.
+
+Note [materialized gradients]
+    ``backward`` always receives one gradient per forward output. An output whose
+    gradient is undefined (never used, used only by a node that returned None, or no
+    gradient reached the node at all: the engine then runs it with None for every
+    output) gets zeros of its shape and dtype, unless ``ctx.set_materialize_grads(False)``
+    asked for None. This is what makes Functions that return their intermediate
+    results as extra outputs (for double backward) work.
 """
 import functools
 
@@ -81,7 +89,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return self._route_results(result, create_graph)
 
     def _grad_for(self, index, grad):
-        if grad is None:
+        if grad is None:            # Note [materialized gradients]
             if not self.materialize_grads:
                 return None
             shape, dtype = self._out_meta[index]
