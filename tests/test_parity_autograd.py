@@ -789,6 +789,26 @@ def accumulate_grad_node_hooks(lib):
     return [node_name(acc), log, values(x.grad)]
 
 
+@scenario
+def inplace_on_a_view_whose_gradient_arrives_transposed(lib):
+    x = lib.ones(3, 3, dtype=lib.float64, requires_grad=True)
+    y = (x * 1.0).clone()
+    y.view(-1)[2:5].mul_(0.5)
+    (lib.ones(3, 3, dtype=lib.float64) @ y.t()).sum().backward()
+    return values(x.grad)
+
+
+@scenario
+def inplace_on_views_of_a_transposed_root_double_backward(lib):
+    x = leaf(lib, [[1.0, 2.0, 3.0], [0.5, -1.0, 2.5]])
+    y = x.t() * 1.0                      # a root laid out transposed
+    stale = y.t().view(-1)
+    y.t().view(-1)[1:4].mul_(x.reshape(-1)[:3])
+    loss = (y * y).sum() + (stale * stale.flip(0)).sum()
+    g, = lib.autograd.grad(loss, x, create_graph=True)
+    return [values(g), values(lib.autograd.grad((g * g).sum(), x)[0])]
+
+
 # =====================================================================================
 # Hooks
 # =====================================================================================
@@ -1131,6 +1151,77 @@ def allow_mutation_on_saved_tensors_docs_example(lib):
         b.sin_()
         out.sum().backward()
     return [values(a.grad), values(b)]
+
+
+@scenario
+def saved_tensors_hooks_unpack_reattaches_history(lib):
+    """A pack that detaches still gives higher-order gradients: the unpacked value is
+    attached to the saved tensor's history (leaf, non-leaf input, the node's output)."""
+    x = leaf(lib, [1.0, 2.0, 0.5])
+    hooks = lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t)
+    with hooks:
+        cube = x ** 3
+        a = x * 2.0
+        square = a ** 2
+        e = x.exp()
+    saved, result = cube.grad_fn._saved_self, e.grad_fn._saved_result
+    record = [[saved is x, saved.requires_grad, saved.is_leaf],
+              [result is e, name_of(result.grad_fn)]]
+    for y in (cube, square, e):
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        record.append([name_of(g.grad_fn), values(lib.autograd.grad(g.sum(), x)[0])])
+    return record
+
+
+@scenario
+def saved_tensors_hooks_identity_unpack_is_a_new_tensor(lib):
+    x = leaf(lib, [1.0, 2.0])
+    z = const(lib, [3.0, 4.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x ** 3
+        w = z * x
+    return [y.grad_fn._saved_self is x, w.grad_fn._saved_other is x,
+            w.grad_fn._saved_self is z, w.grad_fn._saved_self.requires_grad]
+
+
+@scenario
+def saved_tensors_hooks_skip_the_version_check(lib):
+    """The hooks own the saved value: modifying the tensor afterwards is no error."""
+    x = leaf(lib, [1.0, 2.0])
+    a = x * 1.0
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = a ** 2
+    a.add_(1.0)
+    y.sum().backward()
+    return values(x.grad)
+
+
+@scenario
+def saved_tensors_hooks_double_backward_of_custom_function(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+    x = leaf(lib, [1.0, -2.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        y = Cube.apply(x)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    return [values(g), values(lib.autograd.grad(g.sum(), x)[0])]
+
+
+@scenario
+def save_on_cpu_double_backward(lib):
+    x = leaf(lib, [1.0, 2.0, 3.0])
+    with lib.autograd.graph.save_on_cpu():
+        y = (x.sin() * x).sum()
+    g, = lib.autograd.grad(y, x, create_graph=True)
+    return values(lib.autograd.grad(g.sum(), x)[0])
 
 
 SAVED_COUNT_CASES = {
@@ -1541,6 +1632,72 @@ def hook_exception_propagates_with_its_type(lib):
     handle.remove()
     y.sum().backward()
     return [err, values(x.grad)]
+
+
+@scenario
+def custom_function_outputs_that_get_no_gradient_see_zeros(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    class NoGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    x = leaf(lib, [1.0, 2.0])
+    a, b = Two.apply(x)
+    seen = []
+    a.grad_fn.register_prehook(lambda grads: seen.append(len(grads)))
+    NoGrad.apply(b).sum().backward()
+    return [values(x.grad), seen]
+
+
+@scenario
+def custom_function_extra_outputs_double_backward(lib):
+    """The double-backward tutorial's MyCube and Sinh: extra outputs that get no
+    gradient in the first backward."""
+    class MyCube(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_dx):
+            x, dx = ctx.saved_tensors
+            return grad_output * dx + grad_dx * 6 * x
+
+    class Sinh(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = x.exp(), (-x).exp()
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_exp, grad_negexp):
+            expx, expnegx = ctx.saved_tensors
+            return grad_out * (expx + expnegx) / 2 + grad_exp * expx - grad_negexp * expnegx
+    record = []
+    for fn in (MyCube, Sinh):
+        x = leaf(lib, [0.3, -1.2, 2.0])
+        first = lambda t, fn=fn: fn.apply(t)[0]           # noqa: E731
+        g, = lib.autograd.grad(first(x).sum(), x, create_graph=True)
+        record.append([values(g), values(lib.autograd.grad(g.sum(), x)[0]),
+                       lib.autograd.gradgradcheck(first, (x,))])
+    return record
 
 
 # =====================================================================================

@@ -72,6 +72,48 @@ def test_innermost_hooks_win_and_custom_function_saves_use_hooks():
     assert seen == ["inner"] and x.grad.tolist() == [2.0, 2.0]
 
 
+def test_a_pack_that_detaches_keeps_higher_order_gradients():
+    # issue 9, wrong today 4: the unpacked tensor is re-attached to the saved tensor's
+    # history (Note [unpacking re-attaches history])
+    x = cr.tensor([1.0, 2.0, -0.5], dtype=cr.float64, requires_grad=True)
+    with graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        y = x ** 3                       # saves the leaf x
+        a = x * 2.0
+        z = a ** 3                       # saves a, a non-leaf input
+    g, = cr.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].numpy(), 6 * x.detach().numpy())
+    g, = cr.autograd.grad(z.sum(), x, create_graph=True)
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].numpy(),
+                               48 * x.detach().numpy())
+
+
+def test_unpacked_tensor_is_a_new_tensor_with_the_saved_history():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    z = cr.tensor([3.0, 4.0])
+    with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x ** 3
+        w = z * x
+        e = x.exp()
+    saved = y.grad_fn._saved_self
+    assert saved is not x and saved.requires_grad and saved.grad_fn is None
+    assert w.grad_fn._saved_self is z                    # required no grad: as unpacked
+    result = e.grad_fn._saved_result
+    assert result is not e and result.grad_fn is e.grad_fn
+    (saved * 2).sum().backward()                         # into x's accumulator
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_versions_are_not_checked_through_hooks():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1.0
+    with graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = a ** 2
+    a.add_(1.0)                          # the hooks kept the value as it was
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
 def test_unpack_hook_must_return_tensor():
     x = cr.ones(2, requires_grad=True)
     with graph.saved_tensors_hooks(lambda t: t, lambda t: 5):

@@ -10,7 +10,19 @@ Note [saved outputs]
     holds the node as ``grad_fn``, and the cycle would keep graphs alive past their
     last use. It keeps the array and version counter, and rebuilds a tensor with
     ``grad_fn`` = the node when a differentiable unpack (create_graph) needs one.
+
+Note [unpacking re-attaches history]
+    With saved-tensor hooks, what ``unpack`` returns is only the value: like the
+    reference, the tensor backward sees is a new one over it, attached to the saved
+    tensor's history as it was when saved (its grad_fn and output number, the leaf's
+    gradient accumulator, or the node itself for the node's own output). So a pack that
+    detaches (to move or compress the value) still gives higher-order gradients. A
+    saved tensor that required no gradient is returned as unpacked. Versions are not
+    checked through hooks (the hooks own the value; the reference cannot check
+    either): such a saved tensor gets a counter of its own that nothing bumps.
 """
+import weakref
+
 from .. import _version_counter as vc_mod
 from .._dtypes import scalar_type_name
 from . import saved_guard, saved_hooks
@@ -26,6 +38,7 @@ FREED_MESSAGE = (
 class SavedTensor:
     __slots__ = ("data", "tensor", "counter", "version", "output_nr", "__dict__")
     packed = unpack_hook = None      # set (in __dict__) only by saved-tensor hooks
+    history = None                   # an input's (grad_fn, output_nr) when hooks packed it
 
     def __init__(self, tensor, is_output, output_nr=0):
         self.data = tensor._data
@@ -62,7 +75,9 @@ class SavedTensor:
                 self.packed._vc = self.counter
             self.unpack_hook = unpack
             self.data = None
-            if self.tensor is not None:
+            self.counter, self.version = vc_mod.VersionCounter(), 0
+            if self.tensor is not None:      # Note [unpacking re-attaches history]
+                self.history = _history_of(tensor)
                 self.tensor = None
                 self.output_nr = -1          # an input: never rebuilt with this node
         context = saved_hooks.current_mutation_context()
@@ -82,7 +97,7 @@ class SavedTensor:
         if self.counter.v != self.version:
             raise RuntimeError(modified_message(self, node))
         if self.unpack_hook is not None:
-            return self._unpack_with_hook(node)
+            return self._reattach(self._unpack_with_hook(node), node)
         if self.tensor is not None:
             return self.tensor
         from .._tensor import Tensor
@@ -94,9 +109,24 @@ class SavedTensor:
         if not isinstance(t, Tensor):
             raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor "
                             f"but got result of type {type(t).__name__}")
-        if self.output_nr >= 0 and t.grad_fn is None:
-            t = Tensor._make_output(t._data, node, self.output_nr, vc_mod.counter_of(t))
         return t
+
+    def _reattach(self, t, node):
+        """The unpacked ``t`` with the saved tensor's history (Note [unpacking
+        re-attaches history])."""
+        from .._tensor import Tensor
+        if self.output_nr >= 0:
+            return Tensor._make_output(t._data, node, self.output_nr, vc_mod.counter_of(t))
+        if self.history is None:
+            return t.detach() if t._requires_grad else t
+        fn, output_nr = self.history
+        if output_nr is not None:
+            return Tensor._make_output(t._data, fn, output_nr, vc_mod.counter_of(t))
+        leaf = Tensor._wrap(t._data)      # gradients reach the saved leaf's accumulator
+        leaf._vc = vc_mod.counter_of(t)
+        leaf._requires_grad = True
+        leaf._extras().grad_acc = weakref.ref(fn)
+        return leaf
 
     def detach_from_mutation(self):
         """Keep the saved value as it is now (allow_mutation_on_saved_tensors): the tensor
@@ -119,6 +149,17 @@ class LockedSavedTensor(SavedTensor):
 
     def __del__(self):
         saved_guard._unlocker(self.__dict__.get("locked", ()))    # Note [unlock slot]
+
+
+def _history_of(tensor):
+    """Where ``tensor``'s gradient goes: (grad_fn, output_nr), (its leaf's accumulator,
+    None), or None when it requires no gradient."""
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._requires_grad:
+        from .node import grad_accumulator
+        return (grad_accumulator(tensor), None)
+    return None
 
 
 def modified_message(saved, node):
