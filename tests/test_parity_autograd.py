@@ -57,6 +57,21 @@ def graph_nodes(root):
     return order
 
 
+def cube_function(lib):
+    """x ** 3 as a custom Function whose backward is differentiable."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+    return Cube
+
+
 def node_name(node):
     """A node's name() without the library's C++ namespace
     ("torch::autograd::AccumulateGrad" -> "AccumulateGrad")."""
@@ -1198,19 +1213,9 @@ def saved_tensors_hooks_skip_the_version_check(lib):
 
 @scenario
 def saved_tensors_hooks_double_backward_of_custom_function(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 3 * x ** 2 * g
     x = leaf(lib, [1.0, -2.0])
     with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
-        y = Cube.apply(x)
+        y = cube_function(lib).apply(x)
     g, = lib.autograd.grad(y.sum(), x, create_graph=True)
     return [values(g), values(lib.autograd.grad(g.sum(), x)[0])]
 
@@ -1533,18 +1538,8 @@ def custom_function_once_differentiable_double_backward_errors(lib):
 
 @scenario
 def custom_function_twice_differentiable(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
     x = leaf(lib, [1.0, 2.0])
-    (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (g,) = lib.autograd.grad(cube_function(lib).apply(x).sum(), x, create_graph=True)
     (gg,) = lib.autograd.grad(g.sum(), x)
     return [values(g), values(gg)]
 
@@ -1659,45 +1654,6 @@ def custom_function_outputs_that_get_no_gradient_see_zeros(lib):
     a.grad_fn.register_prehook(lambda grads: seen.append(len(grads)))
     NoGrad.apply(b).sum().backward()
     return [values(x.grad), seen]
-
-
-@scenario
-def custom_function_extra_outputs_double_backward(lib):
-    """The double-backward tutorial's MyCube and Sinh: extra outputs that get no
-    gradient in the first backward."""
-    class MyCube(lib.autograd.Function):
-        @staticmethod
-        def forward(x):
-            return x ** 3, 3 * x ** 2
-
-        @staticmethod
-        def setup_context(ctx, inputs, output):
-            ctx.save_for_backward(inputs[0], output[1])
-
-        @staticmethod
-        def backward(ctx, grad_output, grad_dx):
-            x, dx = ctx.saved_tensors
-            return grad_output * dx + grad_dx * 6 * x
-
-    class Sinh(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            expx, expnegx = x.exp(), (-x).exp()
-            ctx.save_for_backward(expx, expnegx)
-            return (expx - expnegx) / 2, expx, expnegx
-
-        @staticmethod
-        def backward(ctx, grad_out, grad_exp, grad_negexp):
-            expx, expnegx = ctx.saved_tensors
-            return grad_out * (expx + expnegx) / 2 + grad_exp * expx - grad_negexp * expnegx
-    record = []
-    for fn in (MyCube, Sinh):
-        x = leaf(lib, [0.3, -1.2, 2.0])
-        first = lambda t, fn=fn: fn.apply(t)[0]           # noqa: E731
-        g, = lib.autograd.grad(first(x).sum(), x, create_graph=True)
-        record.append([values(g), values(lib.autograd.grad(g.sum(), x)[0]),
-                       lib.autograd.gradgradcheck(first, (x,))])
-    return record
 
 
 # =====================================================================================
