@@ -1802,6 +1802,47 @@ def grad_mode_is_thread_local(lib):
     return seen
 
 
+@scenario
+def numpy_of_a_tensor_that_requires_grad_needs_grad_mode_off(lib):
+    x = leaf(lib, [1.0, 2.0])
+    record = [raises(x.numpy, "Can't call numpy() on Tensor that requires grad")]
+    for mode in (lib.no_grad, lib.inference_mode, lambda: lib.set_grad_enabled(False)):
+        with mode():
+            record.append(x.numpy().tolist())
+    return record
+
+
+@scenario
+def inference_tensor_version_raises(lib):
+    with lib.inference_mode():
+        t = lib.ones(2)
+        inside = raises(lambda: t._version, "Inference tensors do not track version counter")
+    made_outside = [t[:1], t.t(), t.split(1)[0], t.detach(), t * 2, t.clone()]
+    return [inside, raises(lambda: t[:1]._version, "Inference tensors do not track version"),
+            [v.is_inference() for v in made_outside], lib.ones(2)._version]
+
+
+@scenario
+def mark_dirty_docs_example_with_numpy_under_no_grad(lib):
+    class Inplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x_npy = x.numpy()            # forward runs with grad mode off
+            x_npy += 1
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, grad_output):
+            return grad_output
+    a = lib.tensor(1.0, requires_grad=True, dtype=lib.double).clone()
+    b = a * a
+    out = Inplace.apply(a)
+    return [values(out), name_of(out.grad_fn),
+            raises(b.backward, "modified by an inplace operation", "is at version 1")]
+
+
 # =====================================================================================
 # Execution order of the engine
 # =====================================================================================

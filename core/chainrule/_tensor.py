@@ -211,6 +211,14 @@ class Tensor:
 
     @property
     def _version(self):
+        """How many times this tensor (or a view of its memory) was modified in place.
+
+        >>> import chainrule as cr
+        >>> x = cr.zeros(2); _ = x.add_(1); x._version
+        1
+        """
+        if self._extra is not None and self._extra.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if self._vc is None else self._vc.v
 
     def _bump_version(self):
@@ -236,9 +244,16 @@ class Tensor:
     def numpy(self, *, force=False):
         """The ndarray behind this tensor (shared memory).
 
-        Like the reference, refuses tensors that require grad (use ``.detach()``).
+        Like the reference, refuses tensors that require grad while grad mode is on
+        (use ``.detach()``, or ``force=True``).
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True)
+        >>> with cr.no_grad():
+        ...     x.numpy()
+        array([1., 1.], dtype=float32)
         """
-        if self.requires_grad and not force:
+        if self._requires_grad and not force and _MODE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         from .autograd.saved_guard import mark_exported
@@ -446,6 +461,8 @@ class Tensor:
         out = Tensor._wrap(self._data)
         out._vc = counter_of(self)
         out._base = self._base if self._base is not None else self
+        if self._extra is not None and self._extra.inference:
+            out._extras().inference = True          # like every view of an inference tensor
         return out
 
     def detach_(self):

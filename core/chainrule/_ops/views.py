@@ -53,14 +53,19 @@ def make_view(op, base, attrs, view_fn):
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
     extra = base._extra
     parent_fn = extra.view_fn if extra is not None else None
+    inference = extra is not None and extra.inference     # a view of an inference tensor is one
     if op.multi_output:
         for k, (o, fn) in enumerate(zip(out, view_fn)):
             fn = _compose(parent_fn, fn)
             fn.multi_output = (op.node_cls.__name__, k)
-            o._extras().view_fn = fn
+            o_extra = o._extras()
+            o_extra.view_fn = fn
+            o_extra.inference = o_extra.inference or inference
             _register(o)
         return out
-    out._extras().view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
+    out_extra = out._extras()
+    out_extra.view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
+    out_extra.inference = out_extra.inference or inference
     _register(out)
     return out
 

@@ -41,7 +41,22 @@ class FunctionCtx:
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors):
-        """Declare inputs that forward modified in place (and returns)."""
+        """Declare inputs that forward modified in place (and returns).
+
+        >>> import chainrule as cr
+        >>> class AddOne_(cr.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         x.numpy()[...] += 1          # forward runs with grad mode off
+        ...         ctx.mark_dirty(x)
+        ...         return x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g
+        >>> a = cr.ones(2, requires_grad=True).clone()
+        >>> AddOne_.apply(a).grad_fn.name(), a._version, a.tolist()
+        ('AddOne_Backward', 1, [2.0, 2.0])
+        """
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
