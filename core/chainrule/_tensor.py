@@ -205,6 +205,20 @@ class Tensor:
     def is_inference(self):
         return self._extra is not None and self._extra.inference
 
+    def _is_view(self):
+        """Whether this tensor was made by a view op from another (``detach()`` shares
+        memory but is no view; inference tensors keep no view links), like the
+        reference.
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, 3)
+        >>> x[1:]._is_view(), x.t()._is_view(), x[[0]]._is_view(), x.detach()._is_view()
+        (True, True, False, False)
+        """
+        extra = self._extra
+        return self._base is not None and extra is not None and extra.view_fn is not None \
+            and not extra.inference
+
     @property
     def is_leaf(self):
         return self.grad_fn is None

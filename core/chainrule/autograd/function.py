@@ -26,7 +26,7 @@ import numpy as np
 from .. import _grad_mode
 from .._tensor import Tensor
 from .node import Node, grad_accumulator
-from .saved_tensor import FREED_MESSAGE, SavedTensor
+from .saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
 
 
 class FunctionCtx:
@@ -86,6 +86,16 @@ class BackwardCFunction(Node, FunctionCtx):
         if self._saved is None:
             return tuple(self._to_save)
         return tuple(None if s is None else s.as_tensor(self) for s in self._saved)
+
+    @property
+    def _raw_saved_tensors(self):
+        """The saved tensors themselves (``register_hooks``), like the reference's."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        saved = self._saved if self._saved is not None else ()
+        return tuple(None if s is None else
+                     RawSavedTensor(self, lambda n, i=i: n._saved[i] if n._saved else None)
+                     for i, s in enumerate(saved))
 
     def release_saved(self):
         if self._saved:
