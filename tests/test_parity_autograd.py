@@ -1270,6 +1270,42 @@ def saved_counts_of_case(lib, case):
     return counts["pack"], counts["unpack"], [values(x.grad), values(y.grad)]
 
 
+@scenario
+def raw_saved_tensor_register_hooks(lib):
+    x = leaf(lib, [1.0, 2.0])
+    y = x.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    log = []
+    first = [raw.unpack() is x, raw.unpack_hook is None]
+    raw.register_hooks(lambda t: log.append(["pack", t.requires_grad,
+                                             lib.is_grad_enabled()]) or t * 10,
+                       lambda t: log.append("unpack") or t)
+    again = raises(lambda: raw.register_hooks(lambda t: t, lambda t: t),
+                   "whose hooks have already been set")
+    y.sum().backward()
+    freed = raises(lambda: raw.register_hooks(lambda t: t, lambda t: t),
+                   "after it has been freed")
+    e = x.exp()
+    e.grad_fn._raw_saved_result.register_hooks(lambda t: t.detach(), lambda t: t)
+    g, = lib.autograd.grad(e.sum(), x, create_graph=True)
+    return [first, log, again, values(x.grad), freed, values(lib.autograd.grad(g.sum(), x)[0])]
+
+
+@scenario
+def pack_hook_runs_without_grad_and_may_not_modify_its_input(lib):
+    seen = []
+    x = leaf(lib, [1.0, 2.0])
+    with lib.autograd.graph.saved_tensors_hooks(
+            lambda t: seen.append(lib.is_grad_enabled()) or t * 2, lambda t: t):
+        y = x.exp() * x
+    a = x * 1
+
+    def modify():
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.mul_(2), lambda t: t):
+            a.exp()
+    return [seen, name_of(y.grad_fn), raises(modify, "pack hook is modifying its input")]
+
+
 # =====================================================================================
 # Custom Functions
 # =====================================================================================
@@ -2101,6 +2137,27 @@ def anomaly_mode_flags(lib):
     with lib.autograd.set_detect_anomaly(True):
         inside = lib.is_anomaly_enabled()
     return [before, inside, lib.is_anomaly_enabled()]
+
+
+@scenario
+def is_view_of_views_copies_and_detached_tensors(lib):
+    y = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]) * 1
+    made = [y[1:], y.t(), y.view(6), y.reshape(6), y.t().reshape(6), y[[0]], y.detach(),
+            y.split(1)[0], y.expand(2, 2, 3), y.contiguous(), y[range(1, 2)]]
+    with lib.inference_mode():
+        inference_view = lib.ones(2)[1:]
+    return [[t._is_view() for t in made], inference_view._is_view()]
+
+
+@scenario
+def indexing_with_a_range(lib):
+    x = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    out = x[range(1, 3), range(0, 3, 2)]
+    (out * 2).sum().backward()
+    y = lib.zeros(4)
+    y[range(1, 3)] = 5.0
+    return [values(out), name_of(out.grad_fn), values(x.grad), values(y),
+            values(x[range(0)]), values(x[:, range(2)])]
 
 
 # =====================================================================================

@@ -229,6 +229,19 @@ def test_gradient_of_expanded_stale_view_sums_overlaps():
     np.testing.assert_array_equal(x.grad.numpy(), [[8, 8, 8]])
 
 
+def test_is_view_like_the_reference():
+    y = _x(3, 4) * 1
+    views = [y[1:], y.t(), y.view(12), y.reshape(12), y.split(2)[0], y.unbind(0)[0],
+             y.expand(2, 3, 4), y[0], y[1:][0]]
+    copies = [y[[0]], y.t().reshape(12), y.contiguous(), y.detach(), y[1:].detach(), y * 1]
+    assert [v._is_view() for v in views] == [True] * len(views)
+    assert [c._is_view() for c in copies] == [False] * len(copies)
+    with cr.no_grad():
+        assert y[1:]._is_view()
+    with cr.inference_mode():                # inference tensors keep no view links
+        assert not cr.ones(2)[1:]._is_view()
+
+
 # --- gradients laid out like the root (Note [gradients laid out like the root]) -------------
 def test_inplace_on_a_view_whose_gradient_arrives_transposed():
     # issue 9, wrong today 2: CopySlices copied the transposed gradient in its own
