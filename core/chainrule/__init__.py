@@ -15,8 +15,9 @@ from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: 
 from ._size import Size  # noqa: F401
 from ._tensor import Tensor, device  # noqa: F401
 from ._factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa
-                         full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
-                         randint, randn, randn_like, tensor, zeros, zeros_like)
+                         full_like, get_default_device, linspace, manual_seed, ones,
+                         ones_like, rand, rand_like, randint, randn, randn_like,
+                         set_default_device, tensor, zeros, zeros_like)
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from . import autograd  # noqa: F401

@@ -13,6 +13,7 @@ Fields (slots, kept few because every op creates a tensor):
 The ops (methods and operators) are attached by ``_ops`` from the derivative table.
 """
 import functools
+import threading
 import warnings
 
 import numpy as np
@@ -43,15 +44,43 @@ class _Extras:
         self.exported = False      # Note [read-only saved arrays]
 
 
+class _DefaultDevice(threading.local):
+    """Note [default device]
+        ``set_default_device`` (and ``with chainrule.device(...)``) choose where the
+        factories (``tensor``, ``zeros``, ``rand``, ...) put tensors made without a
+        ``device=``; the ``*_like`` factories follow their input instead. Per thread,
+        like the reference; None stands for the CPU."""
+
+    def __init__(self):
+        self.device = None
+        self.stack = []        # what each active ``with device(...)`` block replaced
+
+
+DEFAULT_DEVICE = _DefaultDevice()
+
+
 class device:
-    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer).
+    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer). As a context
+    manager, the default device of the factories inside the block (Note [default
+    device]).
 
     >>> import chainrule as cr
     >>> cr.device("cpu")
     device(type='cpu')
+    >>> with cr.device("cpu"):
+    ...     cr.get_default_device()
+    device(type='cpu')
     """
 
     __slots__ = ("type", "index")
+
+    def __enter__(self):
+        DEFAULT_DEVICE.stack.append(DEFAULT_DEVICE.device)
+        DEFAULT_DEVICE.device = None if self == CPU else self
+        return self
+
+    def __exit__(self, *exc):
+        DEFAULT_DEVICE.device = DEFAULT_DEVICE.stack.pop()
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
