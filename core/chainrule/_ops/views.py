@@ -169,6 +169,20 @@ def _refresh_views(root, done):
     refs[:] = live
 
 
+def overlapping(arr):
+    """Whether some elements of ``arr`` share memory (a stride 0, overlapping windows
+    of unfold or as_strided). Conservative: may say True for exotic layouts that do
+    not overlap, which only costs the slower, still correct, summing path."""
+    if arr.size == 0:
+        return False
+    span = arr.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(arr.strides, arr.shape) if n > 1):
+        if stride < span:
+            return True
+        span += stride * (n - 1)
+    return False
+
+
 def memory_order(arr):
     """``arr``'s dimensions from outermost to innermost in memory; None for C order."""
     if arr.flags.c_contiguous:
@@ -219,23 +233,23 @@ class AsStridedBackward0(Node):
         g = grads[0]
         if g is None:
             return [None]
-        shape = self._in_meta[0][0]
-        if create_graph:
-            return [self._scatter_tensor(g, shape)]
-        out = _laid_out(np.zeros, shape, g.dtype, self._order)
+        shape, dtype = self._in_meta[0]     # the root's dtype: a view may have another
+        if create_graph:                       # (view_as_real, view_as_complex)
+            return [self._scatter_tensor(g, shape, dtype)]
+        out = _laid_out(np.zeros, shape, dtype, self._order)
         region = self.view_fn(out)
-        if region.flags.writeable:
+        if region.flags.writeable and not overlapping(region):
             region[...] = g
-        else:                                  # overlapping elements (expand): sum them
+        else:                      # overlapping elements (expand, unfold): sum them
             np.add.at(_memory(out, self._order), self.index_map(shape), g)
         return [out]
 
-    def _scatter_tensor(self, g, shape):
+    def _scatter_tensor(self, g, shape, dtype):
         from ._common import FUNCTIONS
         order = self._order
-        out = Tensor._wrap(_laid_out(np.zeros, shape, g._data.dtype, order))
+        out = Tensor._wrap(_laid_out(np.zeros, shape, dtype, order))
         region = self.view_fn(out)
-        if region._data.flags.writeable:
+        if region._data.flags.writeable and not overlapping(region._data):
             region.copy_(g)
             return out
         if order is None:
