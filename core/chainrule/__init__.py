@@ -30,6 +30,8 @@ from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
 from . import special  # noqa: F401
 from ._vmap import vmap  # noqa: F401
+from . import serialization  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
                   and k not in ("sum_to",)})
