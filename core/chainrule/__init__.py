@@ -22,6 +22,7 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
                       manual_seed, seed, set_rng_state)
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
+from ._ops._common import numpy_spellings as _numpy_spellings
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
@@ -35,7 +36,8 @@ from .serialization import load, save  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
                   and k not in ("sum_to",)})
-globals().update(nn.functional.TOP_LEVEL)      # cr.conv2d, cr.dropout, cr.layer_norm, ...
+globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
+                 for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
 
 __version__ = "0.1.0"

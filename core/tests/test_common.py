@@ -13,6 +13,7 @@ SPELLINGS = [
     ("logsumexp", lambda x, k: cr.logsumexp(x, **k)), ("std", lambda x, k: x.std(**k)),
     ("var", lambda x, k: cr.var(x, **k)), ("prod", lambda x, k: x.prod(**k)),
     ("norm", lambda x, k: x.norm(**k)),
+    ("linalg.vector_norm", lambda x, k: cr.linalg.vector_norm(x, **k)),
 ]
 
 
@@ -41,7 +42,7 @@ def test_both_spellings_at_once_is_an_error_like_the_reference():
 
 
 def _dim_and_keepdim_functions():
-    for owner in (cr, cr.Tensor):
+    for owner in (cr, cr.Tensor, cr.linalg):
         for name in dir(owner):
             fn = getattr(owner, name)
             if name.startswith("__") or name in ("size", "stride") or not callable(fn):
