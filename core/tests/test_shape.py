@@ -407,6 +407,22 @@ def test_getitem_index_tensors():
     assert x[cr.tensor(True)].shape == (1, 3, 4)
 
 
+def test_indexing_with_a_range_is_indexing_with_its_list():
+    # issue 9, wrong today 7: a Python range is a sequence index, like the reference's
+    x = _arange(3, 4, requires_grad=True)
+    for key, as_list in [(range(1, 3), [1, 2]), ((range(2), 0), ([0, 1], 0)),
+                         ((slice(None), range(0, 4, 2)), (slice(None), [0, 2])),
+                         ((range(2), range(1, 3)), ([0, 1], [1, 2])), (range(0), [])]:
+        out = x[key]
+        np.testing.assert_array_equal(out.detach().numpy(), x[as_list].detach().numpy())
+        assert out.grad_fn.name() == "IndexBackward0" and not out._is_view()
+    (x[range(1, 3), range(0, 4, 3)] * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    y = cr.zeros(5)
+    y[range(1, 3)] = 7.0
+    assert y.tolist() == [0.0, 7.0, 7.0, 0.0, 0.0]
+
+
 def test_getitem_grad_fn_names_and_views():
     x = _arange(3, 4, requires_grad=True)
     assert x[0].grad_fn.name() == "SelectBackward0"

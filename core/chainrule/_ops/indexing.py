@@ -312,7 +312,7 @@ def _is_bool_scalar(k):
 
 def _as_index_array(k):
     """An advanced index as an ndarray of int64 or bool."""
-    if not isinstance(k, (Tensor, np.ndarray, list, tuple)):
+    if not isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else np.asarray(k)
@@ -332,7 +332,7 @@ def _expand_key(key, ndim):
     for k in key:
         if k is None or k is Ellipsis or _is_bool_scalar(k):
             continue
-        if isinstance(k, (Tensor, np.ndarray, list)):
+        if isinstance(k, (Tensor, np.ndarray, list, range)):    # a range is a list of ints
             arr = _as_index_array(k)
             consumed += arr.ndim if arr.dtype == bool else 1
         else:
