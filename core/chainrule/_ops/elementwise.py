@@ -909,10 +909,14 @@ def clamp_max(input, max):
     return _min_max_tensor(input, max, CLAMP_MAX, CLAMP_MAX_TENSOR, "max")
 
 
-def _floating_binary(name, op, doc, example):
-    """``name(input, other)``: tensors or numbers, promoted, integers to the default
-    floating dtype."""
+def _public_binary(name, op, doc, example):
+    """``name(input, other)``: tensors or numbers, promoted (integers to the default
+    floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
+    keeps_integers = name in ("fmod", "fmax", "fmin")
+
     def fn(input, other):
+        if keeps_integers:
+            return apply_binary(op, as_tensor_arg(input), other)
         return apply_op(op, _true_div_operands(input, other), EMPTY)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
@@ -931,7 +935,7 @@ for _name, _op, _doc, _example in [
         ("xlogy", XLOGY, "input * log(other), 0 where input is 0", ("0.", "0.", "0.0")),
         ("fmax", FMAX, "maximum that ignores NaN", ("float('nan')", "1.", "1.0")),
         ("fmin", FMIN, "minimum that ignores NaN", ("float('nan')", "1.", "1.0"))]:
-    _floating_binary(_name, _op, _doc, _example)
+    _public_binary(_name, _op, _doc, _example)
 
 public(FUNCTIONS["atan2"], name="arctan2")
 
