@@ -362,3 +362,21 @@ def test_predicates():
     assert cr.isclose(x, x, equal_nan=True).tolist() == [True] * 5
     assert cr.isclose(cr.tensor([1.0]), cr.tensor([1.1]), rtol=0, atol=0.2).item()
     assert cr.positive(x) is x
+
+
+def test_more_reference_names(torch):
+    x = cr.tensor([-1.0, 0.0, 2.0])
+    assert cr.heaviside(x, cr.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        cr.heaviside(x, cr.tensor([1]))
+    assert cr.ldexp(cr.tensor([1, 3]), cr.tensor([2, -1])).dtype is cr.float32
+    assert cr.dist(cr.tensor([3.0, 0.0]), cr.tensor([0.0, 4.0]), 1).item() == 7.0
+    assert cr.gcd(cr.tensor([4, 6]), cr.tensor([6, 9])).tolist() == [2, 3]
+    assert cr.lcm(cr.tensor([4, 6]), cr.tensor([6, 9])).tolist() == [12, 18]
+    with pytest.raises(NotImplementedError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        cr.gcd(x, x)
+    assert cr.bitwise_not(cr.tensor([True, False])).tolist() == [False, True]
+    m, e = cr.frexp(cr.tensor([8.0, 0.3, 0.0]))
+    tm, te = torch.frexp(torch.tensor([8.0, 0.3, 0.0]))
+    assert m.tolist() == tm.tolist() and e.tolist() == te.tolist() and e.dtype is cr.int32
+    assert cr.nextafter(cr.tensor([1.0]), cr.tensor([0.0])).item() < 1.0
