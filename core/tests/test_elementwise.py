@@ -322,6 +322,10 @@ def test_errors_name_the_problem():
         cr.isclose(x, x.double())
     with pytest.raises(RuntimeError, match="isposinf does not support complex inputs."):
         cr.isposinf(cr.ones(2, dtype=cr.complex64))
+    for name in ("erf", "erfc", "erfinv", "lgamma", "digamma"):
+        with pytest.raises(NotImplementedError, match=f"\"{name}\" is not implemented for "
+                                                      "complex tensors"):
+            getattr(cr.ones(2, dtype=cr.complex64), name)()
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         cr.fmod(cr.tensor([1, 2]), 0)
 
