@@ -259,8 +259,9 @@ def commit_inplace(t, result):
                            f"broadcast shape {list(result._data.shape)}")
     if t._data.dtype != result._data.dtype and not np.can_cast(result._data.dtype,
                                                                  t._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to "
-                           f"the desired output type {t.dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result._data.dtype)} can't "
+                           f"be cast to the desired output type "
+                           f"{_dtypes.scalar_type_name(t._data.dtype)}")
     if t._base is not None:
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):
