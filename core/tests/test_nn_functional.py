@@ -1344,3 +1344,51 @@ def test_conv_transpose_is_the_input_gradient_of_conv(rng):
 def test_top_level_conv_forms():
     assert cr.conv1d is F.conv1d and cr.conv_transpose2d is F.conv_transpose2d
     assert cr.conv2d is F.conv2d
+
+
+# --- embedding / one_hot -----------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [{"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"padding_idx": -1, "scale_grad_by_freq": True}])
+def test_embedding_gradients_match_torch(torch, rng, kwargs):
+    w = rng.standard_normal((5, 3))
+    idx = np.array([[0, 2, 4], [2, 2, 4]])
+    g = rng.standard_normal((2, 3, 3))
+    ours = cr.tensor(w, requires_grad=True)
+    F.embedding(cr.tensor(idx), ours, **kwargs).backward(cr.tensor(g))
+    theirs = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), theirs, **kwargs).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_embedding_max_norm_renormalises_looked_up_rows_in_place(torch):
+    w = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    ours, theirs = cr.tensor(w), torch.tensor(w)
+    out = F.embedding(cr.tensor([0, 1]), ours, max_norm=1.0)
+    expected = torch.nn.functional.embedding(torch.tensor([0, 1]), theirs, max_norm=1.0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy())
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())        # row 2: not looked up
+    assert ours.numpy()[2].tolist() == [6.0, 8.0]
+
+
+def test_embedding_errors():
+    w = cr.zeros(4, 2)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        F.embedding(cr.tensor([0]), w, sparse=True)
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have "
+                                           "one of the following scalar types: Long, Int"):
+        F.embedding(cr.tensor([0.0]), w)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(cr.tensor([0]), w, padding_idx=4)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(cr.tensor([4]), w)
+
+
+def test_one_hot():
+    assert F.one_hot(cr.tensor([[1], [0]])).tolist() == [[[0, 1]], [[1, 0]]]
+    assert F.one_hot(cr.tensor([1]), 3).dtype == cr.int64
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        F.one_hot(cr.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(cr.tensor([-1]), 3)
+    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+        F.one_hot(cr.tensor([1.0]))

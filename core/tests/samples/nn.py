@@ -408,7 +408,37 @@ def _conv_family_samples():
     ]
 
 
+# --- embedding (Note [embedding gradient factors] in _ops/nn.py) ----------------------------
+_IDX = cr.tensor([[0, 2, 4], [2, 2, 1]], dtype=cr.int64)
+
+
+def _embedding_double_backward(w_like, g, kwargs, autograd, fn, idx):
+    w = w_like.detach().requires_grad_()
+    return autograd.grad(fn(idx, w, **kwargs), w, g, create_graph=True)[0]
+
+
+def _embedding_samples():
+    """padding_idx and scale_grad_by_freq change only the backward (it is no longer the
+    derivative, which gradcheck would flag): the samples keep the factors at 1 (a padding
+    row never looked up); test_nn_functional checks those gradients against torch."""
+    samples = []
+    for kwargs in ({}, {"padding_idx": 3}, {"padding_idx": -2, "max_norm": 10.0}):
+        note = "".join(f" {k}={v}" for k, v in kwargs.items())
+        samples.append(Sample("embedding", lambda w, k=kwargs: F.embedding(_IDX, w, **k),
+                              (5, 3), torch_call=lambda w, k=kwargs: TF.embedding(
+                                  _to_torch(_IDX), w, **k), note=note))
+        w0 = cr.zeros(5, 3, dtype=cr.float64)
+        samples.append(Sample(
+            "embedding_dense_backward",
+            lambda g, k=kwargs: _embedding_double_backward(w0, g, k, cr.autograd, F.embedding,
+                                                           _IDX), (2, 3, 3),
+            torch_call=lambda g, k=kwargs: _embedding_double_backward(
+                _to_torch(w0), g, k, torch.autograd, TF.embedding, _to_torch(_IDX)),
+            note=note))
+    return samples
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
-           + _conv_family_samples())
+           + _conv_family_samples() + _embedding_samples())
