@@ -1392,3 +1392,55 @@ def test_one_hot():
         F.one_hot(cr.tensor([-1]), 3)
     with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
         F.one_hot(cr.tensor([1.0]))
+
+
+# --- resampling and attention ------------------------------------------------------------------
+@pytest.mark.parametrize("mode, shape", [("nearest", (2, 3, 5, 4)), ("nearest-exact", (2, 3, 5)),
+                                         ("bilinear", (2, 3, 5, 4)), ("bicubic", (1, 2, 5, 4)),
+                                         ("trilinear", (1, 2, 3, 4, 5)), ("area", (2, 3, 7, 5))])
+@pytest.mark.parametrize("kwargs", [{"size": 7}, {"scale_factor": 0.6},
+                                    {"scale_factor": 2.5, "recompute_scale_factor": True}])
+def test_interpolate_matches_torch(torch, rng, mode, shape, kwargs):
+    x = rng.standard_normal(shape)
+    for align in ([None] if mode in ("nearest", "nearest-exact", "area") else [False, True]):
+        extra = {} if align is None else {"align_corners": align}
+        ours = F.interpolate(cr.tensor(x), mode=mode, **kwargs, **extra)
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kwargs, **extra)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+
+
+def test_interpolate_errors():
+    x = cr.zeros(1, 2, 4, 5)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x, size=3, scale_factor=2.0)
+    with pytest.raises(ValueError, match="align_corners option can only be set with the "
+                                         "interpolating modes"):
+        F.interpolate(x, size=3, align_corners=True)
+    with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D input"):
+        F.interpolate(x, size=3, mode="linear")
+    with pytest.raises(ValueError, match="Input and output must have the same number of spatial "
+                                         "dimensions"):
+        F.interpolate(x, size=(3,), mode="bilinear")
+    with pytest.raises(RuntimeError, match="pixel_shuffle expects its input's 'channel' "
+                                           "dimension to be divisible by the square of "
+                                           "upscale_factor, but input.size\\(-3\\)=3"):
+        F.pixel_shuffle(cr.zeros(1, 3, 2, 2), 2)
+
+
+def test_pixel_unshuffle_inverts_pixel_shuffle(rng):
+    x = cr.tensor(rng.standard_normal((2, 3, 8, 2, 2)))
+    assert cr.equal(F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), x)
+
+
+def test_attention_errors_and_dropout():
+    q = cr.ones(2, 3, 4)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when "
+                                           "is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=cr.ones(3, 3, dtype=cr.bool),
+                                       is_causal=True)
+    cr.manual_seed(0)
+    v = cr.randn(2, 3, 4)
+    dropped = F.scaled_dot_product_attention(q, q, v, dropout_p=0.5)
+    assert not cr.allclose(dropped, F.scaled_dot_product_attention(q, q, v))

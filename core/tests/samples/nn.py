@@ -438,7 +438,46 @@ def _embedding_samples():
     return samples
 
 
+# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+_BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
+                        [False, True, True, True]])
+
+
+def _resampling_samples():
+    samples = [
+        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+    ]
+    for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
+        op = "matmul" if mode == "area" else "index_select"
+        samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
+                    _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
+                        ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
+        for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
+                       {"scale_factor": 0.7, "recompute_scale_factor": True}):
+            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
+    return samples
+
+
+def _attention_samples():
+    qkv = ((2, 3, 4), (2, 4, 4), (2, 4, 5))
+    return [
+        _both("softmax", "scaled_dot_product_attention", qkv),
+        _both("softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
+              {"is_causal": True}),
+        _both("softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
+                                                              "scale": 0.5}, note="bool mask"),
+        _both("softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
+              keywords=("attn_mask",), note="float mask"),
+        _both("softmax", "scaled_dot_product_attention",
+              ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 3)), {"enable_gqa": True}),
+    ]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
-           + _conv_family_samples() + _embedding_samples())
+           + _conv_family_samples() + _embedding_samples() + _resampling_samples()
+           + _attention_samples())
