@@ -25,7 +25,9 @@ from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
 from . import nn  # noqa: F401
+from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
+from . import special  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
