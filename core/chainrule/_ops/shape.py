@@ -12,11 +12,12 @@ import numpy as np
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
 from .._tensor import Tensor
+from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import OPS, OpDef, _link_view, apply_op, defop
+from ._registry import OPS, OpDef, apply_op, defop
 from .views import make_view
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
@@ -1735,12 +1736,13 @@ def _broadcasting(op, a, b):
 
 # --- view(dtype): the same bytes read as another dtype ------------------------------
 def view_dtype(input, dtype):
-    """``input``'s memory reinterpreted as ``dtype`` (a view, not differentiable)."""
+    """``input``'s memory reinterpreted as ``dtype``: shares memory and version counter
+    but, like the reference, is neither differentiable nor marked as a view."""
     arr, target = input._data, dtype.np
     if arr.itemsize != target.itemsize:
         _check_dtype_view(arr, target)
     out = Tensor._wrap(arr.view(target))
-    _link_view(out, input)
+    out._vc = counter_of(input)     # like the reference: shares the version, but no _base
     return out
 
 
