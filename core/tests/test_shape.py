@@ -56,7 +56,8 @@ VIEWS = [
     ("movedim", lambda x: x.movedim(0, 1), lambda a: a.T),
     ("unfold", lambda x: x.unfold(1, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(
         a, 2, axis=1)),
-    ("unfold-of-view", lambda x: x[1:].unfold(0, 1, 1), lambda a: a[1:, None, :].transpose(0, 2, 1)),
+    ("unfold-of-view", lambda x: x[1:].unfold(0, 1, 1),
+     lambda a: a[1:, None, :].transpose(0, 2, 1)),
     ("as_strided", lambda x: x.as_strided((2, 2), (1, 4), 1), lambda a: a[:2, 1:3].T),
     ("as_strided-of-view", lambda x: x[1].as_strided((2,), (4,)), lambda a: a[1:, 0]),
     ("tensor_split", lambda x: x.tensor_split([1, 3], 1)[1], lambda a: a[:, 1:3]),
