@@ -1,4 +1,5 @@
-"""Derivative table: shape ops (views, reshapes, joins and splits, flips, repeats).
+"""Derivative table: shape ops (views, reshapes, joins and splits, flips, repeats,
+triangles, strided views, complex numbers as pairs of reals).
 
 Views (Note [views share memory and version] in views.py) go through ``make_view``
 with a ``view_fn`` that re-makes the view from its base, on ndarrays or Tensors.
@@ -1187,7 +1188,7 @@ def _stack_list(tensors, name):
     return list(tensors)
 
 
-@public
+@public(method=False)
 def hstack(tensors, *, out=None):
     """Join along the first dimension of 1-D tensors, the second otherwise.
 
@@ -1199,7 +1200,7 @@ def hstack(tensors, *, out=None):
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1, out=out)
 
 
-@public
+@public(method=False)
 def vstack(tensors, *, out=None):
     """Join along the first dimension, 1-D tensors as rows.
 
@@ -1210,10 +1211,10 @@ def vstack(tensors, *, out=None):
     return cat([_atleast(t, 2) for t in _stack_list(tensors, "vstack")], 0, out=out)
 
 
-row_stack = public(vstack, name="row_stack")
+row_stack = public(vstack, name="row_stack", method=False)
 
 
-@public
+@public(method=False)
 def dstack(tensors, *, out=None):
     """Join along the third dimension (tensors of fewer dims are viewed as 3-D).
 
@@ -1224,7 +1225,7 @@ def dstack(tensors, *, out=None):
     return cat([_atleast(t, 3) for t in _stack_list(tensors, "dstack")], 2, out=out)
 
 
-@public
+@public(method=False)
 def column_stack(tensors, *, out=None):
     """Join as columns: 0-d and 1-d tensors become columns, the rest join along dim 1.
 
@@ -1647,7 +1648,7 @@ def pairs_to_complex(F, g, last):
     return F.complex(F.select(g, last, 0), F.select(g, last, 1))
 
 
-@public
+@public(method=False)
 def view_as_real(input):
     """A complex tensor as a real one with a last dimension of size 2 (real,
     imaginary); a view.
@@ -1661,7 +1662,7 @@ def view_as_real(input):
     return make_view(VIEW_AS_REAL, input, EMPTY, _dual(view_as_real_array, view_as_real))
 
 
-@public
+@public(method=False)
 def view_as_complex(input):
     """A real tensor whose last dimension (size 2, stride 1) holds (real, imaginary)
     pairs, as a complex tensor; a view.
