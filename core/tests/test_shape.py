@@ -783,6 +783,15 @@ def test_unfold_and_as_strided_views():
         cr.tensor(np.asfortranarray(np.ones((2, 3)))).as_strided((2,), (1,))
 
 
+def test_as_strided_gradient_goes_through_the_inputs_own_elements():
+    # Note [as_strided reads the storage]: x[0] is read, but it is not part of x[1]
+    x = _arange(3, 4, requires_grad=True)
+    w = x[1].as_strided((6,), (1,), 2)           # storage positions 2..7
+    assert w.tolist() == [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    w.sum().backward()
+    assert x.grad.tolist() == [[0.0] * 4, [1.0] * 4, [0.0] * 4]
+
+
 def test_rebased_overlapping_view_sums_its_gradient():
     x = _arange(4, requires_grad=True)
     y = x * 1
@@ -1012,6 +1021,7 @@ PARITY = [
     ("slice_scatter", (3, 4), lambda x, M: M.slice_scatter(x, x[:, :2] ** 2, 1, 0, 4, 2)),
     ("unfold", (3, 5), lambda x, M: x.unfold(1, 3, 1)),
     ("as_strided", (3, 4), lambda x, M: x.as_strided((3, 3), (1, 2), 1)),
+    ("as_strided-of-view", (3, 4), lambda x, M: x[1:, 1:].as_strided((2, 3), (3, 1), 2)),
     ("view_as_real", (3,), lambda x, M: M.view_as_real(M.complex(x, x * x))),
     ("view_as_complex", (3, 2), lambda x, M: M.view_as_real(M.view_as_complex(x) ** 2)),
     ("polar", (3,), lambda x, M: M.view_as_real(M.polar(x.exp(), x * 2))),

@@ -1476,14 +1476,23 @@ UNFOLD = defop("unfold", lambda a, dimension, size, step: unfold_array(a, dimens
                         g, self_shape, unfold_array(_positions(self_shape), dimension, size,
                                                     step)),),
                jvp=lambda F, t, dimension, size, step: F._unfold(t[0], dimension, size, step))
-AS_STRIDED = defop("as_strided", lambda a, size, stride, storage_offset:
-                   as_strided_array(a, size, stride, storage_offset),
-                   attrs=("size", "stride", "storage_offset"),
-                   vjp=(lambda F, g, self_shape, size, stride, storage_offset:
-                        F.gather_positions_backward(
-                            g, self_shape, _strided_positions(size, stride, storage_offset)),),
-                   jvp=lambda F, t, size, stride, storage_offset:
-                   F._as_strided(t[0], size, stride, storage_offset))
+# Note [as_strided reads the storage]
+#     as_strided reads the memory of the input's base (its storage, which chainrule
+#     needs contiguous) with an element geometry of its own. Like the reference, the
+#     gradient goes to the input through the input's own geometry: storage positions
+#     the output reads outside it get no gradient (they are not the input's elements).
+AS_STRIDED = defop("as_strided", lambda a, size, stride, storage_offset, geometry:
+                   as_strided_array(a, size, stride, storage_offset, geometry),
+                   attrs=("size", "stride", "storage_offset", "geometry"),
+                   vjp=(lambda F, g, self_shape, size, stride, storage_offset, geometry:
+                        F._index(F.gather_positions_backward(
+                            g, (geometry[2],), _strided_positions(size, stride, storage_offset)),
+                            (_strided_positions(self_shape, geometry[1], geometry[0]),)),),
+                   jvp=lambda F, t, self_shape, size, stride, storage_offset, geometry:
+                   F._index(F._index_put(
+                       F._new_zeros(t[0], (geometry[2],)),
+                       (_strided_positions(self_shape, geometry[1], geometry[0]),), t[0]),
+                       (_strided_positions(size, stride, storage_offset),)))
 
 
 def _positions(shape):
@@ -1517,12 +1526,14 @@ def unfold_array(a, dimension, size, step):
     return np.lib.stride_tricks.as_strided(a, shape, strides)
 
 
-def as_strided_array(a, size, stride, storage_offset):
-    """``a``'s memory (row-major) read with element ``stride`` from ``storage_offset``."""
-    flat = np.ascontiguousarray(a).reshape(-1)
-    item = a.itemsize
-    return np.lib.stride_tricks.as_strided(flat[storage_offset:], tuple(size),
-                                           tuple(s * item for s in stride))
+def as_strided_array(a, size, stride, storage_offset, geometry):
+    """The storage that ``a`` lies in (``geometry``: a's offset in it, a's strides, its
+    size; all in elements) read with ``size``, ``stride`` from ``storage_offset``."""
+    item, (start, _, length) = a.itemsize, geometry
+    strided = np.lib.stride_tricks.as_strided
+    back = strided(a, (start + 1,), (-item,))[::-1]        # points at the storage's start
+    storage = strided(back, (length,), (item,))
+    return strided(storage[storage_offset:], tuple(size), tuple(s * item for s in stride))
 
 
 def unfold(self, dimension, size, step):
@@ -1551,8 +1562,8 @@ FUNCTIONS["_unfold"] = unfold            # for formulas (torch has no top-level 
 @public
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, element ``stride`` and
-    ``storage_offset`` (default: ``input``'s own). The storage is that of ``input``'s
-    base, which must be contiguous.
+    ``storage_offset`` (default: ``input``'s own). The storage is the memory of
+    ``input``'s base, which must be contiguous (Note [as_strided reads the storage]).
 
     >>> import chainrule as cr
     >>> cr.arange(4.).as_strided((2, 2), (1, 1)).tolist()
@@ -1562,15 +1573,24 @@ def as_strided(input, size, stride, storage_offset=None):
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     root = input._base if input._base is not None else input
     _check_strided_geometry(root, size, stride, offset)
-    attrs = {"size": size, "stride": stride, "storage_offset": offset}
-    return make_view(AS_STRIDED, root, attrs,
-                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+    return _as_strided_view(input, size, stride, offset)
 
 
-def _as_strided_view(root, size, stride, offset):
-    attrs = {"size": size, "stride": stride, "storage_offset": offset}
-    return make_view(AS_STRIDED, root, attrs,
-                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+def _as_strided_view(input, size, stride, offset):
+    root = input._base if input._base is not None else input
+    geometry = (input.storage_offset(), input.stride(), root._data.size)
+    attrs = {"size": size, "stride": stride, "storage_offset": offset, "geometry": geometry}
+    return make_view(AS_STRIDED, input, attrs, _as_strided_fn(size, stride, offset, geometry))
+
+
+def _as_strided_fn(size, stride, offset, geometry):
+    """The view_fn: on an ndarray, the same geometry (the view's input re-made from a
+    contiguous root lies where the original did); on a Tensor, its own."""
+    def view_fn(x):
+        if isinstance(x, Tensor):
+            return _as_strided_view(x, size, stride, offset)
+        return as_strided_array(x, size, stride, offset, geometry)
+    return view_fn
 
 
 def _check_strided_geometry(root, size, stride, offset):
@@ -1592,12 +1612,6 @@ def _check_strided_geometry(root, size, stride, offset):
                            f"offset {offset}, and itemsize {item} requiring a storage size of "
                            f"{needed * item} are out of bounds for storage of size "
                            f"{storage * item}")
-
-
-@formula_helper
-def _as_strided(x, size, stride, storage_offset):
-    """as_strided of a tangent (which may lie in any layout): of its row-major copy."""
-    return _as_strided_view(contiguous(x), size, stride, storage_offset)
 
 
 # --- complex numbers as pairs of reals -------------------------------------------------
@@ -1860,7 +1874,6 @@ def diagonal_scatter_ns_array(x, src, offset=0, dim1=0, dim2=1):
 
 array_fn("_unfold")(unfold_array)
 array_fn("rot90")(lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims))
-array_fn("_as_strided")(as_strided_array)
 array_fn("view_as_real")(view_as_real_array)
 array_fn("complex")(complex_array)
 
