@@ -11,6 +11,7 @@ Note [profiler observation]
     stack of open ranges; the innermost open range is its parent, so events nest per
     thread, whichever thread opened the enclosing ``record_function``.
 """
+import os
 import sys
 import threading
 import time
@@ -241,14 +242,22 @@ class _NodeObserver:
 _OBSERVER = _NodeObserver()
 
 
-def python_stack(skip=("chainrule", "chainrule_profiler", "threading.py", "contextlib.py")):
+def _package_dir(module):
+    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+
+
+# Frames of these folders are chainrule's own, not what a user wants in a stack.
+_OWN_FRAMES = (_package_dir(sys.modules["chainrule"]), os.path.dirname(__file__) + os.sep)
+
+
+def python_stack():
     """The Python frames of the caller, innermost first, as ``file(line): function``,
-    without chainrule's own frames (what a user wants to see)."""
+    without chainrule's own frames."""
     frames = []
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not any(s in filename for s in skip):
+        if not filename.startswith(_OWN_FRAMES):
             frames.append(f"{filename}({frame.f_lineno}): {frame.f_code.co_name}")
         frame = frame.f_back
     return frames

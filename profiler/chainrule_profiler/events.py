@@ -159,8 +159,7 @@ class EventList(list):
             groups.setdefault(key, FunctionEventAvg()).add(e)
         averages = self._like(groups.values())
         for avg in averages:
-            if group_by_stack_n <= 0:
-                avg.stack = []
+            avg.stack = avg.stack[:group_by_stack_n] if group_by_stack_n > 0 else []
             if not group_by_input_shape:
                 avg.input_shapes = []
         return averages
