@@ -77,7 +77,7 @@ def _always_record(step):
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     """An ``on_trace_ready`` that writes each recorded cycle's Chrome trace into
-    ``dir_name`` as ``<worker_name>.<milliseconds>.pt.trace.json[.gz]``.
+    ``dir_name`` as ``<worker_name>.<nanoseconds>.pt.trace.json[.gz]``.
 
     >>> import os, tempfile, chainrule as cr
     >>> from chainrule.profiler import profile, tensorboard_trace_handler
@@ -90,7 +90,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     def handler(prof):
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
-        name = f"{worker}.{time.time_ns() // 1_000_000}.pt.trace.json"
+        name = f"{worker}.{time.time_ns()}.pt.trace.json"
         path = os.path.join(dir_name, name)
         prof.export_chrome_trace(path)
         if use_gzip:
