@@ -20,10 +20,11 @@ def load_layer(name, submodule=None, public=None):
     package, wheel = LAYERS[name]
     public = public or f"chainrule.autograd.{name}"
     try:
-        return importlib.import_module(package if submodule is None else f"{package}.{submodule}")
+        layer = importlib.import_module(package)
     except ImportError as error:
         if error.name != package:      # the layer is there but broken: show the real cause
             raise
         raise ImportError(f"{public} needs the {wheel} wheel "
                           f"(pip install {wheel}); it provides the '{package}' package",
                           name=public) from None
+    return layer if submodule is None else importlib.import_module(f"{package}.{submodule}")
