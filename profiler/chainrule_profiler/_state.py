@@ -32,16 +32,17 @@ FORWARD, BACKWARD, USER = "forward", "backward", "user"
 class Range:
     """One op, backward node or ``record_function`` range, as recorded."""
 
-    __slots__ = ("name", "kind", "start", "end", "thread", "parent", "seq", "shapes",
-                 "stack", "memory", "flops", "sinks", "args")
+    __slots__ = ("name", "kind", "start", "end", "view", "parent", "seq", "shapes",
+                 "stack", "memory", "flops", "args")
 
-    def __init__(self, name, kind, thread, parent, sinks):
-        self.name, self.kind, self.thread, self.parent = name, kind, thread, parent
-        self.sinks = sinks
-        self.seq = -1
+    def __init__(self, name, kind, view, parent, seq):
+        self.name, self.kind, self.view, self.parent, self.seq = name, kind, view, parent, seq
         self.shapes = self.stack = self.flops = self.args = None
-        self.memory = 0
-        self.start = self.end = 0
+        self.memory = self.start = self.end = 0
+
+    @property
+    def thread(self):
+        return self.view.thread
 
 
 class Collector:
@@ -63,14 +64,34 @@ class Collector:
         return self.all_threads or thread == self.thread
 
 
+class _View:
+    """What one thread records under the active sinks, worked out once per change of
+    the active set (so the per-op path reads flags instead of asking each sink)."""
+
+    __slots__ = ("thread", "sinks", "annotators", "shapes", "stack", "flops", "memory",
+                 "inputs_detail", "outputs_detail")
+
+    def __init__(self, thread, sinks, annotators):
+        self.thread, self.sinks, self.annotators = thread, tuple(sinks), annotators
+        self.shapes = bool(annotators) or any(c.record_shapes or c.with_flops for c in sinks)
+        self.stack = any(c.with_stack for c in sinks)
+        self.flops = any(c.with_flops for c in sinks)
+        self.memory = any(c.profile_memory for c in sinks)
+        self.inputs_detail = self.shapes or self.stack or bool(annotators)
+        self.outputs_detail = self.flops or self.memory
+
+
 class _Local(threading.local):
     def __init__(self):
         self.stack = []           # the thread's open ranges, innermost last
+        self.version = -1         # the _version its view was made for
+        self.view = None          # its _View, None when nothing records this thread
 
 
 _local = _Local()
 _collectors = ()                  # the active collectors (replaced, never mutated)
 _annotators = ()                  # the active NVTX/ITT annotators
+_version = 0                      # bumped on every change of the two
 _lock = threading.Lock()
 _handle = None                    # the dispatcher's handle while anything is active
 
@@ -80,26 +101,38 @@ def sinks_here(thread):
     return [c for c in _collectors if c.wants(thread)]
 
 
+def _refresh(local):
+    """This thread's view of the active sinks (None: nothing records it)."""
+    version = _version
+    thread = threading.get_ident()
+    sinks = sinks_here(thread)
+    local.view = _View(thread, sinks, _annotators) if sinks or _annotators else None
+    local.version = version
+    return local.view
+
+
 def activate(collector=None, annotator=None):
     """Start recording into ``collector`` / annotating with ``annotator``."""
-    global _collectors, _annotators
+    global _collectors, _annotators, _version
     with _lock:
         if collector is not None:
             collector.start_ns = now_ns()
             _collectors = _collectors + (collector,)
         if annotator is not None:
             _annotators = _annotators + (annotator,)
+        _version += 1
         _update_slots()
 
 
 def deactivate(collector=None, annotator=None):
-    global _collectors, _annotators
+    global _collectors, _annotators, _version
     with _lock:
         if collector is not None:
             collector.end_ns = now_ns()
             _collectors = tuple(c for c in _collectors if c is not collector)
         if annotator is not None:
             _annotators = tuple(a for a in _annotators if a is not annotator)
+        _version += 1
         _update_slots()
 
 
@@ -116,22 +149,16 @@ def _update_slots():
         _engine.set_node_observer(None)
 
 
-def open_range(name, kind, seq=-1, shapes=None):
+def open_range(name, kind, seq=-1):
     """Push a range on this thread's stack (None when nothing records it)."""
-    thread = threading.get_ident()
-    sinks = sinks_here(thread) if _collectors else ()
-    annotators = _annotators
-    if not sinks and not annotators:
+    local = _local
+    view = local.view if local.version == _version else _refresh(local)
+    if view is None:
         return None
-    stack = _local.stack
-    r = Range(name, kind, thread, stack[-1] if stack else None, sinks)
-    r.seq = seq
-    if shapes is not None:
-        r.shapes = shapes
-    if any(c.with_stack for c in sinks):
-        r.stack = python_stack()
-    for a in annotators:
-        a.push(r)
+    stack = local.stack
+    r = Range(name, kind, view, stack[-1] if stack else None, seq)
+    if view.inputs_detail:
+        _describe_inputs(r, view, ())
     stack.append(r)
     r.start = now_ns()
     return r
@@ -141,35 +168,64 @@ def close_range(r):
     if r is None:
         return
     r.end = now_ns()
-    stack = _local.stack
+    _close(_local.stack, r)
+
+
+def _close(stack, r):
     if stack and stack[-1] is r:
         stack.pop()
     elif r in stack:                # closed out of order (a decorator left early)
         stack.remove(r)
-    for a in reversed(_annotators):
+    view = r.view
+    for a in reversed(view.annotators):
         a.pop(r)
-    for c in r.sinks:
+    for c in view.sinks:
         c.ranges.append(r)
 
 
 def _dispatch(run, op, inputs, attrs, view_base):
-    """Core's dispatch slot: one range per table op (Note [profiler observation])."""
-    thread = threading.get_ident()
-    sinks = sinks_here(thread) if _collectors else ()
-    if not sinks and not _annotators:
+    """Core's dispatch slot: one range per table op (Note [profiler observation]).
+    The per-op cost of profiling, so the common case is written out here."""
+    local = _local
+    view = local.view if local.version == _version else _refresh(local)
+    if view is None:
         return run(op, inputs, attrs, view_base)
-    shapes = [list(t._data.shape) for t in inputs] \
-        if _annotators or any(c.record_shapes or c.with_flops for c in sinks) else None
-    seq = peek_sequence() if _annotators else -1
-    r = open_range(_PUBLIC_NAMES.get(op.name, op.name), FORWARD, seq, shapes)
+    stack = local.stack
+    r = Range(_PUBLIC_NAMES.get(op.name, op.name), FORWARD, view,
+              stack[-1] if stack else None, -1)
+    if view.inputs_detail:
+        _describe_inputs(r, view, inputs)
+    stack.append(r)
     before = inputs[0].grad_fn if inputs else None
+    r.start = now_ns()
     try:
         out = run(op, inputs, attrs, view_base)
     finally:
-        close_range(r)
-    if r is not None:
-        _describe_outputs(r, sinks, op, out, inputs, before)
+        r.end = now_ns()
+        _close(stack, r)
+    first = out[0] if type(out) is tuple else out
+    fn = first.grad_fn
+    # An output that is its input keeps the input's node unless the op recorded one.
+    if fn is not None and (first is not inputs[0] or fn is not before):
+        r.seq = fn._seq
+    elif r.seq >= 0:
+        r.seq = -1
+    if view.outputs_detail:
+        _describe_outputs(r, view, op, out, first)
     return out
+
+
+def _describe_inputs(r, view, inputs):
+    """Shapes, the Python stack and the annotators' ranges, when asked for."""
+    if view.shapes and inputs:
+        r.shapes = [list(t._data.shape) for t in inputs]
+    if view.stack:
+        r.stack = python_stack()
+    if view.annotators:
+        if r.kind == FORWARD and r.seq < 0 and inputs:
+            r.seq = peek_sequence()
+        for a in view.annotators:
+            a.push(r)
 
 
 # Table entries that are overloads of one public op, named as the reference's
@@ -180,18 +236,12 @@ _PUBLIC_NAMES = {"pow_scalar": "pow", "pow_scalar_base": "pow", "div_rounded": "
                  "scatter_value": "scatter", "scatter_multiply": "scatter"}
 
 
-def _describe_outputs(r, sinks, op, out, inputs, before):
-    """The op's sequence number (its node's), FLOPs and the memory its outputs hold."""
-    outs = out if isinstance(out, tuple) else (out,)
-    first = outs[0] if outs and isinstance(outs[0], Tensor) else None
-    fn = first.grad_fn if first is not None else None
-    # An output that is its input keeps the input's node unless the op recorded one.
-    new_node = fn is not None and not (first is inputs[0] and fn is before)
-    r.seq = fn._seq if new_node else -1
-    if any(c.with_flops for c in sinks) and first is not None:
+def _describe_outputs(r, view, op, out, first):
+    """FLOPs and the memory the op's outputs hold, when asked for."""
+    if view.flops:
         r.flops = flops_of(op.name, r.shapes, list(first._data.shape))
-    if any(c.profile_memory for c in sinks):
-        r.memory = _track_allocations(outs)
+    if view.memory:
+        r.memory = _track_allocations(out if type(out) is tuple else (out,))
 
 
 def peek_sequence():
@@ -230,13 +280,29 @@ class _NodeObserver:
     Function forward (Note [node observer slot] in core's engine.py)."""
 
     def enter(self, node, name):
-        if name is not None:
-            return open_range(name, FORWARD, node._seq)
+        local = _local
+        view = local.view if local.version == _version else _refresh(local)
+        if view is None:
+            return None
         seq = node._seq
-        return open_range(node.name(), BACKWARD, -1 if seq == _node.MAX_SEQUENCE else seq)
+        if name is None:
+            name, kind = type(node).__name__, BACKWARD        # Node.name()
+            if seq == _node.MAX_SEQUENCE:
+                seq = -1
+        else:
+            kind = FORWARD
+        stack = local.stack
+        r = Range(name, kind, view, stack[-1] if stack else None, seq)
+        if view.inputs_detail:
+            _describe_inputs(r, view, ())
+        stack.append(r)
+        r.start = now_ns()
+        return r
 
-    def exit(self, token):
-        close_range(token)
+    def exit(self, r):
+        if r is not None:
+            r.end = now_ns()
+            _close(_local.stack, r)
 
 
 _OBSERVER = _NodeObserver()
