@@ -31,6 +31,7 @@ _FORMULAS = {
 def flops_of(op_name, shapes, out_shape):
     """The FLOPs of one call of ``op_name`` (None for ops without an estimate).
 
+    >>> from chainrule_profiler._flops import flops_of
     >>> flops_of("mm", [[2, 3], [3, 4]], [2, 4])
     48
     """

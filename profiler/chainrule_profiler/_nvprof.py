@@ -25,6 +25,7 @@ def load_nvprof(path):
     ranges ``emit_nvtx`` made), as an EventList.
 
     >>> import os, sqlite3, tempfile
+    >>> from chainrule.autograd.profiler import load_nvprof
     >>> path = os.path.join(tempfile.mkdtemp(), "t.prof")
     >>> db = sqlite3.connect(path)
     >>> _ = db.execute("CREATE TABLE StringTable (_id_ INTEGER PRIMARY KEY, value TEXT)")

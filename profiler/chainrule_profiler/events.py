@@ -21,6 +21,7 @@ class Interval:
 class FunctionEvent:
     """One recorded op, backward node or ``record_function`` range.
 
+    >>> from chainrule.autograd.profiler import FunctionEvent
     >>> e = FunctionEvent(0, "mul", thread=1, start_us=0.0, end_us=3.0)
     >>> e.cpu_time_total, e.self_cpu_time_total, e.key
     (3.0, 3.0, 'mul')
@@ -84,6 +85,7 @@ class FunctionEventAvg:
     """The sum of the events that share a key (``key_averages``): totals, counts and
     the average ``cpu_time``.
 
+    >>> from chainrule.autograd.profiler import FunctionEvent, FunctionEventAvg
     >>> avg = FunctionEventAvg()
     >>> avg.add(FunctionEvent(0, "mul", 1, 0.0, 4.0)).add(FunctionEvent(1, "mul", 1, 5.0, 7.0))
     <FunctionEventAvg key=mul count=2 self_cpu_time=6.000us cpu_time=3.000us input_shapes=[]>

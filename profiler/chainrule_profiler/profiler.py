@@ -46,6 +46,7 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     ``wait`` idle steps, ``warmup`` steps and ``active`` recorded steps (the last of
     which saves the trace), ``repeat`` times (0: forever).
 
+    >>> from chainrule.profiler import schedule
     >>> s = schedule(wait=1, warmup=1, active=2, repeat=1)
     >>> [s(step).name for step in range(5)]
     ['NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE']
