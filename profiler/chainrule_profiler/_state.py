@@ -7,7 +7,8 @@ Note [profiler observation]
     slot], both engines). Both are registered while at least one sink is active and
     removed with the last one, so a process that is not profiling pays core's one
     check per op and per node. A sink is a Collector (a profile's recording) or an
-    annotator (NVTX/ITT ranges). Each op or node becomes a ``Range`` on its thread's
+    annotator (NVTX/ITT ranges). Each op or node becomes a range (Note [range
+    record]) on its thread's
     stack of open ranges; the innermost open range is its parent, so events nest per
     thread, whichever thread opened the enclosing ``record_function``.
 """
@@ -29,20 +30,17 @@ now_ns = time.perf_counter_ns
 FORWARD, BACKWARD, USER = "forward", "backward", "user"
 
 
-class Range:
-    """One op, backward node or ``record_function`` range, as recorded."""
+# Note [range record]
+#     A range (an op, a backward node, a record_function block) is a list, the
+#     cheapest object to make on the per-op path (a class instance costs several
+#     times more); these are its fields' indices. VIEW is the recording thread's
+#     _View (its thread id and sinks); PARENT the enclosing range on that thread.
+NAME, KIND, VIEW, PARENT, SEQ, START, END, SHAPES, STACK, MEMORY, FLOPS, ARGS = range(12)
 
-    __slots__ = ("name", "kind", "start", "end", "view", "parent", "seq", "shapes",
-                 "stack", "memory", "flops", "args")
 
-    def __init__(self, name, kind, view, parent, seq):
-        self.name, self.kind, self.view, self.parent, self.seq = name, kind, view, parent, seq
-        self.shapes = self.stack = self.flops = self.args = None
-        self.memory = self.start = self.end = 0
-
-    @property
-    def thread(self):
-        return self.view.thread
+def new_range(name, kind, view, parent, seq):
+    """A range record (Note [range record]); the per-op paths write it out inline."""
+    return [name, kind, view, parent, seq, 0, 0, None, None, 0, None, None]
 
 
 class Collector:
@@ -156,18 +154,18 @@ def open_range(name, kind, seq=-1):
     if view is None:
         return None
     stack = local.stack
-    r = Range(name, kind, view, stack[-1] if stack else None, seq)
+    r = new_range(name, kind, view, stack[-1] if stack else None, seq)
     if view.inputs_detail:
         _describe_inputs(r, view, ())
     stack.append(r)
-    r.start = now_ns()
+    r[START] = now_ns()
     return r
 
 
 def close_range(r):
     if r is None:
         return
-    r.end = now_ns()
+    r[END] = now_ns()
     _close(_local.stack, r)
 
 
@@ -176,7 +174,12 @@ def _close(stack, r):
         stack.pop()
     elif r in stack:                # closed out of order (a decorator left early)
         stack.remove(r)
-    view = r.view
+    _close_popped(r)
+
+
+def _close_popped(r):
+    """Hand a finished range to its annotators and collectors."""
+    view = r[VIEW]
     for a in reversed(view.annotators):
         a.pop(r)
     for c in view.sinks:
@@ -191,25 +194,32 @@ def _dispatch(run, op, inputs, attrs, view_base):
     if view is None:
         return run(op, inputs, attrs, view_base)
     stack = local.stack
-    r = Range(_PUBLIC_NAMES.get(op.name, op.name), FORWARD, view,
-              stack[-1] if stack else None, -1)
+    r = [_PUBLIC_NAMES.get(op.name, op.name), FORWARD, view,      # new_range(...)
+         stack[-1] if stack else None, -1, 0, 0, None, None, 0, None, None]
     if view.inputs_detail:
         _describe_inputs(r, view, inputs)
     stack.append(r)
     before = inputs[0].grad_fn if inputs else None
-    r.start = now_ns()
+    r[START] = now_ns()
     try:
         out = run(op, inputs, attrs, view_base)
     finally:
-        r.end = now_ns()
-        _close(stack, r)
+        r[END] = now_ns()
+        if stack[-1] is r:
+            stack.pop()
+            if not view.annotators and len(view.sinks) == 1:
+                view.sinks[0].ranges.append(r)        # _close's common case
+            else:
+                _close_popped(r)
+        else:
+            _close(stack, r)
     first = out[0] if type(out) is tuple else out
     fn = first.grad_fn
     # An output that is its input keeps the input's node unless the op recorded one.
     if fn is not None and (first is not inputs[0] or fn is not before):
-        r.seq = fn._seq
-    elif r.seq >= 0:
-        r.seq = -1
+        r[SEQ] = fn._seq
+    elif r[SEQ] >= 0:
+        r[SEQ] = -1
     if view.outputs_detail:
         _describe_outputs(r, view, op, out, first)
     return out
@@ -218,12 +228,12 @@ def _dispatch(run, op, inputs, attrs, view_base):
 def _describe_inputs(r, view, inputs):
     """Shapes, the Python stack and the annotators' ranges, when asked for."""
     if view.shapes and inputs:
-        r.shapes = [list(t._data.shape) for t in inputs]
+        r[SHAPES] = [list(t._data.shape) for t in inputs]
     if view.stack:
-        r.stack = python_stack()
+        r[STACK] = python_stack()
     if view.annotators:
-        if r.kind == FORWARD and r.seq < 0 and inputs:
-            r.seq = peek_sequence()
+        if r[KIND] == FORWARD and r[SEQ] < 0 and inputs:
+            r[SEQ] = peek_sequence()
         for a in view.annotators:
             a.push(r)
 
@@ -239,9 +249,9 @@ _PUBLIC_NAMES = {"pow_scalar": "pow", "pow_scalar_base": "pow", "div_rounded": "
 def _describe_outputs(r, view, op, out, first):
     """FLOPs and the memory the op's outputs hold, when asked for."""
     if view.flops:
-        r.flops = flops_of(op.name, r.shapes, list(first._data.shape))
+        r[FLOPS] = flops_of(op.name, r[SHAPES], list(first._data.shape))
     if view.memory:
-        r.memory = _track_allocations(out if type(out) is tuple else (out,))
+        r[MEMORY] = _track_allocations(out if type(out) is tuple else (out,))
 
 
 def peek_sequence():
@@ -267,7 +277,7 @@ def _freed(nbytes):
     kept as a ``[memory]`` record by the collectors watching memory."""
     stack = _local.stack
     if stack:
-        stack[-1].memory -= nbytes
+        stack[-1][MEMORY] -= nbytes
         return
     thread = threading.get_ident()
     for c in sinks_here(thread):
@@ -292,16 +302,17 @@ class _NodeObserver:
         else:
             kind = FORWARD
         stack = local.stack
-        r = Range(name, kind, view, stack[-1] if stack else None, seq)
+        r = [name, kind, view, stack[-1] if stack else None, seq,    # new_range(...)
+             0, 0, None, None, 0, None, None]
         if view.inputs_detail:
             _describe_inputs(r, view, ())
         stack.append(r)
-        r.start = now_ns()
+        r[START] = now_ns()
         return r
 
     def exit(self, r):
         if r is not None:
-            r.end = now_ns()
+            r[END] = now_ns()
             _close(_local.stack, r)
 
 

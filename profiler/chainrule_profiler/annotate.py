@@ -21,13 +21,14 @@ from . import _state
 
 def annotation(r, record_shapes):
     """The text of range ``r`` (Note [range annotations])."""
-    if r.kind == _state.BACKWARD:
-        return f"{r.name}, stashed seq={r.seq}" if r.seq >= 0 else r.name
-    if r.kind == _state.USER:
-        return r.name
-    text = f"{r.name}, seq={r.seq}"
-    if record_shapes and r.shapes is not None:
-        text += f", sizes = {r.shapes}"
+    name, kind, seq, shapes = r[_state.NAME], r[_state.KIND], r[_state.SEQ], r[_state.SHAPES]
+    if kind == _state.BACKWARD:
+        return f"{name}, stashed seq={seq}" if seq >= 0 else name
+    if kind == _state.USER:
+        return name
+    text = f"{name}, seq={seq}"
+    if record_shapes and shapes is not None:
+        text += f", sizes = {shapes}"
     return text
 
 

@@ -122,7 +122,8 @@ class profile:
 def build_events(collector):
     """The collector's ranges as FunctionEvents: ids in start order, times relative
     to the profile's start, children and parents within this profile."""
-    ranges = sorted(collector.ranges, key=lambda r: (r.start, -r.end))
+    S = _state
+    ranges = sorted(collector.ranges, key=lambda r: (r[S.START], -r[S.END]))
     t0 = collector.start_ns
     by_range = {}
     events = EventList(profile_memory=collector.profile_memory,
@@ -130,12 +131,12 @@ def build_events(collector):
                        with_stack=collector.with_stack)
     for i, r in enumerate(ranges):
         e = FunctionEvent(
-            i, r.name, r.thread, (r.start - t0) / 1e3, (r.end - t0) / 1e3,
-            input_shapes=r.shapes if collector.record_shapes else None,
-            stack=r.stack if collector.with_stack else None,
-            cpu_memory_usage=r.memory if collector.profile_memory else 0,
-            sequence_nr=r.seq, flops=r.flops if collector.with_flops else None,
-            kind=r.kind)
+            i, r[S.NAME], r[S.VIEW].thread, (r[S.START] - t0) / 1e3, (r[S.END] - t0) / 1e3,
+            input_shapes=r[S.SHAPES] if collector.record_shapes else None,
+            stack=r[S.STACK] if collector.with_stack else None,
+            cpu_memory_usage=r[S.MEMORY] if collector.profile_memory else 0,
+            sequence_nr=r[S.SEQ], flops=r[S.FLOPS] if collector.with_flops else None,
+            kind=r[S.KIND])
         by_range[id(r)] = e
         events.append(e)
     for r in ranges:
@@ -146,9 +147,9 @@ def build_events(collector):
 
 
 def _link_parent(r, by_range):
-    parent = r.parent
+    parent = r[_state.PARENT]
     while parent is not None and id(parent) not in by_range:
-        parent = parent.parent          # a range this profile did not record
+        parent = parent[_state.PARENT]  # a range this profile did not record
     if parent is not None:
         child = by_range[id(r)]
         child.cpu_parent = by_range[id(parent)]
@@ -193,7 +194,7 @@ class record_function:
     def __enter__(self):
         self._range = _state.open_range(self.name, _state.USER)
         if self._range is not None:
-            self._range.args = self.args
+            self._range[_state.ARGS] = self.args
         return self
 
     def __exit__(self, *exc):

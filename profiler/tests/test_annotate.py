@@ -92,10 +92,9 @@ def test_disabled_emit_does_nothing(monkeypatch):
 
 def test_annotation_texts():
     from chainrule_profiler import _state
-    r = _state.Range("mul", _state.FORWARD, 0, None, ())
-    r.seq, r.shapes = 4, [[2], [2]]
+    r = _state.new_range("mul", _state.FORWARD, None, None, 4)
+    r[_state.SHAPES] = [[2], [2]]
     assert annotate.annotation(r, False) == "mul, seq=4"
     assert annotate.annotation(r, True) == "mul, seq=4, sizes = [[2], [2]]"
-    node = _state.Range("MulBackward0", _state.BACKWARD, 0, None, ())
-    node.seq = 4
+    node = _state.new_range("MulBackward0", _state.BACKWARD, None, None, 4)
     assert annotate.annotation(node, True) == "MulBackward0, stashed seq=4"
