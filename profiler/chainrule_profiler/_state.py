@@ -8,9 +8,9 @@ Note [profiler observation]
     removed with the last one, so a process that is not profiling pays core's one
     check per op and per node. A sink is a Collector (a profile's recording) or an
     annotator (NVTX/ITT ranges). Each op or node becomes a range (Note [range
-    record]) on its thread's
-    stack of open ranges; the innermost open range is its parent, so events nest per
-    thread, whichever thread opened the enclosing ``record_function``.
+    record]) on its thread's stack of open ranges; the innermost open range is its
+    parent, so events nest per thread, whichever thread opened the enclosing
+    ``record_function``.
 """
 import os
 import sys
@@ -216,7 +216,7 @@ def _dispatch(run, op, inputs, attrs, view_base):
     first = out[0] if type(out) is tuple else out
     fn = first.grad_fn
     # An output that is its input keeps the input's node unless the op recorded one.
-    if fn is not None and (first is not inputs[0] or fn is not before):
+    if fn is not None and (fn is not before or first is not inputs[0]):
         r[SEQ] = fn._seq
     elif r[SEQ] >= 0:
         r[SEQ] = -1
