@@ -268,7 +268,7 @@ def _track_allocations(outs):
             arr = t._data
             if arr.base is None and arr.nbytes:
                 total += arr.nbytes
-                weakref.finalize(arr, _freed, arr.nbytes)
+                weakref.finalize(arr, _freed, arr.nbytes).atexit = False   # not at exit
     return total
 
 
