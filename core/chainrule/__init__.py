@@ -51,3 +51,12 @@ def is_tensor(obj):
     True
     """
     return isinstance(obj, Tensor)
+
+
+def __getattr__(name):
+    """``chainrule.profiler``: loaded from its layer on first use (an ImportError names
+    the wheel to install), like ``chainrule.autograd.profiler``."""
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
