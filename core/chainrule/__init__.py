@@ -15,8 +15,10 @@ from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: 
 from ._size import Size  # noqa: F401
 from ._tensor import Tensor, device  # noqa: F401
 from ._factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa
-                         full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
+                         full_like, linspace, ones, ones_like, rand, rand_like,
                          randint, randn, randn_like, tensor, zeros, zeros_like)
+from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa
+                      manual_seed, seed, set_rng_state)
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from . import autograd  # noqa: F401
@@ -30,6 +32,8 @@ from ._vmap import vmap  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
                   and k not in ("sum_to",)})
+globals().update(nn.functional.TOP_LEVEL)      # cr.conv2d, cr.dropout, cr.layer_norm, ...
+globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
 
 __version__ = "0.1.0"
 

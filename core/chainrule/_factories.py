@@ -1,19 +1,19 @@
 """Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, full, empty, eye,
-arange, linspace, rand, randn, randint, the *_like forms, and manual_seed."""
+arange, linspace, rand, randn, randint and the *_like forms (random numbers come from
+the generators of _random.py)."""
 import numbers
 
 import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
+from ._random import numpy_rng as _numpy_rng
 from ._tensor import Tensor, device as _device
 
 
 def mark_exported(t):
     from .autograd.saved_guard import mark_exported as mark
     mark(t)
-
-_rng = np.random.default_rng()
 
 
 def _infer_dtype(data):
@@ -231,18 +231,6 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
                    requires_grad, device)
 
 
-def manual_seed(seed):
-    """Seed chainrule's random number generator.
-
-    >>> import chainrule as cr
-    >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
-    True
-    """
-    global _rng
-    _rng = np.random.default_rng(seed)
-    return _rng
-
-
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples in [0, 1).
 
@@ -250,7 +238,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.rand(2, 2).shape
     chainrule.Size([2, 2])
     """
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
 
@@ -262,7 +250,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.randn(3).dtype
     chainrule.float32
     """
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     shape = _size_args(size)
     if d.is_complex:
@@ -284,7 +272,7 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
     return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
                    requires_grad, device)
@@ -342,24 +330,26 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-              layout=None):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
     """Uniform samples shaped like ``input``.
 
     >>> import chainrule as cr
     >>> cr.rand_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                generator=generator)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-               layout=None):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None):
     """Normal samples shaped like ``input``.
 
     >>> import chainrule as cr
     >>> cr.randn_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 generator=generator)
 

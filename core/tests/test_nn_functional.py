@@ -781,3 +781,250 @@ def test_small_cnn_training_step_reduces_the_loss(rng):
                 p.sub_(p.grad * 0.5)
                 p.grad = None
     assert loss_fn().item() < first.item()
+
+
+# --- JVPs of every nn-family table op (finite differences, both namespaces) -------------------
+def _nn_family_ops():
+    from chainrule._ops._registry import OPS, NOT_IMPLEMENTED
+    return {name: op for name, op in OPS.items()
+            if (getattr(op.forward, "__module__", None) or "").endswith("_ops.nn")
+            and op.jvp is not None and op.jvp is not NOT_IMPLEMENTED}
+
+
+def _recorded_forwards(monkeypatch, ops):
+    calls, originals = [], {}
+    for op in ops.values():
+        originals[op.name] = op.forward
+
+        def forward(*arrays, _op=op, _f=op.forward, **attrs):
+            calls.append((_op, [np.array(a, copy=True) for a in arrays], dict(attrs)))
+            return _f(*arrays, **attrs)
+        monkeypatch.setattr(op, "forward", forward)
+    return calls, originals
+
+
+def _numeric_jvp(op, arrays, attrs, tangents, eps=1e-6):
+    def run(sign):
+        moved = [a + sign * eps * t if t is not None else a for a, t in zip(arrays, tangents)]
+        return np.asarray(op.forward(*moved, **attrs))
+    return (run(1) - run(-1)) / (2 * eps)
+
+
+def _check_nn_jvp(op, arrays, attrs, rng):
+    from chainrule._ops import ARRAY_NS, TENSOR_NS
+    from chainrule._ops._registry import NONDIFF
+    tangents = tuple(rng.standard_normal(a.shape) if a.dtype == np.float64 and
+                     f is not NONDIFF else None for a, f in zip(arrays, op.vjps))
+    if all(t is None for t in tangents):
+        return False
+    result = np.asarray(op.forward(*arrays, **attrs))
+    env = dict(attrs, result=result)
+    env.update(zip(op.inputs, arrays))
+    env.update((n + "_shape", a.shape) for n, a in zip(op.inputs, arrays))
+    numeric = _numeric_jvp(op, arrays, attrs, tangents)
+    wrap = cr.Tensor._wrap
+    tensor_env = {k: wrap(v) if isinstance(v, np.ndarray) and (k in op.inputs or k == "result")
+                  else v for k, v in env.items()}
+    for ns, e, ts in ((ARRAY_NS, env, tangents),
+                      (TENSOR_NS, tensor_env, tuple(None if t is None else wrap(t)
+                                                    for t in tangents))):
+        out = op.jvp(ns, ts, e)
+        out = out._data if isinstance(out, cr.Tensor) else np.asarray(out)
+        np.testing.assert_allclose(np.broadcast_to(out, numeric.shape), numeric, atol=1e-6,
+                                   rtol=1e-5, err_msg=f"{op.name} jvp ({type(ns).__name__})")
+    return True
+
+
+def test_every_nn_family_op_has_a_checked_jvp(monkeypatch):
+    from samples import nn as nn_samples
+    from samples._inputs import make_inputs
+    ops = _nn_family_ops()
+    calls, originals = _recorded_forwards(monkeypatch, ops)
+    for sample in nn_samples.SAMPLES:
+        if not sample.complex:
+            sample.call(*make_inputs(sample))
+    for op in ops.values():
+        op.forward = originals[op.name]
+    seen = set()
+    rng = np.random.default_rng(0)
+    for op, arrays, attrs in calls:
+        if _check_nn_jvp(op, arrays, attrs, rng):
+            seen.add(op.name)
+    missing = set(ops) - seen
+    assert not missing, f"nn-family ops whose JVP no sample reached: {sorted(missing)}"
+
+
+# --- the pointwise activations ---------------------------------------------------------------
+_POINTWISE = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "hardsigmoid",
+              "hardswish", "mish", "softsign", "tanhshrink", "softshrink", "hardshrink",
+              "logsigmoid"]
+
+
+@pytest.mark.parametrize("name", _POINTWISE + ["threshold", "softmin", "glu", "prelu", "rrelu"])
+def test_activation_signatures_match_torch(torch, name):
+    theirs = getattr(torch.nn.functional, name)
+    try:
+        expected = [(p.name, p.default) for p in inspect.signature(theirs).parameters.values()]
+    except (TypeError, ValueError):             # a C builtin: compare with its docstring
+        return
+    ours = [(p.name, p.default) for p in inspect.signature(getattr(F, name)).parameters.values()]
+    assert ours == expected
+
+
+@pytest.mark.parametrize("name", _POINTWISE)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_activation_values_and_dtypes_match_torch(torch, rng, name, dtype):
+    x = (rng.standard_normal((5, 6)) * 4).astype(dtype)
+    ours = getattr(F, name)(cr.tensor(x))
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x))
+    assert ours.dtype == cr.float32 if dtype == np.float32 else cr.float64
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6",
+                                  "hardsigmoid", "hardswish", "mish"])
+def test_activation_inplace_writes_into_the_input(rng, name):
+    x = rng.standard_normal(6)
+    leaf = cr.tensor(x, requires_grad=True)
+    y = leaf * 1.0
+    out = getattr(F, name)(y, inplace=True)
+    assert out is y and y._version == 1
+    expected = getattr(F, name)(cr.tensor(x))
+    np.testing.assert_allclose(y.detach().numpy(), expected.numpy())
+    y.sum().backward()
+    other = cr.tensor(x, requires_grad=True)
+    getattr(F, name)(other * 1.0).sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), other.grad.numpy())
+
+
+def test_inplace_activation_on_a_leaf_raises():
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        F.elu_(cr.zeros(2, requires_grad=True))
+
+
+def test_activations_refuse_integer_input_like_the_reference():
+    with pytest.raises(NotImplementedError, match="\"elu_cpu\" not implemented for 'Long'"):
+        F.elu(cr.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="\"leaky_relu_cpu\" not implemented"):
+        F.leaky_relu(cr.tensor([1, 2]))
+
+
+def test_activation_argument_errors():
+    x = cr.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for "
+                                           "input dtype Float, but found -1"):
+        F.softshrink(x, -1.0)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is "
+                                           "size 3"):
+        F.glu(x, 1)
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        F.glu(cr.tensor(1.0))
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel "
+                                           "size. Found parameter numbers = 2 and channel "
+                                           "size = 3."):
+        F.prelu(x, cr.ones(2))
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.1, training=True)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        F.celu(x, 0.0)
+
+
+def test_kinks_take_the_reference_side():
+    x = cr.tensor([-1.0, 0.0, 1.0], dtype=cr.float64, requires_grad=True)
+    F.hardtanh(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]          # 0 at the bounds
+    x.grad = None
+    F.leaky_relu(x, 0.1).sum().backward()
+    assert x.grad.tolist() == [0.1, 0.1, 1.0]          # the slope at 0
+    x.grad = None
+    F.threshold(x, 0.0, 5.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_rrelu_training_draws_slopes_in_bounds_from_the_default_generator():
+    x = -cr.ones(1000, dtype=cr.float64)
+    cr.manual_seed(4)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    slopes = -y.numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.03
+    cr.manual_seed(4)
+    assert cr.equal(y, F.rrelu(x, 0.1, 0.3, training=True))
+    assert F.rrelu(cr.tensor([2.0]), training=True).tolist() == [2.0]
+
+
+def test_top_level_activation_forms():
+    assert cr.selu is F.selu and cr.prelu is F.prelu and cr.hardshrink is F.hardshrink
+
+
+# --- dropout -------------------------------------------------------------------------------
+def test_dropout_masks_and_scales_with_the_default_generator():
+    x = cr.ones(2000, dtype=cr.float64, requires_grad=True)
+    cr.manual_seed(1)
+    y = F.dropout(x, 0.25)
+    values = set(np.unique(y.detach().numpy()).tolist())
+    assert values == {0.0, 1 / 0.75}
+    assert abs((y.detach().numpy() == 0).mean() - 0.25) < 0.04
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())   # the same mask
+    cr.manual_seed(1)
+    assert cr.equal(F.dropout(x, 0.25), y)
+
+
+def test_dropout_eval_zero_and_one():
+    x = cr.ones(3, requires_grad=True)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    y = F.dropout(x, 1.0)
+    assert y.tolist() == [0.0, 0.0, 0.0] and y.requires_grad
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
+                                         "got 1.5"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_inplace():
+    y = cr.ones(100) * 1.0
+    out = F.dropout(y, 0.5, inplace=True)
+    assert out is y and y._version == 1 and set(y.tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("name, shape, channels", [
+    ("dropout1d", (4, 8, 5), 32), ("dropout1d", (8, 5), 8), ("dropout2d", (4, 8, 3, 3), 32),
+    ("dropout2d", (8, 3, 3), 24), ("dropout3d", (2, 8, 2, 2, 2), 16),
+    ("feature_alpha_dropout", (4, 8, 3), 32)])
+def test_channel_dropout_zeroes_whole_channels(name, shape, channels):
+    cr.manual_seed(2)
+    kwargs = {"training": True} if "alpha" in name else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # dropout2d reads 3-D input as (N, C, L)
+        y = getattr(F, name)(cr.ones(*shape, dtype=cr.float64), 0.5, **kwargs).numpy()
+    per_channel = y.reshape(channels, -1)
+    assert all(len(set(c.tolist())) == 1 for c in per_channel)
+    assert len(set(per_channel[:, 0].tolist())) == 2           # some dropped, some kept
+
+
+def test_channel_dropout_rank_errors_and_warnings():
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a "
+                                           "1D input"):
+        F.dropout1d(cr.ones(3))
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(cr.ones(2, 3, 4))
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        F.dropout2d(cr.ones(2, 3))
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
+        F.feature_alpha_dropout(cr.ones(3), 0.5, True)
+
+
+def test_alpha_dropout_keeps_zero_mean_unit_variance():
+    cr.manual_seed(3)
+    x = cr.randn(200000, dtype=cr.float64)
+    y = F.alpha_dropout(x, 0.3, training=True).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02
+    assert F.alpha_dropout(x, 0.3) is x
+
+
+def test_top_level_dropout():
+    x = cr.ones(4)
+    assert cr.dropout(x, 0.5, False) is x
+    assert set(cr.dropout(x, 0.5, True).tolist()) <= {0.0, 2.0}

@@ -17,8 +17,14 @@ from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor
 
+from ._activation import *  # noqa: F401,F403  (leaky_relu, elu, ..., prelu, rrelu)
+from ._activation import __all__ as _activation_names
+from ._dropout import *  # noqa: F401,F403  (dropout and its variants)
+from ._dropout import __all__ as _dropout_names, top_level_dropout as _top_level_dropout
+
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
-           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"]
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
+    _activation_names + _dropout_names
 
 
 def linear(input, weight, bias=None):
@@ -188,3 +194,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
     return _nn.mse_loss(input, target, reduction, weight)
 
+
+
+# The reference's top-level forms (``torch.conv2d``, ``torch.dropout``, ...) of these
+# functions; chainrule/__init__.py installs them as ``chainrule.<name>``.
+TOP_LEVEL = {"conv2d": conv2d, "dropout": _top_level_dropout,  # noqa: F405
+             "alpha_dropout": alpha_dropout,  # noqa: F405
+             "feature_alpha_dropout": feature_alpha_dropout,  # noqa: F405
+             "selu": selu, "celu": celu, "prelu": prelu, "rrelu": rrelu,  # noqa: F405
+             "hardshrink": hardshrink, "threshold": threshold}  # noqa: F405

@@ -30,12 +30,13 @@ TF = _Lazy("torch.nn.functional")
 TG = _Lazy("torch.nn.grad")
 
 
-def _both(op, name, shapes, kwargs=None, complex=False, note=""):
+def _both(op, name, shapes, kwargs=None, complex=False, note="", **options):
     """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional."""
     kwargs = kwargs or {}
     return Sample(op, lambda *a: getattr(F, name)(*a, **kwargs), *shapes, complex=complex,
                   torch_call=lambda *a: getattr(TF, name)(*a, **kwargs),
-                  note=note or "".join(f"{k}={v}" for k, v in kwargs.items()))
+                  note=note or name + "".join(f" {k}={v}" for k, v in kwargs.items()),
+                  **options)
 
 
 # --- linear ------------------------------------------------------------------------------
@@ -105,6 +106,36 @@ ACTIVATIONS = [
     _both("softplus", "softplus", ((3, 4),)),
     _both("softplus", "softplus", ((3, 4),), {"beta": 2.0, "threshold": 3.0}),
     _both("softplus", "softplus", ((2, 0),)),
+]
+
+# Note [pointwise activation entries] (_ops/nn.py): one entry per formula, several
+# public functions per entry (selu and celu are elu's entry).
+POINTWISE = [
+    _both("leaky_relu", "leaky_relu", ((3, 4),)),
+    _both("leaky_relu", "leaky_relu", ((3, 4),), {"negative_slope": 0.2}),
+    _both("elu", "elu", ((3, 4),)), _both("elu", "elu", ((3, 4),), {"alpha": 0.5}),
+    _both("elu", "selu", ((3, 4),)), _both("elu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("hardtanh", "hardtanh", ((3, 4),)),
+    _both("hardtanh", "hardtanh", ((3, 4),), {"min_val": -0.5, "max_val": 1.5}),
+    _both("hardtanh", "relu6", ((3, 4),), domain=(-2.0, 8.0)),
+    _both("hardsigmoid", "hardsigmoid", ((3, 4),), domain=(-5.0, 5.0)),
+    _both("hardswish", "hardswish", ((3, 4),), domain=(-5.0, 5.0)),
+    _both("mish", "mish", ((3, 4),)), _both("mish", "mish", ((0,),)),
+    _both("softsign", "softsign", ((3, 4),)), _both("tanhshrink", "tanhshrink", ((3, 4),)),
+    _both("softshrink", "softshrink", ((3, 4),)),
+    _both("softshrink", "softshrink", ((3, 4),), {"lambd": 1.0}),
+    _both("hardshrink", "hardshrink", ((3, 4),)),
+    _both("hardshrink", "hardshrink", ((3, 4),), {"lambd": 1.0}),
+    _both("threshold", "threshold", ((3, 4),), {"threshold": 0.1, "value": 20.0}),
+    _both("log_sigmoid", "logsigmoid", ((3, 4),)), _both("log_sigmoid", "logsigmoid", ((),)),
+]
+# Compositions: the sample names the table op that carries their gradient.
+COMPOSITE_ACTIVATIONS = [
+    _both("softmax", "softmin", ((3, 4),), {"dim": 1}),
+    _both("sigmoid", "glu", ((3, 4),)), _both("sigmoid", "glu", ((4, 3),), {"dim": 0}),
+    _both("where", "prelu", ((2, 3, 4), (3,)), note="per channel"),
+    _both("where", "prelu", ((2, 3), (1,)), note="shared"),
+    _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
 ]
 
 
@@ -178,5 +209,5 @@ MSE = [Sample("mse_loss", lambda a, b, r=r: F.mse_loss(a, b, reduction=r), shape
               torch_call=lambda a, b, r=r: TF.mse_loss(a, b, reduction=r), note=r + str(shape))
        for r in ("mean", "sum", "none") for shape in ((3, 4), (), (0, 2))]
 
-SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + _nll_samples()
-           + _nll_backward_samples() + MSE)
+SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
+           + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE)
