@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from .. import _factories
 from .._grad_mode import no_grad
+from .._random import numpy_rng
 from .._tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -22,8 +22,7 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
            "kaiming_normal_", "orthogonal_", "sparse_"]
 
 
-def _rng(generator):
-    return _factories._rng if generator is None else generator
+_rng = numpy_rng
 
 
 def _fill(tensor, values):
@@ -86,7 +85,8 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     >>> bool((cr.nn.init.uniform_(cr.empty(10), -1, 1).abs() <= 1).all())
     True
     """
-    return _fill(tensor, _rng(generator).uniform(a, b, tuple(tensor.shape)))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
@@ -96,7 +96,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     >>> cr.nn.init.normal_(cr.empty(2, 3), std=0.02).shape
     chainrule.Size([2, 3])
     """
-    return _fill(tensor, _rng(generator).normal(mean, std, tuple(tensor.shape)))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):

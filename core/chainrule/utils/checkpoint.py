@@ -19,7 +19,7 @@ Note [checkpoint recomputation]
 import contextlib
 import warnings
 
-from .. import _factories
+from .. import _random
 from .._grad_mode import enable_grad, is_grad_enabled, no_grad
 from .._tensor import Tensor
 from ..autograd.engine import needed_edges
@@ -34,7 +34,7 @@ class CheckpointError(RuntimeError):
 
 
 def _rng_state():
-    return _factories._rng.bit_generator.state
+    return _random.get_rng_state()
 
 
 @contextlib.contextmanager
@@ -44,11 +44,11 @@ def _replayed_rng(state, enabled):
         yield
         return
     current = _rng_state()
-    _factories._rng.bit_generator.state = state
+    _random.set_rng_state(state)
     try:
         yield
     finally:
-        _factories._rng.bit_generator.state = current
+        _random.set_rng_state(current)
 
 
 def _is_checkpoint_valid(node):
