@@ -21,7 +21,7 @@ class SGD(Optimizer):
     >>> for _ in range(2):
     ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
     >>> [round(v, 4) for v in w.tolist()]
-    [0.468, -0.936]
+    [0.46, -0.92]
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,

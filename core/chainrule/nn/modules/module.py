@@ -216,7 +216,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -231,7 +231,7 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -239,7 +239,7 @@ class Module:
                                 "(torch.nn.Module or None expected)")
             modules[name] = value
         elif isinstance(value, Buffer):
-            self._forget(name)
+            self._forget(name, keep="_buffers")
             self.register_buffer(name, value)
         else:
             buffers = self.__dict__.get("_buffers")
@@ -251,12 +251,15 @@ class Module:
             else:
                 super().__setattr__(name, value)
 
-    def _forget(self, name):
-        """Remove ``name`` from the instance dict and every registry."""
+    def _forget(self, name, keep):
+        """Remove ``name`` from the instance dict and the registries other than
+        ``keep`` (where it keeps its place in the order)."""
         self.__dict__.pop(name, None)
         for registry in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[registry].pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+            if registry != keep:
+                self.__dict__[registry].pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
         state = self.__dict__
@@ -498,8 +501,14 @@ class Module:
         >>> seen
         ['ReLU', 'Tanh', 'Sequential']
         """
-        for module in reversed(list(self.modules())):
-            fn(module)
+        stack = [(self, False)]
+        while stack:                      # post-order: children before their parent
+            module, expanded = stack.pop()
+            if expanded:
+                fn(module)
+                continue
+            stack.append((module, True))
+            stack.extend((child, False) for child in reversed(list(module.children())))
         return self
 
     def _apply(self, fn, recurse=True):
