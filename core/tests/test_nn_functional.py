@@ -1028,3 +1028,117 @@ def test_top_level_dropout():
     x = cr.ones(4)
     assert cr.dropout(x, 0.5, False) is x
     assert set(cr.dropout(x, 0.5, True).tolist()) <= {0.0, 2.0}
+
+
+# --- the composite losses ----------------------------------------------------------------------
+_LOSSES = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "soft_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
+           "multi_margin_loss", "normalize"]
+
+
+@pytest.mark.parametrize("name", _LOSSES)
+def test_loss_signatures_match_torch(torch, name):
+    theirs = inspect.signature(getattr(torch.nn.functional, name))
+    ours = inspect.signature(getattr(F, name))
+    assert [(p.name, p.default) for p in ours.parameters.values()] == \
+        [(p.name, p.default) for p in theirs.parameters.values()]
+
+
+def test_loss_argument_errors_use_the_reference_messages():
+    x, t = cr.full((2, 3), 0.5), cr.full((2, 3), 0.5)
+    with pytest.raises(ValueError, match=r"Using a target size \(chainrule.Size\(\[1, 3\]\)\) "
+                                         "that is different to the input size"):
+        F.binary_cross_entropy(cr.full((3,), 0.5), cr.full((1, 3), 0.5))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(x * 3, t)
+    with pytest.raises(ValueError, match=r"Target size \(.*\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(x, t[0])
+    with pytest.raises(RuntimeError, match="smooth_l1_loss does not support negative values "
+                                           "for beta."):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(x, t, -1.0)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, t, cr.ones(5))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        F.multi_margin_loss(x, cr.tensor([0, 1]), p=3)
+    with pytest.raises(RuntimeError, match="margin_ranking_loss : All input tensors should have "
+                                           "same dimension"):
+        F.margin_ranking_loss(x, x, cr.ones(2))
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        F.l1_loss(x, t, weight=cr.ones(3))
+    with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
+        F.l1_loss(x, t, reduction="bogus")
+
+
+def test_kl_div_mean_warns_and_batchmean_divides_by_the_batch():
+    x = cr.tensor([[0.1, 0.9], [0.5, 0.5]]).log()
+    t = cr.tensor([[0.2, 0.8], [0.5, 0.5]])
+    with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss by both"):
+        mean = F.kl_div(x, t)
+    total = F.kl_div(x, t, reduction="sum").item()
+    assert mean.item() == pytest.approx(total / 4)
+    assert F.kl_div(x, t, reduction="batchmean").item() == pytest.approx(total / 2)
+
+
+def test_kl_div_zero_targets_add_nothing_and_keep_gradients_finite():
+    t = cr.tensor([0.0, 1.0], dtype=cr.float64, requires_grad=True)
+    x = cr.tensor([-1.0, -0.5], dtype=cr.float64, requires_grad=True)
+    loss = F.kl_div(x, t, reduction="sum")
+    assert loss.item() == pytest.approx(0.5)
+    loss.backward()
+    assert np.isfinite(t.grad.numpy()).all() and x.grad.tolist() == [0.0, -1.0]
+
+
+def test_binary_cross_entropy_clamps_its_logs_like_the_reference(torch):
+    x = cr.tensor([0.0, 1.0, 0.3], dtype=cr.float64)
+    t = cr.tensor([1.0, 0.0, 1.0], dtype=cr.float64)
+    ours = F.binary_cross_entropy(x, t, reduction="none").tolist()
+    theirs = torch.nn.functional.binary_cross_entropy(torch.tensor(x.numpy()),
+                                                      torch.tensor(t.numpy()), reduction="none")
+    np.testing.assert_allclose(ours, theirs.numpy())
+    assert ours[:2] == [100.0, 100.0]
+
+
+def test_bce_with_logits_is_stable_for_large_logits():
+    x = cr.tensor([1000.0, -1000.0, 0.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([0.0, 1.0, 1.0], dtype=cr.float64)
+    loss = F.binary_cross_entropy_with_logits(x, t, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [1000.0, 1000.0, math.log(2)])
+    loss.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, -1.0, -0.5])     # sigmoid(x) - t
+
+
+def test_gaussian_nll_clamps_var_without_stopping_its_gradient():
+    var = cr.tensor([0.0, 2.0], dtype=cr.float64, requires_grad=True)
+    x = cr.zeros(2, dtype=cr.float64)
+    F.gaussian_nll_loss(x, x, var, eps=0.5, reduction="sum").backward()
+    np.testing.assert_allclose(var.grad.numpy(), [1.0, 0.25])          # 0.5 / clamped var
+
+
+def test_cosine_similarity_and_normalize_at_zero_vectors():
+    z = cr.zeros(1, 3, dtype=cr.float64, requires_grad=True)
+    assert F.cosine_similarity(z, cr.ones(1, 3, dtype=cr.float64)).tolist() == [0.0]
+    assert F.normalize(z).tolist() == [[0.0, 0.0, 0.0]]
+    F.normalize(z).sum().backward()
+    assert np.isfinite(z.grad.numpy()).all()
+
+
+def test_multi_margin_loss_unbatched_and_weights(torch):
+    x = np.array([0.1, 0.2, 0.4, 0.8])
+    for kwargs in ({}, {"p": 2, "margin": 0.5}, {"reduction": "none"}):
+        ours = F.multi_margin_loss(cr.tensor(x), cr.tensor(3), **kwargs)
+        theirs = torch.nn.functional.multi_margin_loss(torch.tensor(x), torch.tensor(3),
+                                                       **kwargs)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_deprecated_size_average_and_reduce_are_honoured():
+    x, t = cr.tensor([1.0, 3.0]), cr.zeros(2)
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        assert F.l1_loss(x, t, size_average=False).item() == 4.0

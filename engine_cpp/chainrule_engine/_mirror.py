@@ -22,8 +22,8 @@ TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "d403e881070d51c2"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
-FAST_METHODS_FINGERPRINT = "e573507714edf853"
-INPLACE_FINGERPRINT = "f994437d0c5f1b6a"
+FAST_METHODS_FINGERPRINT = "fb9d82f59d1c3f34"
+INPLACE_FINGERPRINT = "b4b0c29198af1be0"
 
 
 def engine_parts():
@@ -90,7 +90,7 @@ def fast_methods_parts():
         (elementwise, ["_make"]),
         (operators, ["_binary_operator"]),
         (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
-        (_registry, ["apply_op", "_plain_output"]),
+        (_registry, ["apply_op", "run_op", "_plain_output"]),
         (_tensor, ["Tensor._wrap"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]

@@ -49,6 +49,7 @@ struct FastNames {
   PyObject* recorder = PyUnicode_InternFromString("_recorder");
   PyObject* plain_output = PyUnicode_InternFromString("_plain_output");
   PyObject* wrap_inference = PyUnicode_InternFromString("_wrap_inference");
+  PyObject* dispatch = PyUnicode_InternFromString("_dispatch");
   PyObject* scalars = PyUnicode_InternFromString("_SCALARS");
   PyObject* scalar_tensor = PyUnicode_InternFromString("scalar_tensor");
 };
@@ -156,6 +157,17 @@ PyObject* registry_global(PyObject* name) {
   PyObject* value = PyDict_GetItemWithError(fc.registry_dict, name);
   if (value == nullptr && !PyErr_Occurred()) PyErr_SetObject(PyExc_NameError, name);
   return value;
+}
+
+// apply_op's first check: a layer's dispatcher is registered (Note [dispatch slot] in
+// _registry.py), so the op must run through Python. Also true when the name is gone.
+bool dispatching() {
+  PyObject* d = PyDict_GetItemWithError(fc.registry_dict, fn_names().dispatch);
+  if (d == nullptr) {
+    PyErr_Clear();
+    return true;
+  }
+  return d != Py_None;
 }
 
 // _recorder(op, inputs, attrs, out, None): apply_op's recording call.
@@ -291,7 +303,7 @@ bool inplace_common_case(PyObject* self, PyObject* other, PyArrayObject** arr,
   PyArrayObject* a = float_array(self);
   PyArrayObject* b = Py_TYPE(other) == fc.tensor ? float_array(other) : nullptr;
   if (a == nullptr || b == nullptr || PyArray_DESCR(a) != PyArray_DESCR(b)) return false;
-  if (!inplace_unchanged()) return false;
+  if (!inplace_unchanged() || dispatching()) return false;
   int grad = mode_flag(fn_names().grad_enabled);
   if (grad < 0) return false;
   if (grad && (slot(self, fc.t.requires_grad) == Py_True ||
@@ -336,7 +348,8 @@ PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
-  if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
+  if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity ||
+      dispatching()) {
     return call_python(m, args, nargsf, kwnames);
   }
   PyArrayObject* a = float_array(args[0]);

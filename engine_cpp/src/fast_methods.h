@@ -10,6 +10,8 @@
 //     (Py_TPFLAGS_METHOD_DESCRIPTOR: `y.sin()` and the `*` operator call it unbound,
 //     no bound method is made) with vectorcall. It does the common case itself and
 //     calls the Python function it replaces for anything else, before doing any work:
+//     - no dispatcher registered (`_registry._dispatch` is None, apply_op's first
+//       check; Note [dispatch slot]), also for the in-place kind;
 //     - self exactly Tensor (no subclass) holding a float or complex ndarray (integer
 //       and bool inputs are cast or promoted in Python), positional arguments only;
 //     - binary: other a Tensor of the very same dtype, or a Python float or int,

@@ -62,7 +62,7 @@ def test_fast_methods_unchanged_since_last_mirrored():
     assert now == _mirror.FAST_METHODS_FINGERPRINT, (
         "a Tensor method of Note [method slot] (elementwise._make's fn, "
         "operators._binary_operator) or a helper it calls (apply_binary, binary_operands, "
-        "scalar_tensor, float_input, apply_op, _plain_output, Tensor._wrap, "
+        "scalar_tensor, float_input, apply_op, run_op, _plain_output, Tensor._wrap, "
         "_grad_mode._ModeState) changed; the "
         "fast methods are off until src/fast_methods.cc mirrors the change and "
         "FAST_METHODS_FINGERPRINT in chainrule_engine/_mirror.py is set to %r" % now)

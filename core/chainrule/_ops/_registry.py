@@ -21,7 +21,9 @@ Note [one formula, two namespaces]
 Markers: NONDIFF (the input is not differentiable, e.g. an index) and NOT_IMPLEMENTED
 (differentiable in principle, formula missing: backward raises, naming the op).
 """
+import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from .._tensor import Tensor
 from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
+from ..autograd.hooks import RemovableHandle
 from ..autograd.node import Node, _sequence, grad_accumulator, gradient_edge, next_sequence_nr
 from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
 
@@ -199,8 +202,16 @@ edge_of = gradient_edge
 def apply_op(op, inputs, attrs, result_is_view_of=None):
     """Run an op's forward on ``inputs`` (Tensors) and record it when needed.
 
-    The hot path of every op: keep it free of work that only rare features need.
+    The hot path of every op: keep it free of work that only rare features need
+    (one check for the layers of Note [dispatch slot]).
     """
+    if _dispatch is not None:
+        return _dispatch(op, inputs, attrs, result_is_view_of)
+    return run_op(op, inputs, attrs, result_is_view_of)
+
+
+def run_op(op, inputs, attrs, result_is_view_of=None):
+    """apply_op without the dispatchers: the forward, then the recording."""
     if len(inputs) == 2:
         out = op.forward(inputs[0]._data, inputs[1]._data, **attrs)
     else:
@@ -315,6 +326,64 @@ def _output(arr, node, output_nr, view_base):
     if view_base is not None:
         _link_view(t, view_base)
     return t
+
+
+# Note [dispatch slot]
+#     A layer that must see every table op as it runs (the profiler's observer,
+#     forward AD's tangents, compat's volatile inputs) registers a dispatcher with
+#     ``add_dispatcher(fn)``. apply_op then calls ``fn(run, op, inputs, attrs,
+#     view_base)`` instead of running the op; ``fn`` runs it by calling ``run(op,
+#     inputs, attrs, view_base)`` (the next dispatcher, the last one run_op) and may
+#     look at or change what goes in and what comes out. Dispatchers nest in
+#     registration order, the first registered outermost.
+#     A layer registers only while it is active (a profile open, a dual level
+#     entered, a volatile tensor alive) and removes its dispatcher afterwards: with
+#     none registered ``_dispatch`` is None, apply_op pays one check, and the fast
+#     paths that bypass apply_op (the in-place fast path, the C++ engine's fast
+#     methods) run only while it is None.
+_dispatch = None
+_DISPATCHERS = {}        # handle id -> fn, in registration order
+_DISPATCH_LOCK = threading.Lock()
+
+
+class DispatcherHandle(RemovableHandle):
+    """What ``add_dispatcher`` returns: ``.remove()`` unregisters the dispatcher."""
+
+    __slots__ = ()
+
+    def remove(self):
+        with _DISPATCH_LOCK:
+            self._table.pop(self.id, None)
+            _compose_dispatchers()
+
+
+def add_dispatcher(fn):
+    """Dispatch slot (Note [dispatch slot]): run every table op through
+    ``fn(run, op, inputs, attrs, view_base)`` until the returned handle is removed.
+
+    >>> import chainrule as cr
+    >>> from chainrule._ops import _registry
+    >>> seen = []
+    >>> def observe(run, op, inputs, attrs, view_base):
+    ...     seen.append(op.name)
+    ...     return run(op, inputs, attrs, view_base)
+    >>> with _registry.add_dispatcher(observe):
+    ...     _ = cr.ones(2) * 2
+    >>> seen
+    ['mul']
+    """
+    with _DISPATCH_LOCK:
+        handle = DispatcherHandle(_DISPATCHERS, fn)
+        _compose_dispatchers()
+    return handle
+
+
+def _compose_dispatchers():
+    global _dispatch
+    run = run_op
+    for fn in reversed(list(_DISPATCHERS.values())):
+        run = functools.partial(fn, run)
+    _dispatch = run if _DISPATCHERS else None
 
 
 # Filled in by _ops/_namespaces.py once every op exists.

@@ -7,6 +7,7 @@ from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
+from . import _registry
 from ._registry import apply_op, defop
 from .elementwise import ADD, MUL, SUB, pow_scalar_base, rsub
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
@@ -181,6 +182,8 @@ _FAST_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np
 
 
 def _try_fast_inplace(self, ufunc, other, alpha):
+    if _registry._dispatch is not None:          # Note [dispatch slot]
+        return False
     if _MODE.grad_enabled and (self._requires_grad or getattr(other, "_requires_grad", False)):
         return False
     arr = self._data

@@ -21,10 +21,12 @@ from ._activation import *  # noqa: F401,F403  (leaky_relu, elu, ..., prelu, rre
 from ._activation import __all__ as _activation_names
 from ._dropout import *  # noqa: F401,F403  (dropout and its variants)
 from ._dropout import __all__ as _dropout_names, top_level_dropout as _top_level_dropout
+from ._loss import *  # noqa: F401,F403  (l1_loss, ..., cosine_similarity, normalize)
+from ._loss import __all__ as _loss_names
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
-    _activation_names + _dropout_names
+    _activation_names + _dropout_names + _loss_names
 
 
 def linear(input, weight, bias=None):
@@ -197,9 +199,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 # The reference's top-level forms (``torch.conv2d``, ``torch.dropout``, ...) of these
-# functions; chainrule/__init__.py installs them as ``chainrule.<name>``.
+# functions; chainrule/__init__.py installs them as ``chainrule.<name>``. (The losses'
+# top-level forms take the reduction as an enum integer: not offered.)
 TOP_LEVEL = {"conv2d": conv2d, "dropout": _top_level_dropout,  # noqa: F405
              "alpha_dropout": alpha_dropout,  # noqa: F405
              "feature_alpha_dropout": feature_alpha_dropout,  # noqa: F405
              "selu": selu, "celu": celu, "prelu": prelu, "rrelu": rrelu,  # noqa: F405
-             "hardshrink": hardshrink, "threshold": threshold}  # noqa: F405
+             "hardshrink": hardshrink, "threshold": threshold,  # noqa: F405
+             "pairwise_distance": pairwise_distance,  # noqa: F405
+             "cosine_similarity": cosine_similarity}  # noqa: F405

@@ -30,11 +30,19 @@ TF = _Lazy("torch.nn.functional")
 TG = _Lazy("torch.nn.grad")
 
 
-def _both(op, name, shapes, kwargs=None, complex=False, note="", **options):
-    """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional."""
+def _both(op, name, shapes, kwargs=None, complex=False, note="", keywords=(), **options):
+    """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional; the
+    last inputs are passed as the ``keywords`` arguments."""
     kwargs = kwargs or {}
-    return Sample(op, lambda *a: getattr(F, name)(*a, **kwargs), *shapes, complex=complex,
-                  torch_call=lambda *a: getattr(TF, name)(*a, **kwargs),
+
+    def split(a):
+        cut = len(a) - len(keywords)
+        return a[:cut], dict(kwargs, **dict(zip(keywords, a[cut:])))
+
+    return Sample(op, lambda *a: getattr(F, name)(*split(a)[0], **split(a)[1]), *shapes,
+                  complex=complex,
+                  torch_call=lambda *a: getattr(TF, name)(*split(a)[0], **{
+                      k: _to_torch(v) for k, v in split(a)[1].items()}),
                   note=note or name + "".join(f" {k}={v}" for k, v in kwargs.items()),
                   **options)
 
@@ -209,5 +217,76 @@ MSE = [Sample("mse_loss", lambda a, b, r=r: F.mse_loss(a, b, reduction=r), shape
               torch_call=lambda a, b, r=r: TF.mse_loss(a, b, reduction=r), note=r + str(shape))
        for r in ("mean", "sum", "none") for shape in ((3, 4), (), (0, 2))]
 
+# --- the composite losses (each names a table op its gradient runs through) -----------------
+_PM1 = cr.tensor([1.0, -1.0, -1.0, 1.0], dtype=cr.float64)
+_LABELS = cr.tensor([2, 0, 3, 3], dtype=cr.int64)
+_MULTI = cr.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=cr.float64)
+_CLASS_W = cr.tensor([0.5, 1.0, 2.0, 1.5], dtype=cr.float64)
+
+
+def _loss_samples():
+    samples = []
+    for r in ("mean", "sum", "none"):
+        red = {"reduction": r}
+        samples += [
+            _both("abs", "l1_loss", ((3, 4), (3, 4)), red),
+            _both("abs", "l1_loss", ((3, 4), (3, 4), (3, 4)), red, note=f"l1 weight {r}",
+                  keywords=("weight",)),
+            _both("where", "smooth_l1_loss", ((3, 4), (3, 4)), dict(red, beta=0.5)),
+            _both("where", "huber_loss", ((3, 4), (3, 4)), dict(red, delta=0.7)),
+            _both("where", "huber_loss", ((3, 4), (3, 4), (3, 4)), red,
+                  note=f"huber weight {r}", keywords=("weight",)),
+            _both("clamp", "binary_cross_entropy", ((3, 4), (3, 4)), red, domain=(0.05, 0.95)),
+            _both("clamp", "binary_cross_entropy", ((3, 4), (3, 4)),
+                  dict(red, weight=cr.tensor([1.0, 2.0, 0.5, 3.0], dtype=cr.float64)),
+                  domain=(0.05, 0.95), note=f"bce weight {r}"),
+            _both("softplus", "binary_cross_entropy_with_logits", ((3, 4), (3, 4)), red),
+            _both("softplus", "binary_cross_entropy_with_logits", ((3, 4), (3, 4)),
+                  dict(red, pos_weight=cr.tensor([1.0, 2.0, 0.5, 3.0], dtype=cr.float64)),
+                  note=f"bce logits pos_weight {r}"),
+            _both("log", "kl_div", ((3, 4), (3, 4)), {"reduction": "batchmean" if r == "mean"
+                                                       else r}, domain=(0.1, 1.0)),
+            _both("exp", "kl_div", ((3, 4), (3, 4)),
+                  {"reduction": "batchmean" if r == "mean" else r, "log_target": True},
+                  note=f"kl_div log_target {r}"),
+            _both("exp", "poisson_nll_loss", ((3, 4), (3, 4)), red, domain=(0.1, 3.0)),
+            _both("log", "poisson_nll_loss", ((3, 4), (3, 4)),
+                  dict(red, log_input=False, full=True), domain=(0.1, 3.0)),
+            _both("log", "gaussian_nll_loss", ((3, 4), (3, 4), (3, 4)), red,
+                  domain=(0.2, 2.0)),
+            _both("log", "gaussian_nll_loss", ((3, 4), (3, 4), (3,)), dict(red, full=True),
+                  domain=(0.2, 2.0)),
+            _both("sqrt", "cosine_embedding_loss", ((4, 3), (4, 3), _PM1),
+                  dict(red, margin=0.2)),
+            _both("clamp", "margin_ranking_loss", ((4,), (4,), _PM1), dict(red, margin=0.3)),
+            _both("clamp", "hinge_embedding_loss", ((4,), _PM1), dict(red, margin=1.5)),
+            _both("softplus", "soft_margin_loss", ((4,), _PM1), red),
+            _both("softplus", "multilabel_soft_margin_loss", ((2, 3), _MULTI), red),
+            _both("linalg_vector_norm", "triplet_margin_loss", ((3, 4), (3, 4), (3, 4)),
+                  dict(red, margin=2.0)),
+            _both("linalg_vector_norm", "triplet_margin_loss", ((3, 4), (3, 4), (3, 4)),
+                  dict(red, margin=2.0, p=1, swap=True), note=f"triplet p=1 swap {r}"),
+            _both("clamp", "multi_margin_loss", ((4, 5), _LABELS), red),
+            _both("clamp", "multi_margin_loss", ((4, 5), _LABELS),
+                  dict(red, p=2, margin=0.5, weight=cr.tensor([1., 2., 3., 4., 5.],
+                                                              dtype=cr.float64)),
+                  note=f"multi_margin p=2 weight {r}"),
+        ]
+    samples += [
+        _both("softplus", "multilabel_soft_margin_loss", ((2, 3), _MULTI),
+              {"weight": cr.tensor([1.0, 0.5, 2.0], dtype=cr.float64)},
+              note="multilabel weight"),
+        _both("linalg_vector_norm", "pairwise_distance", ((3, 4), (3, 4))),
+        _both("linalg_vector_norm", "pairwise_distance", ((4,), (4,)),
+              {"p": 3.0, "keepdim": True}),
+        _both("linalg_vector_norm", "cosine_similarity", ((3, 4), (3, 4))),
+        _both("linalg_vector_norm", "cosine_similarity", ((3, 4), (1, 4)), {"dim": -1}),
+        _both("linalg_vector_norm", "normalize", ((3, 4),)),
+        _both("linalg_vector_norm", "normalize", ((3, 4),), {"p": 1.0, "dim": 0}),
+    ]
+    return samples
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
-           + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE)
+           + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
+           + _loss_samples())
