@@ -74,8 +74,7 @@ class _ConvNd(Module):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, " \
             f"stride={self.stride}"
         if self.padding != (0,) * self._n:
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) \
-                else f", padding={self.padding}"
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
         if self.output_padding != (0,) * self._n:
