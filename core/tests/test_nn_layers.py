@@ -233,7 +233,7 @@ def test_rnn_layers_parameters_and_init():
     assert names[:4] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
     assert names[4] == "weight_ih_l0_reverse" and rnn.weight_ih_l1.shape == (4, 8)
     assert all(np.abs(arr(p)).max() <= 0.5 for p in rnn.parameters())
-    assert repr(rnn) == "RNN(3, 4, num_layers=2, bidirectional=True, nonlinearity=relu)"
+    assert repr(rnn) == "RNN(3, 4, num_layers=2, bidirectional=True)"       # as torch's
     lstm = nn.LSTM(3, 6, proj_size=2)
     assert lstm.weight_hr_l0.shape == (2, 6) and lstm.weight_hh_l0.shape == (24, 2)
     out, (h, c) = lstm(cr.randn(4, 3))

@@ -10,6 +10,8 @@ Note [full backward hooks]
     requires grad, the hooks run at the outputs' node with ``grad_input`` all None.
     Both nodes pass gradients through unchanged unless a hook returns new ones.
 """
+import warnings
+
 from ..._grad_mode import is_grad_enabled
 from ..._tensor import Tensor
 from ...autograd.function import Function
@@ -51,6 +53,11 @@ class _OutputHook(Function):
                 grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         state.grad_output = grads
         if not ctx.inputs_need_grad and state.module._backward_hooks:
+            warnings.warn("Full backward hook is firing when gradients are computed with "
+                          "respect to module outputs since no inputs require gradients. See "
+                          "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=2)
             _run_backward_hooks(state, (None,) * state.n_inputs)
         return (None, None) + tuple(grads)
 

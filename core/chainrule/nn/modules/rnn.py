@@ -229,10 +229,6 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity}"
-
     def forward(self, input, hx=None):
         seq, batched = self._sequence_first(input)
         shape = self._state_shape(seq.shape[1], self.hidden_size)
