@@ -1142,3 +1142,158 @@ def test_deprecated_size_average_and_reduce_are_honoured():
     x, t = cr.tensor([1.0, 3.0]), cr.zeros(2)
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
         assert F.l1_loss(x, t, size_average=False).item() == 4.0
+
+
+# --- normalisation -----------------------------------------------------------------------------
+def test_batch_norm_updates_running_stats_in_place_like_torch(torch, rng):
+    x = rng.standard_normal((5, 3, 4))
+    rm, rv = cr.zeros(3, dtype=cr.float64), cr.ones(3, dtype=cr.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    for momentum in (0.1, 0.5):
+        ours = F.batch_norm(cr.tensor(x), rm, rv, training=True, momentum=momentum)
+        theirs = torch.nn.functional.batch_norm(torch.tensor(x), trm, trv, training=True,
+                                                momentum=momentum)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), atol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), atol=1e-12)
+    assert rm._version == 2 and not rm.requires_grad
+    ours = F.batch_norm(cr.tensor(x), rm, rv)                      # evaluation: running stats
+    theirs = torch.nn.functional.batch_norm(torch.tensor(x), trm, trv)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+    assert rm._version == 2
+
+
+def test_batch_norm_running_stats_do_not_enter_the_graph():
+    x = cr.randn(4, 2, dtype=cr.float64, requires_grad=True)
+    rm, rv = cr.zeros(2, dtype=cr.float64), cr.ones(2, dtype=cr.float64)
+    F.batch_norm(x, rm, rv, training=True).sum().backward()
+    assert rm.grad_fn is None and x.grad is not None
+
+
+def test_normalisation_errors():
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when "
+                                         r"training, got input size chainrule.Size\(\[1, 3\]\)"):
+        F.batch_norm(cr.zeros(1, 3), None, None, training=True)
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        F.batch_norm(cr.zeros(2, 3), None, None)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        F.batch_norm(cr.zeros(2, 3), cr.zeros(4), cr.ones(4))
+    with pytest.raises(TypeError, match="'momentum' .* must be float, not NoneType"):
+        F.batch_norm(cr.zeros(2, 3), cr.zeros(3), cr.ones(3), training=True, momentum=None)
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
+                                           r"shape \[\*, 4\], but got input of size\[2, 3\]"):
+        F.layer_norm(cr.zeros(2, 3), [4])
+    with pytest.raises(RuntimeError, match="Expected number of channels in input to be "
+                                           "divisible by num_groups, but got input of shape "
+                                           r"\[2, 3, 4\] and num_groups=2"):
+        F.group_norm(cr.zeros(2, 3, 4), 2)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        F.instance_norm(cr.zeros(2, 3, 1))
+
+
+def test_rms_norm_default_eps_is_the_dtypes_epsilon():
+    x = cr.zeros(1, 2)
+    assert F.rms_norm(x, (2,)).tolist() == [[0.0, 0.0]]
+    y = F.rms_norm(cr.tensor([[1e-4, 0.0]], dtype=cr.float64), (2,))
+    assert y[0, 0].item() == pytest.approx(1e-4 / math.sqrt(0.5e-8 + np.finfo(np.float64).eps))
+
+
+def test_top_level_norm_forms():
+    x = cr.randn(2, 3)
+    assert cr.equal(cr.layer_norm(x, (3,)), F.layer_norm(x, (3,)))
+    rm, rv = cr.zeros(3), cr.ones(3)
+    assert cr.equal(cr.batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5, False),
+                    F.batch_norm(x, rm, rv))
+    assert cr.equal(cr.group_norm(cr.ones(2, 4, 2), 2), F.group_norm(cr.ones(2, 4, 2), 2))
+
+
+# --- pad ---------------------------------------------------------------------------------------
+def test_pad_errors_use_the_reference_messages():
+    x = cr.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        F.pad(x, (1,))
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two "
+                                           "times the input dimension but got padding length 6 "
+                                           "and input of dimension 2"):
+        F.pad(x, (1, 1, 1, 1, 1, 1))
+    with pytest.raises(RuntimeError, match=r"Argument #4: Padding size should be less than the "
+                                           r"corresponding input dimension, but got: padding "
+                                           r"\(3, 3\) at dimension 1 of input \[2, 3\]"):
+        F.pad(x, (3, 3), mode="reflect")
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        F.pad(x, (4, 4), mode="circular")
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 1D input"):
+        F.pad(cr.zeros(3), (1, 1), mode="reflect")
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode bogus"):
+        F.pad(x, (1, 1), mode="bogus")
+    with pytest.raises(RuntimeError, match="Padding mode \"reflect\" doesn't take in value"):
+        F.pad(x, (1, 1), mode="reflect", value=1.0)
+
+
+def test_negative_constant_padding_crops_and_its_gradient_is_zero_there():
+    x = cr.arange(6.0, dtype=cr.float64).reshape(2, 3).requires_grad_()
+    y = F.pad(x, (-1, 1))
+    assert y.tolist() == [[1.0, 2.0, 0.0], [4.0, 5.0, 0.0]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+
+
+def test_reflect_padding_gradient_adds_where_positions_repeat():
+    x = cr.tensor([[[1.0, 2.0, 3.0]]], dtype=cr.float64, requires_grad=True)
+    F.pad(x, (2, 2), mode="reflect").sum().backward()
+    assert x.grad.tolist() == [[[2.0, 3.0, 2.0]]]
+
+
+# --- pooling -----------------------------------------------------------------------------------
+_POOL_CASES = [("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, return_indices=True)),
+               ("max_pool2d", (3, 7, 6), dict(kernel_size=(2, 3), dilation=2, padding=1,
+                                              return_indices=True)),
+               ("max_pool1d", (2, 3, 7), dict(kernel_size=2, return_indices=True)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, count_include_pad=False)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True)),
+               ("avg_pool1d", (2, 3, 7), dict(kernel_size=3, padding=1,
+                                              count_include_pad=False)),
+               ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4),
+                                                          return_indices=True)),
+               ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=5, return_indices=True)),
+               ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(None, 4))),
+               ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=5))]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", _POOL_CASES)
+def test_pooling_values_and_indices_match_torch(torch, rng, name, shape, kwargs):
+    x = rng.standard_normal(shape)
+    ours = getattr(F, name)(cr.tensor(x), **kwargs)
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for a, b in zip(ours, theirs):
+        assert a.shape == tuple(b.shape) and a.dtype.is_floating_point == b.is_floating_point()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+
+
+def test_max_pool_gradient_goes_to_one_maximum_of_a_tie():
+    x = cr.ones(1, 1, 2, 2, dtype=cr.float64, requires_grad=True)
+    F.max_pool2d(x, 2).sum().backward()
+    assert x.grad.sum().item() == 1.0
+
+
+def test_pooling_errors_use_the_reference_messages():
+    x = cr.zeros(1, 1, 5, 5)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel "
+                                           "size, but got pad=2, kernel_size=3 and dilation=1"):
+        F.max_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match="pad should be at most half of kernel size, but got "
+                                           "pad=2 and kernel_size=3"):
+        F.avg_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x5x5\). Calculated output "
+                                           r"size: \(1x0x0\). Output size is too small"):
+        F.max_pool2d(x, 7)
+    with pytest.raises(RuntimeError, match="non-empty 3D or 4D \\(batch mode\\) tensor expected"):
+        F.max_pool2d(cr.zeros(5, 5), 2)
+    with pytest.raises(RuntimeError, match="stride should not be zero"):
+        F.max_pool2d(x, 2, stride=0)
+    with pytest.raises(RuntimeError, match="max_pool1d: Expected 2D or 3D \\(batch mode\\)"):
+        F.max_pool1d(cr.zeros(5), 2)

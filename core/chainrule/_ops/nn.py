@@ -874,3 +874,32 @@ def pointwise(op, input, *params, inplace=False, kernel=None):
                                   f"'{scalar_type_name(x._data.dtype)}'")
     out = apply_op(op, (x,), {"params": params})
     return commit_inplace(x, out) if inplace else out
+
+
+# --- constant padding ---------------------------------------------------------------------
+# ``pads`` holds one (before, after) pair per dim; a negative amount crops. Padding with
+# -pads undoes it (what it added is cropped, what it cropped comes back as zeros), so
+# the VJP is the same op with the pads negated and value 0; the JVP pads the tangent.
+def _constant_pad_forward(x, pads, value):
+    crop = tuple(slice(-b if b < 0 else 0, x.shape[i] + a if a < 0 else None)
+                 for i, (b, a) in enumerate(pads))
+    x = x[crop]
+    grow = tuple((max(b, 0), max(a, 0)) for b, a in pads)
+    if not any(b or a for b, a in grow):
+        return x.copy()
+    return np.pad(x, grow, constant_values=value)
+
+
+def _negated(pads):
+    return tuple((-b, -a) for b, a in pads)
+
+
+CONSTANT_PAD = defop("constant_pad_nd", _constant_pad_forward, attrs=("pads", "value"),
+                     vjp=(lambda F, g, pads: F._constant_pad(g, _negated(pads), 0),),
+                     jvp=lambda F, t, pads: F._constant_pad(t[0], pads, 0))
+array_fn("_constant_pad")(_constant_pad_forward)
+
+
+@formula_helper
+def _constant_pad(x, pads, value):
+    return apply_op(CONSTANT_PAD, (x,), {"pads": tuple(pads), "value": value})

@@ -23,10 +23,15 @@ from ._dropout import *  # noqa: F401,F403  (dropout and its variants)
 from ._dropout import __all__ as _dropout_names, top_level_dropout as _top_level_dropout
 from ._loss import *  # noqa: F401,F403  (l1_loss, ..., cosine_similarity, normalize)
 from ._loss import __all__ as _loss_names
+from ._norm import *  # noqa: F401,F403  (batch_norm, layer_norm, group_norm, ...)
+from ._norm import __all__ as _norm_names, TOP_LEVEL as _norm_top_level
+from ._pad import pad  # noqa: F401
+from ._pool import *  # noqa: F401,F403  (max/avg/adaptive/lp pooling)
+from ._pool import __all__ as _pool_names
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
-    _activation_names + _dropout_names + _loss_names
+    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names
 
 
 def linear(input, weight, bias=None):
@@ -206,5 +211,8 @@ TOP_LEVEL = {"conv2d": conv2d, "dropout": _top_level_dropout,  # noqa: F405
              "feature_alpha_dropout": feature_alpha_dropout,  # noqa: F405
              "selu": selu, "celu": celu, "prelu": prelu, "rrelu": rrelu,  # noqa: F405
              "hardshrink": hardshrink, "threshold": threshold,  # noqa: F405
+             **_norm_top_level,
+             "max_pool1d": max_pool1d, "max_pool2d": max_pool2d,  # noqa: F405
+             "avg_pool1d": avg_pool1d, "adaptive_avg_pool1d": adaptive_avg_pool1d,  # noqa
              "pairwise_distance": pairwise_distance,  # noqa: F405
              "cosine_similarity": cosine_similarity}  # noqa: F405

@@ -287,6 +287,102 @@ def _loss_samples():
     return samples
 
 
+# --- normalisation and padding ----------------------------------------------------------------
+def _stats(c):
+    return (cr.linspace(-0.5, 0.5, c, dtype=cr.float64), cr.linspace(0.5, 2.0, c, dtype=cr.float64))
+
+
+def _norm_samples():
+    rm, rv = _stats(3)
+    samples = []
+    for x in ((4, 3), (2, 3, 4), (2, 3, 2, 2)):
+        samples += [
+            _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
+                  note=f"train {x}"),
+            _both("rsqrt", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+                  note=f"eval {x}"),
+        ]
+    samples += [
+        _both("var", "batch_norm", ((4, 3), rm, rv), {"training": True, "momentum": 0.3},
+              note="no affine"),
+        _both("var", "batch_norm", ((4, 3), None, None), {"training": True},
+              note="no running stats"),
+        _both("var", "layer_norm", ((2, 3, 4), (4,), (4,)), keywords=("weight", "bias"),
+              kwargs={"normalized_shape": (4,)}, note="affine"),
+        _both("var", "layer_norm", ((2, 3, 4),), {"normalized_shape": (3, 4), "eps": 1e-3}),
+        _both("var", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
+              keywords=("weight", "bias"), note="affine"),
+        _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
+        _both("var", "instance_norm", ((2, 3, 4),)),
+        _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
+        _both("rsqrt", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+              note="running stats"),
+        _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
+        _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
+                                                         "eps": 1e-3}, keywords=("weight",)),
+        _both("pow_scalar", "local_response_norm", ((2, 5, 3),), {"size": 3}),
+        _both("pow_scalar", "local_response_norm", ((2, 4, 2, 2),), {"size": 2, "k": 2.0}),
+    ]
+    return samples
+
+
+def _pad_samples():
+    samples = [
+        _both("constant_pad_nd", "pad", ((2, 3),), {"pad": (1, 2)}),
+        _both("constant_pad_nd", "pad", ((2, 3, 4),), {"pad": (1, -2, 0, 1), "value": 2.5}),
+        _both("constant_pad_nd", "pad", ((2, 3, 2),), {"pad": (1, 1, 1, 1, 1, 1)}),
+        _both("constant_pad_nd", "pad", ((0, 3),), {"pad": (1, 1)}),
+    ]
+    for mode in ("reflect", "replicate", "circular"):
+        samples += [
+            _both("index_select", "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
+            _both("index_select", "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
+            _both("index_select", "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1),
+                                                              "mode": mode}),
+        ]
+    return samples
+
+
+# --- pooling (Note [pooling by gathered windows] in chainrule/nn/_pool.py) -------------------
+def _first_output(name, kwargs):
+    """F.<name>(x, **kwargs)[0]: the pooled values of a return_indices call."""
+    return Sample("max_dim", lambda x: getattr(F, name)(x, **kwargs)[0], (2, 2, 5, 6),
+                  torch_call=lambda x: getattr(TF, name)(x, **kwargs)[0],
+                  note=f"{name} indices")
+
+
+def _pool_samples():
+    x = (2, 2, 5, 6)
+    samples = [_both("max_dim", "max_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1), "padding": (1, 1)},
+        {"kernel_size": 3, "stride": 2, "ceil_mode": True})]
+    samples += [_both("max_dim", "max_pool2d", ((2, 5, 6),), {"kernel_size": 2},
+                      note="unbatched"),
+                _first_output("max_pool2d", {"kernel_size": 2, "return_indices": True})]
+    samples += [_both("sum_dim", "avg_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+        {"kernel_size": 2, "divisor_override": 3})]
+    samples += [
+        _both("max_dim", "max_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "padding": 1}),
+        _both("sum_dim", "avg_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "ceil_mode": True}),
+        _both("matmul", "adaptive_avg_pool2d", (x,), {"output_size": (2, 4)}),
+        _both("matmul", "adaptive_avg_pool2d", ((2, 5, 6),), {"output_size": 3}),
+        _both("matmul", "adaptive_avg_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("max_dim", "adaptive_max_pool2d", (x,), {"output_size": (3, 4)}),
+        _both("max_dim", "adaptive_max_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("pow_scalar", "lp_pool2d", (x,), {"norm_type": 2, "kernel_size": 2},
+              domain=(0.5, 2.0)),
+        _both("pow_scalar", "lp_pool1d", ((2, 3, 6),), {"norm_type": 3, "kernel_size": 3},
+              domain=(0.5, 2.0)),
+    ]
+    return samples
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
-           + _loss_samples())
+           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples())
