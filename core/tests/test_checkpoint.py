@@ -147,3 +147,13 @@ def test_checkpoint_sequential(reentrant):
     out.sum().backward()
     assert np.allclose(x.grad.numpy(), expected[0], atol=1e-6)
     assert np.allclose(model[0].weight.grad.numpy(), expected[1], atol=1e-6)
+
+
+def test_non_reentrant_backward_twice_with_retain_graph():
+    x = cr.randn(4, requires_grad=True, dtype=cr.float64)
+    fn = Counted(lambda t: t.sin().exp())
+    out = checkpoint(fn, x, use_reentrant=False).sum()
+    out.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    out.backward()
+    assert fn.calls == 3 and np.allclose(x.grad.numpy(), 2 * first)

@@ -13,8 +13,10 @@ Note [checkpoint recomputation]
     - Non-reentrant (``use_reentrant=False``): the function runs with grad under
       saved-tensor hooks that pack every saved tensor as a bare index; the first
       unpack in backward recomputes the function, with hooks that collect the new
-      saved tensors in the same order, and each unpack returns its counterpart.
-      The graph is the original one, so ``grad`` and ``inputs=`` work.
+      saved tensors in the same order, and each unpack hands over its counterpart
+      (dropped from the frame, so it lives only as long as its node needs it; a
+      second backward with retain_graph recomputes again). The graph is the
+      original one, so ``grad`` and ``inputs=`` work.
 """
 import contextlib
 import warnings
@@ -106,7 +108,7 @@ class _Frame:
         self.preserve_rng_state = preserve_rng_state
         self.rng_state = _rng_state() if preserve_rng_state else None
         self.count = 0
-        self.recomputed = None
+        self.recomputed = {}
 
     def pack(self, tensor):
         index = self.count
@@ -114,15 +116,16 @@ class _Frame:
         return index
 
     def unpack(self, index):
-        if self.recomputed is None:
-            self._recompute()
-        if index >= len(self.recomputed):
+        if index not in self.recomputed:
+            self._recompute()        # first unpack, or again after one was consumed
+        if index not in self.recomputed:
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 f"original forward and recomputation.\nNumber of tensors saved during forward: "
                 f"{self.count}\nNumber of tensors saved during recomputation: "
                 f"{len(self.recomputed)}")
-        return self.recomputed[index]
+        # handed over, not kept: each recomputed tensor lives only until its node ran
+        return self.recomputed.pop(index)
 
     def _recompute(self):
         saved = []
@@ -134,7 +137,8 @@ class _Frame:
         with _replayed_rng(self.rng_state, self.preserve_rng_state), enable_grad(), \
                 saved_tensors_hooks(keep, lambda i: saved[i]):
             self.function(*self.args, **self.kwargs)
-        self.recomputed = saved
+        self.recomputed = dict(enumerate(saved))
+        saved.clear()     # the recomputation's own graph may outlive this call (until gc)
 
 
 def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
