@@ -68,6 +68,8 @@ class Optimizer:
         self.defaults = defaults
         self._optimizer_step_pre_hooks = collections.OrderedDict()
         self._optimizer_step_post_hooks = collections.OrderedDict()
+        for name in _STATE_DICT_HOOKS:
+            setattr(self, name, collections.OrderedDict())
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {params.type()}")
@@ -88,6 +90,8 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", collections.OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", collections.OrderedDict())
+        for name in _STATE_DICT_HOOKS:
+            self.__dict__.setdefault(name, collections.OrderedDict())
 
     def __repr__(self):
         lines = [type(self).__name__ + " ("]
@@ -169,6 +173,8 @@ class Optimizer:
         >>> sorted(opt.state_dict()["state"][0]), opt.state_dict()["param_groups"][0]["params"]
         (['exp_avg', 'exp_avg_sq', 'step'], [0])
         """
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index = {}
         groups = []
         for group in self.param_groups:
@@ -179,7 +185,11 @@ class Optimizer:
                 packed["params"].append(index[id(p)])
             groups.append(packed)
         state = {index[id(p)]: value for p, value in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Restore a ``state_dict`` (copied; state tensors cast to their parameter's
@@ -192,6 +202,9 @@ class Optimizer:
         (0.1, 0.9)
         """
         state_dict = copy.deepcopy(state_dict)
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -207,6 +220,8 @@ class Optimizer:
                 self.state[param] = {k: _cast_state(param, k, v) for k, v in value.items()}
         self.param_groups = [dict(saved, params=group["params"])
                              for group, saved in zip(self.param_groups, saved_groups)]
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     # -- hooks -------------------------------------------------------------------------
     def register_step_pre_hook(self, hook):
@@ -219,12 +234,37 @@ class Optimizer:
         from ..nn.modules.module import _add_hook
         return _add_hook(self._optimizer_step_post_hooks, hook, False)
 
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Call ``hook(optimizer)`` before ``state_dict`` packs the state."""
+        return self._add_state_hook("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """Call ``hook(optimizer, state_dict)`` after; a returned dict replaces it."""
+        return self._add_state_hook("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Call ``hook(optimizer, state_dict)`` before loading; a returned dict is loaded."""
+        return self._add_state_hook("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Call ``hook(optimizer)`` after ``load_state_dict``."""
+        return self._add_state_hook("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
+    def _add_state_hook(self, registry, hook, prepend):
+        from ..nn.modules.module import _add_hook
+        return _add_hook(getattr(self, registry), hook, prepend)
+
     # -- helpers for subclasses ---------------------------------------------------------
     def _params_with_grad(self, group):
         """The group's parameters that have a gradient, with their gradients."""
         for p in group["params"]:
             if p.grad is not None:
                 yield p, p.grad
+
+
+_STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks")
 
 
 def _plain_params(params, group):

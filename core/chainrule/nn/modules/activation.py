@@ -1,5 +1,8 @@
 """Every activation of ``torch.nn`` as a module; each calls the ``nn.functional``
 function of the same name with its stored arguments."""
+import inspect
+import warnings
+
 from ... import _factories
 from .. import functional as F
 from ..parameter import Parameter
@@ -20,22 +23,25 @@ class _Activation(Module):
 
     _function = None
     _args = ()
+    _defaults = {}
     _shown = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.__signature__ = inspect.Signature([
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              default=cls._defaults.get(name, inspect.Parameter.empty))
+            for name in cls._args])
 
     def __init__(self, *args, **kwargs):
         super().__init__()
-        names = self._args
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} arguments")
-        values = dict(self._defaults)
-        values.update(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in values:
-                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
-                                f"argument '{key}'")
-            values[key] = value
-        for key in names:
-            setattr(self, key, values[key])
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}.__init__() {exc}") from None
+        bound.apply_defaults()
+        for key, value in bound.arguments.items():
+            setattr(self, key, value)
 
     def forward(self, input):
         fn = getattr(F, self._function)
@@ -94,7 +100,8 @@ Hardswish = _activation("Hardswish", "hardswish", {"inplace": False}, (),
                         "``x * relu6(x + 3) / 6``." + _X.format("Hardswish", "", "[-0.3333, 0.2917]"))
 LogSigmoid = _activation("LogSigmoid", "logsigmoid", {}, (), "``log(sigmoid(x))``."
                          + _X.format("LogSigmoid", "", "[-1.3133, -0.4741]"))
-Threshold = _activation("Threshold", "threshold", {"threshold": None, "value": None,
+Threshold = _activation("Threshold", "threshold", {"threshold": inspect.Parameter.empty,
+                                                   "value": inspect.Parameter.empty,
                                                    "inplace": False},
                         ("threshold", "value"), "``x`` where ``x > threshold``, else ``value``."
                         + _X.format("Threshold", "0.0, 7.0", "[7.0, 0.5]"))
@@ -109,9 +116,21 @@ class Hardtanh(_Activation):
     """
 
     _function = "hardtanh"
-    _args = ("min_val", "max_val", "inplace")
-    _defaults = {"min_val": -1.0, "max_val": 1.0, "inplace": False}
+    _args = ("min_val", "max_val", "inplace", "min_value", "max_value")
+    _defaults = {"min_val": -1.0, "max_val": 1.0, "inplace": False, "min_value": None,
+                 "max_value": None}
     _shown = ("min_val", "max_val")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for old, new in (("min_value", "min_val"), ("max_value", "max_val")):
+            if self.__dict__.pop(old, None) is not None:
+                warnings.warn(f"keyword argument `{old}` is deprecated and rename to `{new}`",
+                              FutureWarning, stacklevel=2)
+                setattr(self, new, kwargs[old])
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
 
 class ReLU6(Hardtanh):
@@ -126,8 +145,9 @@ class ReLU6(Hardtanh):
     _defaults = {"inplace": False}
     _shown = ()
 
-    def forward(self, input):
-        return F.hardtanh(input, 0.0, 6.0, self.inplace)
+    def __init__(self, inplace=False):
+        _Activation.__init__(self, inplace)
+        self.min_val, self.max_val = 0.0, 6.0
 
 
 class _Shrink(_Activation):

@@ -302,6 +302,25 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or, unless ``strict``, add) the submodule at dotted path ``target``.
+
+        >>> import chainrule as cr
+        >>> net = cr.nn.Sequential(cr.nn.ReLU())
+        >>> net.set_submodule("0", cr.nn.Tanh()); net
+        Sequential(
+          (0): Tanh()
+        )
+        """
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        owner, name = self._owner_and_name(target)
+        if strict and not hasattr(owner, name):
+            raise AttributeError(f"{owner._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(owner, name, module)
+
     def _owner_and_name(self, target):
         module_path, _, name = target.rpartition(".")
         return self.get_submodule(module_path), name
@@ -354,14 +373,14 @@ class Module:
                         for key, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
 
-    def modules(self):
+    def modules(self, remove_duplicate=True):
         """Every module of the tree (this one first).
 
         >>> import chainrule as cr
         >>> len(list(cr.nn.Sequential(cr.nn.ReLU(), cr.nn.ReLU()).modules()))
         3
         """
-        for _, module in self.named_modules():
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self):
@@ -580,6 +599,15 @@ class Module:
         """Cast every parameter and buffer to ``dst_type``."""
         return self._apply(lambda t: t.to(dst_type))
 
+    def share_memory(self):
+        """Nothing to do: chainrule's arrays live in this process's memory."""
+        return self
+
+    def to_empty(self, *, device=None, recurse=True):
+        """Replace parameters and buffers by uninitialised ones of the same shapes."""
+        from ... import _factories
+        return self._apply(lambda t: _factories.empty_like(t), recurse=recurse)
+
     def cpu(self):
         """Move parameters and buffers to the CPU (where they are)."""
         return self._apply(lambda t: t.cpu())
@@ -589,6 +617,21 @@ class Module:
         return self._apply(lambda t: t.cuda(device))
 
     # -- state_dict ----------------------------------------------------------------------
+    def get_extra_state(self):
+        """State beyond parameters and buffers to save in ``state_dict`` (under
+        '_extra_state'); a module that has some overrides this and
+        ``set_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called. Please file an issue.")
+
+    def set_extra_state(self, state):
+        """Restore what ``get_extra_state`` returned."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called. Please file an issue.")
+
+    def _has_extra_state(self):
+        return type(self).get_extra_state is not Module.get_extra_state
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -596,6 +639,8 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state():
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An ordered dict of every parameter and persistent buffer by dotted name
@@ -662,6 +707,11 @@ class Module:
                 continue
             _load_one(self, name, key, target, state_dict[key], error_msgs,
                       local_metadata.get("assign_to_params_buffers", False))
+        if self._has_extra_state():
+            if prefix + "_extra_state" in state_dict:
+                self.set_extra_state(state_dict[prefix + "_extra_state"])
+            elif strict:
+                missing_keys.append(prefix + "_extra_state")
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy parameters and buffers from ``state_dict``. With ``strict`` (default),
@@ -688,6 +738,8 @@ class Module:
             expected.update(prefix + k for k in module._parameters)
             expected.update(prefix + k for k in module._buffers
                             if k not in module._non_persistent_buffers_set)
+            if module._has_extra_state():
+                expected.add(prefix + "_extra_state")
         unexpected.extend(k for k in state_dict if k not in expected)
         result = _IncompatibleKeys(missing, unexpected)
         for module in self.modules():

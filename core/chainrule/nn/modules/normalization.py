@@ -11,20 +11,30 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
 
 
+def _affine_parameters(module, shape, affine, bias, dtype):
+    """weight (and, with ``bias``, bias) of ``shape`` when ``affine``, else None."""
+    module.register_parameter(
+        "weight", Parameter(_factories.empty(*shape, dtype=dtype)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(_factories.empty(*shape, dtype=dtype)) if affine and bias else None)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     _version = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_factories.empty(num_features, dtype=dtype))
-            self.bias = Parameter(_factories.empty(num_features, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _factories.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _factories.ones(num_features, dtype=dtype))
@@ -44,9 +54,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """Running statistics reset; weight 1, bias 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _momentum_factor(self):
         """The running-average factor of this step (counts the batch in training)."""
@@ -74,7 +82,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -97,7 +106,7 @@ class BatchNorm2d(_BatchNorm):
 
     >>> import chainrule as cr
     >>> cr.nn.BatchNorm2d(3)
-    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     """
 
     _dims = (4,)
@@ -121,7 +130,7 @@ class LayerNorm(Module):
     >>> import chainrule as cr
     >>> ln = cr.nn.LayerNorm(2)
     >>> ln, [round(v, 3) for v in ln(cr.tensor([[1.0, 3.0]]))[0].tolist()]
-    (LayerNorm((2,), eps=1e-05, elementwise_affine=True), [-1.0, 1.0])
+    (LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=True), [-1.0, 1.0])
     """
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
@@ -131,30 +140,19 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_factories.empty(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_factories.empty(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -167,28 +165,22 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        if affine:
-            self.weight = Parameter(_factories.empty(num_channels, dtype=dtype))
-            self.bias = Parameter(_factories.empty(num_channels, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight 1, bias 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")

@@ -60,8 +60,10 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
+        single = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)   # noqa: E731
+        self.kernel_size = single(kernel_size)
+        self.stride = single(stride if stride is not None else kernel_size)
+        self.padding, self.ceil_mode = single(padding), ceil_mode
         self.count_include_pad = count_include_pad
 
     def forward(self, input):
@@ -96,11 +98,9 @@ class AvgPool2d(Module):
 
 
 class _AdaptivePool(Module):
-    def __init__(self, output_size, return_indices=False):
+    def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
-        if self._max:
-            self.return_indices = return_indices
 
     def forward(self, input):
         fn = getattr(F, self._function)
@@ -134,7 +134,13 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     _function, _max = "adaptive_avg_pool2d", False
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
+class _AdaptiveMaxPool(_AdaptivePool):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
     """Max pooling to ``output_size`` positions.
 
     >>> import chainrule as cr
@@ -145,7 +151,7 @@ class AdaptiveMaxPool1d(_AdaptivePool):
     _function, _max = "adaptive_max_pool1d", True
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """Max pooling to an ``output_size`` grid.
 
     >>> import chainrule as cr
