@@ -8,7 +8,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm"]
 
 
 def _affine_parameters(module, shape, affine, bias, dtype):
@@ -184,3 +185,108 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-sample, per-channel normalization (no running statistics by default)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype=dtype,
+                         bias=bias)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        batched = input.dim() == self._dims[-1]
+        if not batched:
+            input = input.unsqueeze(0)
+        use_stats = self.training or not self.track_running_stats
+        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                              self.bias, use_stats, self.momentum if self.momentum is not None
+                              else 0.1, self.eps)
+        return out if batched else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) or (C, L) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.InstanceNorm1d(2)(cr.randn(3, 2, 5)).shape
+    chainrule.Size([3, 2, 5])
+    """
+
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) or (C, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.InstanceNorm2d(3)
+    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+
+    _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.InstanceNorm3d(2)(cr.randn(1, 2, 2, 2, 2)).shape
+    chainrule.Size([1, 2, 2, 2, 2])
+    """
+
+    _dims = (4, 5)
+
+
+class RMSNorm(Module):
+    """Divide by the root mean square over the trailing ``normalized_shape``
+    dimensions, then scale (weight 1 initially).
+
+    >>> import chainrule as cr
+    >>> [round(v, 4) for v in cr.nn.RMSNorm(2)(cr.tensor([[3.0, 4.0]]))[0].tolist()]
+    [0.8485, 1.1314]
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.register_parameter("weight", Parameter(_factories.empty(
+            *self.normalized_shape, dtype=dtype)) if elementwise_affine else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Weight 1."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalize each channel by the activity of ``size`` neighbouring channels.
+
+    >>> import chainrule as cr
+    >>> cr.nn.LocalResponseNorm(2)(cr.ones(1, 3, 2)).shape
+    chainrule.Size([1, 3, 2])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

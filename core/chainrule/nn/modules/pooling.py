@@ -3,7 +3,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -160,3 +160,40 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """
 
     _function, _max = "adaptive_max_pool2d", True
+
+
+class _LPPool(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._function)(input, float(self.norm_type), self.kernel_size,
+                                          self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPool):
+    """Power-average pooling: ``(sum x^p)^(1/p)`` over windows of (N, C, L) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.LPPool1d(1, 2)(cr.ones(1, 1, 4)).tolist()
+    [[[2.0, 2.0]]]
+    """
+
+    _function = "lp_pool1d"
+
+
+class LPPool2d(_LPPool):
+    """Power-average pooling over windows of (N, C, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.LPPool2d(1, 2)(cr.ones(1, 1, 2, 2)).tolist()
+    [[[[4.0]]]]
+    """
+
+    _function = "lp_pool2d"
