@@ -383,6 +383,101 @@ def _pool_samples():
     return samples
 
 
+# --- conv1d/3d, transposed convolutions, unfold / fold ---------------------------------------
+def _conv_family_samples():
+    return [
+        _both("convolution", "conv1d", ((2, 4, 9), (6, 2, 3), (6,)),
+              {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
+        _both("convolution", "conv1d", ((4, 9), (6, 4, 3)), {"padding": "same"}),
+        _both("convolution", "conv3d", ((1, 4, 4, 4, 3), (2, 2, 2, 2, 2), (2,)),
+              {"stride": (2, 1, 1), "padding": (1, 0, 1), "groups": 2}),
+        _both("convolution", "conv3d", ((2, 3, 3, 3), (2, 2, 2, 2, 2))),
+        _both("conv2d_input_grad", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
+              {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2}),
+        _both("conv2d_input_grad", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
+              {"stride": 2, "dilation": 2, "output_padding": 1}),
+        _both("conv2d_input_grad", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
+              {"stride": 3, "padding": 1, "output_padding": 2}),
+        _both("index_select", "unfold", ((2, 3, 5, 6),),
+              {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}),
+        _both("index_select", "unfold", ((2, 4, 4),), {"kernel_size": 3}),
+        _both("index_add", "fold", ((2, 12, 20),), {"output_size": (5, 6), "kernel_size": 2}),
+        _both("index_add", "fold", ((2, 18, 9),),
+              {"output_size": (6, 7), "kernel_size": (2, 3), "dilation": (2, 1),
+               "padding": 1, "stride": (2, 3)}),
+    ]
+
+
+# --- embedding (Note [embedding gradient factors] in _ops/nn.py) ----------------------------
+_IDX = cr.tensor([[0, 2, 4], [2, 2, 1]], dtype=cr.int64)
+
+
+def _embedding_double_backward(w_like, g, kwargs, autograd, fn, idx):
+    w = w_like.detach().requires_grad_()
+    return autograd.grad(fn(idx, w, **kwargs), w, g, create_graph=True)[0]
+
+
+def _embedding_samples():
+    """padding_idx and scale_grad_by_freq change only the backward (it is no longer the
+    derivative, which gradcheck would flag): the samples keep the factors at 1 (a padding
+    row never looked up); test_nn_functional checks those gradients against torch."""
+    samples = []
+    for kwargs in ({}, {"padding_idx": 3}, {"padding_idx": -2, "max_norm": 10.0}):
+        note = "".join(f" {k}={v}" for k, v in kwargs.items())
+        samples.append(Sample("embedding", lambda w, k=kwargs: F.embedding(_IDX, w, **k),
+                              (5, 3), torch_call=lambda w, k=kwargs: TF.embedding(
+                                  _to_torch(_IDX), w, **k), note=note))
+        w0 = cr.zeros(5, 3, dtype=cr.float64)
+        samples.append(Sample(
+            "embedding_dense_backward",
+            lambda g, k=kwargs: _embedding_double_backward(w0, g, k, cr.autograd, F.embedding,
+                                                           _IDX), (2, 3, 3),
+            torch_call=lambda g, k=kwargs: _embedding_double_backward(
+                _to_torch(w0), g, k, torch.autograd, TF.embedding, _to_torch(_IDX)),
+            note=note))
+    return samples
+
+
+# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+_BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
+                        [False, True, True, True]])
+
+
+def _resampling_samples():
+    samples = [
+        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+    ]
+    for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
+        op = "matmul" if mode == "area" else "index_select"
+        samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
+                    _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
+                        ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
+        for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
+                       {"scale_factor": 0.7, "recompute_scale_factor": True}):
+            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
+    return samples
+
+
+def _attention_samples():
+    qkv = ((2, 3, 4), (2, 4, 4), (2, 4, 5))
+    return [
+        _both("softmax", "scaled_dot_product_attention", qkv),
+        _both("softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
+              {"is_causal": True}),
+        _both("softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
+                                                              "scale": 0.5}, note="bool mask"),
+        _both("softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
+              keywords=("attn_mask",), note="float mask"),
+        _both("softmax", "scaled_dot_product_attention",
+              ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 3)), {"enable_gqa": True}),
+    ]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
-           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples())
+           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
+           + _conv_family_samples() + _embedding_samples() + _resampling_samples()
+           + _attention_samples())
