@@ -27,7 +27,9 @@ from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from . import utils  # noqa: F401
+from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
+from . import special  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")

@@ -154,7 +154,11 @@ class OpNode(Node):
                 else _run_vjp(op, i, F, g, env) for i, edge in enumerate(self._next)]
 
     def _materialize(self, grads, create_graph):
+        """Zeros for undefined output gradients (the engine hands a node that no
+        gradient reached a single None, whatever its number of outputs)."""
         out = []
+        if len(grads) < len(self._out_meta):
+            grads = list(grads) + [None] * (len(self._out_meta) - len(grads))
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:
                 g = np.zeros(shape, dtype)

@@ -299,7 +299,7 @@ def _norm_samples():
         samples += [
             _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
                   note=f"train {x}"),
-            _both("rsqrt", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+            _both("mul", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
                   note=f"eval {x}"),
         ]
     samples += [
@@ -315,7 +315,7 @@ def _norm_samples():
         _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
         _both("var", "instance_norm", ((2, 3, 4),)),
         _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
-        _both("rsqrt", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+        _both("mul", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
               note="running stats"),
         _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
         _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
