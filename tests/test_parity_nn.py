@@ -143,6 +143,19 @@ LAYERS = [
     ("PixelShuffle", (2,), {}, lambda: [x(2, 8, 3, 3)]),
     ("PixelUnshuffle", (2,), {}, lambda: [x(2, 2, 4, 6)]),
     ("ChannelShuffle", (2,), {}, lambda: [x(2, 6, 3)]),
+    ("Conv1d", (2, 4, 3), {"padding": 2, "dilation": 2}, lambda: [x(2, 2, 7)]),
+    ("Conv1d", (4, 4, 2), {"groups": 4, "stride": 2, "padding_mode": "circular", "padding": 1},
+     lambda: [x(4, 6)]),
+    ("Conv3d", (2, 3, (2, 3, 2)), {"padding": (1, 0, 1)}, lambda: [x(1, 2, 3, 4, 4)]),
+    ("ConvTranspose1d", (3, 2, 3), {"stride": 2, "output_padding": 1}, lambda: [x(2, 3, 5)]),
+    ("ConvTranspose2d", (4, 6, 3), {"stride": 2, "padding": 1, "groups": 2},
+     lambda: [x(1, 4, 3, 3)]),
+    ("ConvTranspose2d", (2, 3, (2, 3)), {"dilation": 2, "bias": False}, lambda: [x(2, 2, 3, 4)]),
+    ("Upsample", (), {"scale_factor": 2}, lambda: [x(1, 2, 3, 3)]),
+    ("Upsample", ((5, 4),), {"mode": "bilinear", "align_corners": False}, lambda: [x(1, 2, 3, 3)]),
+    ("UpsamplingBilinear2d", (), {"scale_factor": 2}, lambda: [x(1, 1, 2, 3)]),
+    ("Fold", ((4, 5), (2, 2)), {}, lambda: [x(1, 8, 12)]),
+    ("Unfold", (2,), {"padding": 1, "stride": 2}, lambda: [x(1, 2, 4, 5)]),
     ("Flatten", (), {}, lambda: [x(2, 3, 4)]),
     ("Unflatten", (1, (2, 3)), {}, lambda: [x(2, 6)]),
     ("Identity", (), {}, lambda: [x(3)]),
@@ -165,6 +178,20 @@ LAYERS = [
      lambda: [x(2, 4, 6), x(2, 3, 4), x(2, 3, 5)]),
     ("MultiheadAttention", (4, 1), {"bias": False}, lambda: [x(3, 4), x(3, 4), x(3, 4)]),
 ]
+
+
+def test_embedding_matches_torch():
+    for kwargs in [{}, {"padding_idx": 1}, {"max_norm": 1.0}, {"scale_grad_by_freq": True}]:
+        ours, theirs = pair("Embedding", 6, 3, **kwargs)
+        idx = np.array([[0, 1, 2], [1, 5, 1]])
+        t_out, c_out = theirs(torch.tensor(idx)), ours(cr.tensor(idx))
+        np.testing.assert_allclose(arr(c_out), arr(t_out), rtol=1e-9)
+        g = x(2, 3, 3)
+        t_out.backward(torch.tensor(g))
+        c_out.backward(cr.tensor(g))
+        np.testing.assert_allclose(arr(ours.weight.grad), arr(theirs.weight.grad), rtol=1e-9)
+        np.testing.assert_allclose(arr(ours.weight), arr(theirs.weight), rtol=1e-9)
+        assert repr(ours) == repr(theirs)
 
 
 @pytest.mark.parametrize("name, args, kwargs, inputs", LAYERS,

@@ -8,7 +8,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 def _ntuple(value, n):
@@ -134,6 +134,25 @@ class Conv2d(_ConvNd):
 
     def _functional(self):
         return F.conv2d
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.Conv3d(1, 2, 3, padding=1)(cr.ones(1, 1, 4, 4, 4)).shape
+    chainrule.Size([1, 2, 4, 4, 4])
+    """
+
+    _n = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, dtype=dtype)
+
+    def _functional(self):
+        return F.conv3d
 
 
 class _ConvTransposeNd(_ConvNd):
