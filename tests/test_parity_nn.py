@@ -219,6 +219,49 @@ def test_lstm_cell_and_initial_states_match_torch():
         np.testing.assert_allclose(arr(a), arr(b), rtol=1e-9)
 
 
+TRANSFORMERS = [
+    ("TransformerEncoderLayer", (8, 2), {"dim_feedforward": 16, "dropout": 0.0},
+     lambda: [x(5, 3, 8)]),
+    ("TransformerEncoderLayer", (8, 4), {"dim_feedforward": 12, "norm_first": True,
+                                         "batch_first": True, "activation": "gelu", "train": False},
+     lambda: [x(3, 5, 8)]),
+    ("TransformerDecoderLayer", (8, 2), {"dim_feedforward": 16, "dropout": 0.0},
+     lambda: [x(4, 3, 8), x(6, 3, 8)]),
+    ("TransformerDecoderLayer", (8, 2), {"dim_feedforward": 16, "norm_first": True,
+                                         "bias": False, "train": False},
+     lambda: [x(4, 3, 8), x(6, 3, 8)]),
+    ("Transformer", (), {"d_model": 8, "nhead": 2, "num_encoder_layers": 2,
+                         "num_decoder_layers": 1, "dim_feedforward": 16, "dropout": 0.0},
+     lambda: [x(6, 2, 8), x(4, 2, 8)]),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs, inputs", TRANSFORMERS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(TRANSFORMERS)])
+def test_transformer_matches_torch(name, args, kwargs, inputs):
+    kwargs = dict(kwargs)
+    train = kwargs.pop("train", True)
+    ours, theirs = pair(name, *args, **kwargs)
+    check_module(ours, theirs, *inputs(), train=train, atol=1e-8)
+    assert repr(ours) == repr(theirs)
+
+
+def test_transformer_masks_match_torch():
+    ours, theirs = pair("Transformer", d_model=8, nhead=2, num_encoder_layers=1,
+                        num_decoder_layers=1, dim_feedforward=16, dropout=0.0)
+    src, tgt = x(5, 2, 8), x(4, 2, 8)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    assert arr(nn.Transformer.generate_square_subsequent_mask(4)).tolist() == \
+        torch.nn.Transformer.generate_square_subsequent_mask(4).tolist()
+    pad = np.zeros((2, 5), bool)
+    pad[0, 3:] = True
+    t = theirs(torch.tensor(src), torch.tensor(tgt), tgt_mask=mask,
+               src_key_padding_mask=torch.tensor(pad), tgt_is_causal=True)
+    c = ours(cr.tensor(src), cr.tensor(tgt), tgt_mask=cr.tensor(arr(mask)),
+             src_key_padding_mask=cr.tensor(pad), tgt_is_causal=True)
+    np.testing.assert_allclose(arr(c), arr(t), rtol=1e-7, atol=1e-9)
+
+
 def test_multihead_attention_masks_match_torch():
     ours, theirs = pair("MultiheadAttention", 6, 2)
     q, kv = x(4, 3, 6), x(5, 3, 6)

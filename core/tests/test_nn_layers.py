@@ -396,3 +396,29 @@ def test_parameters_vector_round_trip():
     assert all(np.all(arr(p) == 1) for p in model.parameters())
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], model.parameters())
+
+
+# -- transformer ------------------------------------------------------------------------------------
+def test_transformer_encoder_layer_shapes_grads_and_submodule_names():
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    x = cr.randn(3, 5, 8, requires_grad=True)
+    out = layer(x, src_key_padding_mask=cr.zeros(3, 5, dtype=cr.bool), is_causal=False)
+    assert out.shape == (3, 5, 8)
+    out.sum().backward()
+    assert x.grad is not None and layer.linear1.weight.grad is not None
+    assert [n for n, _ in layer.named_children()] == [
+        "self_attn", "linear1", "dropout", "linear2", "norm1", "norm2", "dropout1", "dropout2"]
+    stack = nn.TransformerEncoder(layer, 3)
+    assert len(stack.layers) == 3 and stack.layers[0] is not layer
+    assert repr(stack).count("3 x TransformerEncoderLayer(") == 1
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")
+
+
+def test_transformer_init_and_causal_mask():
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+                           dim_feedforward=16)
+    w = arr(model.encoder.layers[0].linear1.weight)
+    assert np.abs(w).max() <= math.sqrt(6 / (8 + 16))          # xavier_uniform_
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    assert mask.dtype == cr.float32 and arr(mask)[0, 1] == -np.inf and arr(mask)[1, 0] == 0

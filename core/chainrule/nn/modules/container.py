@@ -4,7 +4,7 @@ import operator
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _indent
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -138,6 +138,21 @@ class ModuleList(Module):
 
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
+
+    def __repr__(self):
+        """Like torch's: a run of identical children prints once, as '(i-j): n x ...'."""
+        runs = []                                   # [first, last, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return self._get_name() + "()"
+        lines = [_indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}", 2)
+                 for a, b, text in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def append(self, module):
         """Add ``module`` at the end; returns self."""
