@@ -27,6 +27,8 @@ from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
+from . import utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
 from . import special  # noqa: F401
