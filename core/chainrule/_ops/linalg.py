@@ -842,6 +842,52 @@ def _cross_forward(a, b, dim):
     return np.cross(a, b, axis=dim)
 
 
+
+def _lu_packed(a):
+    """Partial-pivoting LU of a batch: the packed factors (L's strict lower triangle
+    and U) and the 1-based LAPACK pivots, by one elimination step per column over the
+    whole batch."""
+    m, n = a.shape[-2:]
+    k, batch = min(m, n), a.shape[:-2]
+    lu = np.array(a, dtype=np.result_type(a.dtype, np.float32)).reshape((-1, m, n))
+    rows = np.arange(lu.shape[0])
+    pivots = np.zeros((lu.shape[0], k), np.int32)
+    for j in range(k):
+        column = lu[:, j:, j]        # LAPACK's i?amax: |re| + |im| for complex
+        size = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else \
+            np.abs(column)
+        p = j + np.argmax(size, axis=-1)
+        pivots[:, j] = p + 1
+        lu[rows, j], lu[rows, p] = lu[rows, p], lu[rows, j].copy()
+        pivot = lu[:, j, j]
+        safe = np.where(pivot == 0, 1, pivot)
+        factors = np.where((pivot == 0)[:, None], 0, lu[:, j + 1:, j] / safe[:, None])
+        lu[:, j + 1:, j] = factors
+        lu[:, j + 1:, j + 1:] -= factors[:, :, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,))
+
+
+def _permutation_from_pivots(pivots, m, dtype):
+    """P with A = P L U from LAPACK's sequential row swaps."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape((-1, pivots.shape[-1])) - 1
+    perm = np.tile(np.arange(m), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
+    eye = np.eye(m, dtype=dtype)
+    return np.swapaxes(eye[perm], -1, -2).reshape(batch + (m, m))
+
+
+def _lu_forward(a):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    lu, pivots = _lu_packed(a)
+    lower = np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype)
+    upper = np.triu(lu[..., :k, :])
+    return _permutation_from_pivots(pivots, m, lu.dtype), lower, upper
+
 # --- formula helpers of the decompositions (both namespaces) -----------------------------
 def _const(F, arr):
     """A constant array as a formula value (a Tensor without history on the tensor path)."""
@@ -1233,6 +1279,62 @@ def lstsq_jvp(F, t, self, b, rcond):
     return F.matmul(F.pinv_jvp((t[0],), self, p), b) + F.matmul(p, t[1])
 
 
+
+@helper
+def lu_grad(F, g, P, L, U):
+    """A = P L U (square; a wide or tall A splits into a square LU and a solve):
+    gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
+    g_l, g_u = g[1], g[2]
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    if m < n:
+        u1, u2 = F.narrow(U, last, 0, m), F.narrow(U, last, m, n - m)
+        g_u1, g_u2 = F.narrow(g_u, last, 0, m), F.narrow(g_u, last, m, n - m)
+        g_x2 = F._solve_triangular(F.adjoint(L), g_u2, True, True)
+        g_x1 = _lu_square_grad(F, g_l - F.matmul(g_x2, F.adjoint(u2)), g_u1, L, u1)
+        return F.matmul(P, F.cat([g_x1, g_x2], -1))
+    if m > n:
+        l1, l2 = F.narrow(L, last - 1, 0, n), F.narrow(L, last - 1, n, m - n)
+        g_l1, g_l2 = F.narrow(g_l, last - 1, 0, n), F.narrow(g_l, last - 1, n, m - n)
+        g_b2 = _right_solve_upper(F, g_l2, U)
+        g_b1 = _lu_square_grad(F, g_l1, g_u - F.matmul(F.adjoint(l2), g_b2), l1, U)
+        return F.matmul(P, F.cat([g_b1, g_b2], -2))
+    return F.matmul(P, _lu_square_grad(F, g_l, g_u, L, U))
+
+
+def _lu_square_grad(F, g_l, g_u, L, U):
+    inner = F.tri_part(F.matmul(F.adjoint(L), g_l), False, strict=True) + \
+        F.tri_part(F.matmul(g_u, F.adjoint(U)), True)
+    return _right_solve_upper(F, F._solve_triangular(F.adjoint(L), inner, True, True), U)
+
+
+@helper
+def lu_jvp(F, t, result):
+    P, L, U = result
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    b = F.matmul(F.transpose(P, -2, -1), t[0])
+    if m < n:
+        u1, u2 = F.narrow(U, last, 0, m), F.narrow(U, last, m, n - m)
+        d_l, d_u1 = _lu_square_jvp(F, F.narrow(b, last, 0, m), L, u1)
+        rest = F.narrow(b, last, m, n - m) - F.matmul(d_l, u2)
+        return P * 0, d_l, F.cat([d_u1, F._solve_triangular(L, rest, False, True)], -1)
+    if m > n:
+        l1, l2 = F.narrow(L, last - 1, 0, n), F.narrow(L, last - 1, n, m - n)
+        d_l1, d_u = _lu_square_jvp(F, F.narrow(b, last - 1, 0, n), l1, U)
+        rest = F.narrow(b, last - 1, n, m - n) - F.matmul(l2, d_u)
+        d_l2 = F.adjoint(F._solve_triangular(F.adjoint(U), F.adjoint(rest), False, False))
+        return P * 0, F.cat([d_l1, d_l2], -2), d_u
+    d_l, d_u = _lu_square_jvp(F, b, L, U)
+    return P * 0, d_l, d_u
+
+
+def _lu_square_jvp(F, b, L, U):
+    """X = L^-1 B U^-1: dL = L tril(X, -1), dU = triu(X) U."""
+    x = F._solve_triangular(L, b, False, True)
+    x = F.adjoint(F._solve_triangular(F.adjoint(U), F.adjoint(x), False, False))
+    return F.matmul(L, F.tri_part(x, False, strict=True)), F.matmul(F.tri_part(x, True), U)
+
 # --- the table: decompositions, inverses, solvers ---------------------------------------------
 DET = defop("linalg_det", lambda a: np.asarray(np.linalg.det(a)), inputs=("A",),
             vjp=(lambda F, g, A, result: F.det_grad(g, A, result),),
@@ -1287,6 +1389,9 @@ LSTSQ = defop("linalg_lstsq", _lstsq_forward, inputs=("A", "B"), attrs=("rcond",
               vjp=(lambda F, g, A, B, rcond, A_shape: F.lstsq_grads(g, A, B, rcond, 0, A_shape),
                    lambda F, g, A, B, rcond, B_shape: F.lstsq_grads(g, A, B, rcond, 1, B_shape)),
               jvp=lambda F, t, A, B, rcond: F.lstsq_jvp(t, A, B, rcond))
+LU = defop("linalg_lu", _lu_forward, inputs=("A",), multi_output=True,
+           vjp=(lambda F, g, P, L, U: F.lu_grad(g, P, L, U),),
+           jvp=lambda F, t, result: F.lu_jvp(t, result))
 CROSS = defop("linalg_cross", _cross_forward, inputs=("self", "other"), attrs=("dim",),
               vjp=(lambda F, g, other, dim, self_shape:
                    F.sum_to(F._cross(F.conj(other), g, dim), tuple(self_shape)),
@@ -1323,7 +1428,8 @@ _twin("_cross", CROSS, _cross_forward, ("dim",))
 
 # Note [linalg saved outputs]: the names each decomposition's formulas give its outputs.
 _OUTPUT_NAMES = {SLOGDET: ("sign", "logabsdet"), QR: ("Q", "R"), SVD: ("U", "S", "Vh"),
-                 EIGH: ("eigenvalues", "eigenvectors"), EIG: ("eigenvalues", "eigenvectors")}
+                 EIGH: ("eigenvalues", "eigenvectors"), EIG: ("eigenvalues", "eigenvectors"),
+                 LU: ("P", "L", "U")}
 
 
 def decompose(op, inputs, attrs):

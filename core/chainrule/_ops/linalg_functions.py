@@ -13,7 +13,7 @@ from .._grad_mode import no_grad
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, public
 from ._registry import apply_op
-from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, MATRIX_EXP, PINV, QR,
+from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose)
 
 LINALG = {"LinAlgError": LinAlgError}
@@ -467,6 +467,97 @@ def _matrix_any_dtype(A, fn):
                            f"{shape[-2]} by {shape[-1]} matrices")
     return A
 
+
+
+def _lu_input(A, pivot, fn):
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if not isinstance(A, Tensor) or A._data.ndim < 2:
+        shape = list(A.shape) if isinstance(A, Tensor) else []
+        raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: {shape} "
+                           "instead")
+    return _matrix(A, fn, square=False)
+
+
+@linalg
+def lu(A, *, pivot=True, out=None):
+    """LU decomposition with partial pivoting, ``A = P @ L @ U`` (L unit lower
+    triangular, U upper triangular), a named triple; batched, any shape.
+
+    >>> import chainrule as cr
+    >>> P, L, U = cr.linalg.lu(cr.tensor([[1., 2.], [3., 4.]]))
+    >>> U.tolist()
+    [[3.0, 4.0], [0.0, 0.6666666865348816]]
+    """
+    A = _lu_input(A, pivot, "linalg.lu")
+    return return_types.linalg_lu(*decompose(LU, (A,), {}))
+
+
+@linalg
+def lu_factor(A, *, pivot=True, out=None):
+    """The compact LU: L's strict lower triangle and U in one matrix, and LAPACK's
+    1-based row-swap ``pivots`` (int32).
+
+    >>> import chainrule as cr
+    >>> cr.linalg.lu_factor(cr.tensor([[1., 2.], [3., 4.]])).pivots.tolist()
+    [2, 2]
+    """
+    LU_, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return return_types.linalg_lu_factor(LU_, pivots)
+
+
+@linalg
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """``lu_factor`` and ``info`` (0, or the 1-based index of the first zero on U's
+    diagonal).
+
+    >>> import chainrule as cr
+    >>> cr.linalg.lu_factor_ex(cr.tensor([[1., 2.], [2., 4.]])).info.item()
+    2
+    """
+    from .linalg import _lu_packed
+    A = _lu_input(A, pivot, "linalg.lu_factor")
+    P, L, U = decompose(LU, (A,), {})
+    m, n = A._data.shape[-2:]
+    k = min(m, n)
+    lower = _f("tril")(L, -1)
+    if n > k:
+        lower = _f("cat")([lower, _zeros(L, L.shape[:-1] + (n - k,))], -1)
+    upper = U if m == k else _f("cat")([U, _zeros(U, U.shape[:-2] + (m - k, n))], -2)
+    pivots = _lu_packed(A._data)[1]
+    diagonal_ = np.diagonal(U._data, 0, -2, -1)
+    zero = diagonal_ == 0
+    info = np.where(zero.any(-1), np.argmax(zero, -1) + 1, 0).astype(np.int32)
+    if check_errors and info.any():
+        raise LinAlgError("linalg.lu_factor: U is singular")
+    return return_types.linalg_lu_factor_ex(lower + upper, Tensor._wrap(pivots),
+                                            Tensor._wrap(info))
+
+
+def _zeros(like, shape):
+    return Tensor._wrap(np.zeros(tuple(shape), like._data.dtype))
+
+
+@linalg
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with ``A @ X = B`` from ``lu_factor``'s output (``A^H`` when ``adjoint``;
+    ``X @ A = B`` when not ``left``).
+
+    >>> import chainrule as cr
+    >>> A = cr.tensor([[2., 1.], [1., 3.]])
+    >>> LU, piv = cr.linalg.lu_factor(A)
+    >>> [round(v, 4) for v in cr.linalg.lu_solve(LU, piv, cr.tensor([[3.], [4.]])).flatten().tolist()]
+    [1.0, 1.0]
+    """
+    if not left:
+        return _mH(lu_solve(LU, pivots, _mH(B), adjoint=not adjoint))
+    from .linalg import _permutation_from_pivots
+    P = Tensor._wrap(_permutation_from_pivots(pivots._data, LU.shape[-1], LU._data.dtype))
+    if adjoint:
+        y = solve_triangular(_mH(LU), B, upper=False)
+        return P @ solve_triangular(_mH(LU), y, upper=True, unitriangular=True)
+    y = solve_triangular(LU, _mT(P) @ B, upper=False, unitriangular=True)
+    return solve_triangular(LU, y, upper=True)
 
 # --- norms, condition number, rank ------------------------------------------------------------
 @linalg
