@@ -708,14 +708,27 @@ def _tri_masked(a, upper, unitriangular):
 
 
 def _solve_triangular_forward(a, b, upper, unitriangular):
-    """X with tri(A) X = B; NumPy's batched solver on the triangle (a triangular
-    matrix with a zero on its diagonal gives inf/nan, like the reference's)."""
+    """X with tri(A) X = B; NumPy's batched solver on the triangle, or substitution
+    when A has a zero on its diagonal (inf/nan, like the reference's)."""
     tri = _tri_masked(a, upper, unitriangular)
     try:
         return np.linalg.solve(tri, b)
     except np.linalg.LinAlgError:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.matmul(np.linalg.pinv(tri) * np.inf, b)
+        return _substitute(tri, b, upper)
+
+
+def _substitute(tri, b, upper):
+    """Forward or back substitution over the batch, dividing by zero where it must."""
+    tri, b = np.broadcast_arrays(tri[..., None], b[..., None, :])   # (..., n, n, k)
+    tri, b = tri[..., 0], b[..., 0, :]
+    x = np.zeros(np.broadcast_shapes(tri.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(tri, b))
+    n = tri.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            known = np.einsum("...j,...jk->...k", tri[..., i, :], x)
+            x[..., i, :] = (b[..., i, :] - known) / tri[..., i, i, None]
+    return x
 
 
 def _matrix_exp_forward(a):
@@ -928,24 +941,25 @@ def _gap_matrix(F, values):
     return F.unsqueeze(values, -2) - F.unsqueeze(values, -1) + eye
 
 
-def _warn_if_repeated(F, gaps, what):
+def _warn_if_repeated(F, gaps, what, values):
     """Note [gauge of singular and eigen vectors]: repeated values make the gradient of
     the vectors inf/nan; say why."""
-    off = _raw(F, gaps) - np.eye(gaps.shape[-1])
-    if gaps.shape[-1] > 1 and np.any(off[..., ~np.eye(gaps.shape[-1], dtype=bool)] == 0):
+    n = gaps.shape[-1]
+    off_diagonal = _raw(F, gaps)[..., ~np.eye(n, dtype=bool)]
+    if n > 1 and np.any(off_diagonal == 0):
         import warnings
-        warnings.warn(f"{what}: the input has repeated {'singular values' if 'svd' in what else 'eigenvalues'}"
-                      "; the gradient of a loss that depends on the corresponding vectors is "
-                      "not defined there (it is inf/nan).", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"{what}: the input has repeated {values}; the gradient of a loss that "
+                      "depends on the corresponding vectors is not defined there (it is "
+                      "inf/nan).", RuntimeWarning, stacklevel=2)
 
 
-def _check_phase(F, imag_diagonal, name, what):
+def _check_phase(F, imag_diagonal, name, what, consequence):
     """Note [gauge of singular and eigen vectors]: the reference's error for a loss that
     depends on the arbitrary phase of complex vectors."""
     if np.any(np.abs(_raw(F, imag_diagonal)) > 1e-2):
         raise RuntimeError(f"{name}: The {what} in the complex case are specified up to "
                            "multiplication by e^{i phi}. The specified loss function depends "
-                           f"on this {'phase term, making it ill-defined' if 'singular' in what else 'quantity, so it is ill-defined'}.")
+                           f"on this {consequence}.")
 
 
 def _trace(F, x):
@@ -1124,10 +1138,10 @@ def _svd_vectors_grad(F, grads, factors, sizes):
     skew_v = _skew(F, F.matmul(vh, F.adjoint(g_vh)))
     if F.is_complex(u):
         _check_phase(F, F.imag(F.diagonal(skew_u + skew_v, 0, -2, -1)), "svd_backward",
-                     "singular vectors")
+                     "singular vectors", "phase term, making it ill-defined")
     s_row, s_col = F.unsqueeze(s, -2), F.unsqueeze(s, -1)
     gaps = _gap_matrix(F, s * s)
-    _warn_if_repeated(F, gaps, "linalg.svd backward")
+    _warn_if_repeated(F, gaps, "linalg.svd backward", "singular values")
     inner = _off_diagonal(F, (skew_u * s_row + s_col * skew_v) / gaps) + F.diag_embed(g_s)
     if F.is_complex(u):
         inner = inner + F.diag_embed(F.diagonal(skew_u, 0, -2, -1) / (s * 2))
@@ -1182,9 +1196,9 @@ def eigh_grad(F, g, eigenvalues, eigenvectors):
     vh_gv = F.matmul(F.adjoint(vectors), g_v)
     if F.is_complex(vh_gv):
         _check_phase(F, F.imag(F.diagonal(vh_gv, 0, -2, -1)), "linalg_eigh_backward",
-                     "eigenvectors")
+                     "eigenvectors", "quantity, so it is ill-defined")
     gaps = _gap_matrix(F, values)
-    _warn_if_repeated(F, gaps, "linalg.eigh backward")
+    _warn_if_repeated(F, gaps, "linalg.eigh backward", "eigenvalues")
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = F.diag_embed(g_l) + _off_diagonal(F, vh_gv / gaps)
         grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
@@ -1211,10 +1225,11 @@ def eig_grad(F, g, self, eigenvalues, eigenvectors):
     if not _is_zero(F, g_v):
         vh_gv = F.matmul(vh, g_v)
         diag = F.diagonal(vh_gv, 0, -2, -1)
-        _check_phase(F, F.imag(diag), "linalg_eig_backward", "eigenvectors")
+        _check_phase(F, F.imag(diag), "linalg_eig_backward", "eigenvectors",
+                     "quantity, so it is ill-defined")
         projected = vh_gv - F.matmul(vh, vectors) * F.unsqueeze(F.real(diag), -2)
         gaps = F.conj(_gap_matrix(F, values))
-        _warn_if_repeated(F, gaps, "linalg.eig backward")
+        _warn_if_repeated(F, gaps, "linalg.eig backward", "eigenvalues")
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = inner + _off_diagonal(F, projected / gaps)
     grad = F._linalg_solve(vh, F.matmul(inner, vh))

@@ -127,8 +127,11 @@ def inv_ex(A, *, check_errors=False, out=None):
     info = _info(A._data, _lu_info)
     if check_errors or not info.any():
         return return_types.linalg_inv_ex(inv(A), Tensor._wrap(info))
-    safe = A + Tensor._wrap(_nan_where(info, A._data))
-    return return_types.linalg_inv_ex(inv(safe.detach()) * np.nan, Tensor._wrap(info))
+    failed = Tensor._wrap((info != 0)[..., None, None])
+    eye = Tensor._wrap(np.eye(A._data.shape[-1], dtype=A._data.dtype))
+    inverse = inv(_f("where")(failed, eye, A))       # identity stand-ins for the failures
+    nan = Tensor._wrap(np.array(np.nan, A._data.dtype))
+    return return_types.linalg_inv_ex(_f("where")(failed, nan, inverse), Tensor._wrap(info))
 
 
 def _lu_info(m):
@@ -139,12 +142,6 @@ def _lu_info(m):
 def _info(a, per_matrix):
     flat = a.reshape((-1,) + a.shape[-2:])
     return np.array([per_matrix(m) for m in flat], np.int32).reshape(a.shape[:-2])
-
-
-def _nan_where(info, a):
-    """An identity offset for the failing matrices (so a stand-in result exists)."""
-    eye = np.eye(a.shape[-1], dtype=a.dtype)
-    return np.where((info != 0)[..., None, None], eye - a, 0).astype(a.dtype)
 
 
 @linalg
@@ -359,11 +356,10 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     >>> cr.linalg.pinv(cr.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    if not isinstance(A, Tensor) or A._data.ndim < 2 or A._data.dtype.kind not in "fc":
-        shape = list(A.shape) if isinstance(A, Tensor) else []
-        raise RuntimeError(f"linalg.pinv({A.dtype.name.capitalize() if isinstance(A, Tensor) else 'Float'}"
-                           f"{{{shape}}}): expected a tensor with 2 or more dimensions of "
-                           "float, double, cfloat or cdouble types")
+    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv({_dtypes.scalar_type_name(A._data.dtype)}"
+                           f"{{{list(A._data.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
     attrs = {"atol": _tolerance(atol), "rtol": _tolerance(rtol), "hermitian": bool(hermitian)}
     return apply_op(PINV, (A,), attrs)
 
