@@ -50,3 +50,4 @@ linalg_lstsq = _structseq("linalg_lstsq", ("solution", "residuals", "rank", "sin
 linalg_lu = _structseq("linalg_lu", ("P", "L", "U"))
 linalg_lu_factor = _structseq("linalg_lu_factor", ("LU", "pivots"))
 linalg_lu_factor_ex = _structseq("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+frexp = _structseq("frexp", ("mantissa", "exponent"))

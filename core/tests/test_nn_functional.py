@@ -1344,3 +1344,103 @@ def test_conv_transpose_is_the_input_gradient_of_conv(rng):
 def test_top_level_conv_forms():
     assert cr.conv1d is F.conv1d and cr.conv_transpose2d is F.conv_transpose2d
     assert cr.conv2d is F.conv2d
+
+
+# --- embedding / one_hot -----------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [{"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"padding_idx": -1, "scale_grad_by_freq": True}])
+def test_embedding_gradients_match_torch(torch, rng, kwargs):
+    w = rng.standard_normal((5, 3))
+    idx = np.array([[0, 2, 4], [2, 2, 4]])
+    g = rng.standard_normal((2, 3, 3))
+    ours = cr.tensor(w, requires_grad=True)
+    F.embedding(cr.tensor(idx), ours, **kwargs).backward(cr.tensor(g))
+    theirs = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), theirs, **kwargs).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_embedding_max_norm_renormalises_looked_up_rows_in_place(torch):
+    w = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    ours, theirs = cr.tensor(w), torch.tensor(w)
+    out = F.embedding(cr.tensor([0, 1]), ours, max_norm=1.0)
+    expected = torch.nn.functional.embedding(torch.tensor([0, 1]), theirs, max_norm=1.0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy())
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())        # row 2: not looked up
+    assert ours.numpy()[2].tolist() == [6.0, 8.0]
+
+
+def test_embedding_errors():
+    w = cr.zeros(4, 2)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        F.embedding(cr.tensor([0]), w, sparse=True)
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have "
+                                           "one of the following scalar types: Long, Int"):
+        F.embedding(cr.tensor([0.0]), w)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(cr.tensor([0]), w, padding_idx=4)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(cr.tensor([4]), w)
+
+
+def test_one_hot():
+    assert F.one_hot(cr.tensor([[1], [0]])).tolist() == [[[0, 1]], [[1, 0]]]
+    assert F.one_hot(cr.tensor([1]), 3).dtype == cr.int64
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        F.one_hot(cr.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(cr.tensor([-1]), 3)
+    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+        F.one_hot(cr.tensor([1.0]))
+
+
+# --- resampling and attention ------------------------------------------------------------------
+@pytest.mark.parametrize("mode, shape", [("nearest", (2, 3, 5, 4)), ("nearest-exact", (2, 3, 5)),
+                                         ("bilinear", (2, 3, 5, 4)), ("bicubic", (1, 2, 5, 4)),
+                                         ("trilinear", (1, 2, 3, 4, 5)), ("area", (2, 3, 7, 5))])
+@pytest.mark.parametrize("kwargs", [{"size": 7}, {"scale_factor": 0.6},
+                                    {"scale_factor": 2.5, "recompute_scale_factor": True}])
+def test_interpolate_matches_torch(torch, rng, mode, shape, kwargs):
+    x = rng.standard_normal(shape)
+    for align in ([None] if mode in ("nearest", "nearest-exact", "area") else [False, True]):
+        extra = {} if align is None else {"align_corners": align}
+        ours = F.interpolate(cr.tensor(x), mode=mode, **kwargs, **extra)
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kwargs, **extra)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+
+
+def test_interpolate_errors():
+    x = cr.zeros(1, 2, 4, 5)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x, size=3, scale_factor=2.0)
+    with pytest.raises(ValueError, match="align_corners option can only be set with the "
+                                         "interpolating modes"):
+        F.interpolate(x, size=3, align_corners=True)
+    with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D input"):
+        F.interpolate(x, size=3, mode="linear")
+    with pytest.raises(ValueError, match="Input and output must have the same number of spatial "
+                                         "dimensions"):
+        F.interpolate(x, size=(3,), mode="bilinear")
+    with pytest.raises(RuntimeError, match="pixel_shuffle expects its input's 'channel' "
+                                           "dimension to be divisible by the square of "
+                                           "upscale_factor, but input.size\\(-3\\)=3"):
+        F.pixel_shuffle(cr.zeros(1, 3, 2, 2), 2)
+
+
+def test_pixel_unshuffle_inverts_pixel_shuffle(rng):
+    x = cr.tensor(rng.standard_normal((2, 3, 8, 2, 2)))
+    assert cr.equal(F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), x)
+
+
+def test_attention_errors_and_dropout():
+    q = cr.ones(2, 3, 4)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when "
+                                           "is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=cr.ones(3, 3, dtype=cr.bool),
+                                       is_causal=True)
+    cr.manual_seed(0)
+    v = cr.randn(2, 3, 4)
+    dropped = F.scaled_dot_product_attention(q, q, v, dropout_p=0.5)
+    assert not cr.allclose(dropped, F.scaled_dot_product_attention(q, q, v))

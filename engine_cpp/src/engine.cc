@@ -128,7 +128,7 @@ void evaluate(GraphTask& task, int32_t index, ReadyQueue& queue) {
   const NodeRec& rec = task.nodes[index];
   Ref grads(task.buffers[index]);
   task.buffers[index] = nullptr;
-  if (!grads) grads = Ref(InputBuffer::create(1));
+  if (!grads) grads = Ref(InputBuffer::create(num_inputs(rec.node)));  // [None] * num_inputs()
   if (needs_tensor_pre_hooks(rec)) {
     grads = Ref(call3(helpers.run_tensor_pre_hooks, rec.node, grads.get(), task.create_graph));
   }

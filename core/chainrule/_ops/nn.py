@@ -903,3 +903,61 @@ array_fn("_constant_pad")(_constant_pad_forward)
 @formula_helper
 def _constant_pad(x, pads, value):
     return apply_op(CONSTANT_PAD, (x,), {"pads": tuple(pads), "value": value})
+
+
+# --- embedding ----------------------------------------------------------------------------
+# Note [embedding gradient factors]
+#     The reference's padding_idx and scale_grad_by_freq change only the backward: rows
+#     looked up at padding_idx get no gradient, and with scale_grad_by_freq each
+#     lookup's gradient is divided by how often its row occurs in the batch. Both are a
+#     per-lookup factor (``factor``: an array shaped like the indices, or None for all
+#     1s) applied where the backward scatters. ``scaled`` applies the factor in the
+#     forward too: the VJP of the backward (double backward) is such a scaled lookup.
+def _embedding_forward(weight, indices, factor, scaled):
+    out = weight[indices]
+    if scaled and factor is not None:
+        out *= factor[..., None].astype(out.dtype, copy=False)
+    return out
+
+
+def _embedding_backward_forward(grad, indices, factor, scaled, num_weights):
+    width = grad.shape[-1]
+    rows = grad.reshape(-1, width)
+    if factor is not None:
+        rows = rows * factor.reshape(-1, 1).astype(grad.dtype, copy=False)
+    out = np.zeros((num_weights, width), grad.dtype)
+    np.add.at(out, indices.reshape(-1), rows)
+    return out
+
+
+_EMBEDDING_ATTRS = ("indices", "factor", "scaled")
+EMBEDDING = defop(
+    "embedding", _embedding_forward, inputs=("weight",), attrs=_EMBEDDING_ATTRS,
+    vjp=(lambda F, g, weight_shape, indices, factor, scaled:
+         F._embedding_backward(g, indices, factor, weight_shape[0]),),
+    jvp=lambda F, t, indices, factor, scaled: F._embedding(t[0], indices, factor, scaled))
+EMBEDDING_BACKWARD = defop(
+    "embedding_dense_backward", _embedding_backward_forward, inputs=("grad_output",),
+    attrs=_EMBEDDING_ATTRS + ("num_weights",),
+    vjp=(lambda F, g, indices, factor, scaled, num_weights:
+         F._embedding(g, indices, factor, True),),
+    jvp=lambda F, t, indices, factor, scaled, num_weights:
+        F._embedding_backward(t[0], indices, factor, num_weights))
+array_fn("_embedding")(_embedding_forward)
+
+
+@array_fn("_embedding_backward")
+def _embedding_backward_array(grad, indices, factor, num_weights):
+    return _embedding_backward_forward(grad, indices, factor, True, num_weights)
+
+
+@formula_helper
+def _embedding(weight, indices, factor, scaled):
+    return apply_op(EMBEDDING, (weight,), {"indices": indices, "factor": factor,
+                                           "scaled": scaled})
+
+
+@formula_helper
+def _embedding_backward(grad, indices, factor, num_weights):
+    return apply_op(EMBEDDING_BACKWARD, (grad,), {"indices": indices, "factor": factor,
+                                                  "scaled": True, "num_weights": num_weights})

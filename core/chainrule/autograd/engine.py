@@ -79,7 +79,9 @@ class PythonEngine:
 
     def _evaluate(self, task, node, queue):
         buffer = task.buffers.pop(node, None)
-        grads = buffer.grads if buffer is not None else [None]
+        # A node no gradient reached still runs, with None for each output (a custom
+        # Function then sees zeros, Note [materialized gradients] in function.py).
+        grads = buffer.grads if buffer is not None else [None] * node.num_inputs()
         if node._tensor_hooks is not None or node._retain_hooks is not None \
                 or (isinstance(node, AccumulateGrad) and _leaf_has_hooks(node.variable)):
             grads = _run_tensor_pre_hooks(node, grads, task.create_graph)

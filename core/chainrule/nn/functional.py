@@ -30,10 +30,15 @@ from ._pool import *  # noqa: F401,F403  (max/avg/adaptive/lp pooling)
 from ._pool import __all__ as _pool_names
 from ._conv import *  # noqa: F401,F403  (conv1d, conv3d, conv_transpose1d/2d, unfold, fold)
 from ._conv import __all__ as _conv_names
+from ._vision import *  # noqa: F401,F403  (pixel_shuffle, pixel_unshuffle, interpolate)
+from ._vision import __all__ as _vision_names
+from ._attention import scaled_dot_product_attention  # noqa: F401
+from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
-    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names
+    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names + \
+    ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"]
 
 
 def linear(input, weight, bias=None):
@@ -211,7 +216,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "conv_transpose1d": conv_transpose1d,  # noqa: F405
              "conv_transpose2d": conv_transpose2d,  # noqa: F405
-             "dropout": _top_level_dropout,
+             "pixel_shuffle": pixel_shuffle,  # noqa: F405
+             "pixel_unshuffle": pixel_unshuffle,  # noqa: F405
+             "dropout": _top_level_dropout, "embedding": _top_level_embedding,
              "alpha_dropout": alpha_dropout,  # noqa: F405
              "feature_alpha_dropout": feature_alpha_dropout,  # noqa: F405
              "selu": selu, "celu": celu, "prelu": prelu, "rrelu": rrelu,  # noqa: F405

@@ -299,7 +299,7 @@ def _norm_samples():
         samples += [
             _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
                   note=f"train {x}"),
-            _both("rsqrt", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+            _both("mul", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
                   note=f"eval {x}"),
         ]
     samples += [
@@ -315,7 +315,7 @@ def _norm_samples():
         _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
         _both("var", "instance_norm", ((2, 3, 4),)),
         _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
-        _both("rsqrt", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+        _both("mul", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
               note="running stats"),
         _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
         _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
@@ -408,7 +408,76 @@ def _conv_family_samples():
     ]
 
 
+# --- embedding (Note [embedding gradient factors] in _ops/nn.py) ----------------------------
+_IDX = cr.tensor([[0, 2, 4], [2, 2, 1]], dtype=cr.int64)
+
+
+def _embedding_double_backward(w_like, g, kwargs, autograd, fn, idx):
+    w = w_like.detach().requires_grad_()
+    return autograd.grad(fn(idx, w, **kwargs), w, g, create_graph=True)[0]
+
+
+def _embedding_samples():
+    """padding_idx and scale_grad_by_freq change only the backward (it is no longer the
+    derivative, which gradcheck would flag): the samples keep the factors at 1 (a padding
+    row never looked up); test_nn_functional checks those gradients against torch."""
+    samples = []
+    for kwargs in ({}, {"padding_idx": 3}, {"padding_idx": -2, "max_norm": 10.0}):
+        note = "".join(f" {k}={v}" for k, v in kwargs.items())
+        samples.append(Sample("embedding", lambda w, k=kwargs: F.embedding(_IDX, w, **k),
+                              (5, 3), torch_call=lambda w, k=kwargs: TF.embedding(
+                                  _to_torch(_IDX), w, **k), note=note))
+        w0 = cr.zeros(5, 3, dtype=cr.float64)
+        samples.append(Sample(
+            "embedding_dense_backward",
+            lambda g, k=kwargs: _embedding_double_backward(w0, g, k, cr.autograd, F.embedding,
+                                                           _IDX), (2, 3, 3),
+            torch_call=lambda g, k=kwargs: _embedding_double_backward(
+                _to_torch(w0), g, k, torch.autograd, TF.embedding, _to_torch(_IDX)),
+            note=note))
+    return samples
+
+
+# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+_BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
+                        [False, True, True, True]])
+
+
+def _resampling_samples():
+    samples = [
+        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+    ]
+    for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
+        op = "matmul" if mode == "area" else "index_select"
+        samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
+                    _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
+                        ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
+        for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
+                       {"scale_factor": 0.7, "recompute_scale_factor": True}):
+            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
+    return samples
+
+
+def _attention_samples():
+    qkv = ((2, 3, 4), (2, 4, 4), (2, 4, 5))
+    return [
+        _both("softmax", "scaled_dot_product_attention", qkv),
+        _both("softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
+              {"is_causal": True}),
+        _both("softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
+                                                              "scale": 0.5}, note="bool mask"),
+        _both("softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
+              keywords=("attn_mask",), note="float mask"),
+        _both("softmax", "scaled_dot_product_attention",
+              ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 3)), {"enable_gqa": True}),
+    ]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
-           + _conv_family_samples())
+           + _conv_family_samples() + _embedding_samples() + _resampling_samples()
+           + _attention_samples())
