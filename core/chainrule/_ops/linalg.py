@@ -619,32 +619,18 @@ def _batch_prefix(a, index):
     return f"(Batch element {index}): " if a.ndim > 2 else ""
 
 
-def _first_bad(flags):
-    """Flat index of the first True of a boolean array (batch dims only)."""
-    return int(np.flatnonzero(np.reshape(flags, -1))[0])
-
-
-def _lu_zero_pivot(m):
-    """1-based index of the first zero pivot of partial-pivoting LU (the reference's
-    "diagonal element"), or 0; the error path only, so a plain loop is fine."""
-    u = np.array(m, dtype=np.result_type(m.dtype, np.float64))
-    n = u.shape[-1]
-    for k in range(n):
-        p = k + int(np.argmax(np.abs(u[k:, k])))
-        if u[p, k] == 0:
-            return k + 1
-        u[[k, p]] = u[[p, k]]
-        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
-    return 0
+def lu_info(a):
+    """Per matrix: 0, or the 1-based index of the first zero pivot of its LU (the
+    reference's "diagonal element" of a singular matrix)."""
+    zero = np.diagonal(_lu_packed(a)[0], 0, -2, -1) == 0
+    return np.where(zero.any(-1), np.argmax(zero, -1) + 1, 0).astype(np.int32)
 
 
 def _singular_batch(a):
-    """Flat index of the first singular matrix of a batch (by its LU pivots)."""
-    flat = a.reshape((-1,) + a.shape[-2:])
-    for i, m in enumerate(flat):
-        if _lu_zero_pivot(m):
-            return i, _lu_zero_pivot(m)
-    return 0, a.shape[-1]
+    """Flat index of the first singular matrix of a batch, and its zero pivot."""
+    info = lu_info(a).reshape(-1)
+    index = int(np.flatnonzero(info)[0]) if info.any() else 0
+    return index, int(info[index]) or a.shape[-1]
 
 
 def _inv_forward(a):

@@ -14,7 +14,7 @@ from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
 from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
-                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose)
+                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
 LINALG = {"LinAlgError": LinAlgError}
 
@@ -124,7 +124,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     2
     """
     A = _matrix(A, "linalg.inv")
-    info = _info(A._data, _lu_info)
+    info = lu_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_inv_ex(inv(A), Tensor._wrap(info))
     failed = Tensor._wrap((info != 0)[..., None, None])
@@ -134,14 +134,16 @@ def inv_ex(A, *, check_errors=False, out=None):
     return return_types.linalg_inv_ex(_f("where")(failed, nan, inverse), Tensor._wrap(info))
 
 
-def _lu_info(m):
-    from .linalg import _lu_zero_pivot
-    return _lu_zero_pivot(m)
-
-
-def _info(a, per_matrix):
-    flat = a.reshape((-1,) + a.shape[-2:])
-    return np.array([per_matrix(m) for m in flat], np.int32).reshape(a.shape[:-2])
+def _cholesky_info(a):
+    """Per matrix: 0, or the order of its first leading minor that is not positive
+    definite (checked matrix by matrix only when the batch fails)."""
+    from .linalg import _not_pd_order
+    try:
+        np.linalg.cholesky(a)
+        return np.zeros(a.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        return np.array([_not_pd_order(m) for m in flat], np.int32).reshape(a.shape[:-2])
 
 
 @linalg
@@ -177,7 +179,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     0
     """
     A = _matrix(A, "linalg.solve")
-    info = _info(A._data, _lu_info)
+    info = lu_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_solve_ex(solve(A, B, left=left), Tensor._wrap(info))
     raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
@@ -233,9 +235,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     >>> cr.linalg.cholesky_ex(cr.tensor([[1., 2.], [2., 1.]])).info.item()
     2
     """
-    from .linalg import _not_pd_order
     A = _matrix(A, "linalg.cholesky")
-    info = _info(A._data, _not_pd_order)
+    info = _cholesky_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_cholesky_ex(cholesky(A, upper=upper), Tensor._wrap(info))
     eye = np.eye(A._data.shape[-1], dtype=A._data.dtype)
@@ -521,9 +522,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         lower = _f("cat")([lower, _zeros(L, L.shape[:-1] + (n - k,))], -1)
     upper = U if m == k else _f("cat")([U, _zeros(U, U.shape[:-2] + (m - k, n))], -2)
     pivots = _lu_packed(A._data)[1]
-    diagonal_ = np.diagonal(U._data, 0, -2, -1)
-    zero = diagonal_ == 0
-    info = np.where(zero.any(-1), np.argmax(zero, -1) + 1, 0).astype(np.int32)
+    info = lu_info(A._data)
     if check_errors and info.any():
         raise LinAlgError("linalg.lu_factor: U is singular")
     return return_types.linalg_lu_factor_ex(lower + upper, Tensor._wrap(pivots),
