@@ -1,4 +1,8 @@
-"""Derivative table: matrix products (matmul, mm, bmm, mv, dot, outer, einsum).
+"""Derivative table: matrix products (matmul, mm, bmm, mv, dot, outer, einsum) and the
+ops of ``chainrule.linalg`` (det, slogdet, inv, solve, solve_triangular, cholesky, qr,
+svd, eigh, eig, lu, matrix_exp, pinv, lstsq, cross); their public functions are in
+linalg_functions.py. NumPy's LAPACK-backed routines are the engine; SciPy is used
+only where present (matrix_exp), with a NumPy fallback.
 
 Complex inputs follow the conjugate-Wirtinger convention: for ``C = A @ B`` the
 VJPs are ``gA = g @ B^H`` and ``gB = A^H @ g``.
