@@ -758,3 +758,18 @@ def test_lu_factor_and_lu_solve_match_numpy(rng):
                                np.linalg.solve(a, b), atol=1e-10)
     with pytest.raises(RuntimeError, match="LU without pivoting is not implemented on the CPU"):
         LA.lu(cr.tensor(a), pivot=False)
+
+
+def test_out_arguments_receive_the_result():
+    out = cr.empty(2, 2)
+    assert LA.inv(cr.eye(2) * 2, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), np.eye(2) / 2)
+    parts = (cr.empty(0), cr.empty(0), cr.empty(0))
+    result = LA.svd(cr.eye(2), out=parts)
+    assert type(result).__name__ == "linalg_svd" and result.S is parts[1]
+    out = cr.empty(2, 2)
+    cr.addmm(cr.ones(2, 2), cr.ones(2, 3), cr.ones(3, 2), out=out)
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 4.0))
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support "
+                                           "automatic differentiation"):
+        LA.inv(cr.eye(2, requires_grad=True), out=cr.empty(2, 2))

@@ -5,9 +5,12 @@ top-level aliases torch has for them (det, inverse, svd, qr, cholesky, ...).
 ``LINALG`` holds the ``chainrule.linalg`` namespace; ``@public`` ones are also at the
 top level (and Tensor methods).
 """
+import functools
+import inspect
+
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _grad_mode
 from .. import return_types
 from .._grad_mode import no_grad
 from .._tensor import Tensor
@@ -20,11 +23,39 @@ LINALG = {"LinAlgError": LinAlgError}
 
 
 def linalg(fn=None, *, name=None):
-    """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments])."""
+    """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments];
+    ``out=`` by ``writes_out`` where the signature has it)."""
     def register(f):
-        LINALG[name or f.__name__] = numpy_spellings(f)
+        spelled = numpy_spellings(f)
+        LINALG[name or f.__name__] = writes_out(spelled) if "out" in \
+            inspect.signature(f).parameters else spelled
         return f
     return register(fn) if fn is not None else register
+
+
+def writes_out(fn):
+    """``out=``: the result is written into the given tensor (or tuple of tensors, for
+    a named-tuple result) and returned, with the reference's refusal when autograd is
+    involved."""
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(result, tuple):
+            written = [_write_out(r, o, fn.__name__) for r, o in zip(result, out)]
+            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        return _write_out(result, out, fn.__name__)
+    return wrapper
+
+
+def _write_out(result, out, name):
+    if _grad_mode.STATE.grad_enabled and (result.requires_grad or out.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
+    out._data = np.array(result._data, dtype=out._data.dtype)
+    out._bump_version()
+    return out
 
 
 def _f(name):
@@ -900,6 +931,7 @@ def slogdet(input):
 
 
 @public
+@writes_out
 def inverse(input, *, out=None):
     """``linalg.inv``.
 
@@ -911,6 +943,7 @@ def inverse(input, *, out=None):
 
 
 @public(name="cholesky")
+@writes_out
 def cholesky_upper_flag(input, upper=False, *, out=None):
     """The Cholesky factor (``upper``: U with A = U^H U), like ``linalg.cholesky``.
 
@@ -925,6 +958,7 @@ def cholesky_upper_flag(input, upper=False, *, out=None):
 
 
 @public
+@writes_out
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with ``A @ X = input`` for A given by its Cholesky factor ``input2`` (lower,
     or upper when ``upper``).
@@ -946,6 +980,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 
 
 @public
+@writes_out
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of A from its Cholesky factor ``input``.
 
@@ -959,6 +994,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
 
 
 @public(name="qr")
+@writes_out
 def qr_some(input, some=True, *, out=None):
     """``linalg.qr`` with mode "reduced" (``some``) or "complete".
 
@@ -970,6 +1006,7 @@ def qr_some(input, some=True, *, out=None):
 
 
 @public(name="svd")
+@writes_out
 def svd_v(input, some=True, compute_uv=True, *, out=None):
     """The old SVD: ``U, S, V`` with ``input = U @ diag(S) @ V.mH`` (``some``: reduced).
     Without ``compute_uv``, U and V are zeros (full size) and only S has a gradient.
@@ -1005,6 +1042,7 @@ public(matrix_power)
 
 
 @public
+@writes_out
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices in the cheapest order (``linalg.multi_dot``).
 
@@ -1018,6 +1056,7 @@ def chain_matmul(*matrices, out=None):
 
 
 @public(name="cross")
+@writes_out
 def cross_dim(input, other, dim=None, *, out=None):
     """Cross product along ``dim`` (by default the first dim of size 3, as the reference
     does today; ``linalg.cross`` uses the last).
@@ -1051,6 +1090,7 @@ def _scaled_sum(input, product, beta, alpha):
 
 
 @public
+@writes_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``.
 
@@ -1062,6 +1102,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -1078,6 +1119,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -1092,6 +1134,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -1103,6 +1146,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
 
@@ -1114,6 +1158,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def kron(input, other, *, out=None):
     """Kronecker product: blocks ``input[i] * other`` (dims aligned from the right).
 
@@ -1134,6 +1179,7 @@ _SUBSCRIPTS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @public(method=False)
+@writes_out
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over ``dims``: the last ``dims`` dims of ``a`` with the first of
     ``b`` (an int), or the dims in a pair of lists.
@@ -1167,6 +1213,7 @@ def tensordot(a, b, dims=2, out=None):
 
 
 @public
+@writes_out
 def inner(input, other, *, out=None):
     """Sum of products over the last dims (a 0-d operand multiplies).
 
