@@ -10,12 +10,13 @@ import inspect
 
 import numpy as np
 
-from .. import _dtypes, _grad_mode
+from .. import _dtypes
 from .. import return_types
 from .._grad_mode import no_grad
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
+from .reduction import _write_out
 from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
@@ -47,15 +48,6 @@ def writes_out(fn):
             return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
         return _write_out(result, out, fn.__name__)
     return wrapper
-
-
-def _write_out(result, out, name):
-    if _grad_mode.STATE.grad_enabled and (result.requires_grad or out.requires_grad):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    out._data = np.array(result._data, dtype=out._data.dtype)
-    out._bump_version()
-    return out
 
 
 def _f(name):
