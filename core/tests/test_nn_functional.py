@@ -1444,3 +1444,26 @@ def test_attention_errors_and_dropout():
     v = cr.randn(2, 3, 4)
     dropped = F.scaled_dot_product_attention(q, q, v, dropout_p=0.5)
     assert not cr.allclose(dropped, F.scaled_dot_product_attention(q, q, v))
+
+
+# --- every public function: torch's signature --------------------------------------------------
+def test_every_function_has_torchs_signature_where_torch_has_one(torch):
+    checked = []
+    for name in F.__all__:
+        theirs = getattr(torch.nn.functional, name)
+        try:
+            params = list(inspect.signature(theirs).parameters.values())
+        except (TypeError, ValueError):                 # a C builtin
+            continue
+        if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+            continue                                    # a dispatch wrapper (*args, **kwargs)
+        ours = inspect.signature(getattr(F, name)).parameters.values()
+        assert [(p.name, p.default, p.kind) for p in ours] == \
+            [(p.name, p.default, p.kind) for p in params], name
+        checked.append(name)
+    assert len(checked) > 60
+
+
+def test_every_function_has_a_runnable_docstring():
+    for name in F.__all__:
+        assert ">>>" in (getattr(F, name).__doc__ or ""), name

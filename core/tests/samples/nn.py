@@ -476,8 +476,29 @@ def _attention_samples():
     ]
 
 
+# --- random ops: a fixed mask (the default generator reseeded on every call); no parity ------
+def _seeded(name, kwargs):
+    def call(x):
+        cr.manual_seed(7)
+        return getattr(F, name)(x, **kwargs)
+    return call
+
+
+_RANDOM = [
+    Sample("mul", _seeded("dropout", {"p": 0.4}), (4, 5), torch_call=None, note="dropout"),
+    Sample("mul", _seeded("dropout2d", {"p": 0.5}), (2, 3, 2, 2), torch_call=None,
+           note="dropout2d"),
+    Sample("add", _seeded("alpha_dropout", {"p": 0.3, "training": True}), (4, 5),
+           torch_call=None, note="alpha_dropout"),
+    Sample("add", _seeded("feature_alpha_dropout", {"p": 0.3, "training": True}), (2, 3, 4),
+           torch_call=None, note="feature_alpha_dropout"),
+    Sample("where", _seeded("rrelu", {"training": True}), (4, 5), torch_call=None,
+           note="rrelu training"),
+]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
            + _conv_family_samples() + _embedding_samples() + _resampling_samples()
-           + _attention_samples())
+           + _attention_samples() + _RANDOM)
