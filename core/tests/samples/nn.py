@@ -497,8 +497,32 @@ _RANDOM = [
 ]
 
 
+# --- the rest: bilinear, channel_shuffle, pdist, max_unpool, multilabel_margin_loss, ... ------
+_UNPOOL_IDX = cr.tensor([[[[0, 3], [9, 6]]]], dtype=cr.int64)
+_MULTILABEL = cr.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [0, 1, 2, 3, 4]], dtype=cr.int64)
+
+
+def _misc_samples():
+    return [
+        _both("einsum", "bilinear", ((3, 4), (3, 5), (2, 4, 5), (2,))),
+        _both("einsum", "bilinear", ((4,), (5,), (2, 4, 5))),
+        _both("transpose", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("linalg_vector_norm", "pdist", ((5, 3),)),
+        _both("linalg_vector_norm", "pdist", ((4, 3),), {"p": 1.5}),
+        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},
+              note="unpool"),
+        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX),
+              {"kernel_size": 2, "output_size": (4, 3)}, note="unpool output_size"),
+        _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), note="multilabel"),
+        _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), {"reduction": "none"},
+              note="multilabel none"),
+        _both("linalg_vector_norm", "triplet_margin_with_distance_loss",
+              ((3, 4), (3, 4), (3, 4)), {"swap": True, "margin": 2.0}),
+    ]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
            + _conv_family_samples() + _embedding_samples() + _resampling_samples()
-           + _attention_samples() + _RANDOM)
+           + _attention_samples() + _RANDOM + _misc_samples())
