@@ -35,13 +35,14 @@ from ._vision import __all__ as _vision_names
 from ._attention import scaled_dot_product_attention  # noqa: F401
 from ._misc import *  # noqa: F401,F403  (bilinear, pdist, max_unpool2d, ...)
 from ._misc import __all__ as _misc_names
+from ._ctc import ctc_loss  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
     _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names + \
     ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
-    _misc_names + ["relu_"]
+    _misc_names + ["relu_", "ctc_loss"]
 
 
 def linear(input, weight, bias=None):

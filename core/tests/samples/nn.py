@@ -521,8 +521,25 @@ def _misc_samples():
     ]
 
 
+# ctc_loss through log_softmax: the reference's gradient with respect to log_probs
+# itself assumes that normalisation (it is not the derivative there); through the
+# logits both are the derivative.
+_CTC_TARGETS = cr.tensor([[1, 2, 2], [3, 0, 0]], dtype=cr.int64)
+
+
+def _ctc(module, logits, targets, reduction):
+    return module.ctc_loss(logits.log_softmax(2), targets, (5, 4), (3, 1),
+                           reduction=reduction)
+
+
+def _ctc_samples():
+    return [Sample("logsumexp", lambda z, r=r: _ctc(F, z, _CTC_TARGETS, r), (5, 2, 4),
+                   torch_call=lambda z, r=r: _ctc(TF, z, _to_torch(_CTC_TARGETS), r),
+                   note=f"ctc_loss {r}") for r in ("mean", "sum", "none")]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
            + _conv_family_samples() + _embedding_samples() + _resampling_samples()
-           + _attention_samples() + _RANDOM + _misc_samples())
+           + _attention_samples() + _RANDOM + _misc_samples() + _ctc_samples())
