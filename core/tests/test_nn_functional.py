@@ -1493,3 +1493,10 @@ def test_ctc_loss_unbatched(torch, rng):
     theirs = torch.nn.functional.ctc_loss(lp, torch.tensor([1, 2]), torch.tensor(5),
                                           torch.tensor(2))
     assert ours.item() == pytest.approx(theirs.item())
+
+
+def test_top_level_forms_are_the_references_top_level_names(torch):
+    for name, fn in F.TOP_LEVEL.items():
+        assert hasattr(torch, name), name
+        ours = getattr(cr, name)
+        assert getattr(ours, "__wrapped__", ours) is fn, name    # (dim/axis spellings)

@@ -40,8 +40,8 @@ from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embed
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
-    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names + \
-    ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
+    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + \
+    _pool_names + _conv_names + ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
     _misc_names + ["relu_", "ctc_loss"]
 
 
