@@ -27,6 +27,8 @@ from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
+from . import utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
 from . import special  # noqa: F401
@@ -51,3 +53,12 @@ def is_tensor(obj):
     True
     """
     return isinstance(obj, Tensor)
+
+
+def __getattr__(name):
+    """``chainrule.profiler``: loaded from its layer on first use (an ImportError names
+    the wheel to install), like ``chainrule.autograd.profiler``."""
+    if name == "profiler":
+        import importlib
+        return importlib.import_module(f"{__name__}.profiler")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
