@@ -541,6 +541,15 @@ def test_scheduler_rates_match_torch(name, kwargs):
         s_t.step()
 
 
+def test_scheduler_order_warning_matches_torch():
+    (s_c, _), (s_t, _) = _sched_pair("StepLR", dict(step_size=2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s_t.step()
+        s_c.step()
+    assert len(caught) == 2 and str(caught[0].message) == str(caught[1].message)
+
+
 def test_reduce_lr_on_plateau_matches_torch():
     metrics = [1.0, 0.9, 0.9, 0.91, 0.9, 0.89, 0.95, 0.95, 0.95, 0.7, 0.7, 0.7, 0.7, 0.7] * 2
     for kwargs in [dict(patience=1), dict(mode="max", factor=0.5, patience=0, cooldown=2),

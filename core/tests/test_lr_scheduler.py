@@ -97,6 +97,7 @@ def test_state_dict_round_trip():
 
 def test_step_with_epoch_warns_and_uses_closed_form():
     s = sched.StepLR(make_opt(), 2, gamma=0.5)
+    s.optimizer.step()
     with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)`"):
         s.step(5)
     assert s.get_last_lr() == [0.25]
@@ -138,3 +139,13 @@ def test_one_cycle_rates_and_momentum():
         rates(sched.OneCycleLR(make_opt(momentum=0.9), max_lr=1.0, total_steps=10), 11)
     with pytest.raises(ValueError, match="You must define either total_steps OR"):
         sched.OneCycleLR(make_opt(momentum=0.9), max_lr=1.0)
+
+
+def test_stepping_the_schedule_before_the_optimizer_warns_once():
+    opt = make_opt()
+    s = sched.StepLR(opt, 1)
+    with pytest.warns(UserWarning, match="Detected call of `lr_scheduler.step\\(\\)` before "
+                                         "`optimizer.step\\(\\)`"):
+        s.step()
+    opt.step()
+    s.step()                                   # no warning now (an error under -W error)

@@ -75,6 +75,15 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one epoch (``epoch`` given: jump there, deprecated) and set the
         groups' rates."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                "result in PyTorch skipping the first value of the learning rate schedule. "
+                "See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
         self._step_count += 1
         self._get_lr_called_within_step = True
         try:
