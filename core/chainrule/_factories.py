@@ -8,7 +8,7 @@ import numpy as np
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._random import numpy_rng as _numpy_rng
-from ._tensor import Tensor, device as _device
+from ._tensor import CPU, DEFAULT_DEVICE, Tensor, device as _device
 
 
 def mark_exported(t):
@@ -68,7 +68,39 @@ def _check_device(device):
         require_backend(_device(device).type)
 
 
+def get_default_device():
+    """The device factories use when given no ``device=`` (Note [default device]).
+
+    >>> import chainrule as cr
+    >>> cr.get_default_device()
+    device(type='cpu')
+    """
+    chosen = DEFAULT_DEVICE.device
+    return CPU if chosen is None else chosen
+
+
+def set_default_device(device):
+    """Make ``device`` (a device, a string such as ``"cpu"`` or ``"cuda:0"``, or None for
+    the CPU) the default of the factories in this thread (Note [default device]).
+
+    >>> import chainrule as cr
+    >>> cr.set_default_device("cpu"); cr.ones(2).device
+    device(type='cpu')
+    >>> cr.set_default_device(None)
+    """
+    if device is None:
+        DEFAULT_DEVICE.device = None
+        return
+    if not isinstance(device, (str, _device)):
+        raise TypeError(f"set_default_device(): device must be a str, a chainrule.device or "
+                        f"None, not {type(device).__name__}")
+    chosen = _device(device)
+    DEFAULT_DEVICE.device = None if chosen == CPU else chosen
+
+
 def _finish(arr, requires_grad, device=None):
+    if device is None:
+        device = DEFAULT_DEVICE.device        # Note [default device]
     t = Tensor._wrap(arr)
     if _MODE.inference:
         t._extras().inference = True
@@ -282,6 +314,11 @@ def _like_dtype(input, dtype):
     return input.dtype if dtype is None else _dtypes.to_dtype(dtype)
 
 
+def _like_device(input, device):
+    """The ``*_like`` factories put their result on the input's device by default."""
+    return input.device if device is None else device
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """Zeros with the shape (and by default dtype) of ``input``.
@@ -291,6 +328,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     [0.0, 0.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -303,6 +341,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     [1.0, 1.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -315,6 +354,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     chainrule.Size([2])
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -327,6 +367,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     [4.0, 4.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
 
 
@@ -338,8 +379,8 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     >>> cr.rand_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                generator=generator)
+    return rand(*input.shape, dtype=dtype or input.dtype, device=_like_device(input, device),
+                requires_grad=requires_grad, generator=generator)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -350,6 +391,6 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     >>> cr.randn_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 generator=generator)
+    return randn(*input.shape, dtype=dtype or input.dtype, device=_like_device(input, device),
+                 requires_grad=requires_grad, generator=generator)
 

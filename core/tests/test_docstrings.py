@@ -11,7 +11,7 @@ import chainrule
 # Thin public paths of the upper layers: they only re-export their layer's package
 # (whose own tests run its docstrings); test_layers.py checks them.
 LAYER_PATHS = {"chainrule.autograd." + name for name in
-               ("functional", "forward_ad", "profiler", "variable")}
+               ("functional", "forward_ad", "profiler", "variable")} | {"chainrule.profiler"}
 
 
 def _modules():

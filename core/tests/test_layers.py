@@ -48,3 +48,17 @@ def test_installed_layer_is_re_exported(monkeypatch):
 def test_core_imports_no_layer():
     for package, _ in _layers.LAYERS.values():
         assert package not in sys.modules or sys.modules[package] is None
+
+
+def test_chainrule_profiler_names_the_wheel(monkeypatch):
+    monkeypatch.setitem(sys.modules, "chainrule_profiler", None)
+    sys.modules.pop("chainrule.profiler", None)
+    try:
+        with pytest.raises(ImportError, match="chainrule.profiler needs the chainrule-profiler "
+                                              "wheel"):
+            importlib.import_module("chainrule.profiler")
+        with pytest.raises(ImportError, match="chainrule-profiler"):
+            cr.profiler
+    finally:
+        sys.modules.pop("chainrule.profiler", None)
+        cr.__dict__.pop("profiler", None)

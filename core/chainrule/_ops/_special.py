@@ -27,6 +27,8 @@ def implementation(name):
 
 def in_float64(name, x, *args):
     """``implementation(name)`` on ``x`` computed in float64, returned in x's dtype."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
     fn = implementation(name)
     if x.dtype == np.float64:
         return np.asarray(fn(*args, x), np.float64)

@@ -909,10 +909,14 @@ def clamp_max(input, max):
     return _min_max_tensor(input, max, CLAMP_MAX, CLAMP_MAX_TENSOR, "max")
 
 
-def _floating_binary(name, op, doc, example):
-    """``name(input, other)``: tensors or numbers, promoted, integers to the default
-    floating dtype."""
+def _public_binary(name, op, doc, example):
+    """``name(input, other)``: tensors or numbers, promoted (integers to the default
+    floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
+    keeps_integers = name in ("fmod", "fmax", "fmin")
+
     def fn(input, other):
+        if keeps_integers:
+            return apply_binary(op, as_tensor_arg(input), other)
         return apply_op(op, _true_div_operands(input, other), EMPTY)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
@@ -931,7 +935,7 @@ for _name, _op, _doc, _example in [
         ("xlogy", XLOGY, "input * log(other), 0 where input is 0", ("0.", "0.", "0.0")),
         ("fmax", FMAX, "maximum that ignores NaN", ("float('nan')", "1.", "1.0")),
         ("fmin", FMIN, "minimum that ignores NaN", ("float('nan')", "1.", "1.0"))]:
-    _floating_binary(_name, _op, _doc, _example)
+    _public_binary(_name, _op, _doc, _example)
 
 public(FUNCTIONS["atan2"], name="arctan2")
 
@@ -991,3 +995,105 @@ def positive(input):
     if input._data.dtype == np.bool_:
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
+
+
+# --- more of the reference's elementwise names ------------------------------------------
+# heaviside has no derivative in the reference either (its backward raises)
+HEAVISIDE = _binary("heaviside", np.heaviside, (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
+                    NOT_IMPLEMENTED)
+
+
+@public
+def heaviside(input, values):
+    """The Heaviside step: 0 below 0, 1 above, ``values`` at 0 (same dtypes required).
+
+    >>> import chainrule as cr
+    >>> cr.heaviside(cr.tensor([-1., 0., 2.]), cr.tensor([0.5])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    values = as_tensor_arg(values, "values")
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply_binary(HEAVISIDE, input, values)
+
+
+@public
+def ldexp(input, other):
+    """``input * 2 ** other``.
+
+    >>> import chainrule as cr
+    >>> cr.ldexp(cr.tensor([1., 3.]), cr.tensor([2, -1])).tolist()
+    [4.0, 1.5]
+    """
+    return float_input(as_tensor_arg(input)) * pow_scalar_base(2.0, as_tensor_arg(other, "other"))
+
+
+@public
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``.
+
+    >>> import chainrule as cr
+    >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
+    5.0
+    """
+    return FUNCTIONS["norm"](sub(input, other), p)
+
+
+def _integer_binary(name, ufunc, example):
+    def fn(input, other):
+        a, b = promote(input, other)
+        if a._data.dtype.kind not in "biu":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{_dtypes.scalar_type_name(a._data.dtype)}'")
+        return Tensor._wrap(ufunc(a._data, b._data))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise ``{name}`` of integer tensors.\n\n    >>> import chainrule as cr\n"
+                  f"    >>> cr.{name}(cr.tensor([4, 6]), cr.tensor([6, 9])).tolist()\n"
+                  f"    {example}\n")
+    return public(fn, name=name)
+
+
+_integer_binary("gcd", np.gcd, "[2, 3]")
+_integer_binary("lcm", np.lcm, "[12, 18]")
+
+
+@public
+def bitwise_not(input):
+    """Bitwise not of an integer or bool tensor (logical not for bool).
+
+    >>> import chainrule as cr
+    >>> cr.bitwise_not(cr.tensor([0, 5])).tolist()
+    [-1, -6]
+    """
+    if input._data.dtype.kind not in "biu":
+        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+    return Tensor._wrap(np.invert(input._data))
+
+
+@public
+def nextafter(input, other):
+    """The next floating value after ``input`` towards ``other`` (not differentiable).
+
+    >>> import chainrule as cr
+    >>> cr.nextafter(cr.tensor([1.], dtype=cr.float64), cr.tensor([2.], dtype=cr.float64)).item()
+    1.0000000000000002
+    """
+    a, b = promote(input, other)
+    return Tensor._wrap(np.nextafter(a._data, b._data))
+
+
+@public
+def frexp(input):
+    """Mantissa in [0.5, 1) and int32 exponent with ``input = mantissa * 2 ** exponent``:
+    a named tuple ``(mantissa, exponent)``.
+
+    >>> import chainrule as cr
+    >>> m, e = cr.frexp(cr.tensor([8., 0.3])); m.tolist(), e.tolist()
+    ([0.5, 0.6000000238418579], [4, -1])
+    """
+    from .. import return_types
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(input._data)
+    return return_types.frexp(Tensor._wrap(mantissa.astype(input._data.dtype, copy=False)),
+                              Tensor._wrap(exponent.astype(np.int32)))

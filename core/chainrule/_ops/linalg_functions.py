@@ -11,7 +11,7 @@ from .. import _dtypes
 from .. import return_types
 from .._grad_mode import no_grad
 from .._tensor import Tensor
-from ._common import FUNCTIONS, as_tensor_arg, public
+from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
 from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose)
@@ -20,9 +20,9 @@ LINALG = {"LinAlgError": LinAlgError}
 
 
 def linalg(fn=None, *, name=None):
-    """Register a function of ``chainrule.linalg``."""
+    """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments])."""
     def register(f):
-        LINALG[name or f.__name__] = f
+        LINALG[name or f.__name__] = numpy_spellings(f)
         return f
     return register(fn) if fn is not None else register
 
@@ -1163,4 +1163,4 @@ def norm_with_nuclear(input, p="fro", dim=None, keepdim=False, out=None, dtype=N
     return _vector_or_frobenius_norm(input, p, dim, keepdim, out, dtype)
 
 
-Tensor.norm = norm_with_nuclear
+Tensor.norm = FUNCTIONS["norm"]          # norm_with_nuclear, taking axis=/keepdims=

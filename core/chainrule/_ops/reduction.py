@@ -1153,7 +1153,7 @@ def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
         return result_type(*_take(op, input, indices, 0, True))
     values = ufunc.accumulate(_sortable(a), axis=d[0])
     # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
-    setting = (_sortable(a) == values) | np.isnan(values)
+    setting = (_sortable(a) == values) | np.isnan(a)
     shape = [1] * a.ndim
     shape[d[0]] = a.shape[d[0]]
     positions = np.where(setting, np.arange(a.shape[d[0]]).reshape(shape), 0)

@@ -13,14 +13,18 @@ LAYERS = {
 }
 
 
-def load_layer(name):
-    """The package of layer ``name``, or an ImportError that says what to install."""
+def load_layer(name, submodule=None, public=None):
+    """The package of layer ``name`` (or its ``submodule``), or an ImportError that
+    says what to install; ``public`` is the path the user imported (by default
+    ``chainrule.autograd.<name>``)."""
     package, wheel = LAYERS[name]
+    public = public or f"chainrule.autograd.{name}"
     try:
-        return importlib.import_module(package)
+        layer = importlib.import_module(package)
     except ImportError as error:
         if error.name != package:      # the layer is there but broken: show the real cause
             raise
-        raise ImportError(f"chainrule.autograd.{name} needs the {wheel} wheel "
+        raise ImportError(f"{public} needs the {wheel} wheel "
                           f"(pip install {wheel}); it provides the '{package}' package",
-                          name=f"chainrule.autograd.{name}") from None
+                          name=public) from None
+    return layer if submodule is None else importlib.import_module(f"{package}.{submodule}")

@@ -298,3 +298,10 @@ SAMPLES += [
            note="-inplace"),
     Sample("clamp_tensor", lambda a, lo: a.clone().clip_(min=lo), (3, 4), (4,), note="-inplace"),
 ]
+
+SAMPLES += [
+    Sample("heaviside", lambda a, b: a.heaviside(b), (3, 4), (4,), torch_call=None,
+           note="-not-differentiable"),
+    Sample("mul", lambda a, b: cr.ldexp(a, b), (3, 4), (4,),
+           torch_call=lambda a, b: _torch().ldexp(a, b), note="-ldexp"),
+]
