@@ -327,6 +327,24 @@ def test_loss_module_matches_torch(name, kwargs, inputs):
     assert repr(ours) == repr(theirs)
 
 
+def test_ctc_loss_module_matches_torch():
+    # torch's CTC gradient is only meaningful through a log_softmax (its kernel folds
+    # the softmax Jacobian in), so both sides get logits and apply it
+    logits, targets = x(6, 2, 5), RNG.integers(1, 5, (2, 3))
+    lengths, target_lengths = np.array([6, 5]), np.array([3, 2])
+    results = []
+    for lib, module in ((torch, torch.nn.CTCLoss(zero_infinity=True)),
+                        (cr, nn.CTCLoss(zero_infinity=True))):
+        z = lib.tensor(logits, requires_grad=True)
+        loss = module(z.log_softmax(2), lib.tensor(targets), lib.tensor(lengths),
+                      lib.tensor(target_lengths))
+        loss.backward()
+        results.append((loss.item(), arr(z.grad)))
+        assert repr(module) == "CTCLoss()"
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-9)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-7, atol=1e-10)
+
+
 # -- module API -----------------------------------------------------------------------------
 def build_tree(lib):
     mods = lib.nn
