@@ -275,3 +275,17 @@ def test_lbfgs_errors():
         opt.step(closure)
     with pytest.raises(TypeError, match="closure"):
         opt.step()
+
+
+def test_state_dict_hooks():
+    w = cr.ones(1, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: dict(sd, extra=1))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: calls.append("load-pre"))
+    opt.register_load_state_dict_post_hook(lambda o: calls.append("load-post"))
+    sd = opt.state_dict()
+    assert sd["extra"] == 1
+    opt.load_state_dict(sd)
+    assert calls == ["pre", "load-pre", "load-post"]
