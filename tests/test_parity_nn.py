@@ -449,6 +449,12 @@ OPTIMIZERS = [
     ("RMSprop", dict(lr=0.005, alpha=0.9, weight_decay=0.1, maximize=True)),
     ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
                                                 initial_accumulator_value=0.5)),
+    ("Adamax", dict(lr=0.01)), ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.01)), ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01)), ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adadelta", dict()), ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.01)), ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-4, 0.05))),
 ]
 
 
