@@ -542,6 +542,9 @@ SCHEDULERS = [
     ("ConstantLR", dict(factor=0.4, total_iters=4)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=31)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=31, three_phase=True, anneal_strategy="linear")),
+    ("PolynomialLR", dict(total_iters=12, power=1.7)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
 ]
 
 
@@ -572,6 +575,39 @@ def test_scheduler_order_warning_matches_torch():
         s_t.step()
         s_c.step()
     assert len(caught) == 2 and str(caught[0].message) == str(caught[1].message)
+
+
+def test_sequential_and_chained_schedulers_match_torch():
+    rates = {}
+    for lib in (cr, torch):
+        for kind in ("sequential", "chained"):
+            opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+            sch = lib.optim.lr_scheduler
+            first = sch.LinearLR(opt, start_factor=0.1, total_iters=4)
+            second = sch.CosineAnnealingLR(opt, T_max=8) if kind == "sequential" else \
+                sch.StepLR(opt, 3, gamma=0.5)
+            s = sch.SequentialLR(opt, [first, second], milestones=[5]) if kind == "sequential" \
+                else sch.ChainedScheduler([first, second])
+            got = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for _ in range(15):
+                    got.append(s.get_last_lr()[0])
+                    opt.step()
+                    s.step()
+            rates[(lib, kind)] = got
+    for kind in ("sequential", "chained"):
+        assert rates[(cr, kind)] == pytest.approx(rates[(torch, kind)], rel=1e-12)
+
+
+def test_warm_restarts_with_fractional_epochs_match_torch():
+    (s_c, opt_c), (s_t, opt_t) = _sched_pair("CosineAnnealingWarmRestarts", dict(T_0=2, T_mult=2))
+    for epoch in [0.5, 1.0, 1.7, 2.2, 5.9, 7.0, 13.5]:
+        opt_c.step()
+        opt_t.step()
+        s_c.step(epoch)
+        s_t.step(epoch)
+        assert s_c.get_last_lr() == pytest.approx(s_t.get_last_lr(), rel=1e-12)
 
 
 def test_reduce_lr_on_plateau_matches_torch():
