@@ -1,0 +1,204 @@
+"""Dual levels, where tangents live, and their flow through the derivative table.
+
+Note [tangent storage]
+    A dual level keeps the tangents of its dual tensors in a dict keyed by the
+    tensor's id, next to a weak reference to the tensor (its callback drops the entry
+    when the tensor dies, so an id is never mistaken for a reused one). Tensors stay
+    as they are: leaving the level drops every tangent at once. A tangent is a
+    chainrule Tensor (it may require grad: reverse-over-forward).
+
+Note [missing tangents are zeros]
+    An op whose inputs all lack a tangent runs as usual and its outputs get none.
+    When at least one input has a tangent, each differentiable input without one
+    takes a zero tangent of its shape and dtype (inputs marked NONDIFF take None),
+    so every JVP formula of the table sees a full tuple ``t``; a custom Function's
+    ``jvp`` likewise receives zeros for its tensor arguments without a tangent and
+    None for its other arguments, like the reference.
+
+Note [tangent formulas, two namespaces]
+    The JVP formulas run like the VJPs (Note [one formula, two namespaces]): on
+    ndarrays (ARRAY_NS) when nothing needs a graph, and on Tensors (TENSOR_NS) when
+    grad mode is on and a primal or a tangent requires grad, so that the tangent is
+    itself differentiable (reverse-over-forward, jacrev of jacfwd). While a formula
+    runs, tangent propagation is paused: the primals it reads are duals, and their
+    tangents must not flow into the tangent's own computation.
+"""
+import threading
+import weakref
+
+import numpy as np
+
+from chainrule import _grad_mode
+from chainrule._ops import _registry
+from chainrule._ops._registry import NONDIFF, Formula
+from chainrule._tensor import Tensor, _differentiable_dtype
+
+
+class _Paused(threading.local):
+    on = False
+
+
+PAUSED = _Paused()
+
+
+class _Ref(weakref.ref):
+    __slots__ = ("key",)
+
+
+class Level:
+    """One dual level: its index and the tangents of its duals (Note [tangent storage])."""
+
+    def __init__(self, index):
+        self.index = index
+        self.tangents = {}
+        self.handles = ()
+        self._forget_cb = self._forget
+
+    def get(self, t):
+        entry = self.tangents.get(id(t))
+        if entry is not None and entry[0]() is t:
+            return entry[1]
+        return None
+
+    def set(self, t, tangent):
+        ref = _Ref(t, self._forget_cb)
+        ref.key = id(t)
+        self.tangents[ref.key] = (ref, tangent)
+
+    def _forget(self, ref):
+        entry = self.tangents.get(ref.key)
+        if entry is not None and entry[0] is ref:
+            del self.tangents[ref.key]
+
+
+CURRENT = [None]        # the active Level (the reference allows one at a time)
+
+
+class paused:
+    """Context manager: no tangent flows through the ops run inside it."""
+
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = PAUSED.on
+        PAUSED.on = True
+
+    def __exit__(self, *exc):
+        PAUSED.on = self.previous
+
+
+def dispatch(run, op, inputs, attrs, view_base):
+    """The dispatcher (Note [dispatch slot]): run the op, then its JVP when an input
+    has a tangent."""
+    level = CURRENT[0]
+    if level is None or PAUSED.on:
+        return run(op, inputs, attrs, view_base)
+    tangents = [level.get(t) for t in inputs]
+    out = run(op, inputs, attrs, view_base)
+    for tangent in tangents:
+        if tangent is not None:
+            attach_tangents(level, op, inputs, attrs, out, tangents, view_base is not None)
+            break
+    return out
+
+
+def no_forward_rule(name):
+    return NotImplementedError(f"Trying to use forward AD with {name} that does not "
+                               "support it.")
+
+
+def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
+    """Compute the op's output tangent(s) with its JVP formula and store them."""
+    jvp = op.jvp
+    if not isinstance(jvp, Formula):
+        raise no_forward_rule(op.name)
+    track = _grad_mode.STATE.grad_enabled and (
+        any(t._requires_grad for t in inputs) or
+        any(g is not None and g._requires_grad for g in tangents))
+    outs = out if op.multi_output else (out,)
+    if track:
+        t = tuple(_full_tangents(op, inputs, tangents, lambda a: a))
+        env = _env(op, jvp, inputs, attrs, out, lambda a: a)
+        with paused():
+            result = jvp.fn(_registry.TENSOR_NS, t, *env)
+        results = result if op.multi_output else (result,)
+        for o, r in zip(outs, results):
+            _store(level, o, _fit_tensor(r, o, t, is_view))
+        return
+    t = tuple(_full_tangents(op, inputs, tangents, _data))
+    env = _env(op, jvp, inputs, attrs, out, _data)
+    result = jvp.fn(_registry.ARRAY_NS, t, *env)
+    results = result if op.multi_output else (result,)
+    for o, r in zip(outs, results):
+        _store(level, o, _fit_array(r, o, t, is_view))
+
+
+def _data(value):
+    return value._data
+
+
+def _full_tangents(op, inputs, tangents, unwrap):
+    """Note [missing tangents are zeros]."""
+    for x, g, vjp in zip(inputs, tangents, op.vjps):
+        if g is not None:
+            yield unwrap(g)
+        elif vjp is NONDIFF:
+            yield None
+        else:
+            zero = Tensor._wrap(np.zeros(x._data.shape, x._data.dtype))
+            yield unwrap(zero)
+
+
+def _env(op, formula, inputs, attrs, out, unwrap):
+    """The values the formula's parameters name (as for VJPs: inputs, ``result``,
+    attributes, ``<input>_shape``)."""
+    values = []
+    for name in formula.names:
+        if name in attrs:
+            values.append(attrs[name])
+        elif name == "result":
+            values.append(tuple(unwrap(o) for o in out) if op.multi_output else unwrap(out))
+        elif name in op.inputs:
+            values.append(unwrap(inputs[op.inputs.index(name)]))
+        else:
+            values.append(inputs[op.shape_keys.index(name)]._data.shape)
+    return values
+
+
+def _fit_array(r, out, inputs_t, is_view):
+    """A formula's ndarray result as the tangent of ``out``: its shape and dtype, and
+    never the same memory as an input's tangent unless the op is a view."""
+    if r is None or not isinstance(out, Tensor) or not _differentiable_dtype(out._data.dtype):
+        return None
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    shape, dtype = out._data.shape, out._data.dtype
+    if r.shape != shape:
+        r = np.broadcast_to(r, shape).copy()
+    if r.dtype != dtype and (r.dtype.kind != "c" or dtype.kind == "c"):
+        r = r.astype(dtype)              # a complex tangent of a real primal stays complex
+    elif not is_view and any(r is g or r.base is g for g in inputs_t if g is not None):
+        r = r.copy()
+    return Tensor._wrap(r)
+
+
+def _fit_tensor(r, out, inputs_t, is_view):
+    """_fit_array for the Tensor path (the copies are recorded)."""
+    if r is None or not isinstance(out, Tensor) or not _differentiable_dtype(out._data.dtype):
+        return None
+    if not isinstance(r, Tensor):
+        r = Tensor._wrap(np.asarray(r))
+    with paused():
+        if tuple(r._data.shape) != out._data.shape:
+            r = r.expand(out._data.shape).clone()
+        if r._data.dtype != out._data.dtype and (r._data.dtype.kind != "c" or
+                                                 out._data.dtype.kind == "c"):
+            r = r.to(out.dtype)
+        elif not is_view and any(r is g for g in inputs_t if g is not None):
+            r = r.clone()
+    return r
+
+
+def _store(level, out, tangent):
+    if tangent is not None:
+        level.set(out, tangent)

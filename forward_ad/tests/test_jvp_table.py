@@ -1,0 +1,124 @@
+"""Forward-mode tests generated from the derivative table, like core's
+test_derivatives.py for VJPs: every Sample (core/tests/samples) runs in float64
+(complex128 for complex samples) with a random tangent per differentiable input, and
+the output tangents must equal
+
+- central finite differences along the tangent, and
+- the VJP through the inner-product identity Re<g, J t> = Re<J^H g, t> for a random g.
+
+An op whose JVP the table declares NOT_IMPLEMENTED must raise the reference's message
+naming it.
+"""
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.autograd.forward_ad as fwAD
+from chainrule._ops import _registry
+
+from samples import all_samples
+from samples._inputs import make_inputs
+
+SAMPLES = all_samples()
+EPS = 1e-6
+
+
+def _differentiable(value):
+    return isinstance(value, cr.Tensor) and value.requires_grad
+
+
+def _float_outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, cr.Tensor) and
+            (o.is_floating_point() or o.is_complex())]
+
+
+def _call(sample, inputs):
+    cr.manual_seed(0)
+    return _float_outputs(sample.call(*inputs))
+
+
+def _tangents(inputs, rng):
+    tangents = []
+    for x in inputs:
+        if not _differentiable(x):
+            tangents.append(None)
+            continue
+        v = rng.standard_normal(x.shape)
+        if x.is_complex():
+            v = v + 1j * rng.standard_normal(x.shape)
+        tangents.append(cr.tensor(v, dtype=x.dtype))
+    return tangents
+
+
+def _forward_tangents(sample, inputs, tangents):
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x.detach(), t) if t is not None else x
+                 for x, t in zip(inputs, tangents)]
+        outs = _call(sample, duals)
+        return [_tangent_array(o) for o in outs]
+
+
+def _tangent_array(out):
+    tangent = fwAD.unpack_dual(out).tangent
+    return np.zeros(out.shape, out.numpy().dtype) if tangent is None else tangent.numpy()
+
+
+def _finite_differences(sample, inputs, tangents):
+    def shifted(sign):
+        moved = [x.detach() + sign * EPS * t if t is not None else x
+                 for x, t in zip(inputs, tangents)]
+        return [o.detach().numpy() for o in _call(sample, moved)]
+    plus, minus = shifted(1), shifted(-1)
+    with np.errstate(invalid="ignore"):       # equal infinities (an empty logsumexp): 0
+        return [np.where(p == m, 0, (p - m) / (2 * EPS)) for p, m in zip(plus, minus)]
+
+
+def _inner_product_sides(sample, inputs, tangents, jvps, rng):
+    outs = _call(sample, inputs)
+    grads = []
+    for o in outs:
+        g = rng.standard_normal(o.shape)
+        if o.is_complex():
+            g = g + 1j * rng.standard_normal(o.shape)
+        grads.append(cr.tensor(g, dtype=o.dtype))
+    used = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]
+    diff = [x for x in inputs if _differentiable(x)]
+    vjps = cr.autograd.grad([o for o, _ in used], diff, [g for _, g in used],
+                            allow_unused=True, materialize_grads=True)
+    # nan_to_num: an output may be nan (the mean of nothing), its tangent too
+    left = sum(np.real(np.vdot(g.numpy(), np.nan_to_num(j))) for g, j in zip(grads, jvps))
+    right = sum(np.real(np.vdot(v.numpy(), t.numpy()))
+                for v, t in zip(vjps, [t for t in tangents if t is not None]))
+    return left, right
+
+
+def _declares_no_jvp(sample):
+    op = _registry.OPS.get(sample.op)
+    return op is not None and not isinstance(op.jvp, _registry.Formula)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.id() for s in SAMPLES])
+def test_jvp(sample):
+    rng = np.random.default_rng(1)
+    inputs = make_inputs(sample)
+    tangents = _tangents(inputs, rng)
+    if _declares_no_jvp(sample):
+        with pytest.raises(NotImplementedError,
+                           match=f"Trying to use forward AD with {sample.op} that does not "
+                                 "support it"):
+            _forward_tangents(sample, inputs, tangents)
+        return
+    jvps = _forward_tangents(sample, inputs, tangents)
+    expected = _finite_differences(sample, inputs, tangents)
+    assert len(jvps) == len(expected)
+    atol, rtol = max(sample.atol, 1e-5) * 10, max(sample.rtol, 1e-3)
+    for got, want in zip(jvps, expected):
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol)
+    left, right = _inner_product_sides(sample, inputs, tangents, jvps, rng)
+    assert abs(left - right) <= atol * 10 + rtol * max(abs(left), abs(right)), (left, right)
+
+
+def test_every_op_of_the_table_is_covered():
+    covered = {s.op for s in SAMPLES}
+    assert not sorted(set(_registry.OPS) - covered)
