@@ -93,12 +93,18 @@ def dispatch(run, op, inputs, attrs, view_base):
     level = CURRENT[0]
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)
-    tangents = [level.get(t) for t in inputs]
+    get = level.tangents.get
+    tangents, found = [], False
+    for t in inputs:                    # Level.get, inlined: this runs on every op
+        entry = get(id(t))
+        if entry is not None and entry[0]() is t:
+            tangents.append(entry[1])
+            found = True
+        else:
+            tangents.append(None)
     out = run(op, inputs, attrs, view_base)
-    for tangent in tangents:
-        if tangent is not None:
-            attach_tangents(level, op, inputs, attrs, out, tangents, view_base is not None)
-            break
+    if found:
+        attach_tangents(level, op, inputs, attrs, out, tangents, view_base is not None)
     return out
 
 
@@ -110,31 +116,52 @@ def no_forward_rule(name):
 def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     """Compute the op's output tangent(s) with its JVP formula and store them."""
     jvp = op.jvp
-    if not isinstance(jvp, Formula):
+    if type(jvp) is not Formula:
         raise no_forward_rule(op.name)
-    track = _grad_mode.STATE.grad_enabled and (
-        any(t._requires_grad for t in inputs) or
-        any(g is not None and g._requires_grad for g in tangents))
-    outs = out if op.multi_output else (out,)
-    if track:
-        t = tuple(_full_tangents(op, inputs, tangents, lambda a: a))
-        env = _env(op, jvp, inputs, attrs, out, lambda a: a)
-        with paused():
-            result = jvp.fn(_registry.TENSOR_NS, t, *env)
-        results = result if op.multi_output else (result,)
-        for o, r in zip(outs, results):
-            _store(level, o, _fit_tensor(r, o, t, is_view))
-        return
+    if _grad_mode.STATE.grad_enabled and _needs_graph(inputs, tangents):
+        return _attach_recorded(level, op, inputs, attrs, out, tangents, is_view)
     t = tuple(_full_tangents(op, inputs, tangents, _data))
-    env = _env(op, jvp, inputs, attrs, out, _data)
-    result = jvp.fn(_registry.ARRAY_NS, t, *env)
+    result = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data))
+    if not op.multi_output:
+        tangent = _fit_array(result, out, t, is_view)
+        if tangent is not None:
+            level.set(out, tangent)
+        return
+    for o, r in zip(out, result):
+        tangent = _fit_array(r, o, t, is_view)
+        if tangent is not None:
+            level.set(o, tangent)
+
+
+def _needs_graph(inputs, tangents):
+    for x in inputs:
+        if x._requires_grad:
+            return True
+    for g in tangents:
+        if g is not None and g._requires_grad:
+            return True
+    return False
+
+
+def _attach_recorded(level, op, inputs, attrs, out, tangents, is_view):
+    """attach_tangents on Tensors (Note [tangent formulas, two namespaces])."""
+    t = tuple(_full_tangents(op, inputs, tangents, _same))
+    env = _env(op, op.jvp, inputs, attrs, out, _same)
+    with paused():
+        result = op.jvp.fn(_registry.TENSOR_NS, t, *env)
     results = result if op.multi_output else (result,)
-    for o, r in zip(outs, results):
-        _store(level, o, _fit_array(r, o, t, is_view))
+    for o, r in zip(out if op.multi_output else (out,), results):
+        tangent = _fit_tensor(r, o, t, is_view)
+        if tangent is not None:
+            level.set(o, tangent)
 
 
 def _data(value):
     return value._data
+
+
+def _same(value):
+    return value
 
 
 def _full_tangents(op, inputs, tangents, unwrap):
@@ -145,46 +172,80 @@ def _full_tangents(op, inputs, tangents, unwrap):
         elif vjp is NONDIFF:
             yield None
         else:
-            zero = Tensor._wrap(np.zeros(x._data.shape, x._data.dtype))
-            yield unwrap(zero)
+            yield unwrap(Tensor._wrap(np.zeros(x._data.shape, x._data.dtype)))
+
+
+_PLANS = {}       # op -> how to find each value its JVP formula names
+
+
+def _plan(op):
+    """(kind, key) per parameter of the JVP formula: 0 an attribute, 1 the result,
+    2 an input (by position), 3 an input's shape (by position)."""
+    plan = []
+    for name in op.jvp.names:
+        if name == "result":
+            plan.append((1, None))
+        elif name in op.inputs:
+            plan.append((2, op.inputs.index(name)))
+        elif name in op.shape_keys:
+            plan.append((3, op.shape_keys.index(name)))
+        else:
+            plan.append((0, name))
+    plan = _PLANS[op] = tuple(plan)
+    return plan
 
 
 def _env(op, formula, inputs, attrs, out, unwrap):
     """The values the formula's parameters name (as for VJPs: inputs, ``result``,
     attributes, ``<input>_shape``)."""
+    plan = _PLANS.get(op) or _plan(op)
     values = []
-    for name in formula.names:
-        if name in attrs:
-            values.append(attrs[name])
-        elif name == "result":
+    for kind, key in plan:
+        if kind == 2:
+            values.append(unwrap(inputs[key]))
+        elif kind == 1:
             values.append(tuple(unwrap(o) for o in out) if op.multi_output else unwrap(out))
-        elif name in op.inputs:
-            values.append(unwrap(inputs[op.inputs.index(name)]))
+        elif kind == 0:
+            values.append(attrs[key])
         else:
-            values.append(inputs[op.shape_keys.index(name)]._data.shape)
+            values.append(inputs[key]._data.shape)
     return values
+
+
+_DIFFERENTIABLE = {}     # ndarray dtype -> whether tensors of it carry tangents
+
+
+def _differentiable(arr):
+    dtype = arr.dtype
+    known = _DIFFERENTIABLE.get(dtype)
+    if known is None:
+        known = _DIFFERENTIABLE[dtype] = _differentiable_dtype(dtype)
+    return known
 
 
 def _fit_array(r, out, inputs_t, is_view):
     """A formula's ndarray result as the tangent of ``out``: its shape and dtype, and
     never the same memory as an input's tangent unless the op is a view."""
-    if r is None or not isinstance(out, Tensor) or not _differentiable_dtype(out._data.dtype):
+    if r is None or type(out) is not Tensor or not _differentiable(out._data):
         return None
     if type(r) is not np.ndarray:
         r = np.asarray(r)
-    shape, dtype = out._data.shape, out._data.dtype
-    if r.shape != shape:
-        r = np.broadcast_to(r, shape).copy()
-    if r.dtype != dtype and (r.dtype.kind != "c" or dtype.kind == "c"):
-        r = r.astype(dtype)              # a complex tangent of a real primal stays complex
-    elif not is_view and any(r is g or r.base is g for g in inputs_t if g is not None):
-        r = r.copy()
+    data = out._data
+    if r.shape != data.shape:
+        r = np.broadcast_to(r, data.shape).copy()
+    if r.dtype != data.dtype and (r.dtype.kind != "c" or data.dtype.kind == "c"):
+        r = r.astype(data.dtype)         # a complex tangent of a real primal stays complex
+    elif not is_view:
+        for g in inputs_t:
+            if g is not None and (r is g or r.base is g):
+                r = r.copy()
+                break
     return Tensor._wrap(r)
 
 
 def _fit_tensor(r, out, inputs_t, is_view):
     """_fit_array for the Tensor path (the copies are recorded)."""
-    if r is None or not isinstance(out, Tensor) or not _differentiable_dtype(out._data.dtype):
+    if r is None or not isinstance(out, Tensor) or not _differentiable(out._data):
         return None
     if not isinstance(r, Tensor):
         r = Tensor._wrap(np.asarray(r))
@@ -197,8 +258,3 @@ def _fit_tensor(r, out, inputs_t, is_view):
         elif not is_view and any(r is g for g in inputs_t if g is not None):
             r = r.clone()
     return r
-
-
-def _store(level, out, tangent):
-    if tangent is not None:
-        level.set(out, tangent)
