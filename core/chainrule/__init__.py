@@ -40,3 +40,12 @@ def is_tensor(obj):
     True
     """
     return isinstance(obj, Tensor)
+
+
+def __getattr__(name):
+    """``chainrule.func`` is loaded from the functional layer on first use (an
+    ImportError names the wheel to install)."""
+    if name == "func":
+        import importlib
+        return importlib.import_module("chainrule.func")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -66,6 +66,7 @@ def exit_dual_level(*, level=None):
     handle.remove()
     tangent_slot.set_tangent_slot(previous_slot)
     current.tangents.clear()
+    current.by_array.clear()
     CURRENT[0] = None
 
 

@@ -46,7 +46,20 @@ class TangentSlot:
             if id(out) in dirty and level.get(out) is not None:
                 write_tangent(level.get(out), tangent)
             else:
-                level.set(out, tangent)
+                level.set_output(out, tangent)
+
+    @staticmethod
+    def kept_original(t, copy):
+        tangent = CURRENT[0].get(t)
+        if tangent is not None:
+            CURRENT[0].set(copy, tangent.clone() if tangent._requires_grad else
+                           Tensor._wrap(tangent._data.copy()))
+
+    @staticmethod
+    def saved_output(t):
+        tangent = CURRENT[0].get_by_array(t._data)
+        if tangent is not None:
+            CURRENT[0].set(t, tangent)
 
 
 def _call_jvp(ctx, tangents):

@@ -51,8 +51,10 @@ class Level:
     def __init__(self, index):
         self.index = index
         self.tangents = {}
+        self.by_array = {}          # id(output array) -> (weakref, tangent) (set_output)
         self.handles = ()
         self._forget_cb = self._forget
+        self._forget_array_cb = self._forget_array
 
     def get(self, t):
         entry = self.tangents.get(id(t))
@@ -64,6 +66,26 @@ class Level:
         ref = _Ref(t, self._forget_cb)
         ref.key = id(t)
         self.tangents[ref.key] = (ref, tangent)
+
+    def set_output(self, t, tangent):
+        """``set`` for an op's output; a recorded output is also found by its array, for
+        the tensor a node rebuilds from it (Note [tangent slot], ``saved_output``)."""
+        self.set(t, tangent)
+        if t.grad_fn is not None:
+            ref = _Ref(t._data, self._forget_array_cb)
+            ref.key = id(t._data)
+            self.by_array[ref.key] = (ref, tangent)
+
+    def get_by_array(self, arr):
+        entry = self.by_array.get(id(arr))
+        if entry is not None and entry[0]() is arr:
+            return entry[1]
+        return None
+
+    def _forget_array(self, ref):
+        entry = self.by_array.get(ref.key)
+        if entry is not None and entry[0] is ref:
+            del self.by_array[ref.key]
 
     def _forget(self, ref):
         entry = self.tangents.get(ref.key)
@@ -125,12 +147,12 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     if not op.multi_output:
         tangent = _fit_array(result, out, t, is_view)
         if tangent is not None:
-            level.set(out, tangent)
+            level.set_output(out, tangent)
         return
     for o, r in zip(out, result):
         tangent = _fit_array(r, o, t, is_view)
         if tangent is not None:
-            level.set(o, tangent)
+            level.set_output(o, tangent)
 
 
 def _needs_graph(inputs, tangents):
@@ -153,7 +175,7 @@ def _attach_recorded(level, op, inputs, attrs, out, tangents, is_view):
     for o, r in zip(out if op.multi_output else (out,), results):
         tangent = _fit_tensor(r, o, t, is_view)
         if tangent is not None:
-            level.set(o, tangent)
+            level.set_output(o, tangent)
 
 
 def _data(value):
@@ -233,8 +255,8 @@ def _fit_array(r, out, inputs_t, is_view):
     data = out._data
     if r.shape != data.shape:
         r = np.broadcast_to(r, data.shape).copy()
-    if r.dtype != data.dtype and (r.dtype.kind != "c" or data.dtype.kind == "c"):
-        r = r.astype(data.dtype)         # a complex tangent of a real primal stays complex
+    if r.dtype != data.dtype:            # e.g. to_copy: the tangent takes the new dtype
+        r = (r.real if r.dtype.kind == "c" and data.dtype.kind != "c" else r).astype(data.dtype)
     elif not is_view:
         for g in inputs_t:
             if g is not None and (r is g or r.base is g):
@@ -252,8 +274,9 @@ def _fit_tensor(r, out, inputs_t, is_view):
     with paused():
         if tuple(r._data.shape) != out._data.shape:
             r = r.expand(out._data.shape).clone()
-        if r._data.dtype != out._data.dtype and (r._data.dtype.kind != "c" or
-                                                 out._data.dtype.kind == "c"):
+        if r._data.dtype != out._data.dtype:
+            if r.is_complex() and not out.is_complex():
+                r = r.real
             r = r.to(out.dtype)
         elif not is_view and any(r is g for g in inputs_t if g is not None):
             r = r.clone()

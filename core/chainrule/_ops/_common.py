@@ -245,3 +245,5 @@ def _keep_original_self(node, t):
             saved.detach_from_mutation()
             if saved.tensor is t:              # t has no history: a constant copy will do
                 saved.tensor = Tensor._wrap(saved.data)
+            if _tangent_slot.SLOT is not None:  # Note [tangent slot]
+                _tangent_slot.SLOT.kept_original(t, saved.tensor)

@@ -10,7 +10,9 @@ LAYERS = {
     "forward_ad": ("chainrule_forward_ad", "chainrule-forward-ad"),
     "profiler": ("chainrule_profiler", "chainrule-profiler"),
     "variable": ("chainrule_compat", "chainrule-compat"),
+    "func": ("chainrule_functional.func", "chainrule-functional"),
 }
+PUBLIC_PATHS = {"func": "chainrule.func"}      # the others: chainrule.autograd.<name>
 
 
 def load_layer(name):
@@ -19,8 +21,9 @@ def load_layer(name):
     try:
         return importlib.import_module(package)
     except ImportError as error:
-        if error.name != package:      # the layer is there but broken: show the real cause
+        top = package.split(".")[0]
+        if error.name not in (package, top):  # the layer is there but broken: show the cause
             raise
-        raise ImportError(f"chainrule.autograd.{name} needs the {wheel} wheel "
-                          f"(pip install {wheel}); it provides the '{package}' package",
-                          name=f"chainrule.autograd.{name}") from None
+        public = PUBLIC_PATHS.get(name, f"chainrule.autograd.{name}")
+        raise ImportError(f"{public} needs the {wheel} wheel (pip install {wheel}); it "
+                          f"provides the '{top}' package", name=public) from None

@@ -19,6 +19,15 @@ Note [tangent slot]
       ``ctx.saved_tensors`` reads what ``ctx.save_for_forward`` saved (the layer
       sets ``ctx._jvp_saved``; see function.py).
 
+    - ``SLOT.saved_output(t)``: a node rebuilt ``t`` from a saved output's array
+      (Note [saved outputs]) for a create_graph backward; the layer gives it the
+      tangent the output had, so tangents flow through such backwards
+      (forward-over-reverse through ``tanh``, ``exp``, ...).
+
+    - ``SLOT.kept_original(t, copy)``: an in-place op on ``t`` saved ``copy`` of t's
+      values for its backward (``_common._keep_original_self``); the layer gives the
+      copy a copy of t's tangent, which the in-place op is about to overwrite.
+
     The layer installs its slot with ``set_tangent_slot`` when a dual level is entered
     and removes it (``set_tangent_slot(None)``) when the level exits.
 """
