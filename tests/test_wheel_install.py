@@ -182,6 +182,16 @@ with fwAD.dual_level():
 assert tangent.item() == 2.0, tangent
 print("ok")
 """,
+    ("functional", "chainrule-functional"): """
+import chainrule as cr
+from chainrule.autograd.functional import hessian
+from chainrule.func import grad, vmap
+h = hessian(lambda x: (x ** 3).sum(), cr.tensor([1.0, 2.0]))
+assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]], h
+g = vmap(grad(lambda x: (x ** 2).sum()))(cr.ones(3, 2))
+assert g.tolist() == [[2.0, 2.0]] * 3, g
+print("ok")
+""",
 }
 
 

@@ -8,6 +8,8 @@ import chainrule.autograd.forward_ad as fwAD
 from chainrule._ops import _registry
 from chainrule.autograd import tangent_slot
 
+from docstring_runner import failed_examples
+
 
 def _f64(values):
     return cr.tensor(values, dtype=cr.float64)
@@ -277,3 +279,8 @@ def test_matches_finite_differences_through_an_mlp():
     eps = 1e-6
     fd = (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(jvp.numpy(), fd.numpy(), atol=1e-8)
+
+
+
+def test_docstring_examples():
+    assert failed_examples("chainrule_forward_ad") == 0

@@ -209,8 +209,9 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
         raise ImportError("jacobian(strategy=\"forward-mode\") needs the chainrule-forward-ad "
                           "wheel (pip install chainrule-forward-ad)")
     outputs_are_tuple, columns = _forward_columns(fwAD, func, inputs)
-    rows = tuple(tuple(_columns_to_block(columns[j][i], x) for j, x in enumerate(inputs))
-                 for i in range(len(columns[0])))
+    # lists, not tuples, when both are tuples: the reference answers so in forward mode
+    rows = [[_columns_to_block(columns[j][i], x) for j, x in enumerate(inputs)]
+            for i in range(len(columns[0]))]
     return untuple(rows, (outputs_are_tuple, inputs_are_tuple))
 
 
@@ -240,7 +241,7 @@ def _forward_columns(fwAD, func, inputs):
 
 def _tangent_or_zeros(fwAD, out):
     tangent = fwAD.unpack_dual(out).tangent
-    return cr.zeros_like(out).detach() if tangent is None else tangent.detach()
+    return cr.zeros_like(out).detach() if tangent is None else tangent
 
 
 def _columns_to_block(tangents, x):

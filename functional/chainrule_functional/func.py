@@ -198,7 +198,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
         grads = _plain(spec.structure(grads), spec.nested)
         value = _plain(output, spec.nested)
-        return (grads, (value, aux)) if has_aux else (grads, value)
+        return (grads, (value, _plain(aux, spec.nested))) if has_aux else (grads, value)
     return wrapper
 
 
@@ -265,7 +265,7 @@ def vjp(func, *primals, has_aux=False):
         return tuple(per_primal)
 
     output = _plain(output, spec.nested)
-    return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
+    return (output, vjp_fn, _plain(aux, spec.nested)) if has_aux else (output, vjp_fn)
 
 
 # --- jvp ----------------------------------------------------------------------------
@@ -381,8 +381,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux, api)
         blocks = [spec.structure([_block(col, o, x) for col, x in zip(per_out, spec.leaves)])
                   for per_out, o in zip(columns, outs)]
-        jac = _unflatten(blocks, out_spec)
-        return (jac, aux) if has_aux else jac
+        jac = _plain(_unflatten(blocks, out_spec), spec.nested)
+        return (jac, _plain(aux, spec.nested)) if has_aux else jac
     return wrapper
 
 
