@@ -12,9 +12,12 @@ Note [basic and advanced indexing]
     gives a view that is written with ``copy_``/``fill_`` (the root gets CopySlices,
     Note [rebasing after in-place on a view]); an advanced part is ``index_put_``.
 """
+import math
+
 import numpy as np
 
 from .. import _grad_mode
+from .._dtypes import scalar_type_name
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -27,8 +30,8 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
 from .views import check_view_write, make_view, rebase_inplace
-from .shape import (_alias, _dual, _expanded_shape, legacy_type_name, select_array,
-                    unsqueeze, write_out)
+from .shape import (_alias, _check_scatter_src, _dual, _expanded_shape, legacy_type_name,
+                    select_array, tril, triu, unsqueeze, write_out)
 
 # --- the table -----------------------------------------------------------------------
 SELECT = defop("select", lambda a, dim, index: select_array(a, dim, index),
@@ -336,7 +339,7 @@ def _expand_key(key, ndim):
         else:
             consumed += 1
     ellipses = [i for i, k in enumerate(key) if k is Ellipsis]   # (no ==: keys hold Tensors)
-    if len(ellipses) > 1:
+    if len(ellipses) > 1:       # (torch accepts some such keys, inconsistently; NumPy's rule)
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         if ndim == 0:
@@ -587,8 +590,8 @@ def index_put_(self, indices, values, accumulate=False):
 def _same_dtype(what, dst, src):
     if dst._data.dtype != src._data.dtype:
         raise RuntimeError(f"{what} requires the source and destination dtypes match, got "
-                           f"{dst.dtype.name.capitalize()} for the destination and "
-                           f"{src.dtype.name.capitalize()} for the source.")
+                           f"{scalar_type_name(dst._data.dtype)} for the destination and "
+                           f"{scalar_type_name(src._data.dtype)} for the source.")
 
 
 @formula_helper
@@ -785,14 +788,551 @@ def masked_fill(input, mask, value):
     return apply_op(MASKED_FILL_TENSOR, (input, mask, value), EMPTY)
 
 
+# --- scatter-likes: slices and diagonals written into, index_copy / index_fill ---------------
+SELECT_SCATTER = defop("select_scatter", lambda a, src, dim, index:
+                       _write_copy(a, select_array, src, dim, index),
+                       inputs=("self", "src"), attrs=("dim", "index"),
+                       vjp=(lambda F, g, src_shape, dim, index:
+                            F.select_scatter(g, F._new_zeros(g, src_shape), dim, index),
+                            lambda F, g, dim, index: F.select(g, dim, index)),
+                       jvp=lambda F, t, dim, index: F.select_scatter(t[0], t[1], dim, index))
+SLICE_SCATTER = defop("slice_scatter", lambda a, src, dim, start, end, step:
+                      _write_copy(a, _slice_array, src, dim, start, end, step),
+                      inputs=("self", "src"), attrs=("dim", "start", "end", "step"),
+                      vjp=(lambda F, g, src_shape, dim, start, end, step:
+                           F._slice_scatter(g, F._new_zeros(g, src_shape), dim, start, end, step),
+                           lambda F, g, dim, start, end, step: F._slice(g, dim, start, end, step)),
+                      jvp=lambda F, t, dim, start, end, step:
+                      F._slice_scatter(t[0], t[1], dim, start, end, step))
+INDEX_COPY = defop("index_copy", lambda a, i, s, dim: index_copy_array(a, dim, i, s),
+                   inputs=("self", "index", "source"), attrs=("dim",),
+                   vjp=(lambda F, g, dim, index: F.index_fill(g, dim, index, 0), NONDIFF,
+                        lambda F, g, dim, index: F.index_select(g, dim, index)),
+                   jvp=lambda F, t, dim, index: F.index_copy(t[0], dim, index, t[2]))
+INDEX_FILL = defop("index_fill", lambda a, i, dim, value: index_fill_array(a, dim, i, value),
+                   inputs=("self", "index"), attrs=("dim", "value"),
+                   vjp=(lambda F, g, dim, index: F.index_fill(g, dim, index, 0), NONDIFF),
+                   jvp=lambda F, t, dim, index: F.index_fill(t[0], dim, index, 0))
+INDEX_FILL_TENSOR = defop("index_fill_tensor",
+                          lambda a, i, v, dim: index_fill_array(a, dim, i, v),
+                          inputs=("self", "index", "value"), attrs=("dim",),
+                          node_name="IndexFillBackward1",
+                          vjp=(lambda F, g, dim, index: F.index_fill(g, dim, index, 0), NONDIFF,
+                               lambda F, g, dim, index:
+                               F.sum(g - F.index_fill(g, dim, index, 0))),
+                          jvp=lambda F, t, dim, index: F.index_fill(t[0], dim, index, t[2]))
+# masked_select and take are advanced indexing (the key is the mask's positions, or
+# the indices into the flattened input), under the reference's node names.
+MASKED_SELECT = defop("masked_select", lambda a, key: _index_array(a, key), attrs=("key",),
+                      vjp=(lambda F, g, self_shape, key:
+                           F._index_put(F._new_zeros(g, self_shape), key, g, True),),
+                      jvp=lambda F, t, key: F._index(t[0], key))
+TAKE = defop("take", lambda a, key: _index_array(a.reshape(-1), key), attrs=("key",),
+             vjp=(lambda F, g, self_shape, key: F.reshape(
+                 F._index_put(F._new_zeros(g, (math.prod(self_shape),)), key, g, True),
+                 self_shape),),
+             jvp=lambda F, t, key: F._index(F.reshape(t[0], (-1,)), key))
+MASKED_SCATTER = defop("masked_scatter", lambda a, m, s: masked_scatter_array(a, m, s),
+                       inputs=("self", "mask", "source"),
+                       vjp=(lambda F, g, mask: F.masked_fill(g, mask, 0), NONDIFF,
+                            lambda F, g, mask, source_shape:
+                            F.masked_scatter_backward(g, mask, source_shape)),
+                       jvp=lambda F, t, mask: F.masked_scatter(t[0], mask, t[2]))
+SCATTER_REDUCE = defop(
+    "scatter_reduce",
+    lambda a, i, s, dim, reduce, include_self: scatter_reduce_array(a, dim, i, s, reduce,
+                                                                    include_self),
+    inputs=("self", "index", "src"), attrs=("dim", "reduce", "include_self"),
+    vjp=(lambda F, g, self, index, src, result, dim, reduce, include_self:
+         g * F.conj(F.scatter_reduce_partials(self, index, src, result, dim, reduce,
+                                              include_self)[0]),
+         NONDIFF,
+         lambda F, g, self, index, src, result, src_shape, dim, reduce, include_self:
+         F.pad_grad(F.gather(g, dim, index) * F.conj(F.scatter_reduce_partials(
+             self, index, src, result, dim, reduce, include_self)[1]), src_shape)),
+    jvp=lambda F, t, self, index, src, result, dim, reduce, include_self:
+    F.scatter_reduce_jvp(t, self, index, src, result, dim, reduce, include_self))
+
+
+def _write_copy(a, view_fn, src, *args):
+    out = a.copy()
+    view_fn(out, *args)[...] = src
+    return out
+
+
+def index_copy_array(a, dim, index, source):
+    out = a.copy()
+    if a.ndim == 0:
+        out[...] = source.reshape(())
+    else:
+        out[(slice(None),) * dim + (index.reshape(-1),)] = source
+    return out
+
+
+def index_fill_array(a, dim, index, value):
+    out = a.copy()
+    if a.ndim == 0:
+        out[...] = value
+    else:
+        out[(slice(None),) * dim + (index.reshape(-1),)] = value
+    return out
+
+
+def masked_scatter_array(a, mask, source):
+    out = a.copy()
+    count = int(np.count_nonzero(mask))
+    out[np.broadcast_to(mask, a.shape)] = source.reshape(-1)[:count]
+    return out
+
+
+_REDUCE_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+                  "amin": np.minimum}
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return -np.inf if reduce == "amax" else np.inf
+
+
+def scatter_reduce_array(a, dim, index, src, reduce, include_self):
+    out = a.copy()
+    target, key, values = _scatter_target(out, dim, index, src)
+    if not include_self:
+        target[key] = _reduce_identity(reduce, a.dtype)
+    _REDUCE_UFUNCS[reduce].at(target, key, values)
+    if reduce == "mean":
+        counts = np.ones(out.shape, np.int64) if include_self else np.zeros(out.shape, np.int64)
+        count_target, _, _ = _scatter_target(counts, dim, index, src)
+        if not include_self:
+            count_target[key] = 0
+        np.add.at(count_target, key, 1)
+        counts = np.maximum(counts, 1)
+        out = out // counts if out.dtype.kind in "iu" else (out / counts).astype(out.dtype)
+    return out
+
+
+@helper
+def scatter_reduce_partials(F, self, index, src, result, dim, reduce, include_self):
+    """d result / d self (shaped like self) and d result / d src (shaped like index) of
+    scatter_reduce: the gradient is ``g * conj(partial)`` (gathered for src)."""
+    src = F.corner_of(src, index.shape)
+    one = F._new_zeros(self, ()) + 1
+    if reduce == "sum":
+        d_self, d_src = self * 0 + one, src * 0 + one
+    elif reduce == "mean":
+        count = F.scatter_add(self * 0 + (one if include_self else one * 0), dim, index,
+                              src * 0 + one)
+        d_self = one / F.where(count == 0, count + one, count)
+        d_src = F.gather(d_self, dim, index)
+    elif reduce == "prod":
+        d_self, d_src = _scatter_prod_partials(F, self, index, src, result, dim, include_self,
+                                               one)
+    else:                     # amax / amin: shared evenly among the elements that attain it
+        self_hit = F.where(self == result, one, one * 0)
+        if not include_self:
+            self_hit = F.scatter(self_hit, dim, index, 0)
+        src_hit = F.where(src == F.gather(result, dim, index), one, one * 0)
+        count = F.scatter_add(self_hit, dim, index, src_hit)
+        d_self = self_hit / F.where(count == 0, count + one, count)
+        d_src = src_hit / F.gather(F.where(count == 0, count + one, count), dim, index)
+    if not include_self:
+        d_self = F.scatter(d_self, dim, index, 0)
+    return d_self, d_src
+
+
+def _scatter_prod_partials(F, self, index, src, result, dim, include_self, one):
+    """Products of the other factors, exact where factors are zero (like torch: a
+    lone zero factor's partial is the group's product with it taken as 1)."""
+    d_self = F.scatter_reduce(self * 0 + one, dim, index, src, "prod")
+    zero_src = src == 0
+    flags = F.where(zero_src, src * 0 + one, src * 0)
+    zeros = F.gather(F.scatter_add(self * 0, dim, index, flags), dim, index)
+    if include_self:
+        zeros = zeros + F.gather(F.where(self == 0, one, one * 0), dim, index)
+    lone_zero = F.where(zeros == 1, flags, flags * 0) == 1
+    without = F.scatter_reduce(self, dim, index, F.where(lone_zero, src * 0 + one, src), "prod",
+                               include_self=include_self)
+    d_src = F.where(lone_zero, F.gather(without, dim, index),
+                    F.gather(result, dim, index) / F.where(zero_src, src * 0 + one, src))
+    return d_self, d_src
+
+
+@helper
+def scatter_reduce_jvp(F, t, self, index, src, result, dim, reduce, include_self):
+    d_self, d_src = scatter_reduce_partials(F, self, index, src, result, dim, reduce,
+                                            include_self)
+    t_src = F.corner_of(t[2], index.shape)
+    return t[0] * d_self + F.scatter_add(t[0] * 0, dim, index, t_src * d_src)
+
+
+@helper
+def corner_of(F, x, shape):
+    """The leading block of ``x`` of ``shape`` (scatter ops use only that part of src)."""
+    for d, n in enumerate(shape):
+        if x.shape[d] != n:
+            x = F.narrow(x, d, 0, n)
+    return x
+
+
+@helper
+def masked_scatter_backward(F, g, mask, source_shape):
+    """Gradient of masked_scatter's source: the masked elements of ``g`` in order,
+    zero-padded to the source's shape (the mask has ``g``'s shape)."""
+    n = 1
+    for s in source_shape:
+        n *= s
+    return F.reshape(F.pad_grad(F._index(g, F._mask_key(mask)), (n,)), source_shape)
+
+
+def _mask_key_array(mask):
+    return np.nonzero(mask)
+
+
+@formula_helper
+def _mask_key(mask):
+    """The positions of a bool mask as an index key (for ``_index``)."""
+    return np.nonzero(mask._data)
+
+
+array_fn("_mask_key")(_mask_key_array)
+array_fn("select_scatter")(lambda x, src, dim, index: _write_copy(x, select_array, src, dim, index))
+array_fn("_slice_scatter")(lambda x, src, dim, start, end, step:
+                           _write_copy(x, _slice_array, src, dim, start, end, step))
+array_fn("index_copy")(index_copy_array)
+array_fn("index_fill")(index_fill_array)
+array_fn("masked_scatter")(masked_scatter_array)
+array_fn("scatter_reduce")(lambda x, dim, index, src, reduce, include_self=True:
+                           scatter_reduce_array(x, dim, index, src, reduce, include_self))
+
+
+@public
+def select_scatter(input, src, dim, index):
+    """A copy of ``input`` with ``src`` written at ``index`` along ``dim`` (where
+    ``select(input, dim, index)`` reads).
+
+    >>> import chainrule as cr
+    >>> cr.select_scatter(cr.zeros(2, 2), cr.ones(2), 0, 0).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, len(shape))
+    i = index.__index__()
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"select(): index {i} out of range for tensor of size {list(shape)} "
+                         f"at dimension {d}")
+    i %= shape[d]
+    _check_scatter_src(src, select_array(input._data, d, i).shape)
+    return apply_op(SELECT_SCATTER, (input, _like(src, input)), {"dim": d, "index": i})
+
+
+@public
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of ``input`` with ``src`` written where ``input[..., start:end:step]``
+    (at ``dim``) reads.
+
+    >>> import chainrule as cr
+    >>> cr.slice_scatter(cr.zeros(4), cr.ones(2), start=1, end=3).tolist()
+    [0.0, 1.0, 1.0, 0.0]
+    """
+    shape = input._data.shape
+    d = wrap_dim(dim, len(shape))
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start, end, step = slice(start, end, step).indices(shape[d])
+    end = max(start, end)
+    _check_scatter_src(src, _slice_array(input._data, d, start, end, step).shape)
+    return _slice_scatter(input, _like(src, input), d, start, end, step)
+
+
+@formula_helper
+def _slice_scatter(input, src, dim, start, end, step):
+    attrs = {"dim": dim, "start": start, "end": end, "step": step}
+    return apply_op(SLICE_SCATTER, (input, src), attrs)
+
+
+def _like(src, input):
+    return src if src._data.dtype == input._data.dtype else src.to(input.dtype)
+
+
+@public
+def narrow_copy(input, dim, start, length):
+    """``narrow`` as a new tensor (a copy).
+
+    >>> import chainrule as cr
+    >>> cr.arange(5).narrow_copy(0, 1, 2).tolist()
+    [1, 2]
+    """
+    return FUNCTIONS["clone"](narrow(input, dim, start, length))
+
+
+def _index_vector(index, name, what="Expected a long tensor for index, but got"):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not "
+                        f"{type(index).__name__}")
+    if index._data.dtype != np.int64:
+        if "long" in what:
+            raise RuntimeError(f"{name}(): {what} {scalar_type_name(index._data.dtype)}")
+        raise IndexError(f"{name}(): {what}")
+    if index._data.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    return index
+
+
+@public
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` with the slices of ``source`` written at positions
+    ``index`` along ``dim``.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).index_copy(0, cr.tensor([2, 0]), cr.tensor([1., 2.])).tolist()
+    [2.0, 0.0, 1.0]
+    """
+    index = _index_vector(index, "index_copy_")
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    shape, src_shape = input._data.shape, source._data.shape
+    n_src = src_shape[d] if source._data.ndim else 1
+    if index._data.size != n_src:
+        raise IndexError(f"index_copy_(): Number of indices ({index._data.size}) should be equal "
+                         f"to source.size(dim) ({n_src})")
+    slices = [(a, b) for k, (a, b) in enumerate(zip(shape, src_shape)) if k != d]
+    for k, (a, b) in enumerate(slices):          # numbered within the slice, like torch
+        if a != b:
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                               f"shapes. Destination slice shape: {a} at dimension {k} and "
+                               f"source slice shape: {b} at dimension {k}.")
+    if input._data.dtype != source._data.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {scalar_type_name(input._data.dtype)} and (source) "
+                           f"{scalar_type_name(source._data.dtype)}")
+    n = shape[d] if shape else 1
+    idx = index._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx.min() if idx.min() < 0 else idx.max()
+        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
+                         f"size {n}")
+    return apply_op(INDEX_COPY, (input, index, source), {"dim": d})
+
+
+@public
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or 0-d tensor) at positions
+    ``index`` along ``dim`` (negative indices count from the end).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 2).index_fill(1, cr.tensor([1]), 5.).tolist()
+    [[0.0, 5.0], [0.0, 5.0]]
+    """
+    index = _index_vector(index, "index_fill_", "Expected dtype int64 for index.")
+    d = wrap_dim(dim, max(input._data.ndim, 1))
+    n = input._data.shape[d] if input._data.ndim else 1
+    idx = index._data
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx.min() if idx.min() < -n else idx.max()
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    index = Tensor._wrap(idx % max(n, 1))
+    if not isinstance(value, Tensor):
+        return apply_op(INDEX_FILL, (input, index), {"dim": d, "value": value})
+    if value._data.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    return apply_op(INDEX_FILL_TENSOR, (input, index, _like(value, input)), {"dim": d})
+
+
+def _bool_mask(mask, message):
+    mask = as_tensor_arg(mask, "mask")
+    if mask._data.dtype != np.bool_:
+        raise RuntimeError(message.format(scalar_type_name(mask._data.dtype)))
+    return mask
+
+
+@public
+def masked_select(input, mask):
+    """The elements of ``input`` where the bool ``mask`` is True (both broadcast), as
+    a 1-D tensor.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([1., 2., 3.])
+    >>> cr.masked_select(x, x > 1).tolist()
+    [2.0, 3.0]
+    """
+    mask = _bool_mask(mask, "masked_select: expected BoolTensor for mask")
+    try:
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
+    full = FUNCTIONS["expand"](input, shape) if input._data.shape != shape else input
+    key = np.nonzero(np.broadcast_to(mask._data, shape))
+    return apply_op(MASKED_SELECT, (full,), {"key": key})
+
+
+@public
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` with the elements of ``source``, in order, written where the
+    bool ``mask`` (broadcast with input) is True.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(3).masked_scatter(cr.tensor([True, False, True]), cr.tensor([1., 2.])).tolist()
+    [1.0, 0.0, 2.0]
+    """
+    mask = _bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with "
+                            "dtype {}")
+    try:
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    except ValueError:
+        raise broadcast_error(mask._data.shape, input._data.shape) from None
+    if input._data.shape != shape:
+        input = FUNCTIONS["expand"](input, shape)
+    return _masked_scatter(input, Tensor._wrap(np.broadcast_to(mask._data, shape)), source)
+
+
+def _masked_scatter(input, mask, source):
+    if input._data.dtype != source._data.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(source._data.dtype)}")
+    if np.count_nonzero(mask._data) > source._data.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return apply_op(MASKED_SCATTER, (input, mask, source), EMPTY)
+
+
+def _masked_scatter_(self, mask, source):
+    """In-place ``masked_scatter`` (the mask must broadcast to self; bumps the version).
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2); _ = x.masked_scatter_(cr.tensor([False, True]), cr.ones(1)); x.tolist()
+    [0.0, 1.0]
+    """
+    mask = _bool_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with "
+                            "dtype {}")
+    if mask._data.ndim > self._data.ndim:      # (torch names the bool type its own way here)
+        raise RuntimeError(f"expand(CPUBoolType{{{list(mask._data.shape)}}}, size="
+                           f"{list(self._data.shape)}): the number of sizes provided "
+                           f"({self._data.ndim}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({mask._data.ndim})")
+    _check_expandable(mask, self._data.shape)
+    full = Tensor._wrap(np.broadcast_to(mask._data, self._data.shape))
+    return commit_inplace(self, _masked_scatter(self, full, source))
+
+
+Tensor.masked_scatter_ = _masked_scatter_
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@public
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """``input`` with ``src`` reduced into the places ``index`` points to along
+    ``dim``: ``reduce`` is "sum", "prod", "mean", "amax" or "amin";
+    ``include_self=False`` leaves ``input``'s values out where something is scattered.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2).scatter_reduce(0, cr.tensor([0, 0, 1]), cr.tensor([1., 3., 5.]),
+    ...                            "amax", include_self=False).tolist()
+    [3.0, 5.0]
+    """
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    index = _index_tensor(index, "scatter_reduce")
+    src = as_tensor_arg(src, "src")
+    if src._data.dtype != input._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _check_gather_shapes("scatter_reduce", input, dim, index, src)
+    return apply_op(SCATTER_REDUCE, (input, index, src),
+                    {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
+
+
+# --- nonzero, argwhere, take, take_along_dim ------------------------------------------------
+@public
+def nonzero(input, *, as_tuple=False):
+    """The indices of the non-zero elements: an (n, ndim) int64 tensor, or with
+    ``as_tuple`` one 1-D tensor per dimension.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([0., 2., 3.]).nonzero().tolist()
+    [[1], [2]]
+    """
+    arr = input._data
+    if as_tuple:
+        return tuple(Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(arr)))
+    positions = np.argwhere(arr) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
+    return Tensor._wrap(positions.astype(np.int64))
+
+
+@public
+def argwhere(input):
+    """``nonzero(input)``: the indices of the non-zero elements, one row each.
+
+    >>> import chainrule as cr
+    >>> cr.argwhere(cr.tensor([[0, 1], [1, 0]])).tolist()
+    [[0, 1], [1, 0]]
+    """
+    return nonzero(input)
+
+
+@public
+def take(input, index):
+    """The elements of ``input`` (as if flattened) at ``index``, in ``index``'s shape;
+    negative indices count from the end.
+
+    >>> import chainrule as cr
+    >>> cr.take(cr.tensor([[1., 2.], [3., 4.]]), cr.tensor([0, -1])).tolist()
+    [1.0, 4.0]
+    """
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        name = scalar_type_name(index._data.dtype) if isinstance(index, Tensor) else \
+            type(index).__name__
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {name}")
+    n, idx = input._data.size, index._data
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx.min() if idx.min() < -n else idx.max()
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                         f"elements.")
+    return apply_op(TAKE, (input,), {"key": (idx,)})
+
+
+@public
+def take_along_dim(input, indices, dim=None):
+    """``gather`` with ``indices`` broadcast against ``input`` (outside ``dim``); with
+    ``dim=None``, on the flattened input.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([[1., 5.], [7., 3.]])
+    >>> cr.take_along_dim(x, x.argmax(1, keepdim=True), 1).tolist()
+    [[5.0], [7.0]]
+    """
+    if dim is None:
+        return gather(FUNCTIONS["reshape"](input, (-1,)), 0,
+                      FUNCTIONS["reshape"](indices, (-1,)))
+    nd = input._data.ndim
+    if indices._data.ndim != nd:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {nd} dimensions for input, and "
+                           f"{indices._data.ndim} dimensions for indices")
+    d = wrap_dim(dim, nd)
+    shape = list(input._data.shape)
+    shape[d] = indices._data.shape[d]
+    shape = list(np.broadcast_shapes(tuple(shape), indices._data.shape))
+    indices = FUNCTIONS["expand"](indices, tuple(shape))
+    shape[d] = input._data.shape[d]
+    return gather(FUNCTIONS["expand"](input, tuple(shape)), d, indices)
+
+
 # --- in-place forms ----------------------------------------------------------------------------
-def _inplace(name, fn, example):
+def _inplace(name, fn, example, shape="3"):
     def inplace(self, *args, **kwargs):
         return commit_inplace(self, fn(self, *args, **kwargs))
     inplace.__name__ = name
     inplace.__doc__ = (f"In-place ``{fn.__name__}`` (bumps the version).\n\n"
                        f"    >>> import chainrule as cr\n"
-                       f"    >>> x = cr.zeros(3); _ = x.{name}({example}); x._version\n    1\n")
+                       f"    >>> x = cr.zeros({shape}); _ = x.{name}({example}); x._version\n    1\n")
     setattr(Tensor, name, inplace)
 
 
@@ -800,5 +1340,10 @@ for _name, _fn, _example in (
         ("masked_fill_", masked_fill, "x == 0, 1."),
         ("index_add_", index_add, "0, cr.tensor([1]), cr.ones(1)"),
         ("scatter_", scatter, "0, cr.tensor([1]), 2."),
-        ("scatter_add_", scatter_add, "0, cr.tensor([1]), cr.ones(1)")):
+        ("scatter_add_", scatter_add, "0, cr.tensor([1]), cr.ones(1)"),
+        ("scatter_reduce_", scatter_reduce, "0, cr.tensor([1]), cr.ones(1), 'sum'"),
+        ("index_copy_", index_copy, "0, cr.tensor([1]), cr.ones(1)"),
+        ("index_fill_", index_fill, "0, cr.tensor([1]), 2.")):
     _inplace(_name, _fn, _example)
+_inplace("tril_", tril, "", "2, 2")
+_inplace("triu_", triu, "", "2, 2")

@@ -10,12 +10,13 @@ import math
 import numpy as np
 
 from .. import _grad_mode
-from .._dtypes import scalar_type_name
+from .._dtypes import dtype as _dtype_class, scalar_type_name
 from .._tensor import Tensor
-from ._common import EMPTY, FUNCTIONS, formula_helper, method, promote, public, wrap_dim
+from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
+                      wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import OPS, OpDef, apply_op, defop
+from ._registry import OPS, OpDef, _link_view, apply_op, defop
 from .views import make_view
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
@@ -129,14 +130,15 @@ def _view(input, shape):
 @public
 def view(input, *shape):
     """The same data with a new shape; always a view (fails where the layout does not
-    allow one: use ``reshape``). One dimension may be -1 (inferred).
+    allow one: use ``reshape``). One dimension may be -1 (inferred). ``view(dtype)``
+    reads the same bytes as another dtype (a view, not differentiable).
 
     >>> import chainrule as cr
     >>> cr.arange(6).view(2, 3).shape
     chainrule.Size([2, 3])
     """
-    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, np.integer, Tensor)):
-        raise TypeError(f"view(dtype) is not supported by chainrule; got {shape[0]!r}")
+    if len(shape) == 1 and isinstance(shape[0], _dtype_class):
+        return view_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input._data.size)
     try:
         return _view(input, shape)
@@ -935,6 +937,832 @@ def diagonal_backward(F, g, self_shape, offset, dim1, dim2):
     return out
 
 
+# --- triangles, traces, diagonals written into ---------------------------------------
+TRIL = defop("tril", lambda a, diagonal: np.tril(a, diagonal), attrs=("diagonal",),
+             vjp=(lambda F, g, diagonal: F.tril(g, diagonal),),
+             jvp=lambda F, t, diagonal: F.tril(t[0], diagonal))
+TRIU = defop("triu", lambda a, diagonal: np.triu(a, diagonal), attrs=("diagonal",),
+             vjp=(lambda F, g, diagonal: F.triu(g, diagonal),),
+             jvp=lambda F, t, diagonal: F.triu(t[0], diagonal))
+TRACE = defop("trace", lambda a: np.asarray(np.trace(a)),
+              vjp=(lambda F, g, self_shape: F.trace_backward(g, self_shape),),
+              jvp=lambda F, t: F.trace(t[0]))
+DIAGONAL_SCATTER = defop(
+    "diagonal_scatter",
+    lambda a, src, offset, dim1, dim2: diagonal_scatter_array(a, src, offset, dim1, dim2),
+    inputs=("self", "src"), attrs=("offset", "dim1", "dim2"),
+    vjp=(lambda F, g, src_shape, offset, dim1, dim2:
+         F.diagonal_scatter(g, F._new_zeros(g, src_shape), offset, dim1, dim2),
+         lambda F, g, offset, dim1, dim2: F.diagonal(g, offset, dim1, dim2)),
+    jvp=lambda F, t, offset, dim1, dim2: F.diagonal_scatter(t[0], t[1], offset, dim1, dim2))
+
+
+def _triangle(op, name, input, diagonal):
+    if input._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return apply_op(op, (input,), {"diagonal": diagonal.__index__()})
+
+
+@public
+def tril(input, diagonal=0, *, out=None):
+    """The lower triangle of the last two dims (elements on and below ``diagonal``);
+    the rest zero.
+
+    >>> import chainrule as cr
+    >>> cr.tril(cr.ones(2, 2)).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
+    if out is not None:
+        return write_out("tril", out, (input,), lambda: tril(input, diagonal))
+    return _triangle(TRIL, "tril", input, diagonal)
+
+
+@public
+def triu(input, diagonal=0, *, out=None):
+    """The upper triangle of the last two dims (elements on and above ``diagonal``);
+    the rest zero.
+
+    >>> import chainrule as cr
+    >>> cr.triu(cr.ones(2, 2)).tolist()
+    [[1.0, 1.0], [0.0, 1.0]]
+    """
+    if out is not None:
+        return write_out("triu", out, (input,), lambda: triu(input, diagonal))
+    return _triangle(TRIU, "triu", input, diagonal)
+
+
+@public
+def trace(input):
+    """The sum of the main diagonal of a matrix (integers sum as int64).
+
+    >>> import chainrule as cr
+    >>> cr.trace(cr.tensor([[1., 2.], [3., 4.]])).item()
+    5.0
+    """
+    if input._data.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{input._data.ndim}")
+    return apply_op(TRACE, (input,), EMPTY)
+
+
+@helper
+def trace_backward(F, g, self_shape):
+    """Gradient of trace: ``g`` on the main diagonal of zeros."""
+    n = min(self_shape)
+    return F.diagonal_backward(F.expand(g, (n,)), self_shape, 0, 0, 1)
+
+
+def diagonal_scatter_array(a, src, offset, dim1, dim2):
+    out = a.copy()
+    diagonal_array(out, offset, dim1, dim2)[...] = src
+    return out
+
+
+def _check_scatter_src(src, slice_shape):
+    if tuple(src._data.shape) != tuple(slice_shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._data.shape)}, slice size = {list(slice_shape)}")
+
+
+@public
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of ``input`` with ``src`` written on the diagonal that ``diagonal(input,
+    offset, dim1, dim2)`` selects.
+
+    >>> import chainrule as cr
+    >>> cr.diagonal_scatter(cr.zeros(2, 2), cr.ones(2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    attrs = _diag_dims(input._data.ndim, offset, dim1, dim2)
+    _check_scatter_src(src, diagonal_array(input._data, **attrs).shape)
+    src = src if src._data.dtype == input._data.dtype else src.to(input.dtype)
+    return apply_op(DIAGONAL_SCATTER, (input, src), attrs)
+
+
+@public
+def diagflat(input, offset=0):
+    """A 2-D tensor with the flattened ``input`` on diagonal ``offset``.
+
+    >>> import chainrule as cr
+    >>> cr.diagflat(cr.tensor([[1., 2.]])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    return diag(reshape(input, (-1,)), offset)
+
+
+# --- rotations, splits by index, stacks ---------------------------------------------
+ROT90 = defop("rot90", lambda a, k, dims: np.rot90(a, k, dims).copy(), attrs=("k", "dims"),
+              vjp=(lambda F, g, k, dims: F.rot90(g, -k, dims),),
+              jvp=lambda F, t, k, dims: F.rot90(t[0], k, dims))
+
+
+@public
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (from the first
+    towards the second).
+
+    >>> import chainrule as cr
+    >>> cr.rot90(cr.tensor([[1., 2.], [3., 4.]])).tolist()
+    [[2.0, 4.0], [1.0, 3.0]]
+    """
+    dims = list(dims)
+    nd = input._data.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = wrap_dim(dims[0], nd), wrap_dim(dims[1], nd)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    return apply_op(ROT90, (input,), {"k": k % 4, "dims": (d0, d1)})
+
+
+def _split_points(input, indices_or_sections, d):
+    """The (start, end) of each piece of tensor_split along ``d``."""
+    n = input._data.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        arr = indices_or_sections._data
+        if arr.dtype != np.int64:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {scalar_type_name(arr.dtype)}")
+        if arr.ndim > 1:
+            raise RuntimeError(f"tensor_split expected tensor_indices_or_sections to be a "
+                               f"zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {arr.ndim} dims")
+        indices_or_sections = arr.item() if arr.ndim == 0 else arr.tolist()
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, extra = divmod(n, sections)
+        ends = np.cumsum([size + 1] * extra + [size] * (sections - extra)).tolist()
+        return list(zip([0] + ends[:-1], ends))
+    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+@public
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of ``input`` split along ``dim`` into ``sections`` pieces of nearly equal
+    size (an int) or at the given indices (a list or 1-D long tensor).
+
+    >>> import chainrule as cr
+    >>> [p.tolist() for p in cr.arange(5).tensor_split(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    if input._data.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    pieces = []
+    for start, end in _split_points(input, indices_or_sections, d):
+        start, end, _ = slice(start, end).indices(n)
+        pieces.append(FUNCTIONS["_slice"](input, d, start, max(start, end), 1))
+    return tuple(pieces)
+
+
+def _directional_split(name, dim, min_dims):
+    def split_fn(input, indices_or_sections):
+        nd = input._data.ndim
+        if nd < min_dims:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
+                               f"dimension, but got a tensor with {nd} dimensions!")
+        d = dim if nd > 1 or name != "hsplit" else 0
+        if isinstance(indices_or_sections, (int, np.integer)):
+            size = input._data.shape[d]
+            if indices_or_sections == 0 or size % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but "
+                                   f"the size of the dimension {size} is not divisible by the "
+                                   f"split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    split_fn.__name__ = name
+    split_fn.__doc__ = (f"``tensor_split`` along dimension {dim} (sections must divide it "
+                        f"evenly).\n\n    >>> import chainrule as cr\n    >>> len(cr.{name}("
+                        f"cr.zeros(4, 4, 4), 2))\n    2\n")
+    return public(split_fn)
+
+
+hsplit = _directional_split("hsplit", 1, 1)
+vsplit = _directional_split("vsplit", 0, 2)
+dsplit = _directional_split("dsplit", 2, 3)
+
+
+def _atleast(input, nd):
+    shape = input._data.shape
+    if len(shape) >= nd:
+        return input
+    if nd == 3 and len(shape) == 2:
+        return unsqueeze(input, -1)
+    if nd == 3 and len(shape) == 1:
+        return view(input, (1, shape[0], 1))
+    return view(input, (1,) * (nd - len(shape)) + shape)
+
+
+def _atleast_fn(nd):
+    def atleast(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            return tuple(_atleast(t, nd) for t in tensors[0])
+        if len(tensors) == 1:
+            return _atleast(tensors[0], nd)
+        return tuple(_atleast(t, nd) for t in tensors)
+    atleast.__name__ = f"atleast_{nd}d"
+    atleast.__doc__ = (f"Tensors of fewer than {nd} dimensions viewed with {nd} (several "
+                       f"tensors give a tuple).\n\n    >>> import chainrule as cr\n    >>> "
+                       f"cr.atleast_{nd}d(cr.tensor(1.)).dim()\n    {nd}\n")
+    return public(atleast, method=False)
+
+
+atleast_1d, atleast_2d, atleast_3d = _atleast_fn(1), _atleast_fn(2), _atleast_fn(3)
+
+
+def _stack_list(tensors, name):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
+@public
+def hstack(tensors, *, out=None):
+    """Join along the first dimension of 1-D tensors, the second otherwise.
+
+    >>> import chainrule as cr
+    >>> cr.hstack([cr.zeros(2, 1), cr.ones(2, 2)]).shape
+    chainrule.Size([2, 3])
+    """
+    ts = [_atleast(t, 1) for t in _stack_list(tensors, "hstack")]
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1, out=out)
+
+
+@public
+def vstack(tensors, *, out=None):
+    """Join along the first dimension, 1-D tensors as rows.
+
+    >>> import chainrule as cr
+    >>> cr.vstack([cr.zeros(2), cr.ones(2)]).shape
+    chainrule.Size([2, 2])
+    """
+    return cat([_atleast(t, 2) for t in _stack_list(tensors, "vstack")], 0, out=out)
+
+
+row_stack = public(vstack, name="row_stack")
+
+
+@public
+def dstack(tensors, *, out=None):
+    """Join along the third dimension (tensors of fewer dims are viewed as 3-D).
+
+    >>> import chainrule as cr
+    >>> cr.dstack([cr.zeros(2), cr.ones(2)]).shape
+    chainrule.Size([1, 2, 2])
+    """
+    return cat([_atleast(t, 3) for t in _stack_list(tensors, "dstack")], 2, out=out)
+
+
+@public
+def column_stack(tensors, *, out=None):
+    """Join as columns: 0-d and 1-d tensors become columns, the rest join along dim 1.
+
+    >>> import chainrule as cr
+    >>> cr.column_stack([cr.zeros(3), cr.ones(3, 2)]).shape
+    chainrule.Size([3, 3])
+    """
+    ts = [view(t, (t._data.size, 1)) if t._data.ndim <= 1 else t
+          for t in _stack_list(tensors, "column_stack")]
+    return cat(ts, 1, out=out)
+
+
+# --- repeat_interleave, broadcasting, grids, block matrices ------------------------
+def _repeat_counts(repeats, n):
+    """``repeats`` (an int or an integer tensor) as one count per element, checked."""
+    if isinstance(repeats, Tensor):
+        arr = repeats._data
+        if arr.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if arr.size == 1:
+            arr = np.full(n, arr.reshape(-1)[0])
+        elif arr.shape[0] != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {arr.shape[0]} and input.size(0) = {n}")
+        if arr.size and arr.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return arr.astype(np.int64)
+    repeats = repeats.__index__()
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    return np.full(n, repeats, np.int64)
+
+
+@public
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (each slice along ``dim``) ``repeats`` times, in place
+    order; the input is flattened when ``dim`` is None. With a single integer tensor,
+    repeats its indices: ``repeat_interleave(tensor([1, 2]))`` is ``[0, 1, 1]``.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1., 2.]).repeat_interleave(2).tolist()
+    [1.0, 1.0, 2.0, 2.0]
+    """
+    if repeats is None:
+        counts = input._data
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        counts = counts.reshape(-1)
+        return Tensor._wrap(np.repeat(np.arange(counts.size), counts))
+    if dim is None or input._data.ndim == 0:
+        input, dim = reshape(input, (-1,)), 0 if dim is None else dim
+    d = wrap_dim(dim, input._data.ndim)
+    n = input._data.shape[d]
+    if not isinstance(repeats, Tensor):
+        return _repeat_each(input, d, _repeat_counts(repeats, 1)[0], output_size)
+    index = np.repeat(np.arange(n), _repeat_counts(repeats, n))
+    if output_size is not None and output_size != index.size:
+        raise RuntimeError("allocated size does not match required size")
+    return FUNCTIONS["index_select"](input, d, Tensor._wrap(index))
+
+
+def _repeat_each(input, d, r, output_size):
+    """repeat_interleave by an int: each slice copied ``r`` times (a broadcast, then a
+    copy viewed in the result's shape, like the reference)."""
+    shape = input._data.shape
+    wide = expand(unsqueeze(input, d + 1), shape[:d + 1] + (r,) + shape[d + 1:])
+    out_shape = shape[:d] + (shape[d] * r,) + shape[d + 1:]
+    if output_size is not None and output_size != out_shape[d]:
+        raise RuntimeError("allocated size does not match required size")
+    return view(apply_op(CONTIGUOUS, (wide,), EMPTY), out_shape)
+
+
+@public(method=False)
+def broadcast_shapes(*shapes):
+    """The shape that tensors of ``shapes`` broadcast to (an int stands for a 1-D shape).
+
+    >>> import chainrule as cr
+    >>> cr.broadcast_shapes((2, 1), (3, 1, 4))
+    chainrule.Size([3, 2, 4])
+    """
+    shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    result = [1] * max((len(s) for s in shapes), default=0)
+    for i, shape in enumerate(shapes):
+        for j in range(-1, -1 - len(shape), -1):
+            if shape[j] < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension "
+                                   f"({shape[j]}): ({shape[j]})")
+            if shape[j] == 1 or shape[j] == result[j]:
+                continue
+            if result[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[j]} "
+                                   f"at {j}! Mismatching argument at index {i} had {shape}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            result[j] = shape[j]
+    from .._size import Size
+    return Size(result)
+
+
+def _tensor_args(tensors):
+    """``f(a, b)`` and ``f([a, b])`` alike."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+@public(method=False)
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views).
+
+    >>> import chainrule as cr
+    >>> [t.shape for t in cr.broadcast_tensors(cr.zeros(2, 1), cr.zeros(3))]
+    [chainrule.Size([2, 3]), chainrule.Size([2, 3])]
+    """
+    tensors = _tensor_args(tensors)
+    try:
+        shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    except ValueError:
+        raise broadcast_error(tensors[0]._data.shape, tensors[1]._data.shape) from None
+    return tuple(expand(t, shape) for t in tensors)
+
+
+@public(method=False)
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 0-D or 1-D tensors: output ``i`` varies along dimension
+    ``i`` (``indexing='ij'``) or, for the first two, swapped (``'xy'``); views.
+
+    >>> import chainrule as cr
+    >>> [g.shape for g in cr.meshgrid(cr.zeros(2), cr.zeros(3), indexing='ij')]
+    [chainrule.Size([2, 3]), chainrule.Size([2, 3])]
+    """
+    tensors = _tensor_args(tensors)
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f'received: {indexing}')
+    _check_grid_inputs(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    shape = tuple(t._data.size for t in tensors)
+    grids = []
+    for i, t in enumerate(tensors):
+        lone = tuple(n if k == i else 1 for k, n in enumerate(shape))
+        grids.append(expand(view(t, lone), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _check_grid_inputs(tensors):
+    if not tensors:
+        raise RuntimeError("torch.meshgrid: Expected at least one tensor")
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+
+
+@public(method=False)
+def cartesian_prod(*tensors):
+    """All tuples of one element from each 1-D tensor, as the rows of a matrix (a
+    single tensor comes back as is).
+
+    >>> import chainrule as cr
+    >>> cr.cartesian_prod(cr.tensor([1, 2]), cr.tensor([3, 4])).tolist()
+    [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    tensors = _tensor_args(tensors)
+    for t in tensors:
+        if t._data.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([reshape(g, (-1,)) for g in grids], 1)
+
+
+@public(method=False)
+def block_diag(*tensors):
+    """A block-diagonal matrix of the tensors (0-D and 1-D ones as one-row blocks).
+
+    >>> import chainrule as cr
+    >>> cr.block_diag(cr.ones(1, 1), cr.tensor([2., 3.])).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 2.0, 3.0]]
+    """
+    for i, t in enumerate(tensors):
+        if t._data.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t._data.ndim} dimensions")
+    if not tensors:
+        return Tensor._wrap(np.zeros((1, 0), _default_np_dtype()))
+    blocks = [view(t, (1, t._data.size)) if t._data.ndim < 2 else t for t in tensors]
+    blocks = promote(*blocks) if len({b._data.dtype for b in blocks}) > 1 else blocks
+    width = sum(b._data.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b._data.shape
+        rows.append(cat([_zeros_like_block(b, (r, left)), b,
+                         _zeros_like_block(b, (r, width - left - c))], 1))
+        left += c
+    return cat(rows, 0)
+
+
+def _zeros_like_block(t, shape):
+    return Tensor._wrap(np.zeros(shape, t._data.dtype))
+
+
+def _default_np_dtype():
+    from .._dtypes import get_default_dtype
+    return get_default_dtype().np
+
+
+@public(method=False)
+def combinations(input, r=2, with_replacement=False):
+    """All length-``r`` combinations of the elements of a 1-D tensor, one per row
+    (like ``itertools.combinations``, or ``combinations_with_replacement``).
+
+    >>> import chainrule as cr
+    >>> cr.combinations(cr.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    import itertools
+    if input._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input._data.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._wrap(np.zeros((0,), input._data.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    index = np.array(list(pick(range(input._data.shape[0]), r)), np.int64).reshape(-1, r)
+    return stack([input[Tensor._wrap(index[:, k].copy())] for k in range(r)], 1)
+
+
+# --- strided views: unfold, as_strided -----------------------------------------------
+UNFOLD = defop("unfold", lambda a, dimension, size, step: unfold_array(a, dimension, size, step),
+               attrs=("dimension", "size", "step"),
+               vjp=(lambda F, g, self_shape, dimension, size, step:
+                    F.gather_positions_backward(
+                        g, self_shape, unfold_array(_positions(self_shape), dimension, size,
+                                                    step)),),
+               jvp=lambda F, t, dimension, size, step: F._unfold(t[0], dimension, size, step))
+AS_STRIDED = defop("as_strided", lambda a, size, stride, storage_offset:
+                   as_strided_array(a, size, stride, storage_offset),
+                   attrs=("size", "stride", "storage_offset"),
+                   vjp=(lambda F, g, self_shape, size, stride, storage_offset:
+                        F.gather_positions_backward(
+                            g, self_shape, _strided_positions(size, stride, storage_offset)),),
+                   jvp=lambda F, t, size, stride, storage_offset:
+                   F._as_strided(t[0], size, stride, storage_offset))
+
+
+def _positions(shape):
+    return np.arange(math.prod(shape)).reshape(shape)
+
+
+def _strided_positions(size, stride, offset):
+    """The flat storage position of each element of an ``as_strided`` view."""
+    pos = np.full(tuple(size), offset, np.int64)
+    for d, (n, s) in enumerate(zip(size, stride)):
+        pos += (np.arange(n) * s).reshape((n,) + (1,) * (len(size) - d - 1))
+    return pos
+
+
+@helper
+def gather_positions_backward(F, g, self_shape, positions):
+    """Gradient of a view that reads ``positions`` (flat, row-major) of its input:
+    ``g`` summed into zeros there (windows may overlap)."""
+    flat = F._new_zeros(g, (math.prod(self_shape),))
+    return F.reshape(F._index_put(flat, (positions,), g, True), self_shape)
+
+
+def unfold_array(a, dimension, size, step):
+    """Windows of ``size`` every ``step`` along ``dimension``, as a new last dim (a view)."""
+    if a.ndim == 0:
+        return np.lib.stride_tricks.as_strided(a, (size,), (0,))
+    n, s = a.shape[dimension], a.strides[dimension]
+    count = (n - size) // step + 1
+    shape = a.shape[:dimension] + (count,) + a.shape[dimension + 1:] + (size,)
+    strides = a.strides[:dimension] + (s * step,) + a.strides[dimension + 1:] + (s,)
+    return np.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def as_strided_array(a, size, stride, storage_offset):
+    """``a``'s memory (row-major) read with element ``stride`` from ``storage_offset``."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    item = a.itemsize
+    return np.lib.stride_tricks.as_strided(flat[storage_offset:], tuple(size),
+                                           tuple(s * item for s in stride))
+
+
+def unfold(self, dimension, size, step):
+    """All windows of ``size`` elements every ``step`` along ``dimension``, as a new
+    last dimension (a view; windows may overlap).
+
+    >>> import chainrule as cr
+    >>> cr.arange(5.).unfold(0, 2, 2).tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    nd = self._data.ndim
+    d = wrap_dim(dimension, max(nd, 1))
+    n = self._data.shape[d] if nd else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    attrs = {"dimension": d, "size": int(size), "step": int(step)}
+    return make_view(UNFOLD, self, attrs, _dual(unfold_array, unfold, d, size, step))
+
+
+Tensor.unfold = unfold
+FUNCTIONS["_unfold"] = unfold            # for formulas (torch has no top-level unfold)
+
+
+@public
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s storage with the given ``size``, element ``stride`` and
+    ``storage_offset`` (default: ``input``'s own). The storage is that of ``input``'s
+    base, which must be contiguous.
+
+    >>> import chainrule as cr
+    >>> cr.arange(4.).as_strided((2, 2), (1, 1)).tolist()
+    [[0.0, 1.0], [1.0, 2.0]]
+    """
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    offset = input.storage_offset() if storage_offset is None else int(storage_offset)
+    root = input._base if input._base is not None else input
+    _check_strided_geometry(root, size, stride, offset)
+    attrs = {"size": size, "stride": stride, "storage_offset": offset}
+    return make_view(AS_STRIDED, root, attrs,
+                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+
+
+def _as_strided_view(root, size, stride, offset):
+    attrs = {"size": size, "stride": stride, "storage_offset": offset}
+    return make_view(AS_STRIDED, root, attrs,
+                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+
+
+def _check_strided_geometry(root, size, stride, offset):
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if not root._data.flags.c_contiguous:
+        raise RuntimeError("as_strided: chainrule needs the storage (the tensor's base) to be "
+                           "contiguous; call .contiguous() first")
+    item, storage = root._data.itemsize, root._data.size
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride)) \
+        if all(size) else offset
+    if needed > storage:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {item} requiring a storage size of "
+                           f"{needed * item} are out of bounds for storage of size "
+                           f"{storage * item}")
+
+
+@formula_helper
+def _as_strided(x, size, stride, storage_offset):
+    """as_strided of a tangent (which may lie in any layout): of its row-major copy."""
+    return _as_strided_view(contiguous(x), size, stride, storage_offset)
+
+
+# --- complex numbers as pairs of reals -------------------------------------------------
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+
+VIEW_AS_REAL = defop("view_as_real", lambda a: view_as_real_array(a),
+                     vjp=(lambda F, g, self_shape: F.pairs_to_complex(g, len(self_shape)),),
+                     jvp=lambda F, t: F.view_as_real(t[0]))
+VIEW_AS_COMPLEX = defop("view_as_complex", lambda a: view_as_complex_array(a),
+                        vjp=(lambda F, g: F.view_as_real(g),),
+                        jvp=lambda F, t, self_shape:
+                        F.pairs_to_complex(t[0], len(self_shape) - 1))
+COMPLEX = defop("complex", lambda a, b: complex_array(a, b), inputs=("real", "imag"),
+                vjp=(lambda F, g, real_shape: F.sum_to(F.real(g), real_shape),
+                     lambda F, g, imag_shape: F.sum_to(F.imag(g), imag_shape)),
+                jvp=lambda F, t: F.complex(t[0], t[1]))
+POLAR = defop("polar", lambda a, b: complex_array(a * np.cos(b), a * np.sin(b)),
+              inputs=("abs", "angle"),
+              vjp=(lambda F, g, angle, abs_shape:
+                   F.sum_to(F.real(g) * F.cos(angle) + F.imag(g) * F.sin(angle), abs_shape),
+                   lambda F, g, result, angle_shape:
+                   F.sum_to(F.imag(g) * F.real(result) - F.real(g) * F.imag(result),
+                            angle_shape)),
+              jvp=lambda F, t, abs, angle, result:
+              F.complex(t[0] * F.cos(angle) - t[1] * F.imag(result),
+                        t[0] * F.sin(angle) + t[1] * F.real(result)))
+
+
+def view_as_real_array(a):
+    """A complex array's memory as (..., 2) reals (a writable view)."""
+    r = a.real
+    return np.lib.stride_tricks.as_strided(r, a.shape + (2,), r.strides + (r.itemsize,))
+
+
+def view_as_complex_array(a):
+    return a.view(_COMPLEX_OF[a.dtype])[..., 0]
+
+
+def complex_array(real, imag):
+    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype])
+    out.real, out.imag = real, imag
+    return out
+
+
+@helper
+def pairs_to_complex(F, g, last):
+    """Dimension ``last`` (of size 2) of ``g`` as real and imaginary parts (a copy)."""
+    return F.complex(F.select(g, last, 0), F.select(g, last, 1))
+
+
+@public
+def view_as_real(input):
+    """A complex tensor as a real one with a last dimension of size 2 (real,
+    imaginary); a view.
+
+    >>> import chainrule as cr
+    >>> cr.view_as_real(cr.tensor([1 + 2j])).tolist()
+    [[1.0, 2.0]]
+    """
+    if input._data.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return make_view(VIEW_AS_REAL, input, EMPTY, _dual(view_as_real_array, view_as_real))
+
+
+@public
+def view_as_complex(input):
+    """A real tensor whose last dimension (size 2, stride 1) holds (real, imaginary)
+    pairs, as a complex tensor; a view.
+
+    >>> import chainrule as cr
+    >>> cr.view_as_complex(cr.tensor([[1., 2.]])).tolist()
+    [(1+2j)]
+    """
+    arr = input._data
+    if arr.dtype not in _COMPLEX_OF:
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: "
+                           f"{scalar_type_name(arr.dtype)}")
+    if arr.ndim == 0 or arr.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    item = arr.itemsize
+    if arr.strides[-1] != item:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % (2 * item) for s, n in zip(arr.strides[:-1], arr.shape[:-1]) if n > 1):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return make_view(VIEW_AS_COMPLEX, input, EMPTY,
+                     _dual(view_as_complex_array, view_as_complex))
+
+
+def _real_pair(real, imag):
+    real, imag = real._data.dtype, imag._data.dtype
+    if real not in _COMPLEX_OF or imag not in _COMPLEX_OF:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{scalar_type_name(real)} and {scalar_type_name(imag)}")
+    if real != imag:
+        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(real)} but got "
+                           f"scalar type {scalar_type_name(imag)} for second argument")
+
+
+@public(method=False)
+def complex(real, imag, *, out=None):
+    """The complex tensor ``real + 1j * imag`` (float inputs of one dtype; broadcast).
+
+    >>> import chainrule as cr
+    >>> cr.complex(cr.tensor([1.]), cr.tensor([2.])).tolist()
+    [(1+2j)]
+    """
+    if out is not None:
+        return write_out("complex", out, (real, imag), lambda: complex(real, imag))
+    _real_pair(real, imag)
+    return _broadcasting(COMPLEX, real, imag)
+
+
+@public(method=False)
+def polar(abs, angle, *, out=None):
+    """The complex tensor with magnitude ``abs`` and phase ``angle``:
+    ``abs * (cos(angle) + 1j * sin(angle))``.
+
+    >>> import chainrule as cr
+    >>> cr.polar(cr.tensor([2.]), cr.tensor([0.])).tolist()
+    [(2+0j)]
+    """
+    if out is not None:
+        return write_out("polar", out, (abs, angle), lambda: polar(abs, angle))
+    _real_pair(abs, angle)
+    return _broadcasting(POLAR, abs, angle)
+
+
+def _broadcasting(op, a, b):
+    try:
+        return apply_op(op, (a, b), EMPTY)
+    except ValueError:
+        raise broadcast_error(a._data.shape, b._data.shape) from None
+
+
+# --- view(dtype): the same bytes read as another dtype ------------------------------
+def view_dtype(input, dtype):
+    """``input``'s memory reinterpreted as ``dtype`` (a view, not differentiable)."""
+    arr, target = input._data, dtype.np
+    if arr.itemsize != target.itemsize:
+        _check_dtype_view(arr, target)
+    out = Tensor._wrap(arr.view(target))
+    _link_view(out, input)
+    return out
+
+
+def _check_dtype_view(arr, target):
+    what = f"view {scalar_type_name(arr.dtype)} as {scalar_type_name(target)} (different " \
+           f"element sizes)"
+    if arr.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to {what}")
+    if arr.shape[-1] != 1 and arr.strides[-1] != arr.itemsize:
+        raise RuntimeError(f"self.stride(-1) must be 1 to {what}, but got "
+                           f"{arr.strides[-1] // arr.itemsize}")
+    if target.itemsize > arr.itemsize:
+        ratio = target.itemsize // arr.itemsize
+        if arr.shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to {what}, but got "
+                               f"{arr.shape[-1]}")
+        for k, s in enumerate(arr.strides[:-1]):
+            if (s // arr.itemsize) % ratio:
+                raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} to {what}, "
+                                   f"but got {s // arr.itemsize}")
+
+
 # --- ndarray versions for derivative formulas (Note [one formula, two namespaces]) -----
 @array_fn("squeeze")
 def squeeze_array(x, dim=None):
@@ -1005,6 +1833,33 @@ def diagonal_ns_array(x, offset=0, dim1=0, dim2=1):
 @array_fn("diag_embed")
 def diag_embed_ns_array(x, offset=0, dim1=-2, dim2=-1):
     return diag_embed_array(x, offset, dim1 % (x.ndim + 1), dim2 % (x.ndim + 1))
+
+
+@array_fn("tril")
+def tril_array(x, diagonal=0):
+    return np.tril(x, diagonal)
+
+
+@array_fn("triu")
+def triu_array(x, diagonal=0):
+    return np.triu(x, diagonal)
+
+
+@array_fn("trace")
+def trace_array(x):
+    return np.asarray(np.trace(x))
+
+
+@array_fn("diagonal_scatter")
+def diagonal_scatter_ns_array(x, src, offset=0, dim1=0, dim2=1):
+    return diagonal_scatter_array(x, src, offset, dim1 % x.ndim, dim2 % x.ndim)
+
+
+array_fn("_unfold")(unfold_array)
+array_fn("rot90")(lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims))
+array_fn("_as_strided")(as_strided_array)
+array_fn("view_as_real")(view_as_real_array)
+array_fn("complex")(complex_array)
 
 
 @array_fn("_new_zeros")

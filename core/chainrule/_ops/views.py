@@ -155,6 +155,20 @@ def _refresh_views(root, done):
     refs[:] = live
 
 
+def overlapping(arr):
+    """Whether some elements of ``arr`` share memory (a stride 0, overlapping windows
+    of unfold or as_strided). Conservative: may say True for exotic layouts that do
+    not overlap, which only costs the slower, still correct, summing path."""
+    if arr.size == 0:
+        return False
+    span = arr.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(arr.strides, arr.shape) if n > 1):
+        if stride < span:
+            return True
+        span += stride * (n - 1)
+    return False
+
+
 class AsStridedBackward0(Node):
     """grad_fn of a view whose root was changed in place: scatters the view's
     gradient into a zero gradient of the root's shape."""
@@ -171,22 +185,22 @@ class AsStridedBackward0(Node):
         g = grads[0]
         if g is None:
             return [None]
-        shape = self._in_meta[0][0]
-        if create_graph:
-            return [self._scatter_tensor(g, shape)]
-        out = np.zeros(shape, g.dtype)
+        shape, dtype = self._in_meta[0]     # the root's dtype: a view may have another
+        if create_graph:                       # (view_as_real, view_as_complex)
+            return [self._scatter_tensor(g, shape, dtype)]
+        out = np.zeros(shape, dtype)
         region = self.view_fn(out)
-        if region.flags.writeable:
+        if region.flags.writeable and not overlapping(region):
             region[...] = g
-        else:                                  # overlapping elements (expand): sum them
+        else:                      # overlapping elements (expand, unfold): sum them
             np.add.at(out.reshape(-1), self.index_map(shape), g)
         return [out]
 
-    def _scatter_tensor(self, g, shape):
+    def _scatter_tensor(self, g, shape, dtype):
         from ._common import FUNCTIONS
-        out = Tensor._wrap(np.zeros(shape, g._data.dtype))
+        out = Tensor._wrap(np.zeros(shape, dtype))
         region = self.view_fn(out)
-        if region._data.flags.writeable:
+        if region._data.flags.writeable and not overlapping(region._data):
             region.copy_(g)
             return out
         flat = FUNCTIONS["_index_put"](out.reshape(-1), (self.index_map(shape),), g, True)
