@@ -19,7 +19,8 @@ import collections
 import functools
 
 from chainrule._ops import _registry
-from chainrule._ops.shape import _alias
+from chainrule._ops.shape import ALIAS, _alias
+from chainrule._version_counter import counter_of
 from chainrule._tensor import Tensor, _differentiable_dtype
 from chainrule.autograd import tangent_slot
 
@@ -78,10 +79,13 @@ def _level_for(level, op_name):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A dual tensor: a view of ``tensor`` whose tangent is ``tangent``.
+    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent``.
 
-    Gradients flow back to ``tensor`` as through any view; ``tangent`` is kept as is
-    (not copied), so a tangent that requires grad makes the JVP differentiable.
+    Gradients flow back to ``tensor``; ``tangent`` is kept as is (not copied), so a
+    tangent that requires grad makes the JVP differentiable. The dual shares
+    ``tensor``'s memory and version counter but is not registered as its view (the
+    reference's is): ops that read a view's root storage, like ``as_strided``, then
+    see the dual itself, whose tangent they can follow.
 
     >>> import chainrule as cr
     >>> import chainrule.autograd.forward_ad as fwAD
@@ -97,7 +101,8 @@ def make_dual(tensor, tangent, *, level=None):
     current = _level_for(level, "_make_dual")
     _check_dual_args(tensor, tangent, current)
     with paused():
-        dual = _alias(tensor)
+        dual = _registry.apply_op(ALIAS, (tensor,), {})
+    dual._vc = counter_of(tensor)
     current.set(dual, tangent)
     return dual
 

@@ -91,8 +91,10 @@ def test_unpack_dual_returns_named_tuple_with_the_tangent_itself():
         unpacked = fwAD.unpack_dual(d)
         assert isinstance(unpacked, fwAD.UnpackedDualTensor)
         assert unpacked.tangent is t and unpacked[1] is t
-        assert unpacked.primal._base is x and _tangent(unpacked.primal) is None
-        assert d._base is x
+        assert unpacked.primal._base is d and _tangent(unpacked.primal) is None
+        assert np.shares_memory(d.numpy(), x.numpy())
+        d.add_(1)
+        assert x._version == d._version == 1 and x.tolist() == [2.0]
 
 
 def test_make_dual_keeps_the_gradient_path_to_the_primal():
