@@ -17,6 +17,11 @@ class TangentSlot:
         new = level.get(result)
         if new is None:
             return
+        if level.batch is not None and t._base is not None:
+            # Note [batched tangents]: a view's batched tangent need not be a view of
+            # its base's, so the write could not reach the base's tangent
+            raise NotImplementedError("forward AD with batched tangents: an in-place op on "
+                                      "a view is not supported")
         old = level.get(t)
         if old is None:
             old = _view_of_base_tangent(level, t)
@@ -36,9 +41,14 @@ class TangentSlot:
         tangents = [level.get(a) if isinstance(a, Tensor) else None for a in args]
         if all(g is None for g in tangents):
             return
-        tangents = [_zero_like(a) if g is None and isinstance(a, Tensor) else g
-                    for a, g in zip(args, tangents)]
-        results = _call_jvp(ctx, tangents)
+        if level.batch is not None:             # Note [batched tangents]
+            from ._batched import function_jvp_rows
+            results = function_jvp_rows(lambda row: _call_jvp(ctx, row), args, tangents,
+                                        level.batch)
+        else:
+            tangents = [_zero_like(a) if g is None and isinstance(a, Tensor) else g
+                        for a, g in zip(args, tangents)]
+            results = _call_jvp(ctx, tangents)
         dirty = {id(d) for d in ctx._dirty}
         for out, tangent in zip(outputs, results):
             if not isinstance(out, Tensor) or tangent is None:

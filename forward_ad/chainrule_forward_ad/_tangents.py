@@ -51,6 +51,7 @@ class Level:
     def __init__(self, index):
         self.index = index
         self.tangents = {}
+        self.batch = None           # Note [batched tangents] in _batched.py
         self.by_array = {}          # id(output array) -> (weakref, tangent) (set_output)
         self.handles = ()
         self._forget_cb = self._forget
@@ -140,7 +141,11 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     jvp = op.jvp
     if type(jvp) is not Formula:
         raise no_forward_rule(op.name)
-    if _grad_mode.STATE.grad_enabled and _needs_graph(inputs, tangents):
+    track = _grad_mode.STATE.grad_enabled and _needs_graph(inputs, tangents)
+    if level.batch is not None:
+        from ._batched import attach_batched
+        return attach_batched(level, op, inputs, attrs, out, tangents, is_view, track)
+    if track:
         return _attach_recorded(level, op, inputs, attrs, out, tangents, is_view)
     t = tuple(_full_tangents(op, inputs, tangents, _data))
     result = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data))
@@ -245,16 +250,18 @@ def _differentiable(arr):
     return known
 
 
-def _fit_array(r, out, inputs_t, is_view):
-    """A formula's ndarray result as the tangent of ``out``: its shape and dtype, and
-    never the same memory as an input's tangent unless the op is a view."""
+def _fit_array(r, out, inputs_t, is_view, batch=None):
+    """A formula's ndarray result as the tangent of ``out``: its shape (after the
+    batch dimension of Note [batched tangents], if any) and dtype, and never the same
+    memory as an input's tangent unless the op is a view."""
     if r is None or type(out) is not Tensor or not _differentiable(out._data):
         return None
     if type(r) is not np.ndarray:
         r = np.asarray(r)
     data = out._data
-    if r.shape != data.shape:
-        r = np.broadcast_to(r, data.shape).copy()
+    shape = data.shape if batch is None else (batch,) + data.shape
+    if r.shape != shape:
+        r = np.broadcast_to(r, shape).copy()
     if r.dtype != data.dtype:            # e.g. to_copy: the tangent takes the new dtype
         r = (r.real if r.dtype.kind == "c" and data.dtype.kind != "c" else r).astype(data.dtype)
     elif not is_view:
@@ -265,15 +272,16 @@ def _fit_array(r, out, inputs_t, is_view):
     return Tensor._wrap(r)
 
 
-def _fit_tensor(r, out, inputs_t, is_view):
+def _fit_tensor(r, out, inputs_t, is_view, batch=None):
     """_fit_array for the Tensor path (the copies are recorded)."""
     if r is None or not isinstance(out, Tensor) or not _differentiable(out._data):
         return None
     if not isinstance(r, Tensor):
         r = Tensor._wrap(np.asarray(r))
+    shape = out._data.shape if batch is None else (batch,) + out._data.shape
     with paused():
-        if tuple(r._data.shape) != out._data.shape:
-            r = r.expand(out._data.shape).clone()
+        if tuple(r._data.shape) != shape:
+            r = r.expand(shape).clone()
         if r._data.dtype != out._data.dtype:
             if r.is_complex() and not out.is_complex():
                 r = r.real

@@ -16,6 +16,7 @@ import pytest
 import chainrule as cr
 import chainrule.autograd.forward_ad as fwAD
 from chainrule._ops import _registry
+from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
 
 from samples import all_samples
 from samples._inputs import make_inputs
@@ -174,3 +175,37 @@ def test_forward_over_reverse(sample):
 def test_every_op_of_the_table_is_covered():
     covered = {s.op for s in SAMPLES}
     assert not sorted(set(_registry.OPS) - covered)
+
+
+# --- Note [batched tangents]: one pass with B directions equals B passes ------------------
+BATCHED_SAMPLES = [s for s in SAMPLES if not _declares_no_jvp(s)]
+BATCH = 3
+
+
+@pytest.mark.parametrize("sample", BATCHED_SAMPLES, ids=[s.id() for s in BATCHED_SAMPLES])
+def test_batched_tangents_equal_one_pass_per_direction(sample):
+    rng = np.random.default_rng(3)
+    inputs = make_inputs(sample)
+    rows = [_tangents(inputs, rng) for _ in range(BATCH)]
+    expected = [_forward_tangents(sample, inputs, row) for row in rows]
+    stacked = [None if row0 is None else cr.stack([r[i] for r in rows])
+               for i, row0 in enumerate(rows[0])]
+    with batched_dual_level(BATCH):
+        duals = [make_batched_dual(x.detach(), t) if t is not None else x
+                 for x, t in zip(inputs, stacked)]
+        try:
+            outs = _call(sample, duals)
+        except NotImplementedError as e:     # documented: in-place on views of plain tensors
+            assert "batched tangents" in str(e)
+            return
+        got = [_batched_tangent(o) for o in outs]
+    for k, g in enumerate(got):
+        want = np.stack([e[k] for e in expected])
+        np.testing.assert_allclose(g, want, atol=1e-10, rtol=1e-10)
+
+
+def _batched_tangent(out):
+    tangent = fwAD.unpack_dual(out).tangent
+    if tangent is None:
+        return np.zeros((BATCH,) + tuple(out.shape), out.detach().numpy().dtype)
+    return tangent.detach().numpy()

@@ -2,6 +2,7 @@
 user function (Note [functional nesting] in _common.py for the result shapes)."""
 import chainrule as cr
 
+from . import _forward_jacobian as _one_pass
 from ._common import (as_tuple, check_requires_grad, check_v, finish, forward_ad,
                       fresh_inputs, grad_of, untuple, zeros_for_none)
 
@@ -121,11 +122,16 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise AssertionError(_STRATEGY_MESSAGE)
     if strategy == "forward-mode":
         return _jacobian_forward(func, inputs, create_graph, strict, vectorize)
+    given = inputs
     with cr.enable_grad():
         inputs_are_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
         inputs = fresh_inputs(inputs, create_graph, need_graph=True)
         outputs_are_tuple, outputs = as_tuple(func(*inputs), _OUTPUTS, "jacobian")
         check_requires_grad(outputs, "outputs", strict)
+        if vectorize and not create_graph and not strict and _one_pass.worth_it(outputs):
+            one_pass = _jacobian_one_pass(func, given)
+            if one_pass is not None:
+                return one_pass
         if vectorize:
             if strict:
                 raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
@@ -208,11 +214,36 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
     if fwAD is None:
         raise ImportError("jacobian(strategy=\"forward-mode\") needs the chainrule-forward-ad "
                           "wheel (pip install chainrule-forward-ad)")
+    one_pass = _jacobian_one_pass(func, inputs, as_lists=True)
+    if one_pass is not None:
+        return one_pass
     outputs_are_tuple, columns = _forward_columns(fwAD, func, inputs)
     # lists, not tuples, when both are tuples: the reference answers so in forward mode
     rows = [[_columns_to_block(columns[j][i], x) for j, x in enumerate(inputs)]
             for i in range(len(columns[0]))]
     return untuple(rows, (outputs_are_tuple, inputs_are_tuple))
+
+
+def _jacobian_one_pass(func, inputs, as_lists=False):
+    """Note [one-pass jacobians]: the Jacobian from one batched forward pass, or None
+    where that pass does not apply."""
+    inputs_are_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
+    if not _one_pass.usable(inputs):
+        return None
+    flags = []
+
+    def call(*duals):
+        outputs_are_tuple, outputs = as_tuple(func(*duals), _OUTPUTS, "jacobian")
+        flags.append(outputs_are_tuple)
+        return outputs
+    try:
+        _, blocks = _one_pass.forward_jacobian(call, inputs)
+    except NotImplementedError:
+        return None
+    if as_lists:        # strategy="forward-mode": lists, with any history, like the reference
+        return untuple([list(b) for b in blocks], (flags[0], inputs_are_tuple))
+    rows = tuple(finish(b, False) for b in blocks)
+    return untuple(rows, (flags[0], inputs_are_tuple))
 
 
 def _forward_columns(fwAD, func, inputs):
@@ -279,8 +310,11 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         return out.squeeze()
 
     def gradient(*args):
-        if outer_jacobian_strategy == "forward-mode":
-            args = tuple(a.requires_grad_(True) for a in args)
+        # the outer jacobian differentiates this gradient: in forward mode (or the
+        # one-pass forward of Note [one-pass jacobians]) its inputs are duals that
+        # must stay attached, which the inner jacobian's fresh inputs do for inputs
+        # that require grad
+        args = tuple(a if a.requires_grad else a.requires_grad_(True) for a in args)
         jac = jacobian(scalar_output, args, create_graph=True)
         check_requires_grad(jac, "jacobian", strict)
         return jac

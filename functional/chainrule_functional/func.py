@@ -16,6 +16,7 @@ Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
 import chainrule as cr
 
+from . import _forward_jacobian as _one_pass
 from ._common import forward_ad
 from ._functional import _jacobian_batched
 
@@ -346,10 +347,18 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
+        given = list(spec.leaves)
         with cr.enable_grad():
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
             out_leaves, out_spec = _tensor_leaves(output, api, "f(*args)")
+            if not spec.nested and _one_pass.worth_it(out_leaves) and \
+                    _one_pass.usable(given):
+                fresh, spec.leaves = spec.leaves, given
+                result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
+                if result is not None:
+                    return result
+                spec.leaves = fresh
             rows = _jacobian_batched(out_leaves, spec.leaves, spec.nested)
         jac = _unflatten([spec.structure(list(row)) for row in rows], out_spec)
         jac = _plain(jac, spec.nested)
@@ -378,12 +387,36 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if fwAD is None or _level_active():
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         spec = _Args(args, argnums)
+        if not spec.nested and _one_pass.usable(spec.leaves):
+            result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
+            if result is not None:
+                return result
         columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux, api)
         blocks = [spec.structure([_block(col, o, x) for col, x in zip(per_out, spec.leaves)])
                   for per_out, o in zip(columns, outs)]
         jac = _plain(_unflatten(blocks, out_spec), spec.nested)
         return (jac, _plain(aux, spec.nested)) if has_aux else jac
     return wrapper
+
+
+def _jacobian_one_pass(func, spec, kwargs, has_aux, api):
+    """Note [one-pass jacobians] (in _forward_jacobian.py), or None where it does not
+    apply."""
+    found = {}
+
+    def call(*duals):
+        spec._place(list(duals))
+        output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
+        leaves, found["spec"] = _tensor_leaves(output, api, "f(*args)")
+        found["aux"] = aux
+        return leaves
+    try:
+        _, blocks = _one_pass.forward_jacobian(call, spec.leaves)
+    except NotImplementedError:
+        spec._place(spec.leaves)
+        return None
+    jac = _plain(_unflatten([spec.structure(list(b)) for b in blocks], found["spec"]), False)
+    return (jac, _plain(found["aux"], False)) if has_aux else jac
 
 
 def _forward_columns(fwAD, func, spec, kwargs, has_aux, api):
