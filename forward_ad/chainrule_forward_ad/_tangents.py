@@ -147,6 +147,8 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
         return attach_batched(level, op, inputs, attrs, out, tangents, is_view, track)
     if track:
         return _attach_recorded(level, op, inputs, attrs, out, tangents, is_view)
+    if not op.multi_output:
+        return _attach_single(level, op, jvp, inputs, attrs, out, tangents, is_view)
     t = tuple(_full_tangents(op, inputs, tangents, _data))
     result = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data))
     if not op.multi_output:
@@ -158,6 +160,33 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
         tangent = _fit_array(r, o, t, is_view)
         if tangent is not None:
             level.set_output(o, tangent)
+
+
+def _attach_single(level, op, jvp, inputs, attrs, out, tangents, is_view):
+    """attach_tangents' common case (one output, ndarrays), written out flat: it runs
+    on every op of a forward-mode computation."""
+    t = []
+    for x, g, vjp in zip(inputs, tangents, op.vjps):
+        if g is not None:
+            t.append(g._data)
+        elif vjp is NONDIFF:
+            t.append(None)
+        else:
+            t.append(np.zeros(x._data.shape, x._data.dtype))
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _plan(op)
+    r = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data)) if plan \
+        else jvp.fn(_registry.ARRAY_NS, t)
+    data = out._data
+    if type(r) is np.ndarray and r.shape == data.shape and r.dtype == data.dtype and \
+            (is_view or r.base is None and r is not t[0]):
+        tangent = Tensor._wrap(r)
+    else:
+        tangent = _fit_array(r, out, t, is_view)
+        if tangent is None:
+            return
+    level.set_output(out, tangent)
 
 
 def _needs_graph(inputs, tangents):
@@ -225,7 +254,9 @@ def _plan(op):
 def _env(op, formula, inputs, attrs, out, unwrap):
     """The values the formula's parameters name (as for VJPs: inputs, ``result``,
     attributes, ``<input>_shape``)."""
-    plan = _PLANS.get(op) or _plan(op)
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _plan(op)
     values = []
     for kind, key in plan:
         if kind == 2:
