@@ -365,8 +365,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """The function's output and the Hessian-vector product ``H v``: forward-over-
-    reverse when the forward_ad layer is installed (real inputs, not strict), else
+    """The function's output and the Hessian-vector product ``H v``: reverse-over-
+    forward when the forward_ad layer is installed (real inputs, not strict), else
     the double-backward trick.
 
     >>> import chainrule as cr
@@ -383,26 +383,24 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
             v = (cr.ones_like(inputs[0]),)
         if fwAD is not None and not strict and not _dual_level_active(fwAD) and \
                 not any(x.is_complex() for x in inputs):
-            output, result = _hvp_forward_over_reverse(fwAD, func, inputs, v, create_graph)
+            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
         else:
             output, result = _hvp_double_backward(func, inputs, v, create_graph, strict)
     return (finish((output,), create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
 
 
-def _hvp_forward_over_reverse(fwAD, func, inputs, v, create_graph):
-    """H v as the tangent, along v, of the gradient."""
+def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph):
+    """H v as the gradient of the directional derivative grad(f) . v, which forward
+    mode gives with a recorded graph: one forward pass with tangents and one plain
+    backward (no create_graph backward, unlike forward-over-reverse or the
+    double-backward trick)."""
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
         outputs = _scalar_output(func(*duals), False, "hvp")
-        grads = grad_of(outputs, duals, create_graph=True)
-        grads = zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
-        tangents = [fwAD.unpack_dual(g).tangent for g in grads]
-        output = fwAD.unpack_dual(outputs[0]).primal
-    result = tuple(cr.zeros_like(x) if t is None else t for t, x in zip(tangents, inputs))
-    if not create_graph:
-        result = tuple(t.detach() for t in result)
-    return output, result
+        output, directional = fwAD.unpack_dual(outputs[0])
+    grads = grad_of((directional,), inputs, create_graph=create_graph)
+    return output, zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
 
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):
