@@ -102,6 +102,11 @@ def functional_jacobian_and_hessian(lib):
     out.append(outcome(lambda: F.hessian(lambda x: f(lib, x), x, vectorize=True,
                                          outer_jacobian_strategy="forward-mode")))
     out.append(outcome(lambda: F.jacobian(lambda x: t(lib, [1.0, 2.0]), x)))
+    z = lib.tensor([1 + 2j, -0.5j, 0.25, 2 - 1j], dtype=lib.complex128)
+    for vectorize in (False, True):
+        out.append(outcome(lambda: F.jacobian(lambda z: z * z.sin(), z, vectorize=vectorize)))
+    for transform in (lib.func.jacrev, lib.func.jacfwd, lib.func.hessian):
+        out.append(outcome(lambda: transform(lambda z: z * z.sin())(z)))
     return out
 
 

@@ -8,7 +8,8 @@ Note [one-pass jacobians]
     is installed, no dual level is active (an outer one would need nesting), no graph
     of the result is wanted (create_graph, strict and outer reverse transforms keep
     the reverse path), at least MIN_OUTPUTS output elements, at most MAX_INPUTS input
-    elements (the batched tangents hold MAX_INPUTS copies of every intermediate).
+    elements (the batched tangents hold MAX_INPUTS copies of every intermediate), and
+    for reverse-mode requests real inputs and outputs only (``worth_it``).
     When the pass meets something it cannot batch (an op without a forward rule, a
     custom Function without ``jvp``, an in-place op on a view) it raises
     NotImplementedError and the caller takes its usual path.
@@ -28,8 +29,11 @@ def usable(inputs):
     return CURRENT[0] is None and sum(x.numel() for x in inputs) <= MAX_INPUTS
 
 
-def worth_it(outputs):
-    return sum(o.numel() for o in outputs) >= MIN_OUTPUTS
+def worth_it(outputs, inputs):
+    """For a reverse-mode request: enough outputs, and real values only (for complex
+    values reverse mode's Jacobian is the conjugate convention's, not forward mode's)."""
+    return sum(o.numel() for o in outputs) >= MIN_OUTPUTS and \
+        not any(t.is_complex() for t in list(outputs) + list(inputs))
 
 
 def forward_jacobian(call, inputs, need_graph=False):

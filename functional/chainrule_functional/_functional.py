@@ -128,7 +128,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         inputs = fresh_inputs(inputs, create_graph, need_graph=True)
         outputs_are_tuple, outputs = as_tuple(func(*inputs), _OUTPUTS, "jacobian")
         check_requires_grad(outputs, "outputs", strict)
-        if vectorize and not create_graph and not strict and _one_pass.worth_it(outputs):
+        if vectorize and not create_graph and not strict and \
+                _one_pass.worth_it(outputs, inputs):
             one_pass = _jacobian_one_pass(func, given)
             if one_pass is not None:
                 return one_pass

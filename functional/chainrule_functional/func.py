@@ -108,6 +108,13 @@ def _fresh(leaf, nested):
     return alias if alias.requires_grad else alias.requires_grad_()
 
 
+def _check_real(leaves, api):
+    for i, leaf in enumerate(leaves):
+        if leaf.is_complex():
+            raise RuntimeError(f"{api}: Expected all inputs to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+
+
 class _Args:
     """The positional arguments with those at ``argnums`` replaced by fresh leaves."""
 
@@ -347,12 +354,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
+        _check_real(spec.leaves, "jacrev")
         given = list(spec.leaves)
         with cr.enable_grad():
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
             out_leaves, out_spec = _tensor_leaves(output, api, "f(*args)")
-            if not spec.nested and _one_pass.worth_it(out_leaves) and \
+            if not spec.nested and _one_pass.worth_it(out_leaves, given) and \
                     _one_pass.usable(given):
                 fresh, spec.leaves = spec.leaves, given
                 result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
@@ -385,8 +393,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args, **kwargs):
         fwAD = forward_ad()
         if fwAD is None or _level_active():
+            _check_real(_Args(args, argnums).leaves, "jacfwd")
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         spec = _Args(args, argnums)
+        _check_real(spec.leaves, "jacfwd")
         if not spec.nested and _one_pass.usable(spec.leaves):
             result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
             if result is not None:
