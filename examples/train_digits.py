@@ -4,8 +4,11 @@ Run: ./bazelw run //examples:train_digits   (or: python examples/train_digits.py
 
 It prints a progress bar per epoch, the loss and test accuracy, and ends with the
 autograd totals: how many ops were recorded and how long backward took.
+``--profile trace.json`` profiles the last epoch (needs the chainrule-profiler
+wheel): it prints the table of the top ops and writes the epoch's Chrome trace.
 """
 import argparse
+import contextlib
 import time
 
 import numpy as np
@@ -63,7 +66,29 @@ def accuracy(params, x, y):
     return float((predictions == y).mean())
 
 
-def train(epochs, batch_size, lr, seed):
+def epoch_profile(profile_path, epoch, epochs):
+    """A profile of the last epoch when asked for, else a context that does nothing."""
+    if profile_path is None or epoch != epochs:
+        return contextlib.nullcontext()
+    from chainrule.autograd import profiler
+    return profiler.profile()
+
+
+def report_profile(prof, path, rows=15):
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows))
+    prof.export_chrome_trace(path)
+    print(f"trace of the last epoch written to {path}")
+
+
+def record(name, profiling):
+    """A named range in the profile (only while profiling)."""
+    if not profiling:
+        return contextlib.nullcontext()
+    from chainrule.autograd.profiler import record_function
+    return record_function(name)
+
+
+def train(epochs, batch_size, lr, seed, profile_path=None):
     x_train, x_test, y_train, y_test = load_data(seed)
     rng = np.random.default_rng(seed)
     params = init_params([64, 128, 64, 10], rng)
@@ -74,17 +99,22 @@ def train(epochs, batch_size, lr, seed):
         batches = range(0, len(order), batch_size)
         bar = tqdm(batches, desc=f"epoch {epoch:2d}/{epochs}", unit="batch", leave=True)
         total = 0.0
-        for start in bar:
-            idx = order[start:start + batch_size]
-            loss = F.cross_entropy(forward(params, cr.from_numpy(x_train[idx])),
-                                   cr.from_numpy(y_train[idx]))
-            began = time.perf_counter()
-            loss.backward()
-            backward_seconds += time.perf_counter() - began
-            optimizer.step()
-            total += loss.item() * len(idx)
-            bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
+        with epoch_profile(profile_path, epoch, epochs) as prof:
+            for start in bar:
+                idx = order[start:start + batch_size]
+                with record("forward", prof is not None):
+                    loss = F.cross_entropy(forward(params, cr.from_numpy(x_train[idx])),
+                                           cr.from_numpy(y_train[idx]))
+                began = time.perf_counter()
+                loss.backward()
+                backward_seconds += time.perf_counter() - began
+                with record("optimizer.step", prof is not None):
+                    optimizer.step()
+                total += loss.item() * len(idx)
+                bar.set_postfix(loss=f"{loss.item():.4f}", refresh=False)
         bar.close()
+        if prof is not None:
+            report_profile(prof, profile_path)
         print(f"epoch {epoch:2d}: train loss {total / len(x_train):.4f}, "
               f"test accuracy {accuracy(params, x_test, y_test):.4f}")
     recorded = next_sequence_nr() - first_node - 1
@@ -99,8 +129,11 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-accuracy", type=float, default=0.95,
                         help="exit with status 1 if the final test accuracy is lower")
+    parser.add_argument("--profile", metavar="TRACE.json", default=None,
+                        help="profile the last epoch: print the top ops, write a Chrome trace")
     args = parser.parse_args()
-    acc, recorded, backward_seconds = train(args.epochs, args.batch_size, args.lr, args.seed)
+    acc, recorded, backward_seconds = train(args.epochs, args.batch_size, args.lr, args.seed,
+                                            args.profile)
     print(f"final test accuracy: {acc:.4f}")
     print(f"autograd totals: {recorded} ops recorded, backward time {backward_seconds:.3f} s")
     if acc < args.min_accuracy:

@@ -57,6 +57,21 @@ def graph_nodes(root):
     return order
 
 
+def cube_function(lib):
+    """x ** 3 as a custom Function whose backward is differentiable."""
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+    return Cube
+
+
 def node_name(node):
     """A node's name() without the library's C++ namespace
     ("torch::autograd::AccumulateGrad" -> "AccumulateGrad")."""
@@ -789,6 +804,26 @@ def accumulate_grad_node_hooks(lib):
     return [node_name(acc), log, values(x.grad)]
 
 
+@scenario
+def inplace_on_a_view_whose_gradient_arrives_transposed(lib):
+    x = lib.ones(3, 3, dtype=lib.float64, requires_grad=True)
+    y = (x * 1.0).clone()
+    y.view(-1)[2:5].mul_(0.5)
+    (lib.ones(3, 3, dtype=lib.float64) @ y.t()).sum().backward()
+    return values(x.grad)
+
+
+@scenario
+def inplace_on_views_of_a_transposed_root_double_backward(lib):
+    x = leaf(lib, [[1.0, 2.0, 3.0], [0.5, -1.0, 2.5]])
+    y = x.t() * 1.0                      # a root laid out transposed
+    stale = y.t().view(-1)
+    y.t().view(-1)[1:4].mul_(x.reshape(-1)[:3])
+    loss = (y * y).sum() + (stale * stale.flip(0)).sum()
+    g, = lib.autograd.grad(loss, x, create_graph=True)
+    return [values(g), values(lib.autograd.grad((g * g).sum(), x)[0])]
+
+
 # =====================================================================================
 # Hooks
 # =====================================================================================
@@ -1133,6 +1168,67 @@ def allow_mutation_on_saved_tensors_docs_example(lib):
     return [values(a.grad), values(b)]
 
 
+@scenario
+def saved_tensors_hooks_unpack_reattaches_history(lib):
+    """A pack that detaches still gives higher-order gradients: the unpacked value is
+    attached to the saved tensor's history (leaf, non-leaf input, the node's output)."""
+    x = leaf(lib, [1.0, 2.0, 0.5])
+    hooks = lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t)
+    with hooks:
+        cube = x ** 3
+        a = x * 2.0
+        square = a ** 2
+        e = x.exp()
+    saved, result = cube.grad_fn._saved_self, e.grad_fn._saved_result
+    record = [[saved is x, saved.requires_grad, saved.is_leaf],
+              [result is e, name_of(result.grad_fn)]]
+    for y in (cube, square, e):
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        record.append([name_of(g.grad_fn), values(lib.autograd.grad(g.sum(), x)[0])])
+    return record
+
+
+@scenario
+def saved_tensors_hooks_identity_unpack_is_a_new_tensor(lib):
+    x = leaf(lib, [1.0, 2.0])
+    z = const(lib, [3.0, 4.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x ** 3
+        w = z * x
+    return [y.grad_fn._saved_self is x, w.grad_fn._saved_other is x,
+            w.grad_fn._saved_self is z, w.grad_fn._saved_self.requires_grad]
+
+
+@scenario
+def saved_tensors_hooks_skip_the_version_check(lib):
+    """The hooks own the saved value: modifying the tensor afterwards is no error."""
+    x = leaf(lib, [1.0, 2.0])
+    a = x * 1.0
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = a ** 2
+    a.add_(1.0)
+    y.sum().backward()
+    return values(x.grad)
+
+
+@scenario
+def saved_tensors_hooks_double_backward_of_custom_function(lib):
+    x = leaf(lib, [1.0, -2.0])
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        y = cube_function(lib).apply(x)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    return [values(g), values(lib.autograd.grad(g.sum(), x)[0])]
+
+
+@scenario
+def save_on_cpu_double_backward(lib):
+    x = leaf(lib, [1.0, 2.0, 3.0])
+    with lib.autograd.graph.save_on_cpu():
+        y = (x.sin() * x).sum()
+    g, = lib.autograd.grad(y, x, create_graph=True)
+    return values(lib.autograd.grad(g.sum(), x)[0])
+
+
 SAVED_COUNT_CASES = {
     "mul": lambda x, y: x * y,
     "mul_by_constant_tensor": lambda x, y: x * y.detach(),
@@ -1172,6 +1268,42 @@ def saved_counts_of_case(lib, case):
         out = SAVED_COUNT_CASES[case](x, y)
     out.sum().backward()
     return counts["pack"], counts["unpack"], [values(x.grad), values(y.grad)]
+
+
+@scenario
+def raw_saved_tensor_register_hooks(lib):
+    x = leaf(lib, [1.0, 2.0])
+    y = x.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    log = []
+    first = [raw.unpack() is x, raw.unpack_hook is None]
+    raw.register_hooks(lambda t: log.append(["pack", t.requires_grad,
+                                             lib.is_grad_enabled()]) or t * 10,
+                       lambda t: log.append("unpack") or t)
+    again = raises(lambda: raw.register_hooks(lambda t: t, lambda t: t),
+                   "whose hooks have already been set")
+    y.sum().backward()
+    freed = raises(lambda: raw.register_hooks(lambda t: t, lambda t: t),
+                   "after it has been freed")
+    e = x.exp()
+    e.grad_fn._raw_saved_result.register_hooks(lambda t: t.detach(), lambda t: t)
+    g, = lib.autograd.grad(e.sum(), x, create_graph=True)
+    return [first, log, again, values(x.grad), freed, values(lib.autograd.grad(g.sum(), x)[0])]
+
+
+@scenario
+def pack_hook_runs_without_grad_and_may_not_modify_its_input(lib):
+    seen = []
+    x = leaf(lib, [1.0, 2.0])
+    with lib.autograd.graph.saved_tensors_hooks(
+            lambda t: seen.append(lib.is_grad_enabled()) or t * 2, lambda t: t):
+        y = x.exp() * x
+    a = x * 1
+
+    def modify():
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.mul_(2), lambda t: t):
+            a.exp()
+    return [seen, name_of(y.grad_fn), raises(modify, "pack hook is modifying its input")]
 
 
 # =====================================================================================
@@ -1442,18 +1574,8 @@ def custom_function_once_differentiable_double_backward_errors(lib):
 
 @scenario
 def custom_function_twice_differentiable(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
     x = leaf(lib, [1.0, 2.0])
-    (g,) = lib.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    (g,) = lib.autograd.grad(cube_function(lib).apply(x).sum(), x, create_graph=True)
     (gg,) = lib.autograd.grad(g.sum(), x)
     return [values(g), values(gg)]
 
@@ -1541,6 +1663,33 @@ def hook_exception_propagates_with_its_type(lib):
     handle.remove()
     y.sum().backward()
     return [err, values(x.grad)]
+
+
+@scenario
+def custom_function_outputs_that_get_no_gradient_see_zeros(lib):
+    class Two(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    class NoGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+    x = leaf(lib, [1.0, 2.0])
+    a, b = Two.apply(x)
+    seen = []
+    a.grad_fn.register_prehook(lambda grads: seen.append(len(grads)))
+    NoGrad.apply(b).sum().backward()
+    return [values(x.grad), seen]
 
 
 # =====================================================================================
@@ -1687,6 +1836,47 @@ def grad_mode_is_thread_local(lib):
         worker.join()
         seen.append(lib.is_grad_enabled())
     return seen
+
+
+@scenario
+def numpy_of_a_tensor_that_requires_grad_needs_grad_mode_off(lib):
+    x = leaf(lib, [1.0, 2.0])
+    record = [raises(x.numpy, "Can't call numpy() on Tensor that requires grad")]
+    for mode in (lib.no_grad, lib.inference_mode, lambda: lib.set_grad_enabled(False)):
+        with mode():
+            record.append(x.numpy().tolist())
+    return record
+
+
+@scenario
+def inference_tensor_version_raises(lib):
+    with lib.inference_mode():
+        t = lib.ones(2)
+        inside = raises(lambda: t._version, "Inference tensors do not track version counter")
+    made_outside = [t[:1], t.t(), t.split(1)[0], t.detach(), t * 2, t.clone()]
+    return [inside, raises(lambda: t[:1]._version, "Inference tensors do not track version"),
+            [v.is_inference() for v in made_outside], lib.ones(2)._version]
+
+
+@scenario
+def mark_dirty_docs_example_with_numpy_under_no_grad(lib):
+    class Inplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x_npy = x.numpy()            # forward runs with grad mode off
+            x_npy += 1
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, grad_output):
+            return grad_output
+    a = lib.tensor(1.0, requires_grad=True, dtype=lib.double).clone()
+    b = a * a
+    out = Inplace.apply(a)
+    return [values(out), name_of(out.grad_fn),
+            raises(b.backward, "modified by an inplace operation", "is at version 1")]
 
 
 # =====================================================================================
@@ -1947,6 +2137,27 @@ def anomaly_mode_flags(lib):
     with lib.autograd.set_detect_anomaly(True):
         inside = lib.is_anomaly_enabled()
     return [before, inside, lib.is_anomaly_enabled()]
+
+
+@scenario
+def is_view_of_views_copies_and_detached_tensors(lib):
+    y = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]) * 1
+    made = [y[1:], y.t(), y.view(6), y.reshape(6), y.t().reshape(6), y[[0]], y.detach(),
+            y.split(1)[0], y.expand(2, 2, 3), y.contiguous(), y[range(1, 2)]]
+    with lib.inference_mode():
+        inference_view = lib.ones(2)[1:]
+    return [[t._is_view() for t in made], inference_view._is_view()]
+
+
+@scenario
+def indexing_with_a_range(lib):
+    x = leaf(lib, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    out = x[range(1, 3), range(0, 3, 2)]
+    (out * 2).sum().backward()
+    y = lib.zeros(4)
+    y[range(1, 3)] = 5.0
+    return [values(out), name_of(out.grad_fn), values(x.grad), values(y),
+            values(x[range(0)]), values(x[:, range(2)])]
 
 
 # =====================================================================================

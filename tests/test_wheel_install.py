@@ -213,3 +213,41 @@ def test_layer_wheel_adds_its_feature(layer, wheel, tmp_path):
     check = _run([python, "-m", "pip", "check"], cwd=cwd, check=False)
     assert check.returncode == 0, check.stdout
     assert _run([python, script], cwd=cwd).stdout.strip() == "ok"
+
+
+PROFILE_PROBE = textwrap.dedent(
+    """
+    import os, sys
+    import chainrule as cr
+    from chainrule.autograd import profiler
+    import chainrule_profiler
+    here = os.path.realpath(os.path.dirname(chainrule_profiler.__file__))
+    assert here.startswith(os.path.realpath(sys.argv[1])), here
+    x = cr.ones(2, requires_grad=True)
+    with profiler.profile() as prof:
+        (x * 2).sum().backward()
+    print(sorted(e.key for e in prof.key_averages()))
+    print(cr.profiler.ProfilerActivity.CPU)
+    """
+)
+
+
+def test_profiler_layer_needs_its_wheel(wheel, venv_python):
+    """Core alone: both public paths name the wheel; with it installed they work."""
+    python, purelib, cwd = venv_python
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=cwd)
+    for path in ("chainrule.autograd.profiler", "chainrule.profiler"):
+        missing = _run([python, "-c", f"import {path}"], cwd=cwd, check=False)
+        assert missing.returncode != 0
+        assert f"ImportError: {path} needs the chainrule-profiler wheel" in missing.stdout, \
+            missing.stdout
+    found = sorted(glob.glob(os.path.join(_runfiles_root(), "profiler",
+                                          "chainrule_profiler-*.whl")))
+    assert len(found) == 1, found
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", found[0]], cwd=cwd)
+    script = os.path.join(str(cwd), "profile.py")
+    with open(script, "w") as f:
+        f.write(PROFILE_PROBE)
+    out = _run([python, script, purelib], cwd=cwd).stdout.splitlines()
+    assert out == ["['AccumulateGrad', 'MulBackward0', 'SumBackward0', 'mul', 'sum']",
+                   "ProfilerActivity.CPU"]

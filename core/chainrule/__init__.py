@@ -15,19 +15,32 @@ from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: 
 from ._size import Size  # noqa: F401
 from ._tensor import Tensor, device  # noqa: F401
 from ._factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,  # noqa
-                         full_like, linspace, manual_seed, ones, ones_like, rand, rand_like,
-                         randint, randn, randn_like, tensor, zeros, zeros_like)
+                         full_like, get_default_device, linspace, ones, ones_like, rand,
+                         rand_like, randint, randn, randn_like, set_default_device, tensor,
+                         zeros, zeros_like)
+from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa
+                      manual_seed, seed, set_rng_state)
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
+from ._ops._common import numpy_spellings as _numpy_spellings
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
+from . import utils  # noqa: F401
+from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
+from . import special  # noqa: F401
 from ._vmap import vmap  # noqa: F401
+from . import serialization  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
                   and k not in ("sum_to",)})
+globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
+                 for name, fn in nn.functional.TOP_LEVEL.items()})
+globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
 
 __version__ = "0.1.0"
 
@@ -43,9 +56,9 @@ def is_tensor(obj):
 
 
 def __getattr__(name):
-    """``chainrule.func`` is loaded from the functional layer on first use (an
-    ImportError names the wheel to install)."""
-    if name == "func":
+    """``chainrule.profiler`` and ``chainrule.func``: loaded from their layers on first
+    use (an ImportError names the wheel to install), like ``chainrule.autograd.profiler``."""
+    if name in ("profiler", "func"):
         import importlib
-        return importlib.import_module("chainrule.func")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

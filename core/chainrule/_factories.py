@@ -1,19 +1,19 @@
 """Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, full, empty, eye,
-arange, linspace, rand, randn, randint, the *_like forms, and manual_seed."""
+arange, linspace, rand, randn, randint and the *_like forms (random numbers come from
+the generators of _random.py)."""
 import numbers
 
 import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
-from ._tensor import Tensor, device as _device
+from ._random import numpy_rng as _numpy_rng
+from ._tensor import CPU, DEFAULT_DEVICE, Tensor, device as _device
 
 
 def mark_exported(t):
     from .autograd.saved_guard import mark_exported as mark
     mark(t)
-
-_rng = np.random.default_rng()
 
 
 def _infer_dtype(data):
@@ -68,7 +68,39 @@ def _check_device(device):
         require_backend(_device(device).type)
 
 
+def get_default_device():
+    """The device factories use when given no ``device=`` (Note [default device]).
+
+    >>> import chainrule as cr
+    >>> cr.get_default_device()
+    device(type='cpu')
+    """
+    chosen = DEFAULT_DEVICE.device
+    return CPU if chosen is None else chosen
+
+
+def set_default_device(device):
+    """Make ``device`` (a device, a string such as ``"cpu"`` or ``"cuda:0"``, or None for
+    the CPU) the default of the factories in this thread (Note [default device]).
+
+    >>> import chainrule as cr
+    >>> cr.set_default_device("cpu"); cr.ones(2).device
+    device(type='cpu')
+    >>> cr.set_default_device(None)
+    """
+    if device is None:
+        DEFAULT_DEVICE.device = None
+        return
+    if not isinstance(device, (str, _device)):
+        raise TypeError(f"set_default_device(): device must be a str, a chainrule.device or "
+                        f"None, not {type(device).__name__}")
+    chosen = _device(device)
+    DEFAULT_DEVICE.device = None if chosen == CPU else chosen
+
+
 def _finish(arr, requires_grad, device=None):
+    if device is None:
+        device = DEFAULT_DEVICE.device        # Note [default device]
     t = Tensor._wrap(arr)
     if _MODE.inference:
         t._extras().inference = True
@@ -231,18 +263,6 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
                    requires_grad, device)
 
 
-def manual_seed(seed):
-    """Seed chainrule's random number generator.
-
-    >>> import chainrule as cr
-    >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
-    True
-    """
-    global _rng
-    _rng = np.random.default_rng(seed)
-    return _rng
-
-
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples in [0, 1).
 
@@ -250,7 +270,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.rand(2, 2).shape
     chainrule.Size([2, 2])
     """
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
 
@@ -262,7 +282,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.randn(3).dtype
     chainrule.float32
     """
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     shape = _size_args(size)
     if d.is_complex:
@@ -284,7 +304,7 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    rng = generator or _rng
+    rng = _numpy_rng(generator)
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
     return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
                    requires_grad, device)
@@ -292,6 +312,11 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
 
 def _like_dtype(input, dtype):
     return input.dtype if dtype is None else _dtypes.to_dtype(dtype)
+
+
+def _like_device(input, device):
+    """The ``*_like`` factories put their result on the input's device by default."""
+    return input.device if device is None else device
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
@@ -303,6 +328,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     [0.0, 0.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -315,6 +341,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     [1.0, 1.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -327,6 +354,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     chainrule.Size([2])
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
 
 
@@ -339,27 +367,30 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     [4.0, 4.0]
     """
     d = _like_dtype(input, dtype)
+    device = _like_device(input, device)
     return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-              layout=None):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
     """Uniform samples shaped like ``input``.
 
     >>> import chainrule as cr
     >>> cr.rand_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(*input.shape, dtype=dtype or input.dtype, device=_like_device(input, device),
+                requires_grad=requires_grad, generator=generator)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-               layout=None):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None):
     """Normal samples shaped like ``input``.
 
     >>> import chainrule as cr
     >>> cr.randn_like(cr.zeros(2)).shape
     chainrule.Size([2])
     """
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(*input.shape, dtype=dtype or input.dtype, device=_like_device(input, device),
+                 requires_grad=requires_grad, generator=generator)
 

@@ -13,6 +13,7 @@ Fields (slots, kept few because every op creates a tensor):
 The ops (methods and operators) are attached by ``_ops`` from the derivative table.
 """
 import functools
+import threading
 import warnings
 
 import numpy as np
@@ -43,15 +44,43 @@ class _Extras:
         self.exported = False      # Note [read-only saved arrays]
 
 
+class _DefaultDevice(threading.local):
+    """Note [default device]
+        ``set_default_device`` (and ``with chainrule.device(...)``) choose where the
+        factories (``tensor``, ``zeros``, ``rand``, ...) put tensors made without a
+        ``device=``; the ``*_like`` factories follow their input instead. Per thread,
+        like the reference; None stands for the CPU."""
+
+    def __init__(self):
+        self.device = None
+        self.stack = []        # what each active ``with device(...)`` block replaced
+
+
+DEFAULT_DEVICE = _DefaultDevice()
+
+
 class device:
-    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer).
+    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer). As a context
+    manager, the default device of the factories inside the block (Note [default
+    device]).
 
     >>> import chainrule as cr
     >>> cr.device("cpu")
     device(type='cpu')
+    >>> with cr.device("cpu"):
+    ...     cr.get_default_device()
+    device(type='cpu')
     """
 
     __slots__ = ("type", "index")
+
+    def __enter__(self):
+        DEFAULT_DEVICE.stack.append(DEFAULT_DEVICE.device)
+        DEFAULT_DEVICE.device = None if self == CPU else self
+        return self
+
+    def __exit__(self, *exc):
+        DEFAULT_DEVICE.device = DEFAULT_DEVICE.stack.pop()
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
@@ -205,12 +234,34 @@ class Tensor:
     def is_inference(self):
         return self._extra is not None and self._extra.inference
 
+    def _is_view(self):
+        """Whether this tensor was made by a view op from another (``detach()`` shares
+        memory but is no view; inference tensors keep no view links), like the
+        reference.
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, 3)
+        >>> x[1:]._is_view(), x.t()._is_view(), x[[0]]._is_view(), x.detach()._is_view()
+        (True, True, False, False)
+        """
+        extra = self._extra
+        return self._base is not None and extra is not None and extra.view_fn is not None \
+            and not extra.inference
+
     @property
     def is_leaf(self):
         return self.grad_fn is None
 
     @property
     def _version(self):
+        """How many times this tensor (or a view of its memory) was modified in place.
+
+        >>> import chainrule as cr
+        >>> x = cr.zeros(2); _ = x.add_(1); x._version
+        1
+        """
+        if self._extra is not None and self._extra.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return 0 if self._vc is None else self._vc.v
 
     def _bump_version(self):
@@ -236,9 +287,16 @@ class Tensor:
     def numpy(self, *, force=False):
         """The ndarray behind this tensor (shared memory).
 
-        Like the reference, refuses tensors that require grad (use ``.detach()``).
+        Like the reference, refuses tensors that require grad while grad mode is on
+        (use ``.detach()``, or ``force=True``).
+
+        >>> import chainrule as cr
+        >>> x = cr.ones(2, requires_grad=True)
+        >>> with cr.no_grad():
+        ...     x.numpy()
+        array([1., 1.], dtype=float32)
         """
-        if self.requires_grad and not force:
+        if self._requires_grad and not force and _MODE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         from .autograd.saved_guard import mark_exported
@@ -446,6 +504,8 @@ class Tensor:
         out = Tensor._wrap(self._data)
         out._vc = counter_of(self)
         out._base = self._base if self._base is not None else self
+        if self._extra is not None and self._extra.inference:
+            out._extras().inference = True          # like every view of an inference tensor
         return out
 
     def detach_(self):

@@ -1,7 +1,9 @@
-"""``chainrule.func``: provided by the functional layer (see autograd/_layers.py).
+"""``chainrule.func``: the composable function transforms (grad, vjp, jvp, jacrev,
+jacfwd, hessian, vmap), provided by the functional layer (see autograd/_layers.py).
 
 Importing it without that layer's wheel raises an ImportError naming the wheel.
 """
 from .autograd._layers import load_layer as _load
 
-globals().update({k: v for k, v in vars(_load("func")).items() if not k.startswith("__")})
+_layer = _load("functional", "func", "chainrule.func")
+globals().update({k: v for k, v in vars(_layer).items() if not k.startswith("__")})

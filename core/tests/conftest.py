@@ -1,7 +1,7 @@
 """Shared fixtures for core's tests.
 
 Every test starts and ends with chainrule's global state as it found it (default
-dtype, grad mode), so one test's settings never leak into another.
+dtype, grad mode, default device), so one test's settings never leak into another.
 """
 import numpy as np
 import pytest
@@ -13,9 +13,11 @@ import chainrule as cr
 def _restore_global_state():
     dtype = cr.get_default_dtype()
     grad_enabled = cr.is_grad_enabled()
+    device = cr.get_default_device()
     yield
     cr.set_default_dtype(dtype)
     cr.set_grad_enabled(grad_enabled)
+    cr.set_default_device(device)
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from docstring_runner import failed_examples
 # Thin public paths of the upper layers: they only re-export their layer's package
 # (whose own tests run its docstrings); test_layers.py checks them.
 LAYER_PATHS = {"chainrule.autograd." + name for name in
-               ("functional", "forward_ad", "profiler", "variable")} | {"chainrule.func"}
+               ("functional", "forward_ad", "profiler", "variable")} | {"chainrule.profiler",
+                                                                         "chainrule.func"}
 
 
 def _modules():

@@ -304,3 +304,73 @@ def test_fresh_gradient_is_taken_over_not_copied():
     assert x.grad._data is not g._data and w.grad._data is not x.grad._data
     x.grad.add_(1)
     assert g.tolist() == [1.0, 1.0] and w.grad.tolist() == [1.0, 1.0]
+
+
+class _Recorder:
+    """A node observer (Note [node observer slot]) that logs enter/exit pairs."""
+
+    def __init__(self):
+        self.log = []
+
+    def enter(self, node, name):
+        self.log.append(("enter", name or node.name(), node._sequence_nr()))
+        return len(self.log)
+
+    def exit(self, token):
+        self.log.append(("exit", token))
+
+
+@pytest.fixture
+def node_observer():
+    from chainrule.autograd import engine
+    recorder = _Recorder()
+    previous = engine.set_node_observer(recorder)
+    yield recorder
+    engine.set_node_observer(previous)
+
+
+def test_node_observer_sees_every_node_and_custom_function(node_observer):
+    class Double(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = cr.ones(2, requires_grad=True)
+    y = Double.apply(x).sum()
+    y.backward()
+    entered = [(name, seq) for kind, name, *seq in node_observer.log if kind == "enter"
+               for seq in seq]
+    double_seq = y.grad_fn.next_functions[0][0]._sequence_nr()
+    assert [name for name, _ in entered] == ["Double", "SumBackward0", "DoubleBackward",
+                                             "AccumulateGrad"]
+    assert entered[0][1] == entered[2][1] == double_seq
+    # each enter is closed by its own token, innermost first
+    tokens = [entry[1] for entry in node_observer.log if entry[0] == "exit"]
+    assert tokens == [1, 3, 5, 7]
+
+
+def test_node_observer_exit_runs_when_a_node_raises(node_observer):
+    class Fails(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ZeroDivisionError("in backward")
+
+    x = cr.ones(2, requires_grad=True)
+    y = Fails.apply(x).sum()
+    with pytest.raises(ZeroDivisionError, match="in backward"):
+        y.backward()
+    assert node_observer.log[-2:] == [("enter", "FailsBackward", node_observer.log[-2][2]),
+                                      ("exit", len(node_observer.log) - 1)]
+
+
+def test_node_observer_slot_is_empty_by_default():
+    from chainrule.autograd import engine
+    assert engine._node_observer is None

@@ -199,6 +199,102 @@ def test_set_materialize_grads_false_passes_none():
     assert seen == [None]
 
 
+class TwoOutputs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 * 2 + g2 * 3
+
+
+class NoGradient(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+def test_outputs_that_receive_no_gradient_at_all_get_zeros():
+    # issue 9, wrong today 3: no gradient reached TwoOutputs' node, which was called
+    # with one (undefined) gradient instead of one per output
+    x = leaf(1.0, 2.0)
+    a, b = TwoOutputs.apply(x)
+    NoGradient.apply(b).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_node_without_gradients_runs_its_pre_hook_with_one_none_per_output():
+    x = leaf(1.0)
+    a, b = TwoOutputs.apply(x)
+    seen = []
+    a.grad_fn.register_prehook(lambda grads: seen.append(len(grads)))
+    NoGradient.apply(b).sum().backward()
+    assert seen == [2]
+
+
+def double_backward_tutorial_functions(lib):
+    """The double-backward tutorial's MyCube (dx, a forward output, joins backward) and
+    Sinh (intermediate results returned as outputs), for chainrule or torch."""
+    class MyCube(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_dx):
+            x, dx = ctx.saved_tensors
+            return grad_output * dx + grad_dx * 6 * x
+
+    class Sinh(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = x.exp(), (-x).exp()
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_exp, grad_negexp):
+            expx, expnegx = ctx.saved_tensors
+            grad_input = grad_out * (expx + expnegx) / 2
+            grad_input += grad_exp * expx
+            grad_input -= grad_negexp * expnegx
+            return grad_input
+    return {"MyCube": MyCube, "Sinh": Sinh}
+
+
+def _first_output_and_derivatives(lib, name):
+    function = double_backward_tutorial_functions(lib)[name]
+    first = lambda t: function.apply(t)[0]                 # noqa: E731
+    x = lib.tensor([0.3, -1.2, 2.0], dtype=lib.float64, requires_grad=True)
+    g, = lib.autograd.grad(first(x).sum(), x, create_graph=True)
+    return first, x, g, lib.autograd.grad(g.sum(), x)[0]
+
+
+@pytest.mark.parametrize("name", ["MyCube", "Sinh"])
+def test_gradgradcheck_of_functions_whose_extra_outputs_get_no_gradient(name):
+    first, x, g, g2 = _first_output_and_derivatives(cr, name)
+    assert cr.autograd.gradcheck(first, (x,))
+    assert cr.autograd.gradgradcheck(first, (x,))
+    expected = 6 * x.detach() if name == "MyCube" else first(x.detach())
+    np.testing.assert_allclose(g2.numpy(), expected.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["MyCube", "Sinh"])
+def test_torch_parity_of_functions_whose_extra_outputs_get_no_gradient(torch, name):
+    ours, ref = (_first_output_and_derivatives(M, name) for M in (cr, torch))
+    for a, b in zip(ours[2:], ref[2:]):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
 def test_mark_dirty_in_place_function():
     class AddOneInPlace(Function):
         @staticmethod

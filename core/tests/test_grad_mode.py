@@ -72,6 +72,32 @@ def test_inference_mode_makes_inference_tensors():
     assert not cr.is_inference_mode_enabled()
 
 
+def test_inference_tensors_do_not_track_versions():
+    # issue 9, wrong today 6
+    with cr.inference_mode():
+        t = cr.ones(2)
+        with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+            t._version
+        t.add_(1)
+        view = t[:1]
+    for inference in (t, view, t[1:], t.detach(), t.unsqueeze(0), t.split(1)[1]):
+        assert inference.is_inference()     # views of an inference tensor are ones too
+        with pytest.raises(RuntimeError, match="Inference tensors do not track version counter"):
+            inference._version
+    assert cr.ones(2)._version == 0 and t.clone()._version == 0 and not (t * 2).is_inference()
+
+
+def test_numpy_of_a_tensor_that_requires_grad_when_grad_mode_is_off():
+    # issue 9, wrong today 5: allowed whenever grad mode is off, like the reference
+    x = cr.ones(2, requires_grad=True)
+    for mode in (cr.no_grad(), cr.inference_mode(), cr.set_grad_enabled(False)):
+        with mode:
+            assert x.numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()
+    assert x.numpy(force=True).tolist() == [1.0, 1.0]
+
+
 def test_inference_mode_false_is_noop_and_decorator():
     with cr.inference_mode(False):
         assert cr.is_grad_enabled()

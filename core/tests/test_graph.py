@@ -72,6 +72,116 @@ def test_innermost_hooks_win_and_custom_function_saves_use_hooks():
     assert seen == ["inner"] and x.grad.tolist() == [2.0, 2.0]
 
 
+def test_a_pack_that_detaches_keeps_higher_order_gradients():
+    # issue 9, wrong today 4: the unpacked tensor is re-attached to the saved tensor's
+    # history (Note [unpacking re-attaches history])
+    x = cr.tensor([1.0, 2.0, -0.5], dtype=cr.float64, requires_grad=True)
+    with graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        y = x ** 3                       # saves the leaf x
+        a = x * 2.0
+        z = a ** 3                       # saves a, a non-leaf input
+    g, = cr.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.grad_fn is not None
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].numpy(), 6 * x.detach().numpy())
+    g, = cr.autograd.grad(z.sum(), x, create_graph=True)
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].numpy(),
+                               48 * x.detach().numpy())
+
+
+def test_unpacked_tensor_is_a_new_tensor_with_the_saved_history():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    z = cr.tensor([3.0, 4.0])
+    with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x ** 3
+        w = z * x
+        e = x.exp()
+    saved = y.grad_fn._saved_self
+    assert saved is not x and saved.requires_grad and saved.grad_fn is None
+    assert w.grad_fn._saved_self is z                    # required no grad: as unpacked
+    result = e.grad_fn._saved_result
+    assert result is not e and result.grad_fn is e.grad_fn
+    (saved * 2).sum().backward()                         # into x's accumulator
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_versions_are_not_checked_through_hooks():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    a = x * 1.0
+    with graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = a ** 2
+    a.add_(1.0)                          # the hooks kept the value as it was
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
+def test_pack_hooks_run_with_grad_mode_off_and_may_not_modify_their_input():
+    seen = []
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    with graph.saved_tensors_hooks(lambda t: seen.append(cr.is_grad_enabled()) or t * 2,
+                                   lambda t: t):
+        y = x.exp() * x                  # t * 2 inside pack records nothing, saves nothing
+    assert seen == [False, False, False]
+
+    def modifies(t):
+        return t.mul_(2)
+    a = x * 1
+    with pytest.raises(RuntimeError, match="A saved tensor pack hook is modifying its input "
+                                           "in place"):
+        with graph.saved_tensors_hooks(modifies, lambda t: t):
+            a.exp()
+
+
+def test_raw_saved_tensor_register_hooks():
+    # issue 9, wrong today 7: grad_fn._raw_saved_<name>
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = x.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    assert raw.unpack() is x and raw.unpack_hook is None
+    log = []
+    raw.register_hooks(lambda t: log.append(("pack", t.requires_grad)) or t * 10,
+                       lambda t: log.append("unpack") or t)
+    assert log == [("pack", False)] and raw.data.tolist() == [10.0, 20.0]
+    with pytest.raises(RuntimeError, match="whose hooks have already been set"):
+        raw.register_hooks(lambda t: t, lambda t: t)
+    y.sum().backward()
+    assert x.grad.tolist() == [20.0, 40.0] and log[-1] == "unpack"
+    with pytest.raises(RuntimeError, match="Calling register_hooks on a saved tensor after "
+                                           "it has been freed"):
+        y.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    with pytest.raises(TypeError, match="register_hooks\\(\\): incompatible function arguments"):
+        x.exp().grad_fn._raw_saved_result.register_hooks(1, 2)
+
+
+def test_raw_saved_output_with_a_detaching_pack_keeps_higher_order_gradients():
+    x = cr.tensor([0.5, 1.5], dtype=cr.float64, requires_grad=True)
+    y = x.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t.detach(), lambda t: t)
+    g, = cr.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].numpy(), np.exp([0.5, 1.5]))
+
+
+def test_raw_saved_tensors_of_a_custom_function():
+    class Scale(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a, None)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            a, _ = ctx.saved_tensors
+            return g * a
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = Scale.apply(x)
+    raw = y.grad_fn._raw_saved_tensors
+    assert len(raw) == 2 and raw[1] is None
+    raw[0].register_hooks(lambda t: t + 1, lambda t: t)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 3.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.grad_fn._raw_saved_tensors
+
+
 def test_unpack_hook_must_return_tensor():
     x = cr.ones(2, requires_grad=True)
     with graph.saved_tensors_hooks(lambda t: t, lambda t: 5):

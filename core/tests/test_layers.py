@@ -15,22 +15,17 @@ def forget_layer_modules():
     both afterwards so each test (and later tests) resolve the layers afresh."""
     yield
     for name in _layers.LAYERS:
-        sys.modules.pop(_public(name), None)
+        sys.modules.pop(f"chainrule.autograd.{name}", None)
         cr.autograd.__dict__.pop(name, None)
-    cr.__dict__.pop("func", None)
-
-
-def _public(name):
-    return _layers.PUBLIC_PATHS.get(name, f"chainrule.autograd.{name}")
 
 
 @pytest.mark.parametrize("name", sorted(_layers.LAYERS))
 def test_missing_layer_names_its_wheel(name, monkeypatch):
     package, wheel = _layers.LAYERS[name]
-    monkeypatch.setitem(sys.modules, package.split(".")[0], None)   # as if not installed
-    sys.modules.pop(_public(name), None)
-    with pytest.raises(ImportError, match=f"{_public(name)} needs the {wheel} wheel"):
-        importlib.import_module(_public(name))
+    monkeypatch.setitem(sys.modules, package, None)        # as if not installed
+    sys.modules.pop(f"chainrule.autograd.{name}", None)
+    with pytest.raises(ImportError, match=f"needs the {wheel} wheel"):
+        importlib.import_module(f"chainrule.autograd.{name}")
 
 
 def test_attribute_access_goes_through_the_layer(monkeypatch):
@@ -40,10 +35,6 @@ def test_attribute_access_goes_through_the_layer(monkeypatch):
         cr.autograd.functional
     with pytest.raises(AttributeError):
         cr.autograd.no_such_thing
-    with pytest.raises(ImportError, match="chainrule.func needs the chainrule-functional wheel"):
-        cr.func
-    with pytest.raises(AttributeError):
-        cr.no_such_thing
 
 
 def test_installed_layer_is_re_exported(monkeypatch):
@@ -57,3 +48,17 @@ def test_installed_layer_is_re_exported(monkeypatch):
 def test_core_imports_no_layer():
     for package, _ in _layers.LAYERS.values():
         assert package not in sys.modules or sys.modules[package] is None
+
+
+def test_chainrule_profiler_names_the_wheel(monkeypatch):
+    monkeypatch.setitem(sys.modules, "chainrule_profiler", None)
+    sys.modules.pop("chainrule.profiler", None)
+    try:
+        with pytest.raises(ImportError, match="chainrule.profiler needs the chainrule-profiler "
+                                              "wheel"):
+            importlib.import_module("chainrule.profiler")
+        with pytest.raises(ImportError, match="chainrule-profiler"):
+            cr.profiler
+    finally:
+        sys.modules.pop("chainrule.profiler", None)
+        cr.__dict__.pop("profiler", None)

@@ -246,6 +246,29 @@ def test_einsum_trace_gradient_is_identity():
     np.testing.assert_array_equal(x.grad.numpy(), np.eye(3))
 
 
+def test_einsum_broadcast_subscript_backward():
+    """Issue 9, wrong today 1: 'k' has size 2 in a and 1 in b; torch gives both grads."""
+    a = _leaf(np.arange(6.0).reshape(3, 2))
+    b = _leaf(np.array([[1.0], [2.0], [3.0]]))
+    cr.einsum("ik,jk->ij", a, b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((3, 2), 6.0))
+    np.testing.assert_array_equal(b.grad.numpy(), [[15.0], [15.0], [15.0]])
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ik,jk->ij", ((3, 1), (3, 2))), ("ij,j->i", ((3, 2), (1,))), ("i,i->", ((1,), (4,))),
+    ("b...,b...->b", ((2, 3), (2, 1))), ("ii,i->i", ((3, 3), (1,))),
+    ("ik,jk,kl->il", ((2, 1), (3, 4), (4, 2)))], ids=str)
+def test_einsum_broadcast_subscripts_match_torch(torch, rng, equation, shapes):
+    arrays = [_random(rng, s) for s in shapes]
+    g = _random(rng, tuple(cr.einsum(equation, *[cr.tensor(a) for a in arrays]).shape))
+    ours, our_grads = _cr_grads(lambda *t: cr.einsum(equation, *t), arrays, g)
+    theirs, their_grads = _torch_grads(torch, lambda *t: torch.einsum(equation, *t), arrays, g)
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    for a, b in zip(our_grads, their_grads):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
 def test_einsum_large_contraction_uses_the_blas_route(rng):
     a, b = _random(rng, (64, 128), np.float32), _random(rng, (128, 96), np.float32)
     out = cr.einsum("ij,jk->ik", cr.tensor(a), cr.tensor(b))
@@ -323,3 +346,399 @@ def test_einsum_parity_with_torch(torch, rng, case):
     np.testing.assert_allclose(ours, theirs, atol=1e-12)
     for a, b in zip(our_grads, their_grads):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+# === chainrule.linalg ===========================================================================
+from chainrule._ops import ARRAY_NS, TENSOR_NS  # noqa: E402
+from chainrule._ops import linalg as linalg_ops  # noqa: E402
+
+LA = cr.linalg
+
+
+def _spd(rng, shape, dtype=np.float64):
+    a = _random(rng, shape, dtype)
+    return a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])
+
+
+def _hermitian(rng, shape, dtype=np.float64):
+    a = _random(rng, shape, dtype)
+    return a + np.conj(np.swapaxes(a, -1, -2))
+
+
+def _abs2(x):
+    return (x * np.conj(x)).real
+
+
+# --- JVPs of the table ops: finite differences, in both namespaces ------------------------------
+def _jvp_cases(rng):
+    """(op, input arrays, attrs, tangents, output maps): the maps read every output
+    through a function that does not depend on the vectors' phases."""
+    ident = None
+    cases = []
+    for dtype in (np.float64, np.complex128):
+        a = _random(rng, (2, 3, 3), dtype) + 4 * np.eye(3)
+        b = _random(rng, (3, 2), dtype)
+        h, spd = _hermitian(rng, (2, 3, 3), dtype), _spd(rng, (2, 3, 3), dtype)
+        t_h, t_spd = _hermitian(rng, (2, 3, 3), dtype), _hermitian(rng, (2, 3, 3), dtype)
+        vec_maps = (ident, _abs2)
+        cases += [
+            (linalg_ops.DET, [a], {}, None, None),
+            (linalg_ops.SLOGDET, [a], {}, None, None),
+            (linalg_ops.INV, [a], {}, None, None),
+            (linalg_ops.SOLVE, [a, b], {}, None, None),
+            (linalg_ops.SOLVE_TRIANGULAR, [a, b], {"upper": True, "unitriangular": False},
+             None, None),
+            (linalg_ops.SOLVE_TRIANGULAR, [a, b], {"upper": False, "unitriangular": True},
+             None, None),
+            (linalg_ops.CHOLESKY, [spd], {}, [t_spd], None),
+            (linalg_ops.QR, [_random(rng, (4, 3), dtype)], {"mode": "reduced"}, None, None),
+            (linalg_ops.QR, [_random(rng, (2, 3, 5), dtype)], {"mode": "reduced"}, None, None),
+            (linalg_ops.SVD, [_random(rng, (4, 3), dtype)], {"full_matrices": False}, None,
+             (_abs2, ident, _abs2)),
+            (linalg_ops.SVD, [_random(rng, (2, 3, 5), dtype)], {"full_matrices": False}, None,
+             (_abs2, ident, _abs2)),
+            (linalg_ops.EIGH, [h], {"UPLO": "L"}, [t_h], vec_maps),
+            (linalg_ops.EIG, [_random(rng, (3, 3), dtype)], {}, None, vec_maps),
+            (linalg_ops.MATRIX_EXP, [_random(rng, (2, 3, 3), dtype)], {}, None, None),
+            (linalg_ops.PINV, [_random(rng, (4, 3), dtype)],
+             {"atol": None, "rtol": None, "hermitian": False}, None, None),
+            (linalg_ops.LSTSQ, [_random(rng, (5, 3), dtype), _random(rng, (5, 2), dtype)],
+             {"rcond": None}, None, None),
+            (linalg_ops.CROSS, [_random(rng, (2, 3), dtype), _random(rng, (3,), dtype)],
+             {"dim": -1}, None, None),
+        ]
+    return cases
+
+
+def _tangent_of(out, tangent, fn):
+    """The tangent of fn(out) given out's tangent (fn: None or |.|^2)."""
+    if fn is None:
+        return tangent
+    return 2 * (np.conj(out) * tangent).real
+
+
+def _jvp_env(op, arrays, attrs, result):
+    env = dict(attrs, result=result)
+    env.update(zip(op.inputs, arrays))
+    env.update((n + "_shape", a.shape) for n, a in zip(op.inputs, arrays))
+    return env
+
+
+def test_every_linalg_table_op_has_a_checked_jvp(rng):
+    seen = set()
+    for op, arrays, attrs, tangents, maps in _jvp_cases(rng):
+        tangents = tangents or [_random(rng, a.shape, a.dtype) for a in arrays]
+        eps = 1e-6
+        hi = op.forward(*[a + eps * t for a, t in zip(arrays, tangents)], **attrs)
+        lo = op.forward(*[a - eps * t for a, t in zip(arrays, tangents)], **attrs)
+        result = op.forward(*arrays, **attrs)
+        outs = [hi, lo, result] if not op.multi_output else [list(hi), list(lo), list(result)]
+        if not op.multi_output:
+            outs = [[o] for o in outs]
+        maps = maps or (None,) * len(outs[2])
+        numeric = [(np.asarray(_apply(f, h)) - np.asarray(_apply(f, l))) / (2 * eps)
+                   for f, h, l in zip(maps, outs[0], outs[1])]
+        env = _jvp_env(op, arrays, attrs, result)
+        tenv = {k: cr.Tensor._wrap(v) if isinstance(v, np.ndarray) else v for k, v in env.items()}
+        tenv["result"] = [cr.Tensor._wrap(r) for r in result] if op.multi_output else \
+            cr.Tensor._wrap(result)
+        for ns, e, ts in ((ARRAY_NS, env, tangents),
+                          (TENSOR_NS, tenv, [cr.Tensor._wrap(t) for t in tangents])):
+            got = op.jvp(ns, tuple(ts), e)
+            got = list(got) if op.multi_output else [got]
+            for k, (g, n, f, o) in enumerate(zip(got, numeric, maps, outs[2])):
+                g = g._data if isinstance(g, cr.Tensor) else g
+                np.testing.assert_allclose(_tangent_of(o, g, f), n, atol=1e-6, rtol=1e-5,
+                                           err_msg=f"{op.name} jvp output {k} "
+                                                   f"({type(ns).__name__})")
+        seen.add(op.name)
+    linalg_table = {op.name for op in cr._ops._registry.OPS.values()
+                    if op.name.startswith("linalg_") and op.name != "linalg_vector_norm"}
+    assert linalg_table <= seen, sorted(linalg_table - seen)
+
+
+def _apply(fn, x):
+    return x if fn is None else fn(x)
+
+
+# --- errors with the reference's messages --------------------------------------------------------
+_NON_SQUARE = "A must be batches of square matrices, but they are 2 by 3 matrices"
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda a: LA.inv(a), "linalg.inv: " + _NON_SQUARE),
+    (lambda a: LA.det(a), "linalg.det: " + _NON_SQUARE),
+    (lambda a: LA.slogdet(a), "linalg.slogdet: " + _NON_SQUARE),
+    (lambda a: cr.logdet(a), "logdet: " + _NON_SQUARE),
+    (lambda a: LA.cholesky(a), "linalg.cholesky: " + _NON_SQUARE),
+    (lambda a: LA.eigh(a), "linalg.eigh: " + _NON_SQUARE),
+    (lambda a: LA.eig(a), "linalg.eig: " + _NON_SQUARE),
+    (lambda a: LA.eigvals(a), "linalg.eigvals: " + _NON_SQUARE),
+    (lambda a: LA.matrix_exp(a), "linalg.matrix_exp: " + _NON_SQUARE),
+    (lambda a: LA.matrix_power(a, 2), "linalg.matrix_power: " + _NON_SQUARE),
+    (lambda a: LA.solve(a, cr.ones(2, dtype=cr.float64)), "linalg.solve: " + _NON_SQUARE),
+])
+def test_non_square_input_errors(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        fn(cr.ones(2, 3, dtype=cr.float64))
+
+
+@pytest.mark.parametrize("fn, message", [
+    (LA.inv, "linalg.inv: The input tensor A must have at least 2 dimensions."),
+    (LA.det, "linalg.det: The input tensor A must have at least 2 dimensions."),
+    (LA.svd, "linalg.svd: The input tensor A must have at least 2 dimensions."),
+    (LA.qr, "linalg.qr: The input tensor A must have at least 2 dimensions."),
+    (LA.matrix_norm, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+    (LA.cond, "linalg.cond: The input tensor must have at least 2 dimensions."),
+])
+def test_one_dimensional_input_errors(fn, message):
+    with pytest.raises(RuntimeError, match=message):
+        fn(cr.ones(3))
+
+
+def test_integer_input_error():
+    with pytest.raises(RuntimeError, match="linalg.inv: Expected a floating point or complex "
+                                           "tensor as input. Got Long"):
+        LA.inv(cr.eye(2, dtype=cr.int64))
+
+
+def test_singular_input_raises_linalg_error_naming_the_batch_element():
+    singular = [[1.0, 2.0], [2.0, 4.0]]
+    a = cr.tensor([np.eye(2), singular])
+    with pytest.raises(LA.LinAlgError, match=r"linalg.inv: \(Batch element 1\): The diagonal "
+                                             "element 2 is zero, the inversion could not be "
+                                             "completed because the input matrix is singular."):
+        LA.inv(a)
+    with pytest.raises(RuntimeError, match="torch.linalg.solve: The solver failed because the "
+                                           "input matrix is singular."):
+        LA.solve(cr.tensor(singular), cr.ones(2))
+    assert issubclass(LA.LinAlgError, RuntimeError)
+
+
+def test_not_positive_definite_names_the_leading_minor():
+    a = cr.tensor([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]])
+    with pytest.raises(LA.LinAlgError, match=r"linalg.cholesky: \(Batch element 1\): The "
+                                             "factorization could not be completed because the "
+                                             "input is not positive-definite \\(the leading minor "
+                                             "of order 2 is not positive-definite\\)."):
+        LA.cholesky(a)
+    with pytest.raises(LA.LinAlgError, match="^cholesky: The factorization"):
+        cr.cholesky(a[1])
+    info = LA.cholesky_ex(a).info
+    assert info.tolist() == [0, 2]
+    singular = LA.inv_ex(cr.tensor([[[1.0, 2.0], [2.0, 4.0]]]))
+    assert singular.info.tolist() == [2] and np.isnan(singular.inverse.numpy()).all()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: LA.solve(cr.eye(3, dtype=cr.float64), cr.ones(2, 1, dtype=cr.float64)),
+     r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(3x3 and 2x1\)"),
+    (lambda: LA.solve(cr.eye(3, dtype=cr.float64), cr.ones(3, 1)),
+     "linalg.solve: Expected A and B to have the same dtype, but found A of type Double and B "
+     "of type Float instead"),
+    (lambda: LA.qr(cr.ones(2, 2), mode="foo"), "qr received unrecognized mode 'foo'"),
+    (lambda: LA.eigh(cr.eye(2), UPLO="X"), "Expected UPLO argument to be 'L' or 'U', but got X"),
+    (lambda: LA.matrix_norm(cr.eye(2), ord=3), "linalg.matrix_norm: Order 3 not supported."),
+    (lambda: LA.matrix_norm(cr.eye(2), dim=(0, 0)), r"dims must be different. Got \(0, 0\)"),
+    (lambda: LA.norm(cr.ones(2, 2, 2), ord=2), "linalg.norm: If dim is not specified but ord "
+                                               "is, the input must be 1D or 2D. Got 3D."),
+    (lambda: LA.cross(cr.ones(2), cr.ones(2)),
+     "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
+    (lambda: LA.multi_dot([cr.eye(2)]), "multi_dot\\(\\): expected at least 2 tensors but got 1"),
+    (lambda: LA.multi_dot([cr.eye(3), cr.ones(2, 3)]), r"multi_dot\(\): tensors 0 and 1 with "
+                                                       r"shapes \[3, 3\] and \[2, 3\] cannot"),
+    (lambda: LA.lstsq(cr.eye(3), cr.ones(2, 1)),
+     r"torch.linalg.lstsq: input.size\(-2\) should match other.size\(-2\)"),
+    (lambda: LA.lstsq(cr.eye(3), cr.eye(3), driver="foo"), "parameter `driver` should be one"),
+    (lambda: cr.cdist(cr.ones(2, 3), cr.ones(2, 4)),
+     "X1 and X2 must have the same number of columns. X1: 3 X2: 4"),
+    (lambda: cr.cdist(cr.ones(3), cr.ones(3)), "cdist only supports at least 2D tensors, X1 "
+                                               "got: 1D"),
+    (lambda: cr.addr(cr.ones(2, 2), cr.ones(2, 2), cr.ones(2)),
+     "addr: Expected 1-D argument vec1, but got 2-D"),
+    (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), dims=1),
+     "contracted dimensions need to match, but first has size 3 in dim 1 and second has size "
+     "2 in dim 0"),
+    (lambda: cr.inner(cr.ones(2, 3), cr.ones(2, 4)),
+     r"inner\(\) the last dimension must match on both input tensors but got shapes \[2, 3\] "
+     r"and \[2, 4\]"),
+    (lambda: cr.cholesky_solve(cr.ones(2, 1), cr.eye(3)),
+     "Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 but each b matrix "
+     "is 2 by 1"),
+])
+def test_argument_errors(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+# --- the gauge problem: phases and repeated values -------------------------------------------------
+@pytest.mark.parametrize("decompose, loss, message", [
+    (lambda a: LA.svd(a), lambda r: r.U.real.sum(),
+     "svd_backward: The singular vectors in the complex case are specified up to "
+     "multiplication by e\\^{i phi}. The specified loss function depends on this phase term, "
+     "making it ill-defined."),
+    (lambda a: LA.eigh(a + a.mH), lambda r: r.eigenvectors.real.sum(),
+     "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+     "multiplication by e\\^{i phi}. The specified loss function depends on this quantity, so "
+     "it is ill-defined."),
+    (lambda a: LA.eig(a), lambda r: r.eigenvectors.real.sum(),
+     "linalg_eig_backward: The eigenvectors in the complex case are specified up to "),
+])
+def test_loss_depending_on_the_phase_of_complex_vectors_raises(rng, decompose, loss, message):
+    a = _leaf(_random(rng, (3, 3), np.complex128))
+    with pytest.raises(RuntimeError, match=message):
+        loss(decompose(a)).backward()
+
+
+@pytest.mark.parametrize("decompose", [lambda a: LA.svd(a), lambda a: LA.eig(a),
+                                       lambda a: LA.svd(a + 0j)], ids=["svd", "eig", "svdc"])
+def test_phase_invariant_losses_of_complex_vectors_have_gradients(rng, decompose):
+    a = _leaf(_random(rng, (3, 3), np.complex128))
+    out = decompose(a)
+    v = out[0] if len(out) == 3 else out.eigenvectors
+    (v * v.conj()).real.sum().backward()
+    assert np.all(np.isfinite(a.grad.numpy()))
+
+
+@pytest.mark.parametrize("decompose, vectors", [
+    (LA.svd, lambda r: r.U), (LA.eigh, lambda r: r.eigenvectors),
+    (LA.eig, lambda r: r.eigenvectors.real)], ids=["svd", "eigh", "eig"])
+def test_repeated_values_warn_and_give_nan_like_the_reference(decompose, vectors):
+    a = _leaf(np.eye(3))
+    with pytest.warns(RuntimeWarning, match="repeated"):
+        vectors(decompose(a)).sum().backward()
+    assert np.isnan(a.grad.numpy()).all()
+
+
+def test_repeated_values_without_the_vectors_are_fine():
+    a = _leaf(np.eye(3))
+    LA.svdvals(a).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.eye(3))
+    b = _leaf(np.eye(3))
+    LA.eigvalsh(b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), np.eye(3))
+
+
+# --- values, shapes, batches ---------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_decompositions_reconstruct_batched_input(rng, dtype):
+    a = _random(rng, (2, 4, 3), dtype)
+    t = cr.tensor(a)
+    tol = dict(atol=1e-4) if dtype in (np.float32, np.complex64) else dict(atol=1e-10)
+    U, S, Vh = LA.svd(t, full_matrices=False)
+    assert U.dtype == t.dtype and S.dtype == (cr.float32 if dtype in (np.float32, np.complex64)
+                                              else cr.float64)
+    np.testing.assert_allclose((U.numpy() * S.numpy()[..., None, :]) @ Vh.numpy(), a, **tol)
+    Q, R = LA.qr(t)
+    np.testing.assert_allclose(Q.numpy() @ R.numpy(), a, **tol)
+    h = _hermitian(rng, (2, 3, 3), dtype).astype(dtype)
+    w, v = LA.eigh(cr.tensor(h))
+    np.testing.assert_allclose(v.numpy() @ (w.numpy()[..., None] * np.conj(np.swapaxes(
+        v.numpy(), -1, -2))), h, **tol)
+    L = LA.cholesky(cr.tensor(_spd(rng, (2, 3, 3), dtype).astype(dtype)))
+    assert L.shape == (2, 3, 3) and np.allclose(np.triu(L.numpy(), 1), 0)
+
+
+def test_eig_is_complex_for_real_input():
+    w, v = LA.eig(cr.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    assert w.dtype == cr.complex64 and v.dtype == cr.complex64
+    assert LA.eigvals(cr.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=cr.float64)).dtype == \
+        cr.complex128
+
+
+def test_named_tuples_and_grad_fn_names(rng):
+    a = _leaf(_spd(rng, (3, 3)))
+    assert LA.det(a).grad_fn.name() == "LinalgDetBackward0"
+    assert LA.inv(a).grad_fn.name() == "LinalgInvExBackward0"
+    assert LA.cholesky(a).grad_fn.name() == "LinalgCholeskyExBackward0"
+    assert LA.svd(a).S.grad_fn.name() == "LinalgSvdBackward0"
+    assert type(LA.qr(a)).__name__ == "linalg_qr" and type(cr.qr(a)).__name__ == "qr"
+    assert LA.slogdet(a)._fields == ("sign", "logabsdet")
+    assert LA.lstsq(a, a)._fields == ("solution", "residuals", "rank", "singular_values")
+    assert cr.svd(a)._fields == ("U", "S", "V")
+
+
+def test_old_svd_returns_v_and_compute_uv_false_gives_zeros(rng):
+    a = _random(rng, (4, 3))
+    U, S, V = cr.svd(cr.tensor(a))
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, a, atol=1e-12)
+    U, S, V = cr.svd(cr.tensor(a), compute_uv=False)
+    assert U.shape == (4, 4) and V.shape == (3, 3) and not U.numpy().any()
+
+
+def test_lstsq_outputs_per_driver(rng):
+    a, b = cr.tensor(_random(rng, (5, 3))), cr.tensor(_random(rng, (5, 2)))
+    gelsy, gelsd, gels = (LA.lstsq(a, b, driver=d) for d in ("gelsy", "gelsd", "gels"))
+    np.testing.assert_allclose(gelsy.solution.numpy(),
+                               np.linalg.lstsq(a.numpy(), b.numpy(), rcond=None)[0])
+    assert gelsy.residuals.shape == (0,) and gelsy.rank.item() == 3
+    assert gelsd.residuals.shape == (2,) and gelsd.singular_values.shape == (3,)
+    assert gels.rank.shape == (0,)
+
+
+def test_determinant_gradient_of_a_singular_matrix_is_the_adjugate():
+    a = _leaf(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    LA.det(a).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+
+
+def test_matrix_exp_without_scipy_matches(rng, monkeypatch):
+    a = _random(rng, (2, 4, 4)) * 3
+    expected = linalg_ops._matrix_exp_forward(a)
+    np.testing.assert_allclose(linalg_ops._expm_pade(a), expected, rtol=1e-10)
+
+
+def test_norms_and_rank():
+    a = cr.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=cr.float64)
+    s = np.linalg.svd(a.numpy(), compute_uv=False)
+    assert LA.matrix_norm(a, "nuc").item() == pytest.approx(s.sum())
+    assert LA.matrix_norm(a, -2).item() == pytest.approx(s[-1])
+    assert LA.matrix_norm(a, float("inf")).item() == 7.0
+    assert LA.norm(a).item() == pytest.approx(np.sqrt(30))
+    assert cr.norm(a, "nuc").item() == pytest.approx(s.sum())
+    assert a.norm("nuc").item() == pytest.approx(s.sum())
+    assert LA.cond(a).item() == pytest.approx(s[0] / s[-1])
+    assert LA.matrix_rank(cr.tensor([[1.0, 2.0], [2.0, 4.0]])).dtype == cr.int64
+
+
+def test_matrix_power_and_multi_dot_match_numpy(rng):
+    a = _random(rng, (2, 3, 3)) + 3 * np.eye(3)
+    np.testing.assert_allclose(LA.matrix_power(cr.tensor(a), -3).numpy(),
+                               np.linalg.matrix_power(a, -3))
+    np.testing.assert_allclose(LA.matrix_power(cr.tensor(a), 0).numpy(),
+                               np.broadcast_to(np.eye(3), a.shape))
+    mats = [_random(rng, s) for s in ((5,), (5, 2), (2, 7), (7,))]
+    np.testing.assert_allclose(LA.multi_dot([cr.tensor(m) for m in mats]).numpy(),
+                               np.linalg.multi_dot(mats))
+
+
+def test_matmul_family_values(rng):
+    i, m1, m2 = (cr.tensor(_random(rng, s)) for s in ((2, 4), (2, 3), (3, 4)))
+    np.testing.assert_allclose(cr.addmm(i, m1, m2, beta=0.5, alpha=2).numpy(),
+                               0.5 * i.numpy() + 2 * m1.numpy() @ m2.numpy())
+    np.testing.assert_allclose(i.addmm(m1, m2).numpy(), i.numpy() + m1.numpy() @ m2.numpy())
+    nan = cr.full((2, 4), float("nan"), dtype=cr.float64)
+    assert np.isfinite(cr.addmm(nan, m1, m2, beta=0).numpy()).all()
+    a, b = _random(rng, (2, 3)), _random(rng, (3, 2))
+    np.testing.assert_allclose(cr.kron(cr.tensor(a), cr.tensor(b)).numpy(), np.kron(a, b))
+    np.testing.assert_allclose(cr.tensordot(cr.tensor(a), cr.tensor(b), ([0, 1], [1, 0])).numpy(),
+                               np.tensordot(a, b, ([0, 1], [1, 0])))
+    np.testing.assert_allclose(cr.trapezoid(cr.tensor(a)).numpy(), np.trapezoid(a))
+
+
+def test_linalg_functions_are_in_the_linalg_namespace_and_top_level_aliases_exist():
+    for name in ("det", "slogdet", "inv", "inv_ex", "solve", "solve_ex", "lstsq", "cholesky",
+                 "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals",
+                 "pinv", "matrix_norm", "vector_norm", "norm", "matrix_exp", "matrix_power",
+                 "multi_dot", "cross", "cond", "matrix_rank", "vecdot", "diagonal",
+                 "solve_triangular", "tensorinv", "tensorsolve", "vander", "matmul"):
+        assert callable(getattr(LA, name)), name
+    for name in ("det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve",
+                 "cholesky_inverse", "qr", "svd", "pinverse", "matrix_exp", "matrix_power",
+                 "addmm", "addmv", "addr", "baddbmm", "addbmm", "kron", "tensordot", "cdist",
+                 "cross", "chain_matmul", "vdot", "inner", "mv", "trapezoid"):
+        assert callable(getattr(cr, name)), name
+    for name in ("det", "logdet", "slogdet", "inverse", "cholesky", "qr", "svd", "pinverse",
+                 "matrix_exp", "matrix_power", "addmm", "addmv", "addr", "baddbmm", "addbmm",
+                 "kron", "cross", "inner", "cholesky_solve", "cholesky_inverse"):
+        assert callable(getattr(cr.Tensor, name)), name

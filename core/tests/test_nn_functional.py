@@ -781,3 +781,666 @@ def test_small_cnn_training_step_reduces_the_loss(rng):
                 p.sub_(p.grad * 0.5)
                 p.grad = None
     assert loss_fn().item() < first.item()
+
+
+# --- JVPs of every nn-family table op (finite differences, both namespaces) -------------------
+def _nn_family_ops():
+    from chainrule._ops._registry import OPS, NOT_IMPLEMENTED
+    return {name: op for name, op in OPS.items()
+            if (getattr(op.forward, "__module__", None) or "").endswith("_ops.nn")
+            and op.jvp is not None and op.jvp is not NOT_IMPLEMENTED}
+
+
+def _recorded_forwards(monkeypatch, ops):
+    calls, originals = [], {}
+    for op in ops.values():
+        originals[op.name] = op.forward
+
+        def forward(*arrays, _op=op, _f=op.forward, **attrs):
+            calls.append((_op, [np.array(a, copy=True) for a in arrays], dict(attrs)))
+            return _f(*arrays, **attrs)
+        monkeypatch.setattr(op, "forward", forward)
+    return calls, originals
+
+
+def _numeric_jvp(op, arrays, attrs, tangents, eps=1e-6):
+    def run(sign):
+        moved = [a + sign * eps * t if t is not None else a for a, t in zip(arrays, tangents)]
+        return np.asarray(op.forward(*moved, **attrs))
+    return (run(1) - run(-1)) / (2 * eps)
+
+
+def _check_nn_jvp(op, arrays, attrs, rng):
+    from chainrule._ops import ARRAY_NS, TENSOR_NS
+    from chainrule._ops._registry import NONDIFF
+    tangents = tuple(rng.standard_normal(a.shape) if a.dtype == np.float64 and
+                     f is not NONDIFF else None for a, f in zip(arrays, op.vjps))
+    if all(t is None for t in tangents):
+        return False
+    result = np.asarray(op.forward(*arrays, **attrs))
+    env = dict(attrs, result=result)
+    env.update(zip(op.inputs, arrays))
+    env.update((n + "_shape", a.shape) for n, a in zip(op.inputs, arrays))
+    numeric = _numeric_jvp(op, arrays, attrs, tangents)
+    # -inf padding (max pooling) and empty means (nan) have no derivative to compare
+    finite = np.isfinite(result)
+    wrap = cr.Tensor._wrap
+    tensor_env = {k: wrap(v) if isinstance(v, np.ndarray) and (k in op.inputs or k == "result")
+                  else v for k, v in env.items()}
+    for ns, e, ts in ((ARRAY_NS, env, tangents),
+                      (TENSOR_NS, tensor_env, tuple(None if t is None else wrap(t)
+                                                    for t in tangents))):
+        out = op.jvp(ns, ts, e)
+        out = out._data if isinstance(out, cr.Tensor) else np.asarray(out)
+        out = np.where(finite, np.broadcast_to(out, numeric.shape), 0)
+        np.testing.assert_allclose(out, np.where(finite, numeric, 0), atol=1e-6,
+                                   rtol=1e-5, err_msg=f"{op.name} jvp ({type(ns).__name__})")
+    return True
+
+
+def test_every_nn_family_op_has_a_checked_jvp(monkeypatch):
+    from samples import nn as nn_samples
+    from samples._inputs import make_inputs
+    ops = _nn_family_ops()
+    calls, originals = _recorded_forwards(monkeypatch, ops)
+    for sample in nn_samples.SAMPLES:
+        if not sample.complex:
+            sample.call(*make_inputs(sample))
+    for op in ops.values():
+        op.forward = originals[op.name]
+    seen = set()
+    rng = np.random.default_rng(0)
+    for op, arrays, attrs in calls:
+        if _check_nn_jvp(op, arrays, attrs, rng):
+            seen.add(op.name)
+    missing = set(ops) - seen
+    assert not missing, f"nn-family ops whose JVP no sample reached: {sorted(missing)}"
+
+
+# --- the pointwise activations ---------------------------------------------------------------
+_POINTWISE = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "hardsigmoid",
+              "hardswish", "mish", "softsign", "tanhshrink", "softshrink", "hardshrink",
+              "logsigmoid"]
+
+
+@pytest.mark.parametrize("name", _POINTWISE + ["threshold", "softmin", "glu", "prelu", "rrelu"])
+def test_activation_signatures_match_torch(torch, name):
+    theirs = getattr(torch.nn.functional, name)
+    try:
+        expected = [(p.name, p.default) for p in inspect.signature(theirs).parameters.values()]
+    except (TypeError, ValueError):             # a C builtin: compare with its docstring
+        return
+    ours = [(p.name, p.default) for p in inspect.signature(getattr(F, name)).parameters.values()]
+    assert ours == expected
+
+
+@pytest.mark.parametrize("name", _POINTWISE)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_activation_values_and_dtypes_match_torch(torch, rng, name, dtype):
+    x = (rng.standard_normal((5, 6)) * 4).astype(dtype)
+    ours = getattr(F, name)(cr.tensor(x))
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x))
+    assert ours.dtype == cr.float32 if dtype == np.float32 else cr.float64
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6",
+                                  "hardsigmoid", "hardswish", "mish"])
+def test_activation_inplace_writes_into_the_input(rng, name):
+    x = rng.standard_normal(6)
+    leaf = cr.tensor(x, requires_grad=True)
+    y = leaf * 1.0
+    out = getattr(F, name)(y, inplace=True)
+    assert out is y and y._version == 1
+    expected = getattr(F, name)(cr.tensor(x))
+    np.testing.assert_allclose(y.detach().numpy(), expected.numpy())
+    y.sum().backward()
+    other = cr.tensor(x, requires_grad=True)
+    getattr(F, name)(other * 1.0).sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), other.grad.numpy())
+
+
+def test_inplace_activation_on_a_leaf_raises():
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used"):
+        F.elu_(cr.zeros(2, requires_grad=True))
+
+
+def test_activations_refuse_integer_input_like_the_reference():
+    with pytest.raises(NotImplementedError, match="\"elu_cpu\" not implemented for 'Long'"):
+        F.elu(cr.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="\"leaky_relu_cpu\" not implemented"):
+        F.leaky_relu(cr.tensor([1, 2]))
+
+
+def test_activation_argument_errors():
+    x = cr.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"lambda must be in range \[0, 3.40282e\+38\] for "
+                                           "input dtype Float, but found -1"):
+        F.softshrink(x, -1.0)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 1 is "
+                                           "size 3"):
+        F.glu(x, 1)
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        F.glu(cr.tensor(1.0))
+    with pytest.raises(RuntimeError, match="Mismatch of parameter numbers and input channel "
+                                           "size. Found parameter numbers = 2 and channel "
+                                           "size = 3."):
+        F.prelu(x, cr.ones(2))
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.1, training=True)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        F.celu(x, 0.0)
+
+
+def test_kinks_take_the_reference_side():
+    x = cr.tensor([-1.0, 0.0, 1.0], dtype=cr.float64, requires_grad=True)
+    F.hardtanh(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]          # 0 at the bounds
+    x.grad = None
+    F.leaky_relu(x, 0.1).sum().backward()
+    assert x.grad.tolist() == [0.1, 0.1, 1.0]          # the slope at 0
+    x.grad = None
+    F.threshold(x, 0.0, 5.0).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]
+
+
+def test_rrelu_training_draws_slopes_in_bounds_from_the_default_generator():
+    x = -cr.ones(1000, dtype=cr.float64)
+    cr.manual_seed(4)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    slopes = -y.numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.03
+    cr.manual_seed(4)
+    assert cr.equal(y, F.rrelu(x, 0.1, 0.3, training=True))
+    assert F.rrelu(cr.tensor([2.0]), training=True).tolist() == [2.0]
+
+
+def test_top_level_activation_forms():
+    assert cr.selu is F.selu and cr.prelu is F.prelu and cr.hardshrink is F.hardshrink
+
+
+# --- dropout -------------------------------------------------------------------------------
+def test_dropout_masks_and_scales_with_the_default_generator():
+    x = cr.ones(2000, dtype=cr.float64, requires_grad=True)
+    cr.manual_seed(1)
+    y = F.dropout(x, 0.25)
+    values = set(np.unique(y.detach().numpy()).tolist())
+    assert values == {0.0, 1 / 0.75}
+    assert abs((y.detach().numpy() == 0).mean() - 0.25) < 0.04
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())   # the same mask
+    cr.manual_seed(1)
+    assert cr.equal(F.dropout(x, 0.25), y)
+
+
+def test_dropout_eval_zero_and_one():
+    x = cr.ones(3, requires_grad=True)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    y = F.dropout(x, 1.0)
+    assert y.tolist() == [0.0, 0.0, 0.0] and y.requires_grad
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
+                                         "got 1.5"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_inplace():
+    y = cr.ones(100) * 1.0
+    out = F.dropout(y, 0.5, inplace=True)
+    assert out is y and y._version == 1 and set(y.tolist()) <= {0.0, 2.0}
+
+
+@pytest.mark.parametrize("name, shape, channels", [
+    ("dropout1d", (4, 8, 5), 32), ("dropout1d", (8, 5), 8), ("dropout2d", (4, 8, 3, 3), 32),
+    ("dropout2d", (8, 3, 3), 24), ("dropout3d", (2, 8, 2, 2, 2), 16),
+    ("feature_alpha_dropout", (4, 8, 3), 32)])
+def test_channel_dropout_zeroes_whole_channels(name, shape, channels):
+    cr.manual_seed(2)
+    kwargs = {"training": True} if "alpha" in name else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # dropout2d reads 3-D input as (N, C, L)
+        y = getattr(F, name)(cr.ones(*shape, dtype=cr.float64), 0.5, **kwargs).numpy()
+    per_channel = y.reshape(channels, -1)
+    assert all(len(set(c.tolist())) == 1 for c in per_channel)
+    assert len(set(per_channel[:, 0].tolist())) == 2           # some dropped, some kept
+
+
+def test_channel_dropout_rank_errors_and_warnings():
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a "
+                                           "1D input"):
+        F.dropout1d(cr.ones(3))
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(cr.ones(2, 3, 4))
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        F.dropout2d(cr.ones(2, 3))
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
+        F.feature_alpha_dropout(cr.ones(3), 0.5, True)
+
+
+def test_alpha_dropout_keeps_zero_mean_unit_variance():
+    cr.manual_seed(3)
+    x = cr.randn(200000, dtype=cr.float64)
+    y = F.alpha_dropout(x, 0.3, training=True).numpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02
+    assert F.alpha_dropout(x, 0.3) is x
+
+
+def test_top_level_dropout():
+    x = cr.ones(4)
+    assert cr.dropout(x, 0.5, False) is x
+    assert set(cr.dropout(x, 0.5, True).tolist()) <= {0.0, 2.0}
+
+
+# --- the composite losses ----------------------------------------------------------------------
+_LOSSES = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "soft_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
+           "multi_margin_loss", "normalize"]
+
+
+@pytest.mark.parametrize("name", _LOSSES)
+def test_loss_signatures_match_torch(torch, name):
+    theirs = inspect.signature(getattr(torch.nn.functional, name))
+    ours = inspect.signature(getattr(F, name))
+    assert [(p.name, p.default) for p in ours.parameters.values()] == \
+        [(p.name, p.default) for p in theirs.parameters.values()]
+
+
+def test_loss_argument_errors_use_the_reference_messages():
+    x, t = cr.full((2, 3), 0.5), cr.full((2, 3), 0.5)
+    with pytest.raises(ValueError, match=r"Using a target size \(chainrule.Size\(\[1, 3\]\)\) "
+                                         "that is different to the input size"):
+        F.binary_cross_entropy(cr.full((3,), 0.5), cr.full((1, 3), 0.5))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(x * 3, t)
+    with pytest.raises(ValueError, match=r"Target size \(.*\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(x, t[0])
+    with pytest.raises(RuntimeError, match="smooth_l1_loss does not support negative values "
+                                           "for beta."):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(x, t, -1.0)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, t, cr.ones(5))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        F.multi_margin_loss(x, cr.tensor([0, 1]), p=3)
+    with pytest.raises(RuntimeError, match="margin_ranking_loss : All input tensors should have "
+                                           "same dimension"):
+        F.margin_ranking_loss(x, x, cr.ones(2))
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        F.l1_loss(x, t, weight=cr.ones(3))
+    with pytest.raises(ValueError, match="bogus is not a valid value for reduction"):
+        F.l1_loss(x, t, reduction="bogus")
+
+
+def test_kl_div_mean_warns_and_batchmean_divides_by_the_batch():
+    x = cr.tensor([[0.1, 0.9], [0.5, 0.5]]).log()
+    t = cr.tensor([[0.2, 0.8], [0.5, 0.5]])
+    with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss by both"):
+        mean = F.kl_div(x, t)
+    total = F.kl_div(x, t, reduction="sum").item()
+    assert mean.item() == pytest.approx(total / 4)
+    assert F.kl_div(x, t, reduction="batchmean").item() == pytest.approx(total / 2)
+
+
+def test_kl_div_zero_targets_add_nothing_and_keep_gradients_finite():
+    t = cr.tensor([0.0, 1.0], dtype=cr.float64, requires_grad=True)
+    x = cr.tensor([-1.0, -0.5], dtype=cr.float64, requires_grad=True)
+    loss = F.kl_div(x, t, reduction="sum")
+    assert loss.item() == pytest.approx(0.5)
+    loss.backward()
+    assert np.isfinite(t.grad.numpy()).all() and x.grad.tolist() == [0.0, -1.0]
+
+
+def test_binary_cross_entropy_clamps_its_logs_like_the_reference(torch):
+    x = cr.tensor([0.0, 1.0, 0.3], dtype=cr.float64)
+    t = cr.tensor([1.0, 0.0, 1.0], dtype=cr.float64)
+    ours = F.binary_cross_entropy(x, t, reduction="none").tolist()
+    theirs = torch.nn.functional.binary_cross_entropy(torch.tensor(x.numpy()),
+                                                      torch.tensor(t.numpy()), reduction="none")
+    np.testing.assert_allclose(ours, theirs.numpy())
+    assert ours[:2] == [100.0, 100.0]
+
+
+def test_bce_with_logits_is_stable_for_large_logits():
+    x = cr.tensor([1000.0, -1000.0, 0.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([0.0, 1.0, 1.0], dtype=cr.float64)
+    loss = F.binary_cross_entropy_with_logits(x, t, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [1000.0, 1000.0, math.log(2)])
+    loss.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, -1.0, -0.5])     # sigmoid(x) - t
+
+
+def test_gaussian_nll_clamps_var_without_stopping_its_gradient():
+    var = cr.tensor([0.0, 2.0], dtype=cr.float64, requires_grad=True)
+    x = cr.zeros(2, dtype=cr.float64)
+    F.gaussian_nll_loss(x, x, var, eps=0.5, reduction="sum").backward()
+    np.testing.assert_allclose(var.grad.numpy(), [1.0, 0.25])          # 0.5 / clamped var
+
+
+def test_cosine_similarity_and_normalize_at_zero_vectors():
+    z = cr.zeros(1, 3, dtype=cr.float64, requires_grad=True)
+    assert F.cosine_similarity(z, cr.ones(1, 3, dtype=cr.float64)).tolist() == [0.0]
+    assert F.normalize(z).tolist() == [[0.0, 0.0, 0.0]]
+    F.normalize(z).sum().backward()
+    assert np.isfinite(z.grad.numpy()).all()
+
+
+def test_multi_margin_loss_unbatched_and_weights(torch):
+    x = np.array([0.1, 0.2, 0.4, 0.8])
+    for kwargs in ({}, {"p": 2, "margin": 0.5}, {"reduction": "none"}):
+        ours = F.multi_margin_loss(cr.tensor(x), cr.tensor(3), **kwargs)
+        theirs = torch.nn.functional.multi_margin_loss(torch.tensor(x), torch.tensor(3),
+                                                       **kwargs)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_deprecated_size_average_and_reduce_are_honoured():
+    x, t = cr.tensor([1.0, 3.0]), cr.zeros(2)
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        assert F.l1_loss(x, t, size_average=False).item() == 4.0
+
+
+# --- normalisation -----------------------------------------------------------------------------
+def test_batch_norm_updates_running_stats_in_place_like_torch(torch, rng):
+    x = rng.standard_normal((5, 3, 4))
+    rm, rv = cr.zeros(3, dtype=cr.float64), cr.ones(3, dtype=cr.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    for momentum in (0.1, 0.5):
+        ours = F.batch_norm(cr.tensor(x), rm, rv, training=True, momentum=momentum)
+        theirs = torch.nn.functional.batch_norm(torch.tensor(x), trm, trv, training=True,
+                                                momentum=momentum)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), atol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), atol=1e-12)
+    assert rm._version == 2 and not rm.requires_grad
+    ours = F.batch_norm(cr.tensor(x), rm, rv)                      # evaluation: running stats
+    theirs = torch.nn.functional.batch_norm(torch.tensor(x), trm, trv)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+    assert rm._version == 2
+
+
+def test_batch_norm_running_stats_do_not_enter_the_graph():
+    x = cr.randn(4, 2, dtype=cr.float64, requires_grad=True)
+    rm, rv = cr.zeros(2, dtype=cr.float64), cr.ones(2, dtype=cr.float64)
+    F.batch_norm(x, rm, rv, training=True).sum().backward()
+    assert rm.grad_fn is None and x.grad is not None
+
+
+def test_normalisation_errors():
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when "
+                                         r"training, got input size chainrule.Size\(\[1, 3\]\)"):
+        F.batch_norm(cr.zeros(1, 3), None, None, training=True)
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        F.batch_norm(cr.zeros(2, 3), None, None)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        F.batch_norm(cr.zeros(2, 3), cr.zeros(4), cr.ones(4))
+    with pytest.raises(TypeError, match="'momentum' .* must be float, not NoneType"):
+        F.batch_norm(cr.zeros(2, 3), cr.zeros(3), cr.ones(3), training=True, momentum=None)
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
+                                           r"shape \[\*, 4\], but got input of size\[2, 3\]"):
+        F.layer_norm(cr.zeros(2, 3), [4])
+    with pytest.raises(RuntimeError, match="Expected number of channels in input to be "
+                                           "divisible by num_groups, but got input of shape "
+                                           r"\[2, 3, 4\] and num_groups=2"):
+        F.group_norm(cr.zeros(2, 3, 4), 2)
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        F.instance_norm(cr.zeros(2, 3, 1))
+
+
+def test_rms_norm_default_eps_is_the_dtypes_epsilon():
+    x = cr.zeros(1, 2)
+    assert F.rms_norm(x, (2,)).tolist() == [[0.0, 0.0]]
+    y = F.rms_norm(cr.tensor([[1e-4, 0.0]], dtype=cr.float64), (2,))
+    assert y[0, 0].item() == pytest.approx(1e-4 / math.sqrt(0.5e-8 + np.finfo(np.float64).eps))
+
+
+def test_top_level_norm_forms():
+    x = cr.randn(2, 3)
+    assert cr.equal(cr.layer_norm(x, (3,)), F.layer_norm(x, (3,)))
+    rm, rv = cr.zeros(3), cr.ones(3)
+    assert cr.equal(cr.batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5, False),
+                    F.batch_norm(x, rm, rv))
+    assert cr.equal(cr.group_norm(cr.ones(2, 4, 2), 2), F.group_norm(cr.ones(2, 4, 2), 2))
+
+
+# --- pad ---------------------------------------------------------------------------------------
+def test_pad_errors_use_the_reference_messages():
+    x = cr.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        F.pad(x, (1,))
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal to two "
+                                           "times the input dimension but got padding length 6 "
+                                           "and input of dimension 2"):
+        F.pad(x, (1, 1, 1, 1, 1, 1))
+    with pytest.raises(RuntimeError, match=r"Argument #4: Padding size should be less than the "
+                                           r"corresponding input dimension, but got: padding "
+                                           r"\(3, 3\) at dimension 1 of input \[2, 3\]"):
+        F.pad(x, (3, 3), mode="reflect")
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        F.pad(x, (4, 4), mode="circular")
+    with pytest.raises(NotImplementedError, match="Padding size 2 is not supported for 1D input"):
+        F.pad(cr.zeros(3), (1, 1), mode="reflect")
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode bogus"):
+        F.pad(x, (1, 1), mode="bogus")
+    with pytest.raises(RuntimeError, match="Padding mode \"reflect\" doesn't take in value"):
+        F.pad(x, (1, 1), mode="reflect", value=1.0)
+
+
+def test_negative_constant_padding_crops_and_its_gradient_is_zero_there():
+    x = cr.arange(6.0, dtype=cr.float64).reshape(2, 3).requires_grad_()
+    y = F.pad(x, (-1, 1))
+    assert y.tolist() == [[1.0, 2.0, 0.0], [4.0, 5.0, 0.0]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]
+
+
+def test_reflect_padding_gradient_adds_where_positions_repeat():
+    x = cr.tensor([[[1.0, 2.0, 3.0]]], dtype=cr.float64, requires_grad=True)
+    F.pad(x, (2, 2), mode="reflect").sum().backward()
+    assert x.grad.tolist() == [[[2.0, 3.0, 2.0]]]
+
+
+# --- pooling -----------------------------------------------------------------------------------
+_POOL_CASES = [("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, return_indices=True)),
+               ("max_pool2d", (3, 7, 6), dict(kernel_size=(2, 3), dilation=2, padding=1,
+                                              return_indices=True)),
+               ("max_pool1d", (2, 3, 7), dict(kernel_size=2, return_indices=True)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, count_include_pad=False)),
+               ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True)),
+               ("avg_pool1d", (2, 3, 7), dict(kernel_size=3, padding=1,
+                                              count_include_pad=False)),
+               ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4),
+                                                          return_indices=True)),
+               ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=5, return_indices=True)),
+               ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(None, 4))),
+               ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=5))]
+
+
+@pytest.mark.parametrize("name, shape, kwargs", _POOL_CASES)
+def test_pooling_values_and_indices_match_torch(torch, rng, name, shape, kwargs):
+    x = rng.standard_normal(shape)
+    ours = getattr(F, name)(cr.tensor(x), **kwargs)
+    theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for a, b in zip(ours, theirs):
+        assert a.shape == tuple(b.shape) and a.dtype.is_floating_point == b.is_floating_point()
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-12)
+
+
+def test_max_pool_gradient_goes_to_one_maximum_of_a_tie():
+    x = cr.ones(1, 1, 2, 2, dtype=cr.float64, requires_grad=True)
+    F.max_pool2d(x, 2).sum().backward()
+    assert x.grad.sum().item() == 1.0
+
+
+def test_pooling_errors_use_the_reference_messages():
+    x = cr.zeros(1, 1, 5, 5)
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel "
+                                           "size, but got pad=2, kernel_size=3 and dilation=1"):
+        F.max_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match="pad should be at most half of kernel size, but got "
+                                           "pad=2 and kernel_size=3"):
+        F.avg_pool2d(x, 3, padding=2)
+    with pytest.raises(RuntimeError, match=r"Given input size: \(1x5x5\). Calculated output "
+                                           r"size: \(1x0x0\). Output size is too small"):
+        F.max_pool2d(x, 7)
+    with pytest.raises(RuntimeError, match="non-empty 3D or 4D \\(batch mode\\) tensor expected"):
+        F.max_pool2d(cr.zeros(5, 5), 2)
+    with pytest.raises(RuntimeError, match="stride should not be zero"):
+        F.max_pool2d(x, 2, stride=0)
+    with pytest.raises(RuntimeError, match="max_pool1d: Expected 2D or 3D \\(batch mode\\)"):
+        F.max_pool1d(cr.zeros(5), 2)
+
+
+# --- conv1d / conv3d / transposed / unfold / fold ------------------------------------------------
+def test_conv_family_errors_use_the_reference_messages():
+    with pytest.raises(RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) input "
+                                           "to conv1d, but got input of size: \\[5\\]"):
+        F.conv1d(cr.zeros(5), cr.zeros(3, 2, 3))
+    with pytest.raises(RuntimeError, match="Expected 4-dimensional input for 4-dimensional "
+                                           "weight"):
+        F.conv1d(cr.zeros(1, 2, 5), cr.zeros(3, 2, 3, 3))
+    with pytest.raises(RuntimeError, match="output padding must be smaller than either stride or "
+                                           "dilation, but got output_padding_height: 1"):
+        F.conv_transpose2d(cr.zeros(1, 2, 3, 3), cr.zeros(2, 3, 3, 3), output_padding=1)
+    with pytest.raises(RuntimeError, match="Given transposed=1, weight of size \\[2, 3, 3, 3\\], "
+                                           "expected input\\[1, 3, 3, 3\\] to have 2 channels"):
+        F.conv_transpose2d(cr.zeros(1, 3, 3, 3), cr.zeros(2, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="Expected size of input's dimension 1 to be divisible "
+                                           "by the product of kernel_size"):
+        F.fold(cr.zeros(1, 5, 12), (4, 5), 2)
+    with pytest.raises(RuntimeError, match="calculated number of sliding blocks 3 \\* 4 = 12, but "
+                                           "got input.size\\(2\\)=10"):
+        F.fold(cr.zeros(1, 8, 10), (4, 5), 2)
+
+
+def test_fold_is_the_adjoint_of_unfold(rng):
+    x = cr.tensor(rng.standard_normal((2, 3, 5, 6)))
+    y = cr.tensor(rng.standard_normal((2, 3 * 4, 12)))
+    kwargs = dict(kernel_size=2, padding=1, stride=2)
+    lhs = (F.unfold(x, **kwargs) * y).sum().item()
+    rhs = (x * F.fold(y, (5, 6), **kwargs)).sum().item()
+    assert lhs == pytest.approx(rhs)
+
+
+def test_conv_transpose_is_the_input_gradient_of_conv(rng):
+    x = cr.tensor(rng.standard_normal((1, 2, 7, 7)), requires_grad=True)
+    w = cr.tensor(rng.standard_normal((3, 2, 3, 3)))
+    g = cr.tensor(rng.standard_normal((1, 3, 3, 3)))
+    (F.conv2d(x, w, stride=2) * g).sum().backward()
+    np.testing.assert_allclose(F.conv_transpose2d(g, w, stride=2).numpy(), x.grad.numpy())
+
+
+def test_top_level_conv_forms():
+    assert cr.conv1d is F.conv1d and cr.conv_transpose2d is F.conv_transpose2d
+    assert cr.conv2d is F.conv2d
+
+
+# --- embedding / one_hot -----------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs", [{"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"padding_idx": -1, "scale_grad_by_freq": True}])
+def test_embedding_gradients_match_torch(torch, rng, kwargs):
+    w = rng.standard_normal((5, 3))
+    idx = np.array([[0, 2, 4], [2, 2, 4]])
+    g = rng.standard_normal((2, 3, 3))
+    ours = cr.tensor(w, requires_grad=True)
+    F.embedding(cr.tensor(idx), ours, **kwargs).backward(cr.tensor(g))
+    theirs = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), theirs, **kwargs).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_embedding_max_norm_renormalises_looked_up_rows_in_place(torch):
+    w = np.array([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    ours, theirs = cr.tensor(w), torch.tensor(w)
+    out = F.embedding(cr.tensor([0, 1]), ours, max_norm=1.0)
+    expected = torch.nn.functional.embedding(torch.tensor([0, 1]), theirs, max_norm=1.0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy())
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())        # row 2: not looked up
+    assert ours.numpy()[2].tolist() == [6.0, 8.0]
+
+
+def test_embedding_errors():
+    w = cr.zeros(4, 2)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        F.embedding(cr.tensor([0]), w, sparse=True)
+    with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have "
+                                           "one of the following scalar types: Long, Int"):
+        F.embedding(cr.tensor([0.0]), w)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(cr.tensor([0]), w, padding_idx=4)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(cr.tensor([4]), w)
+
+
+def test_one_hot():
+    assert F.one_hot(cr.tensor([[1], [0]])).tolist() == [[[0, 1]], [[1, 0]]]
+    assert F.one_hot(cr.tensor([1]), 3).dtype == cr.int64
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+        F.one_hot(cr.tensor([3]), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(cr.tensor([-1]), 3)
+    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+        F.one_hot(cr.tensor([1.0]))
+
+
+# --- resampling and attention ------------------------------------------------------------------
+@pytest.mark.parametrize("mode, shape", [("nearest", (2, 3, 5, 4)), ("nearest-exact", (2, 3, 5)),
+                                         ("bilinear", (2, 3, 5, 4)), ("bicubic", (1, 2, 5, 4)),
+                                         ("trilinear", (1, 2, 3, 4, 5)), ("area", (2, 3, 7, 5))])
+@pytest.mark.parametrize("kwargs", [{"size": 7}, {"scale_factor": 0.6},
+                                    {"scale_factor": 2.5, "recompute_scale_factor": True}])
+def test_interpolate_matches_torch(torch, rng, mode, shape, kwargs):
+    x = rng.standard_normal(shape)
+    for align in ([None] if mode in ("nearest", "nearest-exact", "area") else [False, True]):
+        extra = {} if align is None else {"align_corners": align}
+        ours = F.interpolate(cr.tensor(x), mode=mode, **kwargs, **extra)
+        theirs = torch.nn.functional.interpolate(torch.tensor(x), mode=mode, **kwargs, **extra)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-12)
+
+
+def test_interpolate_errors():
+    x = cr.zeros(1, 2, 4, 5)
+    with pytest.raises(ValueError, match="either size or scale_factor should be defined"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x, size=3, scale_factor=2.0)
+    with pytest.raises(ValueError, match="align_corners option can only be set with the "
+                                         "interpolating modes"):
+        F.interpolate(x, size=3, align_corners=True)
+    with pytest.raises(NotImplementedError, match="Got 4D input, but linear mode needs 3D input"):
+        F.interpolate(x, size=3, mode="linear")
+    with pytest.raises(ValueError, match="Input and output must have the same number of spatial "
+                                         "dimensions"):
+        F.interpolate(x, size=(3,), mode="bilinear")
+    with pytest.raises(RuntimeError, match="pixel_shuffle expects its input's 'channel' "
+                                           "dimension to be divisible by the square of "
+                                           "upscale_factor, but input.size\\(-3\\)=3"):
+        F.pixel_shuffle(cr.zeros(1, 3, 2, 2), 2)
+
+
+def test_pixel_unshuffle_inverts_pixel_shuffle(rng):
+    x = cr.tensor(rng.standard_normal((2, 3, 8, 2, 2)))
+    assert cr.equal(F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2), x)
+
+
+def test_attention_errors_and_dropout():
+    q = cr.ones(2, 3, 4)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when "
+                                           "is_causal=True"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=cr.ones(3, 3, dtype=cr.bool),
+                                       is_causal=True)
+    cr.manual_seed(0)
+    v = cr.randn(2, 3, 4)
+    dropped = F.scaled_dot_product_attention(q, q, v, dropout_p=0.5)
+    assert not cr.allclose(dropped, F.scaled_dot_product_attention(q, q, v))

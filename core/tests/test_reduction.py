@@ -524,3 +524,247 @@ def test_parity_with_torch(sample, torch):
     for a, b in zip(grads, t_grads):
         want = np.zeros(a.shape) if b is None else b.numpy()
         np.testing.assert_allclose(a.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+# --- scans: cumprod, logcumsumexp, cummax, cummin ---------------------------------------
+ZEROS = [[2.0, 0.0, 3.0, 0.0, 4.0], [0.0, 0.0, 1.5, 2.0, -1.0], [1.0, 2.0, 3.0, 4.0, 0.0]]
+
+
+def test_cumprod_gradient_with_zeros_matches_the_product_rule():
+    """d y_i / d x_k = prod_{j <= i, j != k} x_j, summed against g (written out here)."""
+    x = np.array(ZEROS)
+    g = np.random.default_rng(0).standard_normal(x.shape)
+    want = np.zeros_like(x)
+    for r, k, i in np.ndindex(3, 5, 5):
+        if i >= k:
+            want[r, k] += g[r, i] * np.prod(np.delete(x[r, :i + 1], k))
+    np.testing.assert_allclose(_grad_of_g(lambda t: t.cumprod(1), x, g), want, rtol=1e-12)
+
+
+def _grad_of_g(fn, data, g):
+    x = cr.tensor(data, dtype=cr.float64, requires_grad=True)
+    (grad,) = cr.autograd.grad(fn(x), x, cr.tensor(g))
+    return grad.numpy()
+
+
+def test_cumprod_second_derivative_with_zeros_matches_torch(torch):
+    x = cr.tensor(ZEROS, dtype=cr.float64, requires_grad=True)
+    xt = torch.tensor(ZEROS, dtype=torch.float64, requires_grad=True)
+    g = np.random.default_rng(1).standard_normal((3, 5))
+    (gx,) = cr.autograd.grad(x.cumprod(1), x, cr.tensor(g), create_graph=True)
+    (gxt,) = torch.autograd.grad(xt.cumprod(1), xt, torch.tensor(g), create_graph=True)
+    w = np.random.default_rng(2).standard_normal((3, 5))
+    (h,) = cr.autograd.grad((gx * cr.tensor(w)).sum(), x)
+    (ht,) = torch.autograd.grad((gxt * torch.tensor(w)).sum(), xt)
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), atol=1e-12)
+
+
+def test_cumprod_dtypes_and_node():
+    assert cr.tensor([1, 2, 3], dtype=cr.int32).cumprod(0).dtype is cr.int64
+    assert cr.tensor([1, 2, 3]).cumprod(0, dtype=cr.float64).dtype is cr.float64
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    assert x.cumprod(0).grad_fn.name() == "CumprodBackward0"
+    y = x * 1
+    assert y.cumprod_(0) is y and y.tolist() == [1.0, 2.0] and y._version == 1
+
+
+def test_logcumsumexp_is_stable_forward_and_backward():
+    x = cr.tensor([1000.0, -1000.0, 1000.0, -math.inf], dtype=cr.float64, requires_grad=True)
+    y = x.logcumsumexp(0)
+    np.testing.assert_allclose(y.detach().numpy(), [1000.0, 1000.0, 1000.0 + math.log(2),
+                                                    1000.0 + math.log(2)])
+    g = cr.tensor([1.0, -2.0, 3.0, 0.5], dtype=cr.float64)
+    y.backward(g)
+    # d y_i / d x_k = exp(x_k - y_i): only the two 1000s count, half each at the end
+    np.testing.assert_allclose(x.grad.numpy(), [1 - 2 + 1.5 + 0.25, 0.0, 1.5 + 0.25, 0.0],
+                               atol=1e-12)
+    z = cr.tensor([-math.inf, -math.inf, 0.0], dtype=cr.float64, requires_grad=True)
+    z.logcumsumexp(0).sum().backward()
+    assert z.grad.tolist() == [0.0, 0.0, 1.0]
+    with pytest.raises(NotImplementedError, match="complex"):
+        cr.ones(2, dtype=cr.complex64).logcumsumexp(0)
+
+
+def test_cummax_cummin_indices_ties_and_nan(torch):
+    data = [[1.0, 3.0, 3.0, 2.0, math.nan, 5.0], [2.0, 1.0, 1.0, 0.0, 0.0, 4.0]]
+    for name in ("cummax", "cummin"):
+        ours = getattr(cr.tensor(data), name)(1)
+        theirs = getattr(torch.tensor(data), name)(1)
+        assert type(ours) is getattr(cr.return_types, name)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert ours.indices.tolist() == theirs.indices.tolist()
+        assert ours.indices.dtype is cr.int64
+    # the gradient gathers at the running extreme's index (repeated indices add up)
+    assert _grad_of(lambda x: x.cummax(0).values, [1.0, 3.0, 2.0, 2.5]) == [1.0, 3.0, 0.0, 0.0]
+    assert _grad_of(lambda x: cr.cummin(x, 0).values, [[2.0], [1.0]]) == [[1.0], [1.0]]
+
+
+# --- sort, argsort, msort, topk, kthvalue -------------------------------------------------
+def test_sort_is_stable_both_ways_and_puts_nan_last(torch):
+    data = [3.0, 1.0, math.nan, 3.0, 1.0, 2.0]
+    for descending in (False, True):
+        ours = cr.tensor(data).sort(descending=descending)
+        theirs = torch.tensor(data).sort(descending=descending, stable=True)
+        assert ours.indices.tolist() == theirs.indices.tolist()
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert cr.argsort(cr.tensor(data), descending=descending).tolist() == \
+            theirs.indices.tolist()
+    assert cr.tensor(data, dtype=cr.bfloat16).sort().indices.tolist() == [1, 4, 5, 0, 3, 2]
+    r = cr.sort(cr.tensor([[2.0, 1.0], [0.0, 3.0]]), dim=0)
+    assert type(r) is cr.return_types.sort and r.values.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert cr.tensor([[2.0, 1.0], [0.0, 3.0]]).msort().tolist() == r.values.tolist()
+    zero_d = cr.sort(cr.tensor(5.0))
+    assert zero_d.values.item() == 5.0 and zero_d.indices.shape == ()
+    x = cr.ones(3, requires_grad=True)
+    assert x.sort().values.grad_fn.name() == "SortBackward0"
+    assert x.sort(stable=True).values.grad_fn.name() == "SortBackward1"
+    with pytest.raises(RuntimeError, match="does not support complex"):
+        cr.ones(2, dtype=cr.complex64).sort()
+
+
+def test_topk_and_kthvalue():
+    x = cr.tensor([[1.0, 5.0, 3.0, 4.0], [2.0, 0.0, 6.0, 1.0]])
+    r = x.topk(2)
+    assert type(r) is cr.return_types.topk
+    assert r.values.tolist() == [[5.0, 4.0], [6.0, 2.0]] and r.indices.tolist() == [[1, 3],
+                                                                                      [2, 0]]
+    assert x.topk(1, dim=0, largest=False).values.tolist() == [[1.0, 0.0, 3.0, 1.0]]
+    assert x.topk(0).values.shape == (2, 0)
+    k = x.kthvalue(2, dim=1, keepdim=True)
+    assert type(k) is cr.return_types.kthvalue and k.values.tolist() == [[3.0], [1.0]]
+    assert k.indices.tolist() == [[2], [3]] and x.kthvalue(1, 0).indices.shape == (4,)
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        x.topk(5)
+    with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range for "
+                                           "dimension 1"):
+        x.kthvalue(0)
+    assert _grad_of(lambda t: t.topk(2).values * cr.tensor([1.0, 10.0], dtype=cr.float64),
+                    [1.0, 5.0, 3.0, 4.0]) == [0.0, 1.0, 0.0, 10.0]
+
+
+# --- median, nanmedian ----------------------------------------------------------------------
+def test_median_is_the_lower_median_and_propagates_nan(torch):
+    data = [[1.0, 4.0, 2.0, 3.0], [math.nan, 1.0, 2.0, 3.0], [math.nan, math.nan, 1.0, 5.0],
+            [math.nan] * 4]
+    for name in ("median", "nanmedian"):
+        ours, theirs = getattr(cr.tensor(data), name)(1), getattr(torch.tensor(data), name)(1)
+        assert type(ours) is getattr(cr.return_types, name)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert ours.indices.tolist()[:3] == theirs.indices.tolist()[:3]
+        for row in data:
+            np.testing.assert_array_equal(getattr(cr.tensor(row), name)().numpy(),
+                                          getattr(torch.tensor(row), name)().numpy())
+    assert math.isnan(cr.zeros(0).median().item())
+    with pytest.raises(IndexError, match="median\\(\\): Expected reduction dim 0 to have "
+                                         "non-zero size."):
+        cr.zeros(0, 3).median(0)
+
+
+def test_median_gradients():
+    # median(): shared by the elements equal to the median; median(dim): to the index
+    assert _grad_of(lambda x: x.median(), [2.0, 1.0, 2.0, 5.0]) == [0.5, 0.0, 0.5, 0.0]
+    assert _grad_of(lambda x: x.median(0).values, [2.0, 1.0, 2.0, 5.0]) == [1.0, 0.0, 0.0, 0.0]
+    assert _grad_of(lambda x: x.nanmedian(), [math.nan, 1.0, 3.0]) == [0.0, 1.0, 0.0]
+    x = cr.ones(3, requires_grad=True)
+    names = {"MedianBackward0": x.median(), "MedianBackward1": x.median(0).values,
+             "NanmedianBackward0": x.nanmedian(), "NanmedianBackward1": x.nanmedian(0).values,
+             "KthvalueBackward0": x.kthvalue(1).values, "TopkBackward0": x.topk(1).values,
+             "CummaxBackward0": x.cummax(0).values, "LogcumsumexpBackward0": x.logcumsumexp(0),
+             "NansumBackward0": x.nansum()}
+    for name, out in names.items():
+        assert out.grad_fn.name() == name
+
+
+# --- quantile, nanquantile ---------------------------------------------------------------
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+def test_quantile_matches_torch_values_and_gradients(torch, name, interpolation):
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((3, 5))
+    data[1, 2] = math.nan
+    q_cr = cr.tensor([0.0, 0.3, 0.5, 1.0], dtype=cr.float64)
+    q_t = torch.tensor([0.0, 0.3, 0.5, 1.0], dtype=torch.float64)
+    for dim, keepdim, (q, qt) in [(None, False, (0.3, 0.3)), (1, False, (q_cr, q_t)),
+                                  (0, True, (0.5, 0.5)), (None, True, (q_cr, q_t)),
+                                  (-1, True, (q_cr, q_t))]:
+        x = cr.tensor(data, requires_grad=True)
+        xt = torch.tensor(data, requires_grad=True)
+        out = getattr(cr, name)(x, q, dim, keepdim, interpolation=interpolation)
+        ref = getattr(torch, name)(xt, qt, dim, keepdim, interpolation=interpolation)
+        assert out.shape == tuple(ref.shape)
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+        g = rng.standard_normal(out.shape)
+        out.backward(cr.tensor(g))
+        ref.backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-12)
+
+
+def test_quantile_gradcheck_and_errors():
+    x = cr.tensor(np.random.default_rng(1).standard_normal((3, 4)), requires_grad=True)
+    q = cr.tensor([0.2, 0.9], dtype=cr.float64)
+    assert cr.autograd.gradcheck(lambda t: cr.quantile(t, q, dim=1), (x,))
+    assert cr.autograd.gradgradcheck(lambda t: t.nanquantile(0.4, dim=0), (x,))
+    f = cr.ones(3)
+    for call, message in [
+            (lambda: f.quantile(1.5), "quantile\\(\\) q must be in the range \\[0, 1\\] but "
+                                      "got 1.5"),
+            (lambda: f.quantile(0.5, interpolation="foo"),
+             "interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+             "got foo"),
+            (lambda: cr.ones(3, dtype=cr.int64).quantile(0.5),
+             "input tensor must be either float or double dtype"),
+            (lambda: f.quantile(cr.ones(2, 2)), "q must be a scalar or 1D tensor"),
+            (lambda: f.quantile(cr.ones(2, dtype=cr.float64)), "same dtype as the input"),
+            (lambda: cr.zeros(0).quantile(0.5), "input tensor must be non-empty")]:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+
+
+# --- nansum, nanmean, std_mean, var_mean, aminmax, count_nonzero -----------------------
+def test_nan_reductions():
+    data = [[1.0, math.nan, 3.0], [math.nan, math.nan, 2.0]]
+    x = cr.tensor(data, dtype=cr.float64, requires_grad=True)
+    assert x.nansum().item() == 6.0 and x.nansum(1).tolist() == [4.0, 2.0]
+    assert x.nanmean(1).tolist() == [2.0, 2.0] and x.nanmean().item() == 2.0
+    assert cr.nansum(cr.tensor([1, 2], dtype=cr.int32)).dtype is cr.int64
+    x.nanmean().backward()
+    assert x.grad.tolist() == [[1 / 3, 0.0, 1 / 3], [0.0, 0.0, 1 / 3]]
+    with pytest.raises(RuntimeError, match="nanmean\\(\\): expected input to have floating "
+                                           "point dtype but got Long"):
+        cr.tensor([1, 2]).nanmean()
+
+
+def test_std_mean_var_mean_aminmax_count_nonzero(x):
+    t = cr.tensor(x)
+    s, m = cr.std_mean(t, 1, correction=0, keepdim=True)
+    np.testing.assert_allclose(s.numpy(), np.std(x, 1, keepdims=True))
+    np.testing.assert_allclose(m.numpy(), np.mean(x, 1, keepdims=True))
+    v, m = cr.var_mean(t, (0, 2))
+    np.testing.assert_allclose(v.numpy(), np.var(x, (0, 2), ddof=1))
+    v, _ = cr.var_mean(t, False)                       # the legacy (input, unbiased) overload
+    np.testing.assert_allclose(v.numpy(), np.var(x))
+    r = t.aminmax(dim=1, keepdim=True)
+    assert type(r) is cr.return_types.aminmax and r._fields == ("min", "max")
+    np.testing.assert_array_equal(r.min.numpy(), np.min(x, 1, keepdims=True))
+    np.testing.assert_array_equal(cr.aminmax(t).max.numpy(), np.max(x))
+    z = cr.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]])
+    assert z.count_nonzero().item() == 3 and z.count_nonzero(dim=1).tolist() == [2, 1]
+    assert cr.count_nonzero(z, (0, 1)).dtype is cr.int64
+
+
+def test_histc_and_histogram(torch):
+    data = [1.0, 2.0, 1.0, 2.5, -1.0, 7.0]
+    for kwargs in [{"bins": 4, "min": 0, "max": 3}, {"bins": 5}, {"bins": 3, "min": 2, "max": 2}]:
+        np.testing.assert_array_equal(cr.histc(cr.tensor(data), **kwargs).numpy(),
+                                      torch.histc(torch.tensor(data), **kwargs).numpy())
+    h = cr.histogram(cr.tensor(data), bins=4, range=(0.0, 3.0), weight=cr.tensor([2.0] * 6))
+    ref = torch.histogram(torch.tensor(data), bins=4, range=(0.0, 3.0),
+                          weight=torch.tensor([2.0] * 6))
+    assert type(h) is cr.return_types.histogram
+    np.testing.assert_allclose(h.hist.numpy(), ref.hist.numpy())
+    np.testing.assert_allclose(h.bin_edges.numpy(), ref.bin_edges.numpy())
+    edges = cr.histogram(cr.tensor(data), cr.tensor([0.0, 1.0, 10.0]), density=True)
+    ref = torch.histogram(torch.tensor(data), torch.tensor([0.0, 1.0, 10.0]), density=True)
+    np.testing.assert_allclose(edges.hist.numpy(), ref.hist.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="bins must be > 0"):
+        cr.histc(cr.tensor(data), bins=0)

@@ -56,7 +56,8 @@ VIEWS = [
     ("movedim", lambda x: x.movedim(0, 1), lambda a: a.T),
     ("unfold", lambda x: x.unfold(1, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(
         a, 2, axis=1)),
-    ("unfold-of-view", lambda x: x[1:].unfold(0, 1, 1), lambda a: a[1:, None, :].transpose(0, 2, 1)),
+    ("unfold-of-view", lambda x: x[1:].unfold(0, 1, 1),
+     lambda a: a[1:, None, :].transpose(0, 2, 1)),
     ("as_strided", lambda x: x.as_strided((2, 2), (1, 4), 1), lambda a: a[:2, 1:3].T),
     ("as_strided-of-view", lambda x: x[1].as_strided((2,), (4,)), lambda a: a[1:, 0]),
     ("tensor_split", lambda x: x.tensor_split([1, 3], 1)[1], lambda a: a[:, 1:3]),
@@ -66,9 +67,8 @@ VIEWS = [
     ("broadcast_tensors", lambda x: cr.broadcast_tensors(x[:1], x)[0],
      lambda a: np.broadcast_to(a[:1], (3, 4))),
     ("atleast_3d", lambda x: cr.atleast_3d(x), lambda a: a[:, :, None]),
-    ("view-dtype", lambda x: x.view(cr.int64), lambda a: a.view(np.int64)),
-    ("view_as_real", lambda x: cr.view_as_real(x.view(cr.complex128)),
-     lambda a: a.view(np.complex128).view(np.float64).reshape(3, 2, 2)),
+    ("view_as_real", lambda x: cr.view_as_real(cr.view_as_complex(x.view(3, 2, 2))),
+     lambda a: a.reshape(3, 2, 2)),
     ("view_as_complex", lambda x: cr.view_as_complex(x.view(3, 2, 2)),
      lambda a: a.view(np.complex128)),
 ]
@@ -405,6 +405,22 @@ def test_getitem_index_tensors():
                                   x.numpy()[[0, 2]])
     assert x[cr.tensor(1)].shape == (4,)                   # 0-d integer tensor: a select
     assert x[cr.tensor(True)].shape == (1, 3, 4)
+
+
+def test_indexing_with_a_range_is_indexing_with_its_list():
+    # issue 9, wrong today 7: a Python range is a sequence index, like the reference's
+    x = _arange(3, 4, requires_grad=True)
+    for key, as_list in [(range(1, 3), [1, 2]), ((range(2), 0), ([0, 1], 0)),
+                         ((slice(None), range(0, 4, 2)), (slice(None), [0, 2])),
+                         ((range(2), range(1, 3)), ([0, 1], [1, 2])), (range(0), [])]:
+        out = x[key]
+        np.testing.assert_array_equal(out.detach().numpy(), x[as_list].detach().numpy())
+        assert out.grad_fn.name() == "IndexBackward0" and not out._is_view()
+    (x[range(1, 3), range(0, 4, 3)] * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 2]])
+    y = cr.zeros(5)
+    y[range(1, 3)] = 7.0
+    assert y.tolist() == [0.0, 7.0, 7.0, 0.0, 0.0]
 
 
 def test_getitem_grad_fn_names_and_views():
@@ -783,6 +799,15 @@ def test_unfold_and_as_strided_views():
         cr.tensor(np.asfortranarray(np.ones((2, 3)))).as_strided((2,), (1,))
 
 
+def test_as_strided_gradient_goes_through_the_inputs_own_elements():
+    # Note [as_strided reads the storage]: x[0] is read, but it is not part of x[1]
+    x = _arange(3, 4, requires_grad=True)
+    w = x[1].as_strided((6,), (1,), 2)           # storage positions 2..7
+    assert w.tolist() == [2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    w.sum().backward()
+    assert x.grad.tolist() == [[0.0] * 4, [1.0] * 4, [0.0] * 4]
+
+
 def test_rebased_overlapping_view_sums_its_gradient():
     x = _arange(4, requires_grad=True)
     y = x * 1
@@ -809,14 +834,15 @@ def test_complex_views_and_constructors():
 def test_view_dtype_shares_memory_and_version_and_is_not_differentiable():
     x = _t([1.0, 2.0], requires_grad=True)
     v = x.view(cr.int64)
-    assert v.dtype == cr.int64 and not v.requires_grad and v._base is x
+    assert v.dtype == cr.int64 and not v.requires_grad and v._base is None
+    assert np.shares_memory(v.numpy(), x.detach().numpy())
     assert v.tolist() == np.array([1.0, 2.0]).view(np.int64).tolist()
     assert x.detach().view(cr.float32).shape == (4,)
     h = cr.zeros(2, 4, dtype=cr.float16).view(cr.float64)
     assert h.shape == (2, 1)
     with cr.no_grad():
         x.view(cr.float64).mul_(2)
-    assert x.tolist() == [2.0, 4.0] and x._version == 1
+    assert x.tolist() == [2.0, 4.0] and x._version == v._version == 1
 
 
 def test_scatter_variants_of_select_slice_diagonal():
@@ -1011,6 +1037,7 @@ PARITY = [
     ("slice_scatter", (3, 4), lambda x, M: M.slice_scatter(x, x[:, :2] ** 2, 1, 0, 4, 2)),
     ("unfold", (3, 5), lambda x, M: x.unfold(1, 3, 1)),
     ("as_strided", (3, 4), lambda x, M: x.as_strided((3, 3), (1, 2), 1)),
+    ("as_strided-of-view", (3, 4), lambda x, M: x[1:, 1:].as_strided((2, 3), (3, 1), 2)),
     ("view_as_real", (3,), lambda x, M: M.view_as_real(M.complex(x, x * x))),
     ("view_as_complex", (3, 2), lambda x, M: M.view_as_real(M.view_as_complex(x) ** 2)),
     ("polar", (3,), lambda x, M: M.view_as_real(M.polar(x.exp(), x * 2))),

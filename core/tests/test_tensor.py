@@ -111,6 +111,62 @@ def test_factories():
         cr.zeros(-1)
 
 
+class _FakeBackend:
+    """A device backend that tags tensors instead of moving them."""
+
+    def __init__(self):
+        self.moved = []
+
+    def to_device(self, t, device):
+        self.moved.append(str(device))
+        return t
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    from chainrule import _backends
+    backend = _FakeBackend()
+    monkeypatch.setitem(_backends.BACKENDS, "cuda", backend)
+    return backend
+
+
+def test_default_device_is_where_factories_put_tensors(fake_cuda):
+    # issue 9, wrong today 7: set_default_device / get_default_device
+    assert cr.get_default_device() == cr.device("cpu")
+    cr.set_default_device("cuda:1")
+    assert cr.get_default_device() == cr.device("cuda", 1)
+    cr.ones(2), cr.tensor([1.0]), cr.arange(3), cr.randn(2)
+    cr.zeros(2, device="cpu")                       # an explicit device wins
+    cr.zeros_like(cr.from_numpy(np.ones(2)))        # *_like follow their input
+    assert fake_cuda.moved == ["cuda:1"] * 4
+    cr.set_default_device(None)
+    assert cr.get_default_device() == cr.device("cpu")
+    cr.ones(2)
+    assert len(fake_cuda.moved) == 4
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
+        cr.set_default_device("foo")
+
+
+def test_device_as_a_context_manager_sets_the_default_device(fake_cuda):
+    with cr.device("cuda"):
+        assert cr.get_default_device() == cr.device("cuda")
+        with cr.device("cpu"):
+            cr.ones(1)
+            assert cr.get_default_device() == cr.device("cpu")
+        cr.ones(1)
+    assert cr.get_default_device() == cr.device("cpu") and fake_cuda.moved == ["cuda"]
+
+
+def test_default_device_is_per_thread():
+    import threading
+    cr.set_default_device("cuda")
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(cr.get_default_device()))
+    worker.start()
+    worker.join()
+    assert seen == [cr.device("cpu")] and cr.get_default_device() == cr.device("cuda")
+
+
 def test_from_numpy_and_as_tensor_share_memory():
     a = np.zeros(3)
     t = cr.from_numpy(a)

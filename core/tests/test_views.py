@@ -229,6 +229,69 @@ def test_gradient_of_expanded_stale_view_sums_overlaps():
     np.testing.assert_array_equal(x.grad.numpy(), [[8, 8, 8]])
 
 
+def test_is_view_like_the_reference():
+    y = _x(3, 4) * 1
+    views = [y[1:], y.t(), y.view(12), y.reshape(12), y.split(2)[0], y.unbind(0)[0],
+             y.expand(2, 3, 4), y[0], y[1:][0]]
+    copies = [y[[0]], y.t().reshape(12), y.contiguous(), y.detach(), y[1:].detach(), y * 1]
+    assert [v._is_view() for v in views] == [True] * len(views)
+    assert [c._is_view() for c in copies] == [False] * len(copies)
+    with cr.no_grad():
+        assert y[1:]._is_view()
+    with cr.inference_mode():                # inference tensors keep no view links
+        assert not cr.ones(2)[1:]._is_view()
+
+
+# --- gradients laid out like the root (Note [gradients laid out like the root]) -------------
+def test_inplace_on_a_view_whose_gradient_arrives_transposed():
+    # issue 9, wrong today 2: CopySlices copied the transposed gradient in its own
+    # layout and NumPy could not re-make view(-1) on it
+    x = cr.ones(3, 3, dtype=cr.float64, requires_grad=True)
+    y = (x * 1.0).clone()
+    y.view(-1)[2:5].mul_(0.5)
+    (cr.ones(3, 3, dtype=cr.float64) @ y.t()).sum().backward()
+    assert x.grad.sum().item() == 22.5
+    np.testing.assert_array_equal(x.grad.numpy(), [[3, 3, 1.5], [1.5, 1.5, 3], [3, 3, 3]])
+
+
+def _transposed_root_program(M, x, step, inplace=True):
+    """Writes through views of ``y``, a root laid out like ``x.t()`` (transposed): the
+    views exist only on that layout. ``inplace=False``: the same values out of place."""
+    y = x.t() * 1.0
+    w = M.linspace(-1.0, 2.0, 12, dtype=M.float64).reshape(4, 3)
+    flat = x.reshape(-1) * 1.0                   # y's elements in memory order
+    if step == "copy_slices":
+        if inplace:
+            y.t().view(-1)[1:7].mul_(x.reshape(-1)[:6])
+        else:
+            y = M.cat([flat[:1], flat[1:7] * x.reshape(-1)[:6], flat[7:]]).reshape(3, 4).t()
+        return (y * y * w).sum()
+    if step == "stale_view":
+        v = y.t().view(-1) if inplace else flat * 2.0
+        if inplace:
+            y.mul_(2.0)
+        return (v.reshape(3, 4) * x * x).sum()
+    source = y.t().view(-1) if inplace else flat * 2.0
+    e = source[2:6].reshape(2, 2)[:, :1].expand(2, 5)    # overlapping elements
+    if inplace:
+        y.mul_(2.0)
+    return (e ** 3 * M.arange(10, dtype=M.float64).reshape(2, 5)).sum()
+
+
+@pytest.mark.parametrize("step", ["copy_slices", "stale_view", "expanded_stale_view"])
+def test_views_of_a_transposed_root_give_the_gradients_of_the_out_of_place_program(step):
+    results = []
+    for inplace in (True, False):
+        x = _x(3, 4)
+        loss = _transposed_root_program(cr, x, step, inplace)
+        g, = cr.autograd.grad(loss, x, create_graph=True)
+        gg, = cr.autograd.grad((g * g).sum(), x)
+        results.append((loss.detach().numpy(), g.detach().numpy(), gg.numpy()))
+    assert not (_x(4, 3).t() * 1.0)._data.flags.c_contiguous      # the case under test
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-12)
+
+
 # --- parity with the reference ---------------------------------------------------------------------
 def _program(M, x, b):
     y = x * 1
@@ -253,6 +316,16 @@ def test_torch_parity_of_a_program_with_many_writes_through_views(torch):
                         ggx.numpy(), ggb.numpy()])
     for ours, ref in zip(*results):
         np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("step", ["copy_slices", "stale_view", "expanded_stale_view"])
+def test_torch_parity_of_views_of_a_transposed_root(torch, step):
+    xs = np.arange(12, dtype=np.float64).reshape(3, 4) / 10 + 0.5
+    grads = []
+    for M in (cr, torch):
+        x = M.tensor(xs, requires_grad=True)
+        grads.append(M.autograd.grad(_transposed_root_program(M, x, step), x)[0])
+    np.testing.assert_allclose(grads[0].numpy(), grads[1].numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("name,fn", [

@@ -17,7 +17,7 @@ import hashlib
 import inspect
 
 # Update after mirroring a change in src/ (the test prints the new values).
-ENGINE_FINGERPRINT = "5b0d63919533ace4"
+ENGINE_FINGERPRINT = "d63c384bc368f698"
 TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "d403e881070d51c2"
 ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
@@ -32,7 +32,8 @@ def engine_parts():
         (node, ["Node.num_inputs"]),       # inlined for classes that inherit it (node.cc)
         (engine, ["PythonEngine", "_accumulate", "_buffer", "_capture", "_leaf_has_hooks",
                   "_run_tensor_pre_hooks",
-                  "_run_node_pre_hooks", "_run_node_post_hooks", "needed_edges"]),
+                  "_run_node_pre_hooks", "_run_node_post_hooks", "needed_edges",
+                  "observed"]),         # Note [node observer slot]: NodeObservation
         (graph_task, ["GraphTask", "_nodes_leading_to"]),
         (input_buffer, ["InputBuffer"]),
         (ready_queue, ["ReadyQueue"]),

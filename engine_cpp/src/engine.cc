@@ -59,6 +59,40 @@ PyObject* call4(PyObject* fn, PyObject* a, PyObject* b, PyObject* c, PyObject* d
   return check(PyObject_Vectorcall(fn, args, 4, nullptr));
 }
 
+// Note [node observer slot] (engine.py): the observer the Python engine would call,
+// read from the same module global, around a node: enter() when made, exit() by
+// finish() or, when the node raised, by the destructor (the error kept as it was).
+class NodeObservation {
+ public:
+  explicit NodeObservation(PyObject* node) {
+    PyObject* observer = PyDict_GetItemWithError(helpers.engine_globals, names.node_observer);
+    if (observer == nullptr && PyErr_Occurred()) throw_python_error();
+    if (observer == nullptr || observer == Py_None) return;  // the common case: one lookup
+    Py_INCREF(observer);
+    observer_ = Ref(observer);
+    token_ = Ref(check(PyObject_CallMethodObjArgs(observer, names.enter, node, Py_None, nullptr)));
+  }
+  NodeObservation(const NodeObservation&) = delete;
+  NodeObservation& operator=(const NodeObservation&) = delete;
+  void finish() {
+    if (!token_) return;
+    Ref token(token_.release());
+    Ref result(check(PyObject_CallMethodOneArg(observer_.get(), names.exit, token.get())));
+  }
+  ~NodeObservation() {
+    if (!token_) return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject* result = PyObject_CallMethodOneArg(observer_.get(), names.exit, token_.get());
+    if (result == nullptr) PyErr_WriteUnraisable(observer_.get());
+    Py_XDECREF(result);
+    PyErr_Restore(type, value, traceback);
+  }
+
+ private:
+  Ref observer_, token_;
+};
+
 PyObject* buffer_of(GraphTask& task, int32_t index) {
   PyObject*& buffer = task.buffers[index];
   if (buffer == nullptr) buffer = InputBuffer::create(num_inputs(task.nodes[index].node));
@@ -128,7 +162,7 @@ void evaluate(GraphTask& task, int32_t index, ReadyQueue& queue) {
   const NodeRec& rec = task.nodes[index];
   Ref grads(task.buffers[index]);
   task.buffers[index] = nullptr;
-  if (!grads) grads = Ref(InputBuffer::create(1));
+  if (!grads) grads = Ref(InputBuffer::create(num_inputs(rec.node)));  // [None] * num_inputs()
   if (needs_tensor_pre_hooks(rec)) {
     grads = Ref(call3(helpers.run_tensor_pre_hooks, rec.node, grads.get(), task.create_graph));
   }
@@ -138,7 +172,9 @@ void evaluate(GraphTask& task, int32_t index, ReadyQueue& queue) {
     task.pending_accumulations.emplace_back(index, grads.release());
     return;
   }
+  NodeObservation observation(rec.node);  // Note [node observer slot]
   Ref outputs = call_node(task, rec, std::move(grads));
+  observation.finish();
   route(task, rec, outputs.get(), queue);
 }
 
@@ -163,8 +199,11 @@ void add_root_grads(GraphTask& task, PyObject* roots, PyObject* root_grads) {
 void run_pending_accumulations(GraphTask& task) {
   for (auto& entry : task.pending_accumulations) {
     PyObject* node = task.nodes[entry.first].node;
-    if (try_accumulate(node, entry.second, task.create_graph_flag)) continue;  // Note
-    Ref result(call3(helpers.accumulate, node, entry.second, task.create_graph));
+    NodeObservation observation(node);  // Note [node observer slot]
+    if (!try_accumulate(node, entry.second, task.create_graph_flag)) {  // Note
+      Ref result(call3(helpers.accumulate, node, entry.second, task.create_graph));
+    }
+    observation.finish();
   }
 }
 

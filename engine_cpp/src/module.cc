@@ -47,6 +47,9 @@ void init_names() {
   names.enabled = intern("enabled");
   names.acquire = intern("acquire");
   names.release = intern("release");
+  names.node_observer = intern("_node_observer");
+  names.enter = intern("enter");
+  names.exit = intern("exit");
 }
 
 bool helpers_ready() { return helper_refs != nullptr; }
@@ -68,6 +71,11 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
   h.anomaly_state = anomaly_state.ptr();
   h.anomaly_call_node = anomaly_call_node.ptr();
   h.accumulate = accumulate.ptr();
+  h.engine_globals = PyFunction_Check(h.accumulate) ? PyFunction_GetGlobals(h.accumulate)
+                                                     : nullptr;
+  if (h.engine_globals == nullptr) {
+    throw py::type_error("configure: accumulate must be engine._accumulate");
+  }
   configure_node_layout(node_type.ptr());  // Note [reading nodes by slot] (node.h)
   PyObject* old = helper_refs;
   helper_refs = refs.release().ptr();

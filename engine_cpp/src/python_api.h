@@ -39,6 +39,9 @@ struct Names {
   PyObject* enabled;        // enabled (anomaly mode state)
   PyObject* acquire;        // acquire, release (a lock's)
   PyObject* release;
+  PyObject* node_observer;  // _node_observer (engine.py), its enter and exit
+  PyObject* enter;
+  PyObject* exit;
 };
 extern Names names;
 void init_names();
@@ -54,6 +57,7 @@ struct Helpers {
   PyObject* anomaly_state = nullptr;         // anomaly_mode.STATE
   PyObject* anomaly_call_node = nullptr;     // anomaly_mode.call_node
   PyObject* accumulate = nullptr;            // engine._accumulate (deferred AccumulateGrad)
+  PyObject* engine_globals = nullptr;        // engine.py's module dict (_accumulate's globals)
 };
 extern Helpers helpers;
 bool helpers_ready();

@@ -1,6 +1,8 @@
 """Helpers shared by the op families: argument coercion, dtype promotion, the
 public-function registry (FUNCTIONS, which TENSOR_NS resolves names in) and
 installation of methods on Tensor."""
+import functools
+
 import numpy as np
 
 from .. import _dtypes
@@ -18,12 +20,13 @@ EMPTY = {}
 
 
 def public(fn=None, *, name=None, method=True):
-    """Register a public function (``chainrule.<name>``), optionally as a Tensor method."""
+    """Register a public function (``chainrule.<name>``), optionally as a Tensor method
+    (both accept NumPy's argument spellings, Note [NumPy spellings of arguments])."""
     def register(f):
         key = name or f.__name__
-        FUNCTIONS[key] = f
+        FUNCTIONS[key] = g = numpy_spellings(f)
         if method and not hasattr(Tensor, key):
-            setattr(Tensor, key, f)
+            setattr(Tensor, key, g)
         return f
     return register(fn) if fn is not None else register
 
@@ -35,11 +38,51 @@ def formula_helper(fn):
 
 
 def method(name):
-    """Install a function as a Tensor method only."""
+    """Install a function as a Tensor method only (Note [NumPy spellings of arguments])."""
     def register(f):
-        setattr(Tensor, name, f)
+        setattr(Tensor, name, numpy_spellings(f))
         return f
     return register
+
+
+# Note [NumPy spellings of arguments]
+#     Like the reference's argument parser, every public op and Tensor method with a
+#     ``dim`` or ``keepdim`` parameter also takes NumPy's ``axis`` / ``keepdims``:
+#     ``x.sum(axis=0, keepdims=True)``. Registration (``public``, ``method``) wraps
+#     such functions once, in one place; the wrapper renames the keyword and calls the
+#     function. Functions without those parameters are registered as they are, and
+#     the module-level functions (what the ops call among themselves) stay unwrapped.
+_NUMPY_SPELLINGS = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def numpy_spellings(f):
+    """``f``, accepting ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``.
+
+    >>> import chainrule as cr
+    >>> cr.ones(2, 3).sum(axis=1, keepdims=True).shape
+    chainrule.Size([2, 1])
+    """
+    code = getattr(f, "__code__", None)
+    if code is None or getattr(f, "numpy_spellings", False):
+        return f
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    renames = tuple((alias, name) for alias, name in _NUMPY_SPELLINGS
+                    if name in params and alias not in params)
+    if not renames:
+        return f
+
+    @functools.wraps(f)
+    def accepting_numpy_spellings(*args, **kwargs):
+        if kwargs:
+            for alias, name in renames:
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{f.__name__}() got an unexpected keyword argument "
+                                        f"'{alias}'")
+                    kwargs[name] = kwargs.pop(alias)
+        return f(*args, **kwargs)
+    accepting_numpy_spellings.numpy_spellings = True
+    return accepting_numpy_spellings
 
 
 def as_tensor_arg(value, name="input"):
@@ -217,8 +260,9 @@ def commit_inplace(t, result):
                            f"broadcast shape {list(result._data.shape)}")
     if t._data.dtype != result._data.dtype and not np.can_cast(result._data.dtype,
                                                                  t._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {result.dtype.name.capitalize()} can't be cast to "
-                           f"the desired output type {t.dtype.name.capitalize()}")
+        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result._data.dtype)} can't "
+                           f"be cast to the desired output type "
+                           f"{_dtypes.scalar_type_name(t._data.dtype)}")
     if t._base is not None:
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):

@@ -34,7 +34,7 @@ from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
 from ..autograd.hooks import RemovableHandle
 from ..autograd.node import Node, _sequence, grad_accumulator, gradient_edge, next_sequence_nr
-from ..autograd.saved_tensor import FREED_MESSAGE, SavedTensor
+from ..autograd.saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
 
 
 class _Marker:
@@ -163,7 +163,11 @@ class OpNode(Node):
                 else _run_vjp(op, i, F, g, env) for i, edge in enumerate(self._next)]
 
     def _materialize(self, grads, create_graph):
+        """Zeros for undefined output gradients (the engine hands a node that no
+        gradient reached a single None, whatever its number of outputs)."""
         out = []
+        if len(grads) < len(self._out_meta):
+            grads = list(grads) + [None] * (len(self._out_meta) - len(grads))
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:
                 g = np.zeros(shape, dtype)
@@ -171,8 +175,11 @@ class OpNode(Node):
             out.append(g)
         return out
 
-    # Saved values readable as attributes, like the reference's ``_saved_self``.
+    # Saved values readable as attributes, like the reference's ``_saved_self`` (and
+    # ``_raw_saved_self``, the saved tensor itself, for its hooks).
     def __getattr__(self, attr):
+        if attr.startswith("_raw_saved_"):
+            return _raw_saved(self, attr[len("_raw_saved_"):])
         if attr.startswith("_saved_"):
             key = attr[len("_saved_"):]
             saved = object.__getattribute__(self, "_saved")
@@ -186,6 +193,15 @@ class OpNode(Node):
             if key in self._op.inputs or key == "result":
                 return None          # declared but not needed by this call, like the reference
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+
+def _raw_saved(node, key):
+    saved = object.__getattribute__(node, "_saved")
+    if saved is None or key in saved:          # freed: its methods say so, like the reference
+        return RawSavedTensor(node, lambda n: n._saved[key] if n._saved else None)
+    if key in node._op.inputs or key == "result":
+        return None              # declared but not needed by this call
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_raw_saved_{key}'")
 
 
 def _run_vjp(op, index, F, g, env):

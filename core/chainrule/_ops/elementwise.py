@@ -5,7 +5,6 @@ Each entry: the forward on ndarrays, then one VJP per input, then the JVP (tange
 namespaces] in _registry.py). Complex inputs follow the conjugate-Wirtinger
 convention: for a holomorphic f, the VJP is ``g * conj(f'(z))``.
 """
-import functools
 import math
 
 import numpy as np
@@ -14,32 +13,17 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
+from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
 from .views import make_view
 from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
-
-@functools.cache
-def _erf_impl():
-    """erf on float64 arrays: scipy's where present (optional), else math.erf per
-    element. Imported at the first erf, not with chainrule: scipy costs import time
-    and starts a BLAS thread pool of its own."""
-    try:
-        from scipy.special import erf
-    except ImportError:                # pragma: no cover - depends on the environment
-        erf = np.vectorize(math.erf, otypes=[np.float64])
-    return erf
-
-
-def _erf_array(x):
-    return _erf_impl()(x)
+from . import _special
 
 
 @array_fn("erf")
 def _erf(x):
-    if x.dtype == np.float64:
-        return np.asarray(_erf_array(x))
-    return np.asarray(_erf_array(x.astype(np.float64))).astype(x.dtype)
+    return _special.in_float64("erf", x)            # Note [optional scipy] in _special.py
 
 
 # --- binary arithmetic --------------------------------------------------------------
@@ -323,7 +307,7 @@ for _name, _op, _doc in [
         ("sigmoid", SIGMOID, "logistic sigmoid 1 / (1 + e**-x)"), ("erf", ERF, "error function"),
         ("abs", ABS, "absolute value (magnitude for complex)"), ("sign", SIGN, "sign (-1, 0, 1)"),
         ("sgn", SGN, "sign, z / |z| for complex"), ("relu", RELU, "max(x, 0)"),
-        ("floor", FLOOR, "floor"), ("ceil", CEIL, "ceiling"), ("round", ROUND, "round half to even"),
+        ("floor", FLOOR, "floor"), ("ceil", CEIL, "ceiling"),
         ("trunc", TRUNC, "round toward zero")]:
     def _make(op=_op, name=_name, doc=_doc, floating=_name not in ("neg", "abs", "sign", "sgn",
                                                                     "relu", "floor", "ceil",
@@ -540,3 +524,576 @@ def to_dtype(t, dtype):
 
 public(FUNCTIONS["neg"], name="negative")
 public(FUNCTIONS["abs"], name="absolute")
+
+
+# --- inverse and hyperbolic trig, logs, special functions ---------------------------
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_SQRT_PI_2 = math.sqrt(math.pi) / 2
+
+array_fn("trunc")(np.trunc)
+array_fn("digamma")(lambda x: _special.in_float64("digamma", x))
+array_fn("polygamma")(lambda n, x: _special.in_float64("polygamma", x, n))
+
+
+def _quiet(ufunc):
+    """A forward that, like the reference, returns nan/inf outside the domain silently."""
+    def forward(a):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return ufunc(a)
+    return forward
+
+
+def _special_forward(name):
+    return lambda a: _special.in_float64(name, a)     # Note [optional scipy] in _special.py
+
+
+ASIN = _unary("asin", _quiet(np.arcsin), lambda F, g, self: g * F.conj(1 / F.sqrt(1 - self * self)),
+              lambda F, t, self: t[0] / F.sqrt(1 - self * self))
+ACOS = _unary("acos", _quiet(np.arccos),
+              lambda F, g, self: -g * F.conj(1 / F.sqrt(1 - self * self)),
+              lambda F, t, self: -t[0] / F.sqrt(1 - self * self))
+ATAN = _unary("atan", np.arctan, lambda F, g, self: g * F.conj(1 / (1 + self * self)),
+              lambda F, t, self: t[0] / (1 + self * self))
+SINH = _unary("sinh", _quiet(np.sinh), lambda F, g, self: g * F.conj(F.cosh(self)),
+              lambda F, t, self: t[0] * F.cosh(self))
+COSH = _unary("cosh", _quiet(np.cosh), lambda F, g, self: g * F.conj(F.sinh(self)),
+              lambda F, t, self: t[0] * F.sinh(self))
+ASINH = _unary("asinh", np.arcsinh, lambda F, g, self: g * F.conj(1 / F.sqrt(self * self + 1)),
+               lambda F, t, self: t[0] / F.sqrt(self * self + 1))
+# 1 / (sqrt(z - 1) sqrt(z + 1)): the derivative of arccosh on its principal branch also
+# for complex z (1 / sqrt(z**2 - 1) differs from it by a sign where Re z < 0)
+ACOSH = _unary("acosh", _quiet(np.arccosh),
+               lambda F, g, self: g * F.conj(1 / (F.sqrt(self - 1) * F.sqrt(self + 1))),
+               lambda F, t, self: t[0] / (F.sqrt(self - 1) * F.sqrt(self + 1)))
+ATANH = _unary("atanh", _quiet(np.arctanh), lambda F, g, self: g * F.conj(1 / (1 - self * self)),
+               lambda F, t, self: t[0] / (1 - self * self))
+LOG2 = _unary("log2", _quiet(np.log2), lambda F, g, self: g / (F.conj(self) * _LN2),
+              lambda F, t, self: t[0] / (self * _LN2))
+LOG10 = _unary("log10", _quiet(np.log10), lambda F, g, self: g / (F.conj(self) * _LN10),
+               lambda F, t, self: t[0] / (self * _LN10))
+EXP2 = _unary("exp2", _quiet(np.exp2), lambda F, g, result: g * F.conj(result) * _LN2,
+              lambda F, t, result: t[0] * result * _LN2)
+RECIPROCAL = _unary("reciprocal", _quiet(np.reciprocal),
+                    lambda F, g, result: -g * F.conj(result * result),
+                    lambda F, t, result: -t[0] * (result * result))
+ERFC = _unary("erfc", _special_forward("erfc"), lambda F, g, self: -g * F.erf_prime(self),
+              lambda F, t, self: -t[0] * F.erf_prime(self))
+ERFINV = _unary("erfinv", _special_forward("erfinv"),
+                lambda F, g, result: g * _SQRT_PI_2 * F.exp(result * result),
+                lambda F, t, result: t[0] * _SQRT_PI_2 * F.exp(result * result))
+LGAMMA = _unary("lgamma", _special_forward("lgamma"), lambda F, g, self: g * F.digamma(self),
+                lambda F, t, self: t[0] * F.digamma(self))
+DIGAMMA = _unary("digamma", _special_forward("digamma"),
+                 lambda F, g, self: g * F.polygamma(1, self),
+                 lambda F, t, self: t[0] * F.polygamma(1, self))
+POLYGAMMA = defop("polygamma", lambda a, n: _special.in_float64("polygamma", a, n), attrs=("n",),
+                  vjp=(lambda F, g, self, n: g * F.polygamma(n + 1, self),),
+                  jvp=lambda F, t, self, n: t[0] * F.polygamma(n + 1, self))
+MVLGAMMA = defop("mvlgamma", lambda a, p: _mvlgamma_forward(a, p), attrs=("p",),
+                 vjp=(lambda F, g, self, p: g * F.mvdigamma(self, p),),
+                 jvp=lambda F, t, self, p: t[0] * F.mvdigamma(self, p))
+LOGIT = defop("logit", lambda a, eps: _logit_forward(a, eps), attrs=("eps",),
+              vjp=(lambda F, g, self, eps: g * F.logit_prime(self, eps),),
+              jvp=lambda F, t, self, eps: t[0] * F.logit_prime(self, eps))
+SINC = _unary("sinc", lambda a: _sinc_forward(a),
+              lambda F, g, self, result: g * F.conj(F.sinc_prime(self, result)),
+              lambda F, t, self, result: t[0] * F.sinc_prime(self, result))
+FRAC = _unary("frac", lambda a: a - np.trunc(a), lambda F, g: g, lambda F, t: t[0])
+NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
+                   np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
+                   attrs=("nan", "posinf", "neginf"),
+                   vjp=(lambda F, g, self: g * ((self - self) == 0),),       # finite self
+                   jvp=lambda F, t, self: t[0] * ((self - self) == 0))
+ROUND_DECIMALS = defop("round_decimals", lambda a, decimals: np.round(a, decimals),
+                       attrs=("decimals",), node_name="RoundBackward1",
+                       vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+RAD2DEG = _unary("rad2deg", np.rad2deg, lambda F, g: g * (180 / math.pi),
+                 lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
+DEG2RAD = _unary("deg2rad", np.deg2rad, lambda F, g: g * (math.pi / 180),
+                 lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
+CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, np.asarray(min, a.dtype)),
+                  attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
+                  jvp=lambda F, t, self, min: t[0] * (self >= min))
+CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, np.asarray(max, a.dtype)),
+                  attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
+                  jvp=lambda F, t, self, max: t[0] * (self <= max))
+CLAMP_MIN_TENSOR = defop("clamp_min_tensor", np.maximum, inputs=("self", "min"),
+                         node_name="ClampMinBackward1",
+                         vjp=(lambda F, g, self, min: g * (self >= min),
+                              lambda F, g, self, min: g * (self < min)),
+                         jvp=lambda F, t, self, min: t[0] * (self >= min) + t[1] * (self < min))
+CLAMP_MAX_TENSOR = defop("clamp_max_tensor", np.minimum, inputs=("self", "max"),
+                         node_name="ClampMaxBackward1",
+                         vjp=(lambda F, g, self, max: g * (self <= max),
+                              lambda F, g, self, max: g * (self > max)),
+                         jvp=lambda F, t, self, max: t[0] * (self <= max) + t[1] * (self > max))
+
+
+def _mvlgamma_forward(a, p):
+    out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype)
+    for j in range(p):
+        out += _special.in_float64("lgamma", a - a.dtype.type(j / 2))
+    return out
+
+
+def _logit_forward(a, eps):
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.log(a / (1 - a))
+
+
+def _sinc_forward(a):
+    with np.errstate(invalid="ignore"):
+        return np.sinc(a).astype(a.dtype, copy=False)
+
+
+@helper
+def mvdigamma(F, self, p):
+    """d mvlgamma(x, p) / dx: the sum of digamma(x - j/2), j < p."""
+    total = F.digamma(self)
+    for j in range(1, p):
+        total = total + F.digamma(self - j / 2)
+    return total
+
+
+@helper
+def logit_prime(F, self, eps):
+    """1 / (x (1 - x)), and 0 where ``eps`` clamped x (outside [eps, 1 - eps])."""
+    prime = 1 / (self * (1 - self))
+    if eps is None:
+        return prime
+    return F.where((self < eps) + (self > 1 - eps), prime * 0, prime)
+
+
+@helper
+def sinc_prime(F, self, result):
+    """(cos(pi x) - sinc(x)) / x, and 0 at x = 0."""
+    zero = self == 0
+    return F.where(zero, self * 0, (F.cos(self * math.pi) - result) / F.where(zero, 1, self))
+
+
+# --- binary ops ------------------------------------------------------------------------
+def _binary(name, forward, vjp, jvp, node_name=None):
+    return defop(name, forward, inputs=("self", "other"), vjp=vjp, jvp=jvp, node_name=node_name)
+
+
+ATAN2 = _binary("atan2", np.arctan2,
+                (lambda F, g, self, other: g * other / (self * self + other * other),
+                 lambda F, g, self, other: -g * self / (self * self + other * other)),
+                lambda F, t, self, other: (t[0] * other - t[1] * self) / (self * self + other * other))
+HYPOT = _binary("hypot", np.hypot,
+                (lambda F, g, self, result: g * self / result,
+                 lambda F, g, other, result: g * other / result),
+                lambda F, t, self, other, result: (t[0] * self + t[1] * other) / result)
+COPYSIGN = _binary("copysign", np.copysign,
+                   (lambda F, g, self, result: g * F.copysign_ratio(self, result),
+                    lambda F, g: g * 0),
+                   lambda F, t, self, result: t[0] * F.copysign_ratio(self, result))
+FMOD = _binary("fmod", lambda a, b: _fmod_forward(a, b),
+               (lambda F, g: g, lambda F, g, self, other: -g * F.trunc(self / other)),
+               lambda F, t, self, other: t[0] - t[1] * F.trunc(self / other),
+               node_name="FmodBackward1")
+LOGADDEXP = _binary("logaddexp", np.logaddexp,
+                    (lambda F, g, self, other: g * F.sigmoid(self - other),
+                     lambda F, g, self, other: g * F.sigmoid(other - self)),
+                    lambda F, t, self, other: t[0] * F.sigmoid(self - other)
+                    + t[1] * F.sigmoid(other - self))
+LOGADDEXP2 = _binary("logaddexp2", np.logaddexp2,
+                     (lambda F, g, self, other: g * F.sigmoid((self - other) * _LN2),
+                      lambda F, g, self, other: g * F.sigmoid((other - self) * _LN2)),
+                     lambda F, t, self, other: t[0] * F.sigmoid((self - other) * _LN2)
+                     + t[1] * F.sigmoid((other - self) * _LN2))
+XLOGY = _binary("xlogy", lambda a, b: _xlogy_forward(a, b),
+                (lambda F, g, self, other: g * F.xlogy_prime(self, other),
+                 lambda F, g, self, other: g * self / other),
+                lambda F, t, self, other: t[0] * F.xlogy_prime(self, other) + t[1] * self / other)
+# fmax/fmin: NaN loses; a tie sends the whole gradient to self (the reference's rule)
+FMAX = _binary("fmax", np.fmax,
+               (lambda F, g, self, other: g * ((self >= other) + (other != other)),
+                lambda F, g, self, other: g * (((self < other) + (self != self)) * (other == other))),
+               lambda F, t, self, other: F.where((self >= other) + (other != other), t[0], t[1]))
+FMIN = _binary("fmin", np.fmin,
+               (lambda F, g, self, other: g * ((self <= other) + (other != other)),
+                lambda F, g, self, other: g * (((self > other) + (self != self)) * (other == other))),
+               lambda F, t, self, other: F.where((self <= other) + (other != other), t[0], t[1]))
+LERP = defop("lerp", lambda a, b, weight: _lerp_forward(a, b, weight), inputs=("self", "end"),
+             attrs=("weight",), node_name="LerpBackward0",
+             vjp=(lambda F, g, weight: g * F.conj_scalar(1 - weight),
+                  lambda F, g, weight: g * F.conj_scalar(weight)),
+             jvp=lambda F, t, weight: t[0] * (1 - weight) + t[1] * weight)
+LERP_TENSOR = defop("lerp_tensor", lambda a, b, w: _lerp_forward(a, b, w),
+                    inputs=("self", "end", "weight"), node_name="LerpBackward1",
+                    vjp=(lambda F, g, weight: g * F.conj(1 - weight),
+                         lambda F, g, weight: g * F.conj(weight),
+                         lambda F, g, self, end: g * F.conj(end - self)),
+                    jvp=lambda F, t, self, end, weight: t[0] * (1 - weight) + t[1] * weight
+                    + t[2] * (end - self))
+
+
+def _fmod_forward(a, b):
+    if a.dtype.kind in "iu" and np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.fmod(a, b)
+
+
+def _xlogy_forward(a, b):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = a * np.log(b)
+    return np.where((a == 0) & ~np.isnan(b), np.zeros((), out.dtype), out)
+
+
+def _lerp_forward(a, b, w):
+    """a + w (b - a) for |w| < 1/2, else b - (b - a)(1 - w): exact at both ends."""
+    diff = b - a
+    return np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+
+
+@helper
+def copysign_ratio(F, self, result):
+    """d copysign(x, y) / dx: result / x (+-1), and 0 at x = 0."""
+    zero = self == 0
+    return F.where(zero, self * 0, result / F.where(zero, 1, self))
+
+
+@helper
+def xlogy_prime(F, self, other):
+    """d (x log y) / dx: log(y), and 0 where x = 0 (unless y is NaN)."""
+    return F.where((self == 0) * (other == other), other * 0, F.log(other))
+
+
+# --- public functions of the ops above ----------------------------------------------------
+def _floating_unary(name, op, doc):
+    """``name(input)``: the op on ``input`` (integer and bool inputs become the default
+    floating dtype)."""
+    def fn(input):
+        return apply_op(op, (float_input(input),), EMPTY)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
+                  f"    >>> cr.{name}(cr.tensor([0.5])).shape\n    chainrule.Size([1])\n")
+    return public(fn, name=name)
+
+
+for _name, _op, _doc in [
+        ("asin", ASIN, "arcsine"), ("acos", ACOS, "arccosine"), ("atan", ATAN, "arctangent"),
+        ("sinh", SINH, "hyperbolic sine"), ("cosh", COSH, "hyperbolic cosine"),
+        ("asinh", ASINH, "inverse hyperbolic sine"), ("acosh", ACOSH, "inverse hyperbolic cosine"),
+        ("atanh", ATANH, "inverse hyperbolic tangent"), ("log2", LOG2, "base-2 logarithm"),
+        ("log10", LOG10, "base-10 logarithm"), ("exp2", EXP2, "2**x"),
+        ("reciprocal", RECIPROCAL, "1 / x"), ("erfc", ERFC, "complementary error function"),
+        ("erfinv", ERFINV, "inverse error function"),
+        ("lgamma", LGAMMA, "log of the absolute value of the gamma function"),
+        ("digamma", DIGAMMA, "digamma function (the derivative of lgamma)"),
+        ("sinc", SINC, "normalized sinc, sin(pi x) / (pi x) (1 at 0)"),
+        ("frac", FRAC, "fractional part, x - trunc(x)"),
+        ("rad2deg", RAD2DEG, "radians to degrees"), ("deg2rad", DEG2RAD, "degrees to radians")]:
+    _floating_unary(_name, _op, _doc)
+
+for _alias, _name in [("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+                      ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+                      ("fix", "trunc")]:
+    public(FUNCTIONS[_name], name=_alias)
+
+
+@public
+def round(input, *, decimals=0):
+    """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds,
+    ...). The gradient is zero.
+
+    >>> import chainrule as cr
+    >>> cr.round(cr.tensor([2.5, 1.2345], dtype=cr.float64), decimals=2).tolist()
+    [2.5, 1.23]
+    """
+    if decimals == 0:
+        return apply_op(ROUND, (input,), EMPTY)
+    return apply_op(ROUND_DECIMALS, (input,), {"decimals": int(decimals)})
+
+
+@public(method=False)
+def polygamma(n, input):
+    """The ``n``-th derivative of digamma (``n = 0``: digamma itself); also the method
+    ``x.polygamma(n)``.
+
+    >>> import chainrule as cr
+    >>> round(cr.polygamma(1, cr.tensor([1.], dtype=cr.float64)).item(), 6)  # pi**2 / 6
+    1.644934
+    """
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    input = float_input(input)
+    if n == 0:
+        return apply_op(DIGAMMA, (input,), EMPTY)
+    return apply_op(POLYGAMMA, (input,), {"n": int(n)})
+
+
+@method("polygamma")
+def polygamma_method(self, n):
+    """``x.polygamma(n)`` is ``polygamma(n, x)``.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1.]).polygamma(0).item() == cr.digamma(cr.tensor([1.])).item()
+    True
+    """
+    return polygamma(n, self)
+
+
+@public
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``; every element must be
+    greater than ``(p - 1) / 2``.
+
+    >>> import chainrule as cr
+    >>> round(cr.mvlgamma(cr.tensor([2.5]), 1).item(), 4)  # lgamma for p = 1
+    0.2847
+    """
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    input = float_input(input)
+    if not np.all(input._data > (p - 1) / 2):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    return apply_op(MVLGAMMA, (input,), {"p": int(p)})
+
+
+@public
+def logit(input, eps=None):
+    """``log(x / (1 - x))``; with ``eps``, x is first clamped to ``[eps, 1 - eps]`` (and the
+    gradient is 0 where it was clamped).
+
+    >>> import chainrule as cr
+    >>> cr.logit(cr.tensor([0.5, 0.0]), eps=0.25).tolist()[0]
+    0.0
+    """
+    return apply_op(LOGIT, (float_input(input),), {"eps": None if eps is None else float(eps)})
+
+
+@public
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
+    dtype's largest and lowest finite values). No gradient flows to the replaced ones.
+
+    >>> import chainrule as cr
+    >>> cr.nan_to_num(cr.tensor([float("nan"), 1.0, float("inf")]), posinf=9.0).tolist()
+    [0.0, 1.0, 9.0]
+    """
+    return apply_op(NAN_TO_NUM, (input,), {"nan": nan, "posinf": posinf, "neginf": neginf})
+
+
+def _min_max_tensor(input, bound, scalar_op, tensor_op, key):
+    if isinstance(bound, Tensor):
+        a, b = promote(input, bound)
+        return apply_op(tensor_op, (a, b), EMPTY)
+    (a,) = [input] if _keeps_dtype(input, bound) else promote(input, bound)[:1]
+    return apply_op(scalar_op, (a,), {key: bound})
+
+
+@public
+def clamp_min(input, min):
+    """``max(input, min)`` with clamp's gradient rule (``min`` a number or a tensor).
+
+    >>> import chainrule as cr
+    >>> cr.clamp_min(cr.tensor([-1., 2.]), 0).tolist()
+    [0.0, 2.0]
+    """
+    return _min_max_tensor(input, min, CLAMP_MIN, CLAMP_MIN_TENSOR, "min")
+
+
+@public
+def clamp_max(input, max):
+    """``min(input, max)`` with clamp's gradient rule (``max`` a number or a tensor).
+
+    >>> import chainrule as cr
+    >>> cr.clamp_max(cr.tensor([-1., 2.]), cr.tensor(1.)).tolist()
+    [-1.0, 1.0]
+    """
+    return _min_max_tensor(input, max, CLAMP_MAX, CLAMP_MAX_TENSOR, "max")
+
+
+def _public_binary(name, op, doc, example):
+    """``name(input, other)``: tensors or numbers, promoted (integers to the default
+    floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
+    keeps_integers = name in ("fmod", "fmax", "fmin")
+
+    def fn(input, other):
+        if keeps_integers:
+            return apply_binary(op, as_tensor_arg(input), other)
+        return apply_op(op, _true_div_operands(input, other), EMPTY)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
+                  f"    >>> cr.{name}(cr.tensor([{example[0]}]), cr.tensor([{example[1]}])).tolist()"
+                  f"\n    [{example[2]}]\n")
+    return public(fn, name=name)
+
+
+for _name, _op, _doc, _example in [
+        ("atan2", ATAN2, "arctangent of input / other in the right quadrant", ("0.", "1.", "0.0")),
+        ("hypot", HYPOT, "sqrt(input**2 + other**2)", ("3.", "4.", "5.0")),
+        ("copysign", COPYSIGN, "magnitude of input with the sign of other", ("2.", "-1.", "-2.0")),
+        ("fmod", FMOD, "C-style remainder (the sign of input)", ("-3.", "2.", "-1.0")),
+        ("logaddexp", LOGADDEXP, "log(exp(input) + exp(other))", ("0.", "-inf", "0.0")),
+        ("logaddexp2", LOGADDEXP2, "log2(2**input + 2**other)", ("1.", "1.", "2.0")),
+        ("xlogy", XLOGY, "input * log(other), 0 where input is 0", ("0.", "0.", "0.0")),
+        ("fmax", FMAX, "maximum that ignores NaN", ("float('nan')", "1.", "1.0")),
+        ("fmin", FMIN, "minimum that ignores NaN", ("float('nan')", "1.", "1.0"))]:
+    _public_binary(_name, _op, _doc, _example)
+
+public(FUNCTIONS["atan2"], name="arctan2")
+
+
+@public
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``; ``weight`` a number or a tensor.
+
+    >>> import chainrule as cr
+    >>> cr.lerp(cr.tensor([0., 10.]), cr.tensor([10., 20.]), 0.25).tolist()
+    [2.5, 12.5]
+    """
+    if isinstance(weight, Tensor):
+        a, b, w = promote(input, end, weight)
+        return apply_op(LERP_TENSOR, (a, b, w), EMPTY)
+    a, b = promote(input, end)
+    return apply_op(LERP, (a, b), {"weight": weight})
+
+
+@public
+def square(input):
+    """``input * input`` (``input ** 2``, recorded as PowBackward0).
+
+    >>> import chainrule as cr
+    >>> cr.square(cr.tensor([-3., 2.])).tolist()
+    [9.0, 4.0]
+    """
+    return apply_op(POW_SCALAR, (input,), {"exponent": 2})
+
+
+@public
+def float_power(input, exponent):
+    """``input ** exponent`` computed in double precision (float64, or complex128 when
+    either operand is complex).
+
+    >>> import chainrule as cr
+    >>> cr.float_power(cr.tensor([2], dtype=cr.int32), 2).dtype
+    chainrule.float64
+    """
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.is_complex())
+                   for v in (input, exponent))
+    target = _dtypes.complex128 if complex_ else _dtypes.float64
+    input = to_dtype(as_tensor_arg(input), target)
+    if isinstance(exponent, Tensor):
+        exponent = to_dtype(exponent, target)
+    return pow(input, exponent)
+
+
+@public
+def positive(input):
+    """The input itself (unary ``+``).
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(2); cr.positive(x) is x
+    True
+    """
+    if input._data.dtype == np.bool_:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# --- more of the reference's elementwise names ------------------------------------------
+# heaviside has no derivative in the reference either (its backward raises)
+HEAVISIDE = _binary("heaviside", np.heaviside, (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
+                    NOT_IMPLEMENTED)
+
+
+@public
+def heaviside(input, values):
+    """The Heaviside step: 0 below 0, 1 above, ``values`` at 0 (same dtypes required).
+
+    >>> import chainrule as cr
+    >>> cr.heaviside(cr.tensor([-1., 0., 2.]), cr.tensor([0.5])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    values = as_tensor_arg(values, "values")
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply_binary(HEAVISIDE, input, values)
+
+
+@public
+def ldexp(input, other):
+    """``input * 2 ** other``.
+
+    >>> import chainrule as cr
+    >>> cr.ldexp(cr.tensor([1., 3.]), cr.tensor([2, -1])).tolist()
+    [4.0, 1.5]
+    """
+    return float_input(as_tensor_arg(input)) * pow_scalar_base(2.0, as_tensor_arg(other, "other"))
+
+
+@public
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``.
+
+    >>> import chainrule as cr
+    >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
+    5.0
+    """
+    return FUNCTIONS["norm"](sub(input, other), p)
+
+
+def _integer_binary(name, ufunc, example):
+    def fn(input, other):
+        a, b = promote(input, other)
+        if a._data.dtype.kind not in "biu":
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
+                                      f"'{_dtypes.scalar_type_name(a._data.dtype)}'")
+        return Tensor._wrap(ufunc(a._data, b._data))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Elementwise ``{name}`` of integer tensors.\n\n    >>> import chainrule as cr\n"
+                  f"    >>> cr.{name}(cr.tensor([4, 6]), cr.tensor([6, 9])).tolist()\n"
+                  f"    {example}\n")
+    return public(fn, name=name)
+
+
+_integer_binary("gcd", np.gcd, "[2, 3]")
+_integer_binary("lcm", np.lcm, "[12, 18]")
+
+
+@public
+def bitwise_not(input):
+    """Bitwise not of an integer or bool tensor (logical not for bool).
+
+    >>> import chainrule as cr
+    >>> cr.bitwise_not(cr.tensor([0, 5])).tolist()
+    [-1, -6]
+    """
+    if input._data.dtype.kind not in "biu":
+        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+    return Tensor._wrap(np.invert(input._data))
+
+
+@public
+def nextafter(input, other):
+    """The next floating value after ``input`` towards ``other`` (not differentiable).
+
+    >>> import chainrule as cr
+    >>> cr.nextafter(cr.tensor([1.], dtype=cr.float64), cr.tensor([2.], dtype=cr.float64)).item()
+    1.0000000000000002
+    """
+    a, b = promote(input, other)
+    return Tensor._wrap(np.nextafter(a._data, b._data))
+
+
+@public
+def frexp(input):
+    """Mantissa in [0.5, 1) and int32 exponent with ``input = mantissa * 2 ** exponent``:
+    a named tuple ``(mantissa, exponent)``.
+
+    >>> import chainrule as cr
+    >>> m, e = cr.frexp(cr.tensor([8., 0.3])); m.tolist(), e.tolist()
+    ([0.5, 0.6000000238418579], [4, -1])
+    """
+    from .. import return_types
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(input._data)
+    return return_types.frexp(Tensor._wrap(mantissa.astype(input._data.dtype, copy=False)),
+                              Tensor._wrap(exponent.astype(np.int32)))

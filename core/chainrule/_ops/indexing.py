@@ -313,7 +313,7 @@ def _is_bool_scalar(k):
 
 def _as_index_array(k):
     """An advanced index as an ndarray of int64 or bool."""
-    if not isinstance(k, (Tensor, np.ndarray, list, tuple)):
+    if not isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else np.asarray(k)
@@ -333,7 +333,7 @@ def _expand_key(key, ndim):
     for k in key:
         if k is None or k is Ellipsis or _is_bool_scalar(k):
             continue
-        if isinstance(k, (Tensor, np.ndarray, list)):
+        if isinstance(k, (Tensor, np.ndarray, list, range)):    # a range is a list of ints
             arr = _as_index_array(k)
             consumed += arr.ndim if arr.dtype == bool else 1
         else:
@@ -861,21 +861,16 @@ def _write_copy(a, view_fn, src, *args):
 
 
 def index_copy_array(a, dim, index, source):
+    """A copy of ``a`` with ``source`` (slices, or one value) at ``index`` along ``dim``."""
     out = a.copy()
     if a.ndim == 0:
-        out[...] = source.reshape(())
+        out[...] = np.reshape(source, ())
     else:
         out[(slice(None),) * dim + (index.reshape(-1),)] = source
     return out
 
 
-def index_fill_array(a, dim, index, value):
-    out = a.copy()
-    if a.ndim == 0:
-        out[...] = value
-    else:
-        out[(slice(None),) * dim + (index.reshape(-1),)] = value
-    return out
+index_fill_array = index_copy_array          # (a number broadcasts over the slices)
 
 
 def masked_scatter_array(a, mask, source):
@@ -1097,6 +1092,12 @@ def index_copy(input, dim, index, source):
     """
     index = _index_vector(index, "index_copy_")
     d = wrap_dim(dim, max(input._data.ndim, 1))
+    _check_index_copy(input, d, index, source)
+    return apply_op(INDEX_COPY, (input, index, source), {"dim": d})
+
+
+def _check_index_copy(input, d, index, source):
+    """index_copy's argument checks, with the reference's messages."""
     shape, src_shape = input._data.shape, source._data.shape
     n_src = src_shape[d] if source._data.ndim else 1
     if index._data.size != n_src:
@@ -1112,13 +1113,11 @@ def index_copy(input, dim, index, source):
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {scalar_type_name(input._data.dtype)} and (source) "
                            f"{scalar_type_name(source._data.dtype)}")
-    n = shape[d] if shape else 1
-    idx = index._data
+    n, idx = shape[d] if shape else 1, index._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
                          f"size {n}")
-    return apply_op(INDEX_COPY, (input, index, source), {"dim": d})
 
 
 @public
@@ -1332,7 +1331,8 @@ def _inplace(name, fn, example, shape="3"):
     inplace.__name__ = name
     inplace.__doc__ = (f"In-place ``{fn.__name__}`` (bumps the version).\n\n"
                        f"    >>> import chainrule as cr\n"
-                       f"    >>> x = cr.zeros({shape}); _ = x.{name}({example}); x._version\n    1\n")
+                       f"    >>> x = cr.zeros({shape}); _ = x.{name}({example}); x._version\n"
+                       f"    1\n")
     setattr(Tensor, name, inplace)
 
 

@@ -9,10 +9,11 @@ import string
 import numpy as np
 
 from .._tensor import Tensor
-from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, promote, public,
-                      require_tensor)
+from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
+                      promote, public, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
+from ..autograd.saved_tensor import SavedTensor
 from ._registry import apply_op, defop
 
 # --- formula helpers (both namespaces) ---------------------------------------------
@@ -349,7 +350,19 @@ def einsum_grad(F, g, other, equation, which, shape):
     dtype = (g._data if F.is_tensor_path() else g).dtype
     extra = [np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype)
              for kind, n in consts]
-    return F.einsum(eq, g, F.conj(other), *extra)
+    return _broadcast_back(F, F.einsum(eq, g, F.conj(other), *extra), tuple(shape))
+
+
+def _broadcast_back(F, grad, shape):
+    """Note [einsum broadcast subscripts]: a subscript of size 1 in one operand and n
+    in another broadcasts, so the gradient einsum gives it the partner's size (sum it
+    back to 1) or, where this operand has n and every other operand 1, size 1 (the
+    gradient is the same for each of the n entries: expand it)."""
+    got = tuple(grad.shape)
+    if got == shape:
+        return grad
+    kept = tuple(1 if n == 1 else want for n, want in zip(got, shape))
+    return F.expand(F.sum_to(grad, kept), shape)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -570,3 +583,754 @@ def einsum(equation, *operands):
         live = [t for k, t in enumerate(live) if k not in (i, j)]
         live.append(apply_op(EINSUM, (a, b), {"equation": eq}))
     return live[0]
+
+
+# === decompositions, inverses and solvers (the ops of chainrule.linalg) =================
+# Note [linalg complex gradients]
+#     Every formula below follows the conjugate-Wirtinger convention of the products
+#     above: for a real loss L and an output Y with gradient gY, the gradient of an
+#     input X satisfies dL = Re(sum(conj(gX) * dX)). Formulas are batched over the
+#     leading dims; ``adjoint`` is the conjugate transpose of the last two.
+#
+# Note [linalg saved outputs]
+#     The backward of a multi-output decomposition (slogdet, qr, svd, eigh, eig) needs
+#     its outputs, which a node's saved plan does not hold for multi-output ops:
+#     ``decompose`` adds them to the node's saved values under the names its formulas
+#     use (``U``, ``S``, ``Vh``, ...), as saved outputs (version-checked, no cycle).
+#     Gradients reaching those outputs from the formulas themselves (create_graph)
+#     come back to the same node, so gauge checks see their sum, as in the reference.
+#
+# Note [gauge of singular and eigen vectors]
+#     Singular vectors and eigenvectors are defined up to a phase e^{i phi} per vector
+#     (a sign for real input); a loss that depends on that phase has no gradient, and
+#     the backward raises the reference's error for it (complex inputs only). Where
+#     singular values or eigenvalues repeat, the vectors are not unique at all: a loss
+#     that depends on them gets inf/nan, as in the reference, plus a warning naming
+#     the cause, never finite garbage.
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra failure on valid input (singular, not positive-definite), like
+    the reference's ``torch.linalg.LinAlgError``; a RuntimeError."""
+
+
+def _batch_prefix(a, index):
+    """The reference's "(Batch element i): " for batched input (flat batch index)."""
+    return f"(Batch element {index}): " if a.ndim > 2 else ""
+
+
+def _first_bad(flags):
+    """Flat index of the first True of a boolean array (batch dims only)."""
+    return int(np.flatnonzero(np.reshape(flags, -1))[0])
+
+
+def _lu_zero_pivot(m):
+    """1-based index of the first zero pivot of partial-pivoting LU (the reference's
+    "diagonal element"), or 0; the error path only, so a plain loop is fine."""
+    u = np.array(m, dtype=np.result_type(m.dtype, np.float64))
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return 0
+
+
+def _singular_batch(a):
+    """Flat index of the first singular matrix of a batch (by its LU pivots)."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        if _lu_zero_pivot(m):
+            return i, _lu_zero_pivot(m)
+    return 0, a.shape[-1]
+
+
+def _inv_forward(a):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        index, pivot = _singular_batch(a)
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(a, index)}The diagonal element {pivot} "
+                          "is zero, the inversion could not be completed because the input "
+                          "matrix is singular.") from None
+
+
+def _solve_forward(a, b):
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        index, _ = _singular_batch(np.broadcast_to(a, np.broadcast_shapes(
+            a.shape[:-2], b.shape[:-2]) + a.shape[-2:]))
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
+                          "because the input matrix is singular.") from None
+
+
+def _cholesky_forward(a):
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        index, order = _not_pd_batch(a)
+        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(a, index)}The factorization could "
+                          "not be completed because the input is not positive-definite (the "
+                          f"leading minor of order {order} is not positive-definite).") from None
+
+
+def _not_pd_order(m):
+    """The order of the first leading minor that is not positive-definite, or 0."""
+    for k in range(1, m.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
+def _not_pd_batch(a):
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        order = _not_pd_order(m)
+        if order:
+            return i, order
+    return 0, a.shape[-1]
+
+
+def _tri_masked(a, upper, unitriangular):
+    """The triangle a triangular solve reads (unit diagonal when ``unitriangular``)."""
+    n = a.shape[-1]
+    mask = np.triu(np.ones((n, n), bool), 1 if unitriangular else 0) if upper else \
+        np.tril(np.ones((n, n), bool), -1 if unitriangular else 0)
+    out = np.where(mask, a, 0)
+    if unitriangular:
+        out = out + np.eye(n, dtype=a.dtype)
+    return out
+
+
+def _solve_triangular_forward(a, b, upper, unitriangular):
+    """X with tri(A) X = B; NumPy's batched solver on the triangle (a triangular
+    matrix with a zero on its diagonal gives inf/nan, like the reference's)."""
+    tri = _tri_masked(a, upper, unitriangular)
+    try:
+        return np.linalg.solve(tri, b)
+    except np.linalg.LinAlgError:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.matmul(np.linalg.pinv(tri) * np.inf, b)
+
+
+def _matrix_exp_forward(a):
+    try:
+        from scipy.linalg import expm
+    except ImportError:                    # core depends on NumPy only
+        return _expm_pade(a)
+    return np.asarray(expm(a), a.dtype) if a.size else a.copy()
+
+
+# Padé(13) coefficients (Higham 2005, "The scaling and squaring method for the matrix
+# exponential revisited"), with its 1-norm bound for degree 13.
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
+           129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
+           40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def _expm_pade(a):
+    """exp(A) by scaling and squaring with a degree-13 Padé approximant (no SciPy)."""
+    if a.size == 0:
+        return a.copy()
+    norm = np.max(np.sum(np.abs(a), axis=-2), axis=-1).max()
+    s = max(0, int(np.ceil(np.log2(norm / _THETA13)))) if norm > 0 else 0
+    x = a / (2.0 ** s)
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    b = _PADE13
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2)
+             + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 \
+        + b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r.astype(a.dtype, copy=False)
+
+
+def _qr_forward(a, mode):
+    if mode == "r":
+        r = np.linalg.qr(a, mode="r")
+        return np.zeros((0,), a.dtype), r
+    return tuple(np.linalg.qr(a, mode=mode))
+
+
+def _svd_forward(a, full_matrices):
+    if a.size == 0:
+        return _empty_svd(a, full_matrices)
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return u, s.astype(_real_dtype(a.dtype), copy=False), vh
+
+
+def _empty_svd(a, full_matrices):
+    m, n = a.shape[-2:]
+    k, batch = min(m, n), a.shape[:-2]
+    cols, rows = (m, n) if full_matrices else (k, k)
+    u = np.broadcast_to(np.eye(m, cols, dtype=a.dtype), batch + (m, cols))
+    vh = np.broadcast_to(np.eye(rows, n, dtype=a.dtype), batch + (rows, n))
+    return u.copy(), np.zeros(batch + (k,), _real_dtype(a.dtype)), vh.copy()
+
+
+def _real_dtype(dtype):
+    return np.finfo(dtype).dtype if np.dtype(dtype).kind == "c" else np.dtype(dtype)
+
+
+def _complex_dtype(dtype):
+    return np.result_type(dtype, np.complex64)
+
+
+def _eigh_forward(a, UPLO):
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w.astype(_real_dtype(a.dtype), copy=False), v
+
+
+def _eig_forward(a):
+    w, v = np.linalg.eig(a)
+    cdtype = _complex_dtype(a.dtype)
+    return w.astype(cdtype, copy=False), v.astype(cdtype, copy=False)
+
+
+def _slogdet_forward(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.asarray(sign, a.dtype), np.asarray(logabsdet, _real_dtype(a.dtype))
+
+
+def _pinv_threshold(s, atol, rtol, m, n):
+    """The reference's cut-off: max(atol, rtol * largest singular value), with rtol
+    eps * max(m, n) when neither is given (and 0 when only atol is)."""
+    if rtol is None:
+        rtol = np.finfo(s.dtype).eps * max(m, n) if atol is None else 0.0
+    atol = 0.0 if atol is None else atol
+    smax = np.max(s, axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,),
+                                                                           s.dtype)
+    return np.maximum(np.asarray(atol)[..., None] if np.ndim(atol) else atol,
+                      (np.asarray(rtol)[..., None] if np.ndim(rtol) else rtol) * smax)
+
+
+def _pinv_forward(a, atol, rtol, hermitian):
+    m, n = a.shape[-2:]
+    if hermitian:
+        w, v = np.linalg.eigh(a)
+        keep = np.abs(w) > _pinv_threshold(np.abs(w), atol, rtol, m, n)
+        inv_w = np.where(keep, 1 / np.where(keep, w, 1), 0)
+        return np.matmul(v * inv_w[..., None, :], _adjoint_array(v)).astype(a.dtype, copy=False)
+    u, s, vh = _svd_forward(a, False)
+    keep = s > _pinv_threshold(s, atol, rtol, m, n)
+    inv_s = np.where(keep, 1 / np.where(keep, s, 1), 0)
+    return np.matmul(_adjoint_array(vh) * inv_s[..., None, :], _adjoint_array(u)).astype(
+        a.dtype, copy=False)
+
+
+def _adjoint_array(x):
+    x = np.swapaxes(x, -1, -2)
+    return np.conj(x) if x.dtype.kind == "c" else x
+
+
+def _lstsq_forward(a, b, rcond):
+    return np.matmul(_pinv_forward(a, None, rcond, False), b)
+
+
+def _cross_forward(a, b, dim):
+    return np.cross(a, b, axis=dim)
+
+
+# --- formula helpers of the decompositions (both namespaces) -----------------------------
+def _const(F, arr):
+    """A constant array as a formula value (a Tensor without history on the tensor path)."""
+    return Tensor._wrap(arr) if F.is_tensor_path() else arr
+
+
+def _raw(F, x):
+    return x._data if F.is_tensor_path() else x
+
+
+def _is_zero(F, x):
+    """Whether a materialized output gradient is all zeros (the output was unused)."""
+    return not np.any(_raw(F, x))
+
+
+@helper
+def tri_part(F, x, upper, strict=False, half_diag=False):
+    """The upper/lower triangle of x (without the diagonal when ``strict``; with half of
+    it when ``half_diag``), by a constant mask."""
+    n, m = x.shape[-2], x.shape[-1]
+    ones = np.ones((n, m), _real_dtype(_raw(F, x).dtype))
+    k = 1 if strict or half_diag else 0
+    mask = np.triu(ones, k) if upper else np.tril(ones, -k)
+    if half_diag:
+        mask = mask + 0.5 * np.eye(n, m, dtype=mask.dtype)
+    return x * _const(F, mask)
+
+
+def _off_diagonal(F, x):
+    n = x.shape[-1]
+    return x * _const(F, 1 - np.eye(n, dtype=_real_dtype(_raw(F, x).dtype)))
+
+
+def _gap_matrix(F, values):
+    """E[i, j] = values[j] - values[i], with 1 on the diagonal (divided by, off it)."""
+    n = values.shape[-1]
+    eye = _const(F, np.eye(n, dtype=_real_dtype(_raw(F, values).dtype)))
+    return F.unsqueeze(values, -2) - F.unsqueeze(values, -1) + eye
+
+
+def _warn_if_repeated(F, gaps, what):
+    """Note [gauge of singular and eigen vectors]: repeated values make the gradient of
+    the vectors inf/nan; say why."""
+    off = _raw(F, gaps) - np.eye(gaps.shape[-1])
+    if gaps.shape[-1] > 1 and np.any(off[..., ~np.eye(gaps.shape[-1], dtype=bool)] == 0):
+        import warnings
+        warnings.warn(f"{what}: the input has repeated {'singular values' if 'svd' in what else 'eigenvalues'}"
+                      "; the gradient of a loss that depends on the corresponding vectors is "
+                      "not defined there (it is inf/nan).", RuntimeWarning, stacklevel=2)
+
+
+def _check_phase(F, imag_diagonal, name, what):
+    """Note [gauge of singular and eigen vectors]: the reference's error for a loss that
+    depends on the arbitrary phase of complex vectors."""
+    if np.any(np.abs(_raw(F, imag_diagonal)) > 1e-2):
+        raise RuntimeError(f"{name}: The {what} in the complex case are specified up to "
+                           "multiplication by e^{i phi}. The specified loss function depends "
+                           f"on this {'phase term, making it ill-defined' if 'singular' in what else 'quantity, so it is ill-defined'}.")
+
+
+def _trace(F, x):
+    return F.sum(F.diagonal(x, 0, -2, -1), -1)
+
+
+def _unsqueeze2(F, x):
+    return F.unsqueeze(F.unsqueeze(x, -1), -1)
+
+
+def _right_solve_upper(F, y, r):
+    """y R^-H for an upper-triangular R: (R^-1 y^H)^H."""
+    return F.adjoint(F._solve_triangular(r, F.adjoint(y), True, False))
+
+
+@helper
+def det_grad(F, g, self, result):
+    if np.any(_raw(F, result) == 0):                     # singular: the adjugate, via SVD
+        return _unsqueeze2(F, g) * _const(F, _adjugate_adjoint(_raw(F, self)))
+    return _unsqueeze2(F, g * F.conj(result)) * F.adjoint(F._linalg_inv(self))
+
+
+@helper
+def det_jvp(F, t, self, result):
+    if np.any(_raw(F, result) == 0):
+        adj_t = np.swapaxes(np.conj(_adjugate_adjoint(_raw(F, self))), -1, -2)
+        return F.sum(F.sum(_const(F, adj_t) * t[0], -1), -1)
+    return result * _trace(F, F._linalg_solve(self, t[0]))
+
+
+def _adjugate_adjoint(a):
+    """adj(A)^H = conj(det U det Vh) U diag(prod_{j != i} s_j) Vh (also for singular A)."""
+    u, s, vh = np.linalg.svd(a)
+    n = s.shape[-1]
+    others = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], -1)
+    phase = np.conj(np.linalg.det(u) * np.linalg.det(vh))
+    return (u * others[..., None, :]) @ vh * phase[..., None, None]
+
+
+@helper
+def slogdet_grad(F, g, self, sign):
+    g_sign, g_log = g
+    if F.is_complex(self):
+        g_log = g_log + F.imag(g_sign * F.conj(sign)) * 1j
+    return _unsqueeze2(F, g_log) * F.adjoint(F._linalg_inv(self))
+
+
+@helper
+def slogdet_jvp(F, t, self, result):
+    sign = result[0]
+    c = _trace(F, F._linalg_solve(self, t[0]))
+    if F.is_complex(self):
+        return sign * (F.imag(c) * 1j), F.real(c)
+    return sign * 0, c
+
+
+@helper
+def solve_grad_b(F, g, A, B_shape):
+    return F.sum_to(F._linalg_solve(F.adjoint(A), g), tuple(B_shape))
+
+
+@helper
+def solve_grad_a(F, g, A, result):
+    g_b = F._linalg_solve(F.adjoint(A), g)
+    return F.sum_to(-F.matmul(g_b, F.adjoint(result)), tuple(A.shape))
+
+
+@helper
+def solve_triangular_grads(F, g, A, result, upper, unitriangular, which, shape):
+    g_b = F._solve_triangular(F.adjoint(A), g, not upper, unitriangular)
+    if which == 1:
+        return F.sum_to(g_b, tuple(shape))
+    g_a = -F.tri_part(F.matmul(g_b, F.adjoint(result)), upper, unitriangular)
+    return F.sum_to(g_a, tuple(shape))
+
+
+@helper
+def cholesky_grad(F, g, result):
+    """A = L L^H: gA = L^-H Psi(tril(L^H gL)) L^-1 with Psi(P) = (P + tril(P, -1)^H) / 2,
+    the reference's formula (exact for Hermitian perturbations of A)."""
+    lh = F.adjoint(result)
+    p = F.tri_part(F.matmul(lh, g), False)
+    inner = (p + F.adjoint(F.tri_part(p, False, strict=True))) * 0.5
+    z = F._solve_triangular(lh, inner, True, False)
+    return F.adjoint(F._solve_triangular(lh, F.adjoint(z), True, False))
+
+
+@helper
+def cholesky_jvp(F, t, result):
+    w = F._solve_triangular(result, t[0], False, False)
+    z = F.adjoint(F._solve_triangular(result, F.adjoint(w), False, False))
+    return F.matmul(result, F.tri_part(z, False, half_diag=True))
+
+
+@helper
+def qr_grad(F, g, self, Q, R, mode):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    m, n = self.shape[-2], self.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    g_q, g_r = g
+    q, r = Q, R
+    if m >= n:
+        return _qr_grad_tall(F, g_q, g_r, q, r)
+    last = len(self.shape) - 1
+    y, g_r2 = F.narrow(self, last, m, n - m), F.narrow(g_r, last, m, n - m)
+    g_x = _qr_grad_tall(F, g_q + F.matmul(y, F.adjoint(g_r2)), F.narrow(g_r, last, 0, m), q,
+                        F.narrow(r, last, 0, m))
+    return F.cat([g_x, F.matmul(q, g_r2)], -1)
+
+
+def _qr_grad_tall(F, g_q, g_r, q, r):
+    """A = QR with A m x n, m >= n: gA = [Q (gR R^H + Phi(M - M^H)) + (I - QQ^H) gQ] R^-H,
+    M = Q^H gQ - gR R^H (Phi: lower triangle, half diagonal)."""
+    qh_gq = F.matmul(F.adjoint(q), g_q)
+    gr_rh = F.matmul(g_r, F.adjoint(r))
+    m = qh_gq - gr_rh
+    inner = gr_rh + F.tri_part(m - F.adjoint(m), False, half_diag=True)
+    y = F.matmul(q, inner - qh_gq) + g_q
+    return _right_solve_upper(F, y, r)
+
+
+@helper
+def qr_jvp(F, t, self, result, mode):
+    m, n = self.shape[-2], self.shape[-1]
+    if mode != "reduced" and m > n or mode == "r":
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols." if mode != "r" else
+                           "The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'.")
+    q, r = result
+    if m >= n:
+        return _qr_jvp_tall(F, t[0], q, r)
+    last = len(self.shape) - 1
+    r2 = F.narrow(r, last, m, n - m)
+    d_q, d_r1 = _qr_jvp_tall(F, F.narrow(t[0], last, 0, m), q, F.narrow(r, last, 0, m))
+    d_r2 = F.matmul(F.adjoint(q), F.narrow(t[0], last, m, n - m) - F.matmul(d_q, r2))
+    return d_q, F.cat([d_r1, d_r2], -1)
+
+
+def _qr_jvp_tall(F, d_a, q, r):
+    d_a_rinv = F.adjoint(F._solve_triangular(F.adjoint(r), F.adjoint(d_a), False, False))
+    x = F.matmul(F.adjoint(q), d_a_rinv)
+    low = F.tri_part(x, False, strict=True)
+    omega = low - F.adjoint(low)
+    if F.is_complex(x):
+        omega = omega + F.diag_embed(F.imag(F.diagonal(x, 0, -2, -1)) * 1j)
+    upper = x - omega
+    return d_a_rinv - F.matmul(q, upper), F.matmul(upper, r)
+
+
+@helper
+def svd_grad(F, g, self, U, S, Vh, full_matrices):
+    g_u, g_s, g_vh = g
+    u, s, vh = U, S, Vh
+    m, n, k = self.shape[-2], self.shape[-1], s.shape[-1]
+    if full_matrices:          # the extra vectors are arbitrary: no gradient flows from them
+        last = len(self.shape) - 1
+        u, g_u = F.narrow(u, last, 0, k), F.narrow(g_u, last, 0, k)
+        vh, g_vh = F.narrow(vh, last - 1, 0, k), F.narrow(g_vh, last - 1, 0, k)
+    with_u, with_v = not _is_zero(F, g_u), not _is_zero(F, g_vh)
+    if not (with_u or with_v):
+        return F.matmul(u * F.unsqueeze(g_s, -2), vh)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _svd_vectors_grad(F, (g_u, g_s, g_vh), (u, s, vh), (m, n, k))
+
+
+def _svd_vectors_grad(F, grads, factors, sizes):
+    (g_u, g_s, g_vh), (u, s, vh), (m, n, k) = grads, factors, sizes
+    v = F.adjoint(vh)
+    skew_u = _skew(F, F.matmul(F.adjoint(u), g_u))
+    skew_v = _skew(F, F.matmul(vh, F.adjoint(g_vh)))
+    if F.is_complex(u):
+        _check_phase(F, F.imag(F.diagonal(skew_u + skew_v, 0, -2, -1)), "svd_backward",
+                     "singular vectors")
+    s_row, s_col = F.unsqueeze(s, -2), F.unsqueeze(s, -1)
+    gaps = _gap_matrix(F, s * s)
+    _warn_if_repeated(F, gaps, "linalg.svd backward")
+    inner = _off_diagonal(F, (skew_u * s_row + s_col * skew_v) / gaps) + F.diag_embed(g_s)
+    if F.is_complex(u):
+        inner = inner + F.diag_embed(F.diagonal(skew_u, 0, -2, -1) / (s * 2))
+    if m > k:
+        g_u_sinv = g_u / s_row
+        grad = F.matmul(u, inner) + g_u_sinv - F.matmul(u, F.matmul(F.adjoint(u), g_u_sinv))
+        return F.matmul(grad, vh)
+    if n > k:
+        sinv_g_vh = g_vh / s_col
+        grad = F.matmul(inner, vh) + sinv_g_vh - F.matmul(F.matmul(sinv_g_vh, v), vh)
+        return F.matmul(u, grad)
+    return F.matmul(F.matmul(u, inner), vh)
+
+
+def _skew(F, x):
+    return x - F.adjoint(x)
+
+
+@helper
+def svd_jvp(F, t, self, result, full_matrices):
+    u, s, vh = result
+    m, n, k = self.shape[-2], self.shape[-1], s.shape[-1]
+    if full_matrices and m != n:
+        raise NotImplementedError("the forward derivative of linalg.svd with "
+                                  "full_matrices=True on a non-square input is not "
+                                  "implemented; use full_matrices=False.")
+    d_a = t[0]
+    v = F.adjoint(vh)
+    d_p = F.matmul(F.adjoint(u), F.matmul(d_a, v))
+    d_ph = F.adjoint(d_p)
+    s_row, s_col = F.unsqueeze(s, -2), F.unsqueeze(s, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = _gap_matrix(F, s * s)
+        omega_u = _off_diagonal(F, (d_p * s_row + s_col * d_ph) / gaps)
+        omega_v = _off_diagonal(F, (s_col * d_p + d_ph * s_row) / gaps)
+        if F.is_complex(d_p):
+            omega_u = omega_u + F.diag_embed(F.imag(F.diagonal(d_p, 0, -2, -1)) / s * 1j)
+        d_u, d_v = F.matmul(u, omega_u), F.matmul(v, omega_v)
+        if m > k:
+            d_u = d_u + (F.matmul(d_a, v) - F.matmul(u, d_p)) / s_row
+        if n > k:
+            d_v = d_v + (F.matmul(F.adjoint(d_a), u) - F.matmul(v, d_ph)) / s_row
+    return d_u, F.real(F.diagonal(d_p, 0, -2, -1)), F.adjoint(d_v)
+
+
+@helper
+def eigh_grad(F, g, eigenvalues, eigenvectors):
+    g_l, g_v = g
+    values, vectors = eigenvalues, eigenvectors
+    if _is_zero(F, g_v):
+        return F.matmul(vectors * F.unsqueeze(g_l, -2), F.adjoint(vectors))
+    vh_gv = F.matmul(F.adjoint(vectors), g_v)
+    if F.is_complex(vh_gv):
+        _check_phase(F, F.imag(F.diagonal(vh_gv, 0, -2, -1)), "linalg_eigh_backward",
+                     "eigenvectors")
+    gaps = _gap_matrix(F, values)
+    _warn_if_repeated(F, gaps, "linalg.eigh backward")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = F.diag_embed(g_l) + _off_diagonal(F, vh_gv / gaps)
+        grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
+    return (grad + F.adjoint(grad)) * 0.5           # Hermitian, like the reference's
+
+
+@helper
+def eigh_jvp(F, t, result):
+    values, vectors = result
+    d_p = F.matmul(F.adjoint(vectors), F.matmul(t[0], vectors))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_v = F.matmul(vectors, _off_diagonal(F, d_p / _gap_matrix(F, values)))
+    return F.real(F.diagonal(d_p, 0, -2, -1)), d_v
+
+
+@helper
+def eig_grad(F, g, self, eigenvalues, eigenvectors):
+    """gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H, the
+    projection for eigenvectors of norm 1; real part for a real input."""
+    g_l, g_v = g
+    values, vectors = eigenvalues, eigenvectors
+    vh = F.adjoint(vectors)
+    inner = F.diag_embed(g_l)
+    if not _is_zero(F, g_v):
+        vh_gv = F.matmul(vh, g_v)
+        diag = F.diagonal(vh_gv, 0, -2, -1)
+        _check_phase(F, F.imag(diag), "linalg_eig_backward", "eigenvectors")
+        projected = vh_gv - F.matmul(vh, vectors) * F.unsqueeze(F.real(diag), -2)
+        gaps = F.conj(_gap_matrix(F, values))
+        _warn_if_repeated(F, gaps, "linalg.eig backward")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = inner + _off_diagonal(F, projected / gaps)
+    grad = F._linalg_solve(vh, F.matmul(inner, vh))
+    return grad if F.is_complex(self) else F.real(grad)
+
+
+@helper
+def eig_jvp(F, t, result):
+    values, vectors = result
+    d_a = t[0] if F.is_complex(t[0]) else t[0] * (1 + 0j)
+    d_p = F._linalg_solve(vectors, F.matmul(d_a, vectors))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d_v = F.matmul(vectors, _off_diagonal(F, d_p / _gap_matrix(F, values)))
+    d_v = d_v - vectors * F.unsqueeze(F.real(F.diagonal(F.matmul(F.adjoint(vectors), d_v),
+                                                        0, -2, -1)), -2)
+    return F.diagonal(d_p, 0, -2, -1), d_v
+
+
+@helper
+def matrix_exp_block(F, a, e):
+    """exp([[A, E], [0, A]]) = [[exp(A), L(A, E)], [0, exp(A)]]: its corner is the
+    Fréchet derivative L(A, E), the JVP (and, with A^H and g, the VJP) of exp."""
+    n, last = a.shape[-1], len(a.shape) - 1
+    top = F.cat([a, e], -1)
+    bottom = F.cat([a * 0, a], -1)
+    big = F._matrix_exp(F.cat([top, bottom], -2))
+    return F.narrow(F.narrow(big, last - 1, 0, n), last, n, n)
+
+
+@helper
+def pinv_grad(F, g, self, result):
+    """P = pinv(A): gA = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A)."""
+    p, ph, gh = result, F.adjoint(result), F.adjoint(g)
+    p_ph, ph_p = F.matmul(p, ph), F.matmul(ph, result)
+    left = F.matmul(gh, p_ph)
+    right = F.matmul(ph_p, gh)
+    return (-F.matmul(F.matmul(ph, g), ph) + left - F.matmul(self, F.matmul(p, left))
+            + right - F.matmul(F.matmul(right, p), self))
+
+
+@helper
+def pinv_jvp(F, t, self, result):
+    p, d_a = result, t[0]
+    d_ah = F.adjoint(d_a)
+    p_ph, ph_p = F.matmul(p, F.adjoint(p)), F.matmul(F.adjoint(p), p)
+    return (-F.matmul(F.matmul(p, d_a), p) + F.matmul(p_ph, d_ah)
+            - F.matmul(F.matmul(F.matmul(p_ph, d_ah), self), p)
+            + F.matmul(d_ah, ph_p) - F.matmul(F.matmul(p, self), F.matmul(d_ah, ph_p)))
+
+
+@helper
+def lstsq_grads(F, g, self, b, rcond, which, shape):
+    p = F._pinv(self, None, rcond, False)
+    if which == 1:
+        return F.sum_to(F.matmul(F.adjoint(p), g), tuple(shape))
+    return F.sum_to(F.pinv_grad(F.matmul(g, F.adjoint(b)), self, p), tuple(shape))
+
+
+@helper
+def lstsq_jvp(F, t, self, b, rcond):
+    p = F._pinv(self, None, rcond, False)
+    return F.matmul(F.pinv_jvp((t[0],), self, p), b) + F.matmul(p, t[1])
+
+
+# --- the table: decompositions, inverses, solvers ---------------------------------------------
+DET = defop("linalg_det", lambda a: np.asarray(np.linalg.det(a)), inputs=("A",),
+            vjp=(lambda F, g, A, result: F.det_grad(g, A, result),),
+            jvp=lambda F, t, A, result: F.det_jvp(t, A, result))
+SLOGDET = defop("linalg_slogdet", _slogdet_forward, inputs=("A",), multi_output=True,
+                vjp=(lambda F, g, A, sign: F.slogdet_grad(g, A, sign),),
+                jvp=lambda F, t, A, result: F.slogdet_jvp(t, A, result))
+INV = defop("linalg_inv", _inv_forward, inputs=("A",), node_name="LinalgInvExBackward0",
+            vjp=(lambda F, g, result: -F.matmul(F.matmul(F.adjoint(result), g),
+                                                F.adjoint(result)),),
+            jvp=lambda F, t, result: -F.matmul(F.matmul(result, t[0]), result))
+SOLVE = defop("linalg_solve", _solve_forward, inputs=("A", "B"), node_name="LinalgSolveExBackward0",
+              vjp=(lambda F, g, A, result: F.solve_grad_a(g, A, result),
+                   lambda F, g, A, B_shape: F.solve_grad_b(g, A, B_shape)),
+              jvp=lambda F, t, A, result: F._linalg_solve(A, t[1] - F.matmul(t[0], result)))
+SOLVE_TRIANGULAR = defop(
+    "linalg_solve_triangular", _solve_triangular_forward, inputs=("A", "B"),
+    attrs=("upper", "unitriangular"),
+    vjp=(lambda F, g, A, result, upper, unitriangular, A_shape:
+         F.solve_triangular_grads(g, A, result, upper, unitriangular, 0, A_shape),
+         lambda F, g, A, result, upper, unitriangular, B_shape:
+         F.solve_triangular_grads(g, A, result, upper, unitriangular, 1, B_shape)),
+    jvp=lambda F, t, A, result, upper, unitriangular: F._solve_triangular(
+        A, t[1] - F.matmul(F.tri_part(t[0], upper, unitriangular), result), upper, unitriangular))
+CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",),
+                 node_name="LinalgCholeskyExBackward0",
+                 vjp=(lambda F, g, result: F.cholesky_grad(g, result),),
+                 jvp=lambda F, t, result: F.cholesky_jvp(t, result))
+QR = defop("linalg_qr", _qr_forward, inputs=("A",), attrs=("mode",), multi_output=True,
+           vjp=(lambda F, g, A, Q, R, mode: F.qr_grad(g, A, Q, R, mode),),
+           jvp=lambda F, t, A, result, mode: F.qr_jvp(t, A, result, mode))
+SVD = defop("linalg_svd", _svd_forward, inputs=("A",), attrs=("full_matrices",),
+            multi_output=True,
+            vjp=(lambda F, g, A, U, S, Vh, full_matrices:
+                 F.svd_grad(g, A, U, S, Vh, full_matrices),),
+            jvp=lambda F, t, A, result, full_matrices: F.svd_jvp(t, A, result, full_matrices))
+EIGH = defop("linalg_eigh", _eigh_forward, inputs=("A",), attrs=("UPLO",), multi_output=True,
+             vjp=(lambda F, g, eigenvalues, eigenvectors:
+                  F.eigh_grad(g, eigenvalues, eigenvectors),),
+             jvp=lambda F, t, result: F.eigh_jvp(t, result))
+EIG = defop("linalg_eig", _eig_forward, inputs=("A",), multi_output=True,
+            vjp=(lambda F, g, A, eigenvalues, eigenvectors:
+                 F.eig_grad(g, A, eigenvalues, eigenvectors),),
+            jvp=lambda F, t, result: F.eig_jvp(t, result))
+MATRIX_EXP = defop("linalg_matrix_exp", _matrix_exp_forward, inputs=("A",),
+                   vjp=(lambda F, g, A: F.matrix_exp_block(F.adjoint(A), g),),
+                   jvp=lambda F, t, A: F.matrix_exp_block(A, t[0]))
+PINV = defop("linalg_pinv", _pinv_forward, inputs=("A",), attrs=("atol", "rtol", "hermitian"),
+             vjp=(lambda F, g, A, result: F.pinv_grad(g, A, result),),
+             jvp=lambda F, t, A, result: F.pinv_jvp(t, A, result))
+LSTSQ = defop("linalg_lstsq", _lstsq_forward, inputs=("A", "B"), attrs=("rcond",),
+              vjp=(lambda F, g, A, B, rcond, A_shape: F.lstsq_grads(g, A, B, rcond, 0, A_shape),
+                   lambda F, g, A, B, rcond, B_shape: F.lstsq_grads(g, A, B, rcond, 1, B_shape)),
+              jvp=lambda F, t, A, B, rcond: F.lstsq_jvp(t, A, B, rcond))
+CROSS = defop("linalg_cross", _cross_forward, inputs=("self", "other"), attrs=("dim",),
+              vjp=(lambda F, g, other, dim, self_shape:
+                   F.sum_to(F._cross(F.conj(other), g, dim), tuple(self_shape)),
+                   lambda F, g, self, dim, other_shape:
+                   F.sum_to(F._cross(g, F.conj(self), dim), tuple(other_shape))),
+              jvp=lambda F, t, self, other, dim: F._cross(t[0], other, dim)
+              + F._cross(self, t[1], dim))
+
+
+# --- the ops as formula functions: ndarray twins in ARRAY_NS, recorded ones in TENSOR_NS ---
+def _twin(name, op, forward, attrs=()):
+    """Register ``forward`` (arrays) as ARRAY_NS.<name> and a function applying ``op`` to
+    Tensors as its TENSOR_NS twin; positional arguments after the inputs are ``attrs``."""
+    n_inputs = len(op.inputs)
+
+    def on_arrays(*args):
+        return forward(*args)
+
+    def on_tensors(*args):
+        return apply_op(op, tuple(args[:n_inputs]), dict(zip(attrs, args[n_inputs:])))
+    on_tensors.__name__ = on_arrays.__name__ = name
+    array_fn(name)(on_arrays)
+    formula_helper(on_tensors)
+
+
+_twin("_linalg_inv", INV, _inv_forward)
+_twin("_linalg_solve", SOLVE, _solve_forward)
+_twin("_solve_triangular", SOLVE_TRIANGULAR, _solve_triangular_forward, ("upper", "unitriangular"))
+_twin("_matrix_exp", MATRIX_EXP, _matrix_exp_forward)
+
+_twin("_pinv", PINV, _pinv_forward, ("atol", "rtol", "hermitian"))
+_twin("_cross", CROSS, _cross_forward, ("dim",))
+
+
+# Note [linalg saved outputs]: the names each decomposition's formulas give its outputs.
+_OUTPUT_NAMES = {SLOGDET: ("sign", "logabsdet"), QR: ("Q", "R"), SVD: ("U", "S", "Vh"),
+                 EIGH: ("eigenvalues", "eigenvectors"), EIG: ("eigenvalues", "eigenvectors")}
+
+
+def decompose(op, inputs, attrs):
+    """Apply a multi-output decomposition op and save its outputs for its backward."""
+    outs = apply_op(op, inputs, attrs)
+    node = outs[0].grad_fn
+    if node is not None and getattr(type(node), "_op", None) is op:
+        for k, name in enumerate(_OUTPUT_NAMES[op]):
+            node._saved[name] = SavedTensor(outs[k], True, k)
+    return outs

@@ -752,3 +752,212 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
 
 def silu_inplace(input):
     return commit_inplace(input, silu(input))
+
+
+# --- pointwise activations ---------------------------------------------------------------
+# Note [pointwise activation entries]
+#     Each entry is y = f(x; params) with a backward helper ``<name>_backward(F, g, x,
+#     *params)`` that maps an output gradient to the input's; the map is linear in g, so
+#     the same helper is the JVP (applied to the tangent). The non-tensor arguments
+#     travel as one attribute, ``params`` (a tuple), so one pair of lambdas serves all.
+def _pointwise_entry(name, forward, backward):
+    helper(backward)
+    fn = backward.__name__
+    return defop(name, lambda x, params: forward(x, *params), attrs=("params",),
+                 vjp=(lambda F, g, self, params: getattr(F, fn)(g, self, *params),),
+                 jvp=lambda F, t, self, params: getattr(F, fn)(t[0], self, *params))
+
+
+def leaky_relu_backward(F, g, x, slope):
+    return F.where(x > 0, g, g * slope)
+
+
+def elu_backward(F, g, x, alpha, scale, input_scale):
+    return F.where(x > 0, g * scale, g * (F.exp(x * input_scale) * (alpha * scale * input_scale)))
+
+
+def hardtanh_backward(F, g, x, low, high):
+    return F.where((x > low) * (x < high), g, g * 0)
+
+
+def hardsigmoid_backward(F, g, x):
+    return F.where((x > -3) * (x < 3), g / 6, g * 0)
+
+
+def hardswish_backward(F, g, x):
+    return F.where(x < -3, g * 0, F.where(x <= 3, g * (x / 3 + 0.5), g))
+
+
+def mish_backward(F, g, x):
+    tsp = F.tanh(F.log1p(F.exp(-F.abs(x))) + F.maximum(x, x * 0))      # tanh(softplus(x))
+    return g * (tsp + x * F.sigmoid(x) * (1 - tsp * tsp))
+
+
+def softsign_backward(F, g, x):
+    d = 1 + F.abs(x)
+    return g / (d * d)
+
+
+def tanhshrink_backward(F, g, x):
+    th = F.tanh(x)
+    return g * (th * th)
+
+
+def shrink_backward(F, g, x, lambd):
+    return F.where((x < -lambd) + (x > lambd), g, g * 0)
+
+
+def threshold_backward(F, g, x, threshold, value):
+    return F.where(x > threshold, g, g * 0)
+
+
+def logsigmoid_backward(F, g, x):
+    return g * F.sigmoid(-x)
+
+
+def _elu(x, alpha, scale, input_scale):
+    neg = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
+    return np.where(x > 0, x * scale, neg).astype(x.dtype, copy=False)
+
+
+def _hardswish(x):
+    return x * np.clip(x + 3, 0, 6) / 6
+
+
+def _mish(x):
+    return x * np.tanh(np.logaddexp(0, x))
+
+
+def _softshrink(x, lambd):
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0 * x))
+
+
+def _logsigmoid(x):
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def _keep_dtype(fn):
+    """Forward ``fn`` cast back to the input's dtype (NumPy promotes float16 with
+    Python floats in some formulas)."""
+    return lambda x, *p: np.asarray(fn(x, *p)).astype(x.dtype, copy=False)
+
+
+LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
+                              leaky_relu_backward)
+ELU = _pointwise_entry("elu", _keep_dtype(_elu), elu_backward)
+HARDTANH = _pointwise_entry("hardtanh", _keep_dtype(lambda x, lo, hi: np.clip(x, lo, hi)),
+                            hardtanh_backward)
+HARDSIGMOID = _pointwise_entry("hardsigmoid", _keep_dtype(lambda x: np.clip(x / 6 + 0.5, 0, 1)),
+                               hardsigmoid_backward)
+HARDSWISH = _pointwise_entry("hardswish", _keep_dtype(_hardswish), hardswish_backward)
+MISH = _pointwise_entry("mish", _keep_dtype(_mish), mish_backward)
+SOFTSIGN = _pointwise_entry("softsign", _keep_dtype(lambda x: x / (1 + np.abs(x))),
+                            softsign_backward)
+TANHSHRINK = _pointwise_entry("tanhshrink", _keep_dtype(lambda x: x - np.tanh(x)),
+                              tanhshrink_backward)
+SOFTSHRINK = _pointwise_entry("softshrink", _keep_dtype(_softshrink), shrink_backward)
+HARDSHRINK = defop("hardshrink", lambda x, params: np.where(np.abs(x) > params[0], x, 0 * x),
+                   attrs=("params",),
+                   vjp=(lambda F, g, self, params: F.shrink_backward(g, self, *params),),
+                   jvp=lambda F, t, self, params: F.shrink_backward(t[0], self, *params))
+THRESHOLD = _pointwise_entry(
+    "threshold", _keep_dtype(lambda x, th, v: np.where(x > th, x, v)), threshold_backward)
+LOG_SIGMOID = _pointwise_entry("log_sigmoid", _keep_dtype(_logsigmoid), logsigmoid_backward)
+
+
+def pointwise(op, input, *params, inplace=False, kernel=None):
+    """Apply a pointwise activation entry (in place on ``input`` when asked); like the
+    reference's kernels, integer and bool inputs are refused."""
+    x = require_tensor(input, kernel or op.name, "input", 1)
+    if x._data.dtype.kind in "biu":
+        raise NotImplementedError(f'"{kernel or op.name}_cpu" not implemented for '
+                                  f"'{scalar_type_name(x._data.dtype)}'")
+    out = apply_op(op, (x,), {"params": params})
+    return commit_inplace(x, out) if inplace else out
+
+
+# --- constant padding ---------------------------------------------------------------------
+# ``pads`` holds one (before, after) pair per dim; a negative amount crops. Padding with
+# -pads undoes it (what it added is cropped, what it cropped comes back as zeros), so
+# the VJP is the same op with the pads negated and value 0; the JVP pads the tangent.
+def _constant_pad_forward(x, pads, value):
+    crop = tuple(slice(-b if b < 0 else 0, x.shape[i] + a if a < 0 else None)
+                 for i, (b, a) in enumerate(pads))
+    x = x[crop]
+    grow = tuple((max(b, 0), max(a, 0)) for b, a in pads)
+    if not any(b or a for b, a in grow):
+        return x.copy()
+    return np.pad(x, grow, constant_values=value)
+
+
+def _negated(pads):
+    return tuple((-b, -a) for b, a in pads)
+
+
+CONSTANT_PAD = defop("constant_pad_nd", _constant_pad_forward, attrs=("pads", "value"),
+                     vjp=(lambda F, g, pads: F._constant_pad(g, _negated(pads), 0),),
+                     jvp=lambda F, t, pads: F._constant_pad(t[0], pads, 0))
+array_fn("_constant_pad")(_constant_pad_forward)
+
+
+@formula_helper
+def _constant_pad(x, pads, value):
+    return apply_op(CONSTANT_PAD, (x,), {"pads": tuple(pads), "value": value})
+
+
+# --- embedding ----------------------------------------------------------------------------
+# Note [embedding gradient factors]
+#     The reference's padding_idx and scale_grad_by_freq change only the backward: rows
+#     looked up at padding_idx get no gradient, and with scale_grad_by_freq each
+#     lookup's gradient is divided by how often its row occurs in the batch. Both are a
+#     per-lookup factor (``factor``: an array shaped like the indices, or None for all
+#     1s) applied where the backward scatters. ``scaled`` applies the factor in the
+#     forward too: the VJP of the backward (double backward) is such a scaled lookup.
+def _embedding_forward(weight, indices, factor, scaled):
+    out = weight[indices]
+    if scaled and factor is not None:
+        out *= factor[..., None].astype(out.dtype, copy=False)
+    return out
+
+
+def _embedding_backward_forward(grad, indices, factor, scaled, num_weights):
+    width = grad.shape[-1]
+    rows = grad.reshape(-1, width)
+    if factor is not None:
+        rows = rows * factor.reshape(-1, 1).astype(grad.dtype, copy=False)
+    out = np.zeros((num_weights, width), grad.dtype)
+    np.add.at(out, indices.reshape(-1), rows)
+    return out
+
+
+_EMBEDDING_ATTRS = ("indices", "factor", "scaled")
+EMBEDDING = defop(
+    "embedding", _embedding_forward, inputs=("weight",), attrs=_EMBEDDING_ATTRS,
+    vjp=(lambda F, g, weight_shape, indices, factor, scaled:
+         F._embedding_backward(g, indices, factor, weight_shape[0]),),
+    jvp=lambda F, t, indices, factor, scaled: F._embedding(t[0], indices, factor, scaled))
+EMBEDDING_BACKWARD = defop(
+    "embedding_dense_backward", _embedding_backward_forward, inputs=("grad_output",),
+    attrs=_EMBEDDING_ATTRS + ("num_weights",),
+    vjp=(lambda F, g, indices, factor, scaled, num_weights:
+         F._embedding(g, indices, factor, True),),
+    jvp=lambda F, t, indices, factor, scaled, num_weights:
+        F._embedding_backward(t[0], indices, factor, num_weights))
+array_fn("_embedding")(_embedding_forward)
+
+
+@array_fn("_embedding_backward")
+def _embedding_backward_array(grad, indices, factor, num_weights):
+    return _embedding_backward_forward(grad, indices, factor, True, num_weights)
+
+
+@formula_helper
+def _embedding(weight, indices, factor, scaled):
+    return apply_op(EMBEDDING, (weight,), {"indices": indices, "factor": factor,
+                                           "scaled": scaled})
+
+
+@formula_helper
+def _embedding_backward(grad, indices, factor, num_weights):
+    return apply_op(EMBEDDING_BACKWARD, (grad,), {"indices": indices, "factor": factor,
+                                                  "scaled": True, "num_weights": num_weights})

@@ -150,6 +150,81 @@ def isinf(input):
     return Tensor._wrap(np.isinf(input._data))
 
 
+def _real_only(input, name):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name} does not support complex inputs.")
+    return input._data
+
+
+@public
+def isposinf(input):
+    """Elementwise test for +inf.
+
+    >>> import chainrule as cr
+    >>> cr.isposinf(cr.tensor([float("inf"), -float("inf")])).tolist()
+    [True, False]
+    """
+    return Tensor._wrap(np.isposinf(_real_only(input, "isposinf")))
+
+
+@public
+def isneginf(input):
+    """Elementwise test for -inf.
+
+    >>> import chainrule as cr
+    >>> cr.isneginf(cr.tensor([float("inf"), -float("inf")])).tolist()
+    [False, True]
+    """
+    return Tensor._wrap(np.isneginf(_real_only(input, "isneginf")))
+
+
+@public
+def signbit(input):
+    """Elementwise test of the sign bit (True for -0.0 too).
+
+    >>> import chainrule as cr
+    >>> cr.signbit(cr.tensor([-0.0, 0.0, -1.0])).tolist()
+    [True, False, True]
+    """
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("signbit is not implemented for complex tensors.")
+    return Tensor._wrap(np.signbit(input._data))
+
+
+@public
+def isreal(input):
+    """Elementwise test that the imaginary part is 0 (all True for real tensors).
+
+    >>> import chainrule as cr
+    >>> cr.isreal(cr.tensor([1 + 0j, 1j])).tolist()
+    [True, False]
+    """
+    if input._data.dtype.kind != "c":
+        return Tensor._wrap(np.ones(input._data.shape, bool))
+    return Tensor._wrap(input._data.imag == 0)
+
+
+@public
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (infinities equal to
+    themselves; NaNs equal only with ``equal_nan``). The dtypes must match.
+
+    >>> import chainrule as cr
+    >>> cr.isclose(cr.tensor([1.0, 2.0]), cr.tensor([1.0 + 1e-9, 2.1])).tolist()
+    [True, False]
+    """
+    other = as_tensor_arg(other, "other")
+    if input._data.dtype != other._data.dtype:
+        raise RuntimeError(f"{_dtypes.scalar_type_name(input._data.dtype)} did not match "
+                           f"{_dtypes.scalar_type_name(other._data.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    with np.errstate(invalid="ignore"):
+        return Tensor._wrap(np.isclose(input._data, other._data, rtol, atol, equal_nan))
+
+
 @public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when all elements are close (``|a - b| <= atol + rtol * |b|``).
@@ -211,7 +286,7 @@ def _keeps_kind(arr, value):
         np.result_type(arr, value).kind == arr.dtype.kind
 
 
-def _inplace(name):
+def _inplace(name, example=None):
     fn = F[name]
     ufunc = _FAST_UFUNCS.get(name)
 
@@ -221,10 +296,11 @@ def _inplace(name):
             return self
         return commit_inplace(self, fn(self, *args, **kwargs))
     inplace.__name__ = name + "_"
+    if example is None:
+        example = ("" if name in _UNARY else "1") + (", 1" if name == "clamp" else "")
     inplace.__doc__ = (f"In-place ``{name}``: writes into this tensor and bumps its version.\n\n"
                        f"    >>> import chainrule as cr\n"
-                       f"    >>> x = cr.ones(2); _ = x.{name}_({'' if name in _UNARY else '1'})"
-                       f"{', 1' if name == 'clamp' else ''}; x._version\n    1\n")
+                       f"    >>> x = cr.ones(2); _ = x.{name}_({example}); x._version\n    1\n")
     setattr(Tensor, name + "_", inplace)
     return inplace
 
@@ -234,6 +310,45 @@ _UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", 
 for _name in sorted(_UNARY | {"add", "sub", "mul", "div", "pow", "clamp", "remainder",
                               "floor_divide", "maximum", "minimum"}):
     _inplace(_name)
+_UNARY_MORE = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
+               "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
+               "square", "reciprocal", "erfc", "erfinv", "lgamma", "digamma", "logit", "sinc",
+               "frac", "nan_to_num", "fix", "rad2deg", "deg2rad")
+for _name in _UNARY_MORE:
+    _inplace(_name, "")
+for _name in ("xlogy", "atan2", "arctan2", "hypot", "copysign", "fmod", "clamp_min",
+              "clamp_max", "clip", "true_divide"):
+    _inplace(_name, "1")
+_inplace("lerp", "cr.zeros(2), 0.5")
+_inplace("mvlgamma", "1")
+
+
+@method("polygamma_")
+def polygamma_(self, n):
+    """In-place ``polygamma(n, self)``.
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(2); _ = x.polygamma_(1); x._version
+    1
+    """
+    return commit_inplace(self, F["polygamma"](n, self))
+
+
+@method("float_power_")
+def float_power_(self, exponent):
+    """In-place ``float_power``: only for a float64 (complex128) tensor, as the result
+    has that dtype.
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(2, dtype=cr.float64); _ = x.float_power_(2); x._version
+    1
+    """
+    result = F["float_power"](self, exponent)
+    if result._data.dtype != self._data.dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtypes.scalar_type_name(self._data.dtype)} but the operation's "
+                           f"result requires dtype {_dtypes.scalar_type_name(result._data.dtype)}")
+    return commit_inplace(self, result)
 
 
 def _inplace_operator(name):

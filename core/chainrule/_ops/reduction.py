@@ -23,7 +23,7 @@ import numpy as np
 from .. import _dtypes, _grad_mode, return_types
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
-from ._common import FUNCTIONS, formula_helper, public, wrap_dim, wrap_dims
+from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
 from ._namespaces import array_fn
@@ -892,3 +892,677 @@ def sum_to(x, shape):
 
 
 FUNCTIONS["sum_to"] = sum_to
+
+
+# --- scans: cumprod, logcumsumexp ----------------------------------------------------
+@array_fn("cumprod")
+def _cumprod_array(x, dim):
+    return np.cumprod(x, axis=dim) if x.ndim else x.copy()
+
+
+@array_fn("logcumsumexp")
+def _logcumsumexp_array(x, dim):
+    if x.ndim == 0:
+        return x.copy()
+    with np.errstate(invalid="ignore"):                  # NaN and inf - inf give NaN quietly
+        return np.logaddexp.accumulate(x, axis=dim)
+
+
+@helper
+def cumprod_grad(F, g, self, result, dim):
+    """VJP of cumprod, exact also where the input holds zeros.
+
+    dy_i/dx_k is the product of x_j, j <= i, j != k. Before a slice's first zero z that is
+    y_i / x_k; at z it is the cumprod of x with x_z set to 1; after z it is 0, but (for the
+    double backward) it is x_z times the same two cases one zero further, which adds 0
+    to the value and the right derivative with respect to x_z."""
+    if self.ndim == 0:
+        return g
+    x, y = F.conj(self), F.conj(result)
+    zero = x == 0
+    if not F.any(zero):
+        return F._reverse_cumsum(g * y, dim) / x
+    count = F.cumsum(zero, dim)
+    first = zero * (count == 1)
+    x_safe = F.where(zero, 1, x)
+    x1 = F.where(first, 1, x)
+    at_first = F._reverse_cumsum(g * F.cumprod(x1, dim), dim)
+    grad = F.where(count == 0, F._reverse_cumsum(g * y, dim) / x_safe,
+                   F.where(first, at_first, 0))
+    if not F.is_tensor_path():
+        return grad
+    second = zero * (count == 2)
+    x_first = F.sum(F.where(first, x, 0), dim, True)          # 0, with its derivative
+    beyond = F.where(second, F._reverse_cumsum(g * F.cumprod(F.where(second, 1, x1), dim), dim),
+                     F.where((count == 1) * (x != 0), at_first / x_safe, 0))
+    return grad + x_first * beyond
+
+
+@helper
+def cumprod_jvp(F, t, self, result, dim):
+    """Tangent of cumprod: y_i sum_{k <= i} t_k / x_k before the first zero z of a slice,
+    t_z times the cumprod of x with x_z set to 1 from z to the second zero, 0 after."""
+    if self.ndim == 0:
+        return t
+    zero = self == 0
+    if not F.any(zero):
+        return result * F.cumsum(t / self, dim)
+    count = F.cumsum(zero, dim)
+    first = zero * (count == 1)
+    t_first = F.sum(F.where(first, t, 0), dim, True)
+    before = result * F.cumsum(t / F.where(zero, 1, self), dim)
+    return F.where(count == 0, before,
+                   F.where(count == 1, t_first * F.cumprod(F.where(first, 1, self), dim), 0))
+
+
+@array_fn("_reverse_logcumsumexp")
+def _reverse_logcumsumexp_array(x, dim):
+    """log(sum_{j >= i} exp(x_j)) along dim."""
+    if x.ndim == 0:
+        return x.copy()
+    return np.flip(_logcumsumexp_array(np.flip(x, dim), dim), dim)
+
+
+@formula_helper
+def _reverse_logcumsumexp(x, dim):
+    """Tensor twin, with differentiable ops."""
+    if x._data.ndim == 0:
+        return x
+    return FUNCTIONS["flip"](logcumsumexp(FUNCTIONS["flip"](x, (dim,)), dim), (dim,))
+
+
+@helper
+def signed_log_parts(F, v):
+    """(log v where v > 0 else -inf, log -v where v < 0 else -inf): v's positive and negative
+    parts in log space, so sums of exponentials never overflow."""
+    parts = []
+    for positive in (v > 0, v < 0):
+        magnitude = F.where(positive, F.abs(v), 1)
+        parts.append(F.where(positive, F.log(magnitude), -_INF))
+    return parts
+
+
+@helper
+def logcumsumexp_grad(F, g, self, result, dim):
+    """sum_{i >= k} g_i exp(x_k - y_i), summed in log space for each sign of g (the
+    reference's way: no overflow however far apart the values are)."""
+    y = F.where(result == -_INF, 0, result)     # slices of -inf contribute 0
+    pos, neg = signed_log_parts(F, g)
+    return F.exp(F._reverse_logcumsumexp(pos - y, dim) + self) - \
+        F.exp(F._reverse_logcumsumexp(neg - y, dim) + self)
+
+
+@helper
+def logcumsumexp_jvp(F, t, self, result, dim):
+    """sum_{k <= i} t_k exp(x_k - y_i), in log space like the VJP."""
+    y = F.where(result == -_INF, 0, result)
+    pos, neg = signed_log_parts(F, t)
+    return F.exp(F.logcumsumexp(pos + self, dim) - y) - F.exp(F.logcumsumexp(neg + self, dim) - y)
+
+
+CUMPROD = defop("cumprod", lambda a, dim, dtype: _cumprod_forward(a, dim, dtype),
+                attrs=("dim", "dtype"),
+                vjp=(lambda F, g, self, result, dim: F.cumprod_grad(g, self, result, dim),),
+                jvp=lambda F, t, self, result, dim: F.cumprod_jvp(t[0], self, result, dim))
+LOGCUMSUMEXP = defop("logcumsumexp", lambda a, dim: _logcumsumexp_array(a, dim), attrs=("dim",),
+                     vjp=(lambda F, g, self, result, dim:
+                          F.logcumsumexp_grad(g, self, result, dim),),
+                     jvp=lambda F, t, self, result, dim:
+                         F.logcumsumexp_jvp(t[0], self, result, dim))
+
+
+def _cumprod_forward(a, dim, dtype):
+    if a.ndim == 0:
+        return a.astype(dtype or a.dtype)
+    return np.cumprod(a, axis=dim, dtype=dtype)
+
+
+# --- ops that pick elements by index (sort, topk, kthvalue, median(dim), cummax) ------
+# The indices are computed first (NumPy) and passed in as a non-differentiable input;
+# the op gathers the values at them along ``dim`` (``keepdim=False``: that dim dropped)
+# and its backward scatter-adds the gradient back to them (cummax's repeat).
+def _take_forward(a, indices, dim, keepdim):
+    out = np.take_along_axis(a, indices, dim) if a.ndim else a.copy()
+    return out if keepdim else np.squeeze(out, dim)
+
+
+def _take_vjp(F, g, self_shape, indices, dim, keepdim):
+    if not keepdim:
+        g = F.unsqueeze(g, dim)
+    return F.scatter_add(F._new_zeros(g, self_shape), dim, indices, g)
+
+
+def _take_jvp(F, t, indices, dim, keepdim):
+    out = F.gather(t[0], dim, indices)
+    return out if keepdim else F.squeeze(out, dim)
+
+
+def _take_op(name, node_name):
+    return defop(name, _take_forward, inputs=("self", "indices"), attrs=("dim", "keepdim"),
+                 node_name=node_name, vjp=(_take_vjp, NONDIFF), jvp=_take_jvp)
+
+
+SORT = _take_op("sort", "SortBackward0")
+SORT_STABLE = _take_op("sort_stable", "SortBackward1")       # sort(..., stable=)
+TOPK = _take_op("topk", "TopkBackward0")
+KTHVALUE = _take_op("kthvalue", "KthvalueBackward0")
+MEDIAN_DIM = _take_op("median_dim", "MedianBackward1")
+NANMEDIAN_DIM = _take_op("nanmedian_dim", "NanmedianBackward1")
+CUMMAX = _take_op("cummax", "CummaxBackward0")
+CUMMIN = _take_op("cummin", "CumminBackward0")
+
+
+def _median_indices(a, dim, ignore_nan):
+    """Per slice along ``dim`` (kept, size 1): the index of the lower median; of the first
+    NaN where the slice holds one (``ignore_nan``: the median of the other values)."""
+    order = np.argsort(_sortable(a), axis=dim, kind="stable")            # NaNs last
+    nans = np.add.reduce(np.isnan(a), axis=dim, keepdims=True)
+    n = a.shape[dim]
+    if ignore_nan:
+        k = np.maximum((n - nans - 1) // 2, 0)
+    else:
+        k = np.where(nans > 0, n - nans, (n - 1) // 2)
+    k = np.broadcast_to(k, np.take(a, [0], axis=dim).shape)
+    return np.take_along_axis(order, k.astype(np.int64), dim)
+
+
+def _median_reducer(ignore_nan):
+    def median(a, axis=None, keepdims=False):
+        flat = a.reshape(-1)
+        return flat[_median_indices(flat, 0, ignore_nan)].reshape(())
+    return median
+
+
+MEDIAN = _extreme("median", _median_reducer(False), nan_matches=True)
+NANMEDIAN = _extreme("nanmedian", _median_reducer(True), nan_matches=True)
+NANSUM = defop("nansum", lambda a, dim, keepdim, dtype:
+               _add(np.where(np.isnan(a), np.zeros((), a.dtype), a), axis=dim, dtype=dtype,
+                    keepdims=keepdim),
+               attrs=_REDUCE_ATTRS,
+               vjp=(lambda F, g, self, dim, keepdim:
+                    unreduce(F, g, self.shape, dim, keepdim) * (self == self),),
+               jvp=lambda F, t, self, dim, keepdim:
+                   F.sum(F.where(self == self, t[0], t[0] * 0), dim, keepdim))
+
+
+def _sortable(a):
+    """``a`` as NumPy sorts it correctly (bfloat16, NumPy's kind "V", through float32)."""
+    return a.astype(np.float32) if a.dtype.kind == "V" else a
+
+
+def _argsort(a, dim, descending):
+    """Stable argsort along ``dim``; descending keeps equal elements in their order too
+    (NaN counts as the largest value either way, like the reference)."""
+    a = _sortable(a)
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")
+    n = a.shape[dim]
+    flipped = np.argsort(np.flip(a, dim), axis=dim, kind="stable")
+    return np.flip(n - 1 - flipped, dim)
+
+
+# --- public functions: scans -----------------------------------------------------------
+@public
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along ``dim``; the gradient is exact also where the input holds
+    zeros (to second order). Integer and bool inputs give int64.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([2., 0., 3.], requires_grad=True)
+    >>> y = cr.cumprod(x, 0); y.sum().backward(); y.tolist(), x.grad.tolist()
+    ([2.0, 0.0, 0.0], [1.0, 8.0, 0.0])
+    """
+    d = _one_dim(input, dim, "cumprod")
+    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    return apply_op(CUMPROD, (input,), attrs)
+
+
+@method("cumprod_")
+def cumprod_(self, dim, *, dtype=None):
+    """In-place :func:`cumprod`.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1., 2., 3.]).cumprod_(0).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    return commit_inplace(self, cumprod(self, dim, dtype=dtype))
+
+
+@public
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input), dim))`` computed without overflow (real inputs).
+
+    >>> import chainrule as cr
+    >>> [round(v, 4) for v in cr.logcumsumexp(cr.tensor([0., 0., 1000.]), 0).tolist()]
+    [0.0, 0.6931, 1000.0]
+    """
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError("logcumsumexp is not supported for complex inputs")
+    if input._data.dtype.kind in "biu":
+        input = input.to(_dtypes.get_default_dtype())
+    d = _one_dim(input, dim, "logcumsumexp")
+    return apply_op(LOGCUMSUMEXP, (input,), {"dim": d[0] if d else 0})
+
+
+def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
+    _check_sortable(input, name)
+    d = _one_dim(input, dim, name)
+    a = input._data
+    if d is None:
+        indices = np.zeros((), np.int64)
+        return result_type(*_take(op, input, indices, 0, True))
+    values = ufunc.accumulate(_sortable(a), axis=d[0])
+    # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
+    setting = (_sortable(a) == values) | np.isnan(a)
+    shape = [1] * a.ndim
+    shape[d[0]] = a.shape[d[0]]
+    positions = np.where(setting, np.arange(a.shape[d[0]]).reshape(shape), 0)
+    indices = np.maximum.accumulate(positions, axis=d[0]) if a.size else positions
+    return result_type(*_take(op, input, indices.astype(np.int64), d[0], True))
+
+
+def _take(op, input, indices, dim, keepdim, kept_indices=None):
+    """(values, indices) of an op that picks ``input``'s elements at ``indices``."""
+    index_t = Tensor._wrap(indices)
+    values = apply_op(op, (input, index_t), {"dim": dim, "keepdim": keepdim})
+    out_indices = index_t if keepdim else Tensor._wrap(np.squeeze(indices, dim))
+    return values, out_indices
+
+
+def _check_sortable(input, name):
+    if input._data.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+
+
+@public
+def cummax(input, dim):
+    """Running maximum along ``dim``: a named tuple ``(values, indices)``; the index is
+    the latest position of the maximum so far, and the gradient goes there.
+
+    >>> import chainrule as cr
+    >>> r = cr.cummax(cr.tensor([1., 3., 2., 3.]), 0)
+    >>> r.values.tolist(), r.indices.tolist()
+    ([1.0, 3.0, 3.0, 3.0], [0, 1, 1, 3])
+    """
+    return _cumulative_extreme(input, dim, CUMMAX, np.maximum,
+                               return_types.cummax, "cummax")
+
+
+@public
+def cummin(input, dim):
+    """Running minimum along ``dim``: a named tuple ``(values, indices)``.
+
+    >>> import chainrule as cr
+    >>> cr.cummin(cr.tensor([3., 1., 2.]), 0).indices.tolist()
+    [0, 1, 1]
+    """
+    return _cumulative_extreme(input, dim, CUMMIN, np.minimum, return_types.cummin, "cummin")
+
+
+# --- public functions: sort, argsort, topk, kthvalue, median --------------------------
+def _sort_dim(input, dim, name):
+    _check_sortable(input, name)
+    d = _one_dim(input, dim, name)
+    return 0 if d is None else d[0]
+
+
+@public
+def sort(input, dim=-1, descending=False, stable=None):
+    """Sort along ``dim``: a named tuple ``(values, indices)``. The sort is always stable
+    (equal elements keep their order; ``stable`` is accepted for the reference's
+    signature, and like there selects SortBackward1); NaN sorts as the largest value.
+
+    >>> import chainrule as cr
+    >>> r = cr.sort(cr.tensor([3., 1., 2.]), descending=True)
+    >>> r.values.tolist(), r.indices.tolist()
+    ([3.0, 2.0, 1.0], [0, 2, 1])
+    """
+    d = _sort_dim(input, dim, "sort")
+    a = input._data
+    indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
+    op = SORT if stable is None else SORT_STABLE
+    return return_types.sort(*_take(op, input, indices, d, True))
+
+
+@public
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (int64, not differentiable).
+
+    >>> import chainrule as cr
+    >>> cr.argsort(cr.tensor([3., 1., 2.])).tolist()
+    [1, 2, 0]
+    """
+    d = _sort_dim(input, dim, "argsort")
+    a = input._data
+    return Tensor._wrap(_argsort(a, d, descending) if a.ndim else np.zeros((), np.int64))
+
+
+@public
+def msort(input):
+    """``sort(input, dim=0).values``.
+
+    >>> import chainrule as cr
+    >>> cr.msort(cr.tensor([[2., 1.], [1., 3.]])).tolist()
+    [[1.0, 1.0], [2.0, 3.0]]
+    """
+    return sort(input, 0).values
+
+
+@public
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The ``k`` largest (``largest=False``: smallest) elements along ``dim``, sorted: a
+    named tuple ``(values, indices)``.
+
+    >>> import chainrule as cr
+    >>> cr.topk(cr.tensor([1., 5., 3., 4.]), 2).values.tolist()
+    [5.0, 4.0]
+    """
+    d = _sort_dim(input, dim, "topk")
+    a = input._data
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if a.ndim == 0:
+        return return_types.topk(*_take(TOPK, input, np.zeros((), np.int64), 0, True))
+    order = _argsort(a, d, descending=bool(largest))
+    return return_types.topk(*_take(TOPK, input, np.take(order, np.arange(k), axis=d), d, True))
+
+
+def _keepdim_for(input, keepdim):
+    return True if input._data.ndim == 0 else bool(keepdim)
+
+
+@public
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element (k from 1) along ``dim``: a named tuple ``(values,
+    indices)``.
+
+    >>> import chainrule as cr
+    >>> cr.kthvalue(cr.tensor([3., 1., 2.]), 2)
+    chainrule.return_types.kthvalue(
+    values=tensor(2.),
+    indices=tensor(2))
+    """
+    d = _sort_dim(input, dim, "kthvalue")
+    a = input._data
+    n = a.shape[d] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if a.ndim == 0:
+        return return_types.kthvalue(*_take(KTHVALUE, input, np.zeros((), np.int64), 0, True))
+    indices = np.take(_argsort(a, d, False), [k - 1], axis=d)
+    return return_types.kthvalue(*_take(KTHVALUE, input, indices, d, bool(keepdim)))
+
+
+def _median(input, dim, keepdim, ignore_nan, name):
+    _check_sortable(input, name)
+    if dim is None:
+        if input._data.size == 0:
+            return Tensor._wrap(np.full((), np.nan, input._data.dtype))
+        return apply_op(NANMEDIAN if ignore_nan else MEDIAN, (input,),
+                        {"dim": None, "keepdim": False})
+    d = _one_dim(input, dim, name)
+    result_type = return_types.nanmedian if ignore_nan else return_types.median
+    op = NANMEDIAN_DIM if ignore_nan else MEDIAN_DIM
+    if d is None:
+        return result_type(*_take(op, input, np.zeros((), np.int64), 0, True))
+    _check_nonempty(input, d, name)
+    indices = _median_indices(input._data, d[0], ignore_nan)
+    return result_type(*_take(op, input, indices, d[0], bool(keepdim)))
+
+
+@public
+def median(input, dim=None, keepdim=False):
+    """The lower median (of all elements, or along ``dim`` as a named tuple ``(values,
+    indices)``); NaN where a slice holds NaN. Without ``dim`` the gradient is shared by
+    the elements equal to the median.
+
+    >>> import chainrule as cr
+    >>> x = cr.tensor([[1., 4., 2., 3.]])
+    >>> x.median().item(), x.median(1).indices.tolist()
+    (2.0, [2])
+    """
+    return _median(input, dim, keepdim, False, "median")
+
+
+@public
+def nanmedian(input, dim=None, keepdim=False):
+    """:func:`median` ignoring NaN (NaN only for an all-NaN slice).
+
+    >>> import chainrule as cr
+    >>> cr.nanmedian(cr.tensor([float("nan"), 1., 3., 2.])).item()
+    2.0
+    """
+    return _median(input, dim, keepdim, True, "nanmedian")
+
+
+# --- public functions: nansum, nanmean, std_mean, var_mean, aminmax, count_nonzero ------
+@public
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """:func:`sum` treating NaN as 0 (no gradient flows to the NaNs).
+
+    >>> import chainrule as cr
+    >>> cr.nansum(cr.tensor([1., float("nan"), 2.])).item()
+    3.0
+    """
+    if input._data.dtype.kind == "c":
+        raise RuntimeError("nansum does not support complex inputs")
+    attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim),
+             "dtype": _sum_dtype(input, dtype)}
+    return apply_op(NANSUM, (input,), attrs)
+
+
+@public
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """:func:`mean` of the non-NaN elements (``nansum / count``).
+
+    >>> import chainrule as cr
+    >>> cr.nanmean(cr.tensor([1., float("nan"), 2.])).item()
+    1.5
+    """
+    if input._data.dtype.kind not in "fV":
+        raise RuntimeError("nanmean(): expected input to have floating point dtype but got "
+                           f"{_dtypes.scalar_type_name(input._data.dtype)}")
+    count = sum(Tensor._wrap(~np.isnan(input._data)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _stat_mean(stat, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):                      # the legacy overload (input, unbiased)
+        dim, unbiased = None, dim
+    return (stat(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dim, keepdim))
+
+
+@public(method=False)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(...), mean(...))`` over the same dims, in one call.
+
+    >>> import chainrule as cr
+    >>> s, m = cr.std_mean(cr.tensor([1., 3.]), correction=0); s.item(), m.item()
+    (1.0, 2.0)
+    """
+    return _stat_mean(std, input, dim, unbiased, keepdim, correction)
+
+
+@public(method=False)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(...), mean(...))`` over the same dims, in one call.
+
+    >>> import chainrule as cr
+    >>> v, m = cr.var_mean(cr.tensor([1., 3.])); v.item(), m.item()
+    (2.0, 2.0)
+    """
+    return _stat_mean(var, input, dim, unbiased, keepdim, correction)
+
+
+@public
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(amin, amax)`` over ``dim`` (all dims by default), a named tuple ``(min, max)``.
+
+    >>> import chainrule as cr
+    >>> cr.aminmax(cr.tensor([[1., 5.], [7., 2.]]), dim=0).max.tolist()
+    [7.0, 5.0]
+    """
+    dims = () if dim is None else dim
+    return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+@public
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements (over ``dim``: an int or a tuple), int64.
+
+    >>> import chainrule as cr
+    >>> cr.count_nonzero(cr.tensor([[0., 1.], [2., 3.]]), dim=0).tolist()
+    [1, 2]
+    """
+    dims = _dims(input, dim)
+    return Tensor._wrap(np.asarray(np.count_nonzero(input._data, axis=dims), np.int64))
+
+
+# --- quantile, nanquantile (composed of sort, gather and lerp: differentiable) ----------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_q(input, q, name):
+    """q as a 1-D float64 array, and whether it was a scalar."""
+    if isinstance(q, Tensor):
+        if q._data.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q._data.dtype != input._data.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        values, scalar = q._data.astype(np.float64).reshape(-1), q._data.ndim == 0
+        if not np.all((values >= 0) & (values <= 1)):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        return values, scalar
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    return np.array([float(q)]), True
+
+
+def _quantile_ranks(a, d, qs, ignore_nan):
+    """Fractional positions in the sorted slices (qs along ``d``); a slice with NaN
+    points at its last element (a NaN) unless ``ignore_nan``."""
+    shape = [1] * a.ndim
+    shape[d] = qs.size
+    nans = np.add.reduce(np.isnan(a), axis=d, keepdims=True)
+    n = a.shape[d]
+    if ignore_nan:
+        ranks = qs.reshape(shape) * (n - nans - 1)
+    else:
+        ranks = np.where(nans > 0, n - 1, qs.reshape(shape) * (n - 1))
+    return np.maximum(ranks, 0)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    if input._data.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    qs, scalar = _quantile_q(input, q, name)
+    if input._data.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    x = input.reshape(-1) if dim is None or input._data.ndim == 0 else input
+    d = 0 if x is not input else wrap_dim(dim, input._data.ndim)
+    values = sort(x, d).values
+    ranks = _quantile_ranks(values._data, d, qs, ignore_nan)
+    out = _interpolate(values, d, ranks, interpolation)
+    return _quantile_layout(out, input, d, dim, keepdim, scalar)
+
+
+def _interpolate(values, d, ranks, interpolation):
+    gather = FUNCTIONS["gather"]
+    if interpolation in ("lower", "higher", "nearest"):
+        pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.round}[interpolation]
+        return gather(values, d, Tensor._wrap(pick(ranks).astype(np.int64)))
+    below, above = np.floor(ranks), np.ceil(ranks)
+    weights = np.full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+    low = gather(values, d, Tensor._wrap(below.astype(np.int64)))
+    high = gather(values, d, Tensor._wrap(above.astype(np.int64)))
+    return FUNCTIONS["lerp"](low, high, Tensor._wrap(weights.astype(values._data.dtype)))
+
+
+def _quantile_layout(out, input, d, dim, keepdim, scalar):
+    """The q values first (dropped for a scalar q), then the reduced shape."""
+    out = FUNCTIONS["movedim"](out, d, 0)
+    if keepdim:
+        kept = [1] * input._data.ndim if dim is None else list(input._data.shape)
+        if dim is not None and input._data.ndim:
+            kept[d] = 1
+        out = out.reshape([out.shape[0]] + kept)
+    return out.squeeze(0) if scalar else out
+
+
+@public
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles (``q`` a number or a 1-D tensor in [0, 1]) of all elements or
+    along ``dim``, between the sorted values by ``interpolation`` ("linear", "lower",
+    "higher", "midpoint", "nearest"); NaN where a slice holds NaN. Differentiable.
+
+    >>> import chainrule as cr
+    >>> cr.quantile(cr.tensor([1., 2., 3., 4.]), 0.5).item()
+    2.5
+    >>> cr.quantile(cr.tensor([1., 2., 3., 4.]), 0.5, interpolation="lower").item()
+    2.0
+    """
+    result = _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+    return result if out is None else _write_out(result, out, "quantile")
+
+
+@public
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """:func:`quantile` ignoring NaN (NaN only for an all-NaN slice).
+
+    >>> import chainrule as cr
+    >>> cr.nanquantile(cr.tensor([1., float("nan"), 3.]), 0.5).item()
+    2.0
+    """
+    result = _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+    return result if out is None else _write_out(result, out, "nanquantile")
+
+
+# --- histograms (not differentiable) ----------------------------------------------------
+@public
+def histc(input, bins=100, min=0, max=0):
+    """Counts of ``input`` in ``bins`` equal bins over ``[min, max]`` (min == max: the
+    data's range); values outside are ignored. Same dtype as ``input``.
+
+    >>> import chainrule as cr
+    >>> cr.histc(cr.tensor([1., 2., 1.]), bins=4, min=0, max=3).tolist()
+    [0.0, 2.0, 1.0, 0.0]
+    """
+    a = input._data
+    if a.dtype.kind not in "fV":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
+                                  f"'{_dtypes.scalar_type_name(a.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(np.min(a)), float(np.max(a))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} "
+                           f"max {hi} for dimension 0")
+    counts, _ = np.histogram(a.astype(np.float64), bins, (lo, hi))
+    return Tensor._wrap(counts.astype(a.dtype))
+
+
+@public
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """A named tuple ``(hist, bin_edges)``: ``bins`` an int (equal bins over ``range``,
+    by default the data's) or a 1-D tensor of edges; optional ``weight`` per element.
+
+    >>> import chainrule as cr
+    >>> h = cr.histogram(cr.tensor([1., 2., 1.]), bins=4, range=(0., 3.))
+    >>> h.hist.tolist(), h.bin_edges.tolist()
+    ([0.0, 2.0, 1.0, 0.0], [0.0, 0.75, 1.5, 2.25, 3.0])
+    """
+    a = input._data
+    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    w = None if weight is None else weight._data
+    hist, bin_edges = np.histogram(a, edges, range, density=density, weights=w)
+    return return_types.histogram(Tensor._wrap(hist.astype(a.dtype)),
+                                  Tensor._wrap(bin_edges.astype(a.dtype)))

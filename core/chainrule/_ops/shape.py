@@ -1,4 +1,5 @@
-"""Derivative table: shape ops (views, reshapes, joins and splits, flips, repeats).
+"""Derivative table: shape ops (views, reshapes, joins and splits, flips, repeats,
+triangles, strided views, complex numbers as pairs of reals).
 
 Views (Note [views share memory and version] in views.py) go through ``make_view``
 with a ``view_fn`` that re-makes the view from its base, on ndarrays or Tensors.
@@ -12,11 +13,12 @@ import numpy as np
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
 from .._tensor import Tensor
+from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import OPS, OpDef, _link_view, apply_op, defop
+from ._registry import OPS, OpDef, apply_op, defop
 from .views import make_view
 
 _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one "
@@ -1186,7 +1188,7 @@ def _stack_list(tensors, name):
     return list(tensors)
 
 
-@public
+@public(method=False)
 def hstack(tensors, *, out=None):
     """Join along the first dimension of 1-D tensors, the second otherwise.
 
@@ -1198,7 +1200,7 @@ def hstack(tensors, *, out=None):
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1, out=out)
 
 
-@public
+@public(method=False)
 def vstack(tensors, *, out=None):
     """Join along the first dimension, 1-D tensors as rows.
 
@@ -1209,10 +1211,10 @@ def vstack(tensors, *, out=None):
     return cat([_atleast(t, 2) for t in _stack_list(tensors, "vstack")], 0, out=out)
 
 
-row_stack = public(vstack, name="row_stack")
+row_stack = public(vstack, name="row_stack", method=False)
 
 
-@public
+@public(method=False)
 def dstack(tensors, *, out=None):
     """Join along the third dimension (tensors of fewer dims are viewed as 3-D).
 
@@ -1223,7 +1225,7 @@ def dstack(tensors, *, out=None):
     return cat([_atleast(t, 3) for t in _stack_list(tensors, "dstack")], 2, out=out)
 
 
-@public
+@public(method=False)
 def column_stack(tensors, *, out=None):
     """Join as columns: 0-d and 1-d tensors become columns, the rest join along dim 1.
 
@@ -1474,14 +1476,23 @@ UNFOLD = defop("unfold", lambda a, dimension, size, step: unfold_array(a, dimens
                         g, self_shape, unfold_array(_positions(self_shape), dimension, size,
                                                     step)),),
                jvp=lambda F, t, dimension, size, step: F._unfold(t[0], dimension, size, step))
-AS_STRIDED = defop("as_strided", lambda a, size, stride, storage_offset:
-                   as_strided_array(a, size, stride, storage_offset),
-                   attrs=("size", "stride", "storage_offset"),
-                   vjp=(lambda F, g, self_shape, size, stride, storage_offset:
-                        F.gather_positions_backward(
-                            g, self_shape, _strided_positions(size, stride, storage_offset)),),
-                   jvp=lambda F, t, size, stride, storage_offset:
-                   F._as_strided(t[0], size, stride, storage_offset))
+# Note [as_strided reads the storage]
+#     as_strided reads the memory of the input's base (its storage, which chainrule
+#     needs contiguous) with an element geometry of its own. Like the reference, the
+#     gradient goes to the input through the input's own geometry: storage positions
+#     the output reads outside it get no gradient (they are not the input's elements).
+AS_STRIDED = defop("as_strided", lambda a, size, stride, storage_offset, geometry:
+                   as_strided_array(a, size, stride, storage_offset, geometry),
+                   attrs=("size", "stride", "storage_offset", "geometry"),
+                   vjp=(lambda F, g, self_shape, size, stride, storage_offset, geometry:
+                        F._index(F.gather_positions_backward(
+                            g, (geometry[2],), _strided_positions(size, stride, storage_offset)),
+                            (_strided_positions(self_shape, geometry[1], geometry[0]),)),),
+                   jvp=lambda F, t, self_shape, size, stride, storage_offset, geometry:
+                   F._index(F._index_put(
+                       F._new_zeros(t[0], (geometry[2],)),
+                       (_strided_positions(self_shape, geometry[1], geometry[0]),), t[0]),
+                       (_strided_positions(size, stride, storage_offset),)))
 
 
 def _positions(shape):
@@ -1515,12 +1526,14 @@ def unfold_array(a, dimension, size, step):
     return np.lib.stride_tricks.as_strided(a, shape, strides)
 
 
-def as_strided_array(a, size, stride, storage_offset):
-    """``a``'s memory (row-major) read with element ``stride`` from ``storage_offset``."""
-    flat = np.ascontiguousarray(a).reshape(-1)
-    item = a.itemsize
-    return np.lib.stride_tricks.as_strided(flat[storage_offset:], tuple(size),
-                                           tuple(s * item for s in stride))
+def as_strided_array(a, size, stride, storage_offset, geometry):
+    """The storage that ``a`` lies in (``geometry``: a's offset in it, a's strides, its
+    size; all in elements) read with ``size``, ``stride`` from ``storage_offset``."""
+    item, (start, _, length) = a.itemsize, geometry
+    strided = np.lib.stride_tricks.as_strided
+    back = strided(a, (start + 1,), (-item,))[::-1]        # points at the storage's start
+    storage = strided(back, (length,), (item,))
+    return strided(storage[storage_offset:], tuple(size), tuple(s * item for s in stride))
 
 
 def unfold(self, dimension, size, step):
@@ -1549,8 +1562,8 @@ FUNCTIONS["_unfold"] = unfold            # for formulas (torch has no top-level 
 @public
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given ``size``, element ``stride`` and
-    ``storage_offset`` (default: ``input``'s own). The storage is that of ``input``'s
-    base, which must be contiguous.
+    ``storage_offset`` (default: ``input``'s own). The storage is the memory of
+    ``input``'s base, which must be contiguous (Note [as_strided reads the storage]).
 
     >>> import chainrule as cr
     >>> cr.arange(4.).as_strided((2, 2), (1, 1)).tolist()
@@ -1560,15 +1573,24 @@ def as_strided(input, size, stride, storage_offset=None):
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     root = input._base if input._base is not None else input
     _check_strided_geometry(root, size, stride, offset)
-    attrs = {"size": size, "stride": stride, "storage_offset": offset}
-    return make_view(AS_STRIDED, root, attrs,
-                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+    return _as_strided_view(input, size, stride, offset)
 
 
-def _as_strided_view(root, size, stride, offset):
-    attrs = {"size": size, "stride": stride, "storage_offset": offset}
-    return make_view(AS_STRIDED, root, attrs,
-                     _dual(as_strided_array, _as_strided_view, size, stride, offset))
+def _as_strided_view(input, size, stride, offset):
+    root = input._base if input._base is not None else input
+    geometry = (input.storage_offset(), input.stride(), root._data.size)
+    attrs = {"size": size, "stride": stride, "storage_offset": offset, "geometry": geometry}
+    return make_view(AS_STRIDED, input, attrs, _as_strided_fn(size, stride, offset, geometry))
+
+
+def _as_strided_fn(size, stride, offset, geometry):
+    """The view_fn: on an ndarray, the same geometry (the view's input re-made from a
+    contiguous root lies where the original did); on a Tensor, its own."""
+    def view_fn(x):
+        if isinstance(x, Tensor):
+            return _as_strided_view(x, size, stride, offset)
+        return as_strided_array(x, size, stride, offset, geometry)
+    return view_fn
 
 
 def _check_strided_geometry(root, size, stride, offset):
@@ -1590,12 +1612,6 @@ def _check_strided_geometry(root, size, stride, offset):
                            f"offset {offset}, and itemsize {item} requiring a storage size of "
                            f"{needed * item} are out of bounds for storage of size "
                            f"{storage * item}")
-
-
-@formula_helper
-def _as_strided(x, size, stride, storage_offset):
-    """as_strided of a tangent (which may lie in any layout): of its row-major copy."""
-    return _as_strided_view(contiguous(x), size, stride, storage_offset)
 
 
 # --- complex numbers as pairs of reals -------------------------------------------------
@@ -1646,7 +1662,7 @@ def pairs_to_complex(F, g, last):
     return F.complex(F.select(g, last, 0), F.select(g, last, 1))
 
 
-@public
+@public(method=False)
 def view_as_real(input):
     """A complex tensor as a real one with a last dimension of size 2 (real,
     imaginary); a view.
@@ -1660,7 +1676,7 @@ def view_as_real(input):
     return make_view(VIEW_AS_REAL, input, EMPTY, _dual(view_as_real_array, view_as_real))
 
 
-@public
+@public(method=False)
 def view_as_complex(input):
     """A real tensor whose last dimension (size 2, stride 1) holds (real, imaginary)
     pairs, as a complex tensor; a view.
@@ -1735,12 +1751,13 @@ def _broadcasting(op, a, b):
 
 # --- view(dtype): the same bytes read as another dtype ------------------------------
 def view_dtype(input, dtype):
-    """``input``'s memory reinterpreted as ``dtype`` (a view, not differentiable)."""
+    """``input``'s memory reinterpreted as ``dtype``: shares memory and version counter
+    but, like the reference, is neither differentiable nor marked as a view."""
     arr, target = input._data, dtype.np
     if arr.itemsize != target.itemsize:
         _check_dtype_view(arr, target)
     out = Tensor._wrap(arr.view(target))
-    _link_view(out, input)
+    out._vc = counter_of(input)     # like the reference: shares the version, but no _base
     return out
 
 
@@ -1857,7 +1874,6 @@ def diagonal_scatter_ns_array(x, src, offset=0, dim1=0, dim2=1):
 
 array_fn("_unfold")(unfold_array)
 array_fn("rot90")(lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims))
-array_fn("_as_strided")(as_strided_array)
 array_fn("view_as_real")(view_as_real_array)
 array_fn("complex")(complex_array)
 

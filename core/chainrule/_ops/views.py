@@ -19,6 +19,15 @@ Note [rebasing after in-place on a view]
     re-points B's views the same way. (The reference does this lazily, when a stale
     view is next used; doing it eagerly costs one small node per live view.)
 
+Note [gradients laid out like the root]
+    A view_fn re-makes a view from its root with the root's memory layout: ``view(-1)``
+    of a transposed view, say, exists only on that layout. A gradient of the root's
+    shape may come in any layout (the gradient of ``y.t()`` arrives transposed), so
+    CopySlices and AsStridedBackward0 first copy it into a buffer laid out like the
+    root (the reference's ``new_empty_strided(base.sizes(), base.strides())``), and
+    only then apply the view_fn. They keep the root's order of dimensions in memory
+    (``_order``, None for C order), not the root itself.
+
 Note [multi-output views]
     split/chunk/unbind return several views of one node. Like the reference, those
     may not be modified in place while autograd records (the error says why); under
@@ -44,14 +53,19 @@ def make_view(op, base, attrs, view_fn):
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
     extra = base._extra
     parent_fn = extra.view_fn if extra is not None else None
+    inference = extra is not None and extra.inference     # a view of an inference tensor is one
     if op.multi_output:
         for k, (o, fn) in enumerate(zip(out, view_fn)):
             fn = _compose(parent_fn, fn)
             fn.multi_output = (op.node_cls.__name__, k)
-            o._extras().view_fn = fn
+            o_extra = o._extras()
+            o_extra.view_fn = fn
+            o_extra.inference = o_extra.inference or inference
             _register(o)
         return out
-    out._extras().view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
+    out_extra = out._extras()
+    out_extra.view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
+    out_extra.inference = out_extra.inference or inference
     _register(out)
     return out
 
@@ -169,17 +183,51 @@ def overlapping(arr):
     return False
 
 
+def memory_order(arr):
+    """``arr``'s dimensions from outermost to innermost in memory; None for C order."""
+    if arr.flags.c_contiguous:
+        return None
+    strides = arr.strides
+    return tuple(sorted(range(arr.ndim), key=lambda d: -abs(strides[d])))
+
+
+def _laid_out(make, shape, dtype, order):
+    """``make(shape, dtype)`` in the memory order ``order`` (Note [gradients laid out
+    like the root])."""
+    if order is None:
+        return make(shape, dtype)
+    return make(tuple(shape[d] for d in order), dtype).transpose(np.argsort(order))
+
+
+def _memory(arr, order):
+    """The elements of ``arr`` (laid out in ``order``) in memory order, as a 1-D view."""
+    return (arr if order is None else arr.transpose(order)).reshape(-1)
+
+
+def _like_root(g, shape, order):
+    """A copy of the gradient ``g`` (ndarray or Tensor) laid out in the root's order."""
+    if isinstance(g, Tensor):
+        if order is None:
+            return g.clone() if g._data.flags.c_contiguous else g.contiguous()
+        out = Tensor._wrap(_laid_out(np.empty, shape, g._data.dtype, order))
+        return out.copy_(g)
+    out = _laid_out(np.empty, shape, g.dtype, order)
+    out[...] = g
+    return out
+
+
 class AsStridedBackward0(Node):
     """grad_fn of a view whose root was changed in place: scatters the view's
     gradient into a zero gradient of the root's shape."""
 
-    __slots__ = ("view_fn", "_in_meta", "_index_map")
+    __slots__ = ("view_fn", "_in_meta", "_index_map", "_order")
 
     def __init__(self, root, view_fn):
         Node.__init__(self, (edge_of(root),))
         self.view_fn = view_fn
         self._in_meta = ((root._data.shape, root._data.dtype),)
         self._index_map = None
+        self._order = memory_order(root._data)    # Note [gradients laid out like the root]
 
     def apply(self, grads, create_graph):
         g = grads[0]
@@ -188,29 +236,37 @@ class AsStridedBackward0(Node):
         shape, dtype = self._in_meta[0]     # the root's dtype: a view may have another
         if create_graph:                       # (view_as_real, view_as_complex)
             return [self._scatter_tensor(g, shape, dtype)]
-        out = np.zeros(shape, dtype)
+        out = _laid_out(np.zeros, shape, dtype, self._order)
         region = self.view_fn(out)
         if region.flags.writeable and not overlapping(region):
             region[...] = g
         else:                      # overlapping elements (expand, unfold): sum them
-            np.add.at(out.reshape(-1), self.index_map(shape), g)
+            np.add.at(_memory(out, self._order), self.index_map(shape), g)
         return [out]
 
     def _scatter_tensor(self, g, shape, dtype):
         from ._common import FUNCTIONS
-        out = Tensor._wrap(np.zeros(shape, dtype))
+        order = self._order
+        out = Tensor._wrap(_laid_out(np.zeros, shape, dtype, order))
         region = self.view_fn(out)
         if region._data.flags.writeable and not overlapping(region._data):
             region.copy_(g)
             return out
-        flat = FUNCTIONS["_index_put"](out.reshape(-1), (self.index_map(shape),), g, True)
-        return flat.reshape(shape)
+        if order is None:
+            flat = FUNCTIONS["_index_put"](out.reshape(-1), (self.index_map(shape),), g, True)
+            return flat.reshape(shape)
+        flat = FUNCTIONS["_index_put"](out.permute(order).reshape(-1),
+                                       (self.index_map(shape),), g, True)
+        return flat.reshape(tuple(shape[d] for d in order)).permute(
+            tuple(int(d) for d in np.argsort(order)))
 
     def index_map(self, shape):
-        """For each element of the view, its flat position in the root."""
+        """For each element of the view, its position in the root's memory."""
         if self._index_map is None:
             n = int(np.prod(shape))
-            self._index_map = np.array(self.view_fn(np.arange(n).reshape(shape)))
+            positions = _laid_out(lambda s, dtype: np.arange(n).reshape(s), shape, None,
+                                  self._order)
+            self._index_map = np.array(self.view_fn(positions))
         return self._index_map
 
 
@@ -231,7 +287,7 @@ class CopySlices(Node):
         releasing fn's own reference to the engine.
     """
 
-    __slots__ = ("view_fn", "fn", "direct", "_in_meta", "_fn_saved", "_shared")
+    __slots__ = ("view_fn", "fn", "direct", "_in_meta", "_fn_saved", "_shared", "_order")
 
     @classmethod
     def make(cls, root_edge, view_edge, view_fn, result, root):
@@ -249,6 +305,7 @@ class CopySlices(Node):
             node._in_meta = (meta, (result._data.shape, result._data.dtype))
             node._fn_saved = None
         node.view_fn, node.fn, node.direct, node._shared = view_fn, fn, direct, False
+        node._order = memory_order(root._data)    # Note [gradients laid out like the root]
         return node
 
     def apply(self, grads, create_graph):
@@ -259,7 +316,7 @@ class CopySlices(Node):
             raise RuntimeError(FREED_MESSAGE)
         if create_graph:
             return self._apply_tensor(g)
-        out = np.array(g, copy=True)
+        out = _like_root(g, self._in_meta[0][0], self._order)
         region = self.view_fn(out)
         part = region.copy()
         if not self.direct:
@@ -270,7 +327,7 @@ class CopySlices(Node):
         return [out] + list(inner[1:])
 
     def _apply_tensor(self, g):
-        out = g.clone()
+        out = _like_root(g, self._in_meta[0][0], self._order)
         region = self.view_fn(out)
         part = region.clone()
         if not self.direct:

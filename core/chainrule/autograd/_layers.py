@@ -10,20 +10,21 @@ LAYERS = {
     "forward_ad": ("chainrule_forward_ad", "chainrule-forward-ad"),
     "profiler": ("chainrule_profiler", "chainrule-profiler"),
     "variable": ("chainrule_compat", "chainrule-compat"),
-    "func": ("chainrule_functional.func", "chainrule-functional"),
 }
-PUBLIC_PATHS = {"func": "chainrule.func"}      # the others: chainrule.autograd.<name>
 
 
-def load_layer(name):
-    """The package of layer ``name``, or an ImportError that says what to install."""
+def load_layer(name, submodule=None, public=None):
+    """The package of layer ``name`` (or its ``submodule``), or an ImportError that
+    says what to install; ``public`` is the path the user imported (by default
+    ``chainrule.autograd.<name>``)."""
     package, wheel = LAYERS[name]
+    public = public or f"chainrule.autograd.{name}"
     try:
-        return importlib.import_module(package)
+        layer = importlib.import_module(package)
     except ImportError as error:
-        top = package.split(".")[0]
-        if error.name not in (package, top):  # the layer is there but broken: show the cause
+        if error.name != package:      # the layer is there but broken: show the real cause
             raise
-        public = PUBLIC_PATHS.get(name, f"chainrule.autograd.{name}")
-        raise ImportError(f"{public} needs the {wheel} wheel (pip install {wheel}); it "
-                          f"provides the '{top}' package", name=public) from None
+        raise ImportError(f"{public} needs the {wheel} wheel "
+                          f"(pip install {wheel}); it provides the '{package}' package",
+                          name=public) from None
+    return layer if submodule is None else importlib.import_module(f"{package}.{submodule}")

@@ -2,7 +2,7 @@
 (see Note [custom function outputs] in function.py)."""
 from .. import _grad_mode
 from .._tensor import Tensor, _differentiable_dtype
-from . import anomaly_mode, tangent_slot
+from . import anomaly_mode, engine, tangent_slot
 from .function import Function
 from .node import Node, gradient_edge
 from .saved_tensor import SavedTensor
@@ -11,6 +11,13 @@ from .saved_tensor import SavedTensor
 def apply_function(cls, args, kwargs):
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     Node.__init__(ctx)
+    observer = engine._node_observer             # Note [node observer slot]
+    if observer is None:
+        return _apply(cls, ctx, args, kwargs)
+    return engine.observed(observer, ctx, cls.__name__, _apply, cls, ctx, args, kwargs)
+
+
+def _apply(cls, ctx, args, kwargs):
     if anomaly_mode.STATE.enabled:
         anomaly_mode.record_forward_trace(ctx)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)

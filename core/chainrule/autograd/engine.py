@@ -8,6 +8,19 @@ Steps (all iterative, Note [no recursion] in graph_task.py):
    children whose dependencies reach zero;
 4. accumulate into ``.grad`` at the end (Note [atomic accumulation]).
 
+Note [node observer slot]
+    A layer that must see every backward node as it runs (the profiler) installs an
+    observer with ``set_node_observer(obs)``. The engine then calls
+    ``token = obs.enter(node, None)`` before a node runs (its node hooks included;
+    an AccumulateGrad node around its write into ``.grad``) and ``obs.exit(token)``
+    after, also when it raises. A custom Function's forward is reported the same
+    way, as ``obs.enter(ctx, name)`` with the Function's class name (custom_apply.py),
+    so its forward and its ``<Name>Backward`` node share the sequence number.
+    The observer is global (every thread's passes); it tells threads apart itself.
+    With none installed (the default) each node costs one check: a module global
+    read here, one dict lookup in the C++ engine (src/engine.cc), which reads the
+    same global.
+
 Note [atomic accumulation]
     AccumulateGrad nodes become ready as early as the reference's, and their tensor
     hooks run then, but the writes into ``.grad`` (and post-accumulate-grad hooks)
@@ -53,7 +66,12 @@ class PythonEngine:
             while queue:
                 self._evaluate(task, queue.pop(), queue)
             for variable_node, grads in task.pending_accumulations:
-                _accumulate(variable_node, grads, create_graph)
+                observer = _node_observer            # Note [node observer slot]
+                if observer is None:
+                    _accumulate(variable_node, grads, create_graph)
+                else:
+                    observed(observer, variable_node, None, _accumulate, variable_node,
+                             grads, create_graph)
         finally:
             _running.tasks.pop()
         return task.captured
@@ -79,7 +97,9 @@ class PythonEngine:
 
     def _evaluate(self, task, node, queue):
         buffer = task.buffers.pop(node, None)
-        grads = buffer.grads if buffer is not None else [None]
+        # A node no gradient reached still runs, with None for each output (a custom
+        # Function then sees zeros, Note [materialized gradients] in function.py).
+        grads = buffer.grads if buffer is not None else [None] * node.num_inputs()
         if node._tensor_hooks is not None or node._retain_hooks is not None \
                 or (isinstance(node, AccumulateGrad) and _leaf_has_hooks(node.variable)):
             grads = _run_tensor_pre_hooks(node, grads, task.create_graph)
@@ -90,7 +110,11 @@ class PythonEngine:
         if isinstance(node, AccumulateGrad):
             task.pending_accumulations.append((node, grads))
             return
-        outputs = self._call_node(task, node, grads)
+        observer = _node_observer                    # Note [node observer slot]
+        if observer is None:
+            outputs = self._call_node(task, node, grads)
+        else:
+            outputs = observed(observer, node, None, self._call_node, task, node, grads)
         self._route(task, node, outputs, queue)
 
     def _call_node(self, task, node, grads):
@@ -200,6 +224,44 @@ def _run_node_post_hooks(node, outputs, grads, create_graph):
         if new is not None:
             outputs = [unwrap_from_hook(g, create_graph) for g in new]
     return outputs
+
+
+# The node observer slot (Note [node observer slot]).
+_node_observer = None
+
+
+def set_node_observer(observer):
+    """Node observer slot: install ``observer`` (None removes it); returns the
+    previous one. See Note [node observer slot].
+
+    >>> import chainrule as cr
+    >>> from chainrule.autograd import engine
+    >>> class Names:
+    ...     def __init__(self): self.seen = []
+    ...     def enter(self, node, name): self.seen.append(name or node.name())
+    ...     def exit(self, token): pass
+    >>> names = Names()
+    >>> x = cr.ones(2, requires_grad=True)
+    >>> y = (x * 2).sum()
+    >>> previous = engine.set_node_observer(names)
+    >>> y.backward()
+    >>> _ = engine.set_node_observer(previous)
+    >>> names.seen
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    """
+    global _node_observer
+    previous = _node_observer
+    _node_observer = observer
+    return previous
+
+
+def observed(observer, node, name, fn, *args):
+    """``fn(*args)`` between ``observer.enter(node, name)`` and ``observer.exit``."""
+    token = observer.enter(node, name)
+    try:
+        return fn(*args)
+    finally:
+        observer.exit(token)
 
 
 # The engine slot. None until the first backward pass picks an engine

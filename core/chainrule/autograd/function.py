@@ -10,6 +10,14 @@ Note [custom function outputs]
     (not marked dirty) is returned as a fresh alias with the node as grad_fn, so the
     input's own history is untouched. An input marked dirty (modified in place) keeps
     its identity: its version is bumped and its history rebased onto the node.
+
+Note [materialized gradients]
+    ``backward`` always receives one gradient per forward output. An output whose
+    gradient is undefined (never used, used only by a node that returned None, or no
+    gradient reached the node at all: the engine then runs it with None for every
+    output) gets zeros of its shape and dtype, unless ``ctx.set_materialize_grads(False)``
+    asked for None. This is what makes Functions that return their intermediate
+    results as extra outputs (for double backward) work.
 """
 import functools
 
@@ -18,7 +26,7 @@ import numpy as np
 from .. import _grad_mode
 from .._tensor import Tensor
 from .node import Node, grad_accumulator
-from .saved_tensor import FREED_MESSAGE, SavedTensor
+from .saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
 
 
 class FunctionCtx:
@@ -33,7 +41,22 @@ class FunctionCtx:
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors):
-        """Declare inputs that forward modified in place (and returns)."""
+        """Declare inputs that forward modified in place (and returns).
+
+        >>> import chainrule as cr
+        >>> class AddOne_(cr.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         x.numpy()[...] += 1          # forward runs with grad mode off
+        ...         ctx.mark_dirty(x)
+        ...         return x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g
+        >>> a = cr.ones(2, requires_grad=True).clone()
+        >>> AddOne_.apply(a).grad_fn.name(), a._version, a.tolist()
+        ('AddOne_Backward', 1, [2.0, 2.0])
+        """
         self._dirty = tensors
 
     def mark_non_differentiable(self, *tensors):
@@ -67,6 +90,16 @@ class BackwardCFunction(Node, FunctionCtx):
             return tuple(self._to_save)
         return tuple(None if s is None else s.as_tensor(self) for s in self._saved)
 
+    @property
+    def _raw_saved_tensors(self):
+        """The saved tensors themselves (``register_hooks``), like the reference's."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        saved = self._saved if self._saved is not None else ()
+        return tuple(None if s is None else
+                     RawSavedTensor(self, lambda n, i=i: n._saved[i] if n._saved else None)
+                     for i, s in enumerate(saved))
+
     def release_saved(self):
         if self._saved:
             self._released = True
@@ -84,7 +117,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return self._route_results(result, create_graph)
 
     def _grad_for(self, index, grad):
-        if grad is None:
+        if grad is None:            # Note [materialized gradients]
             if not self.materialize_grads:
                 return None
             shape, dtype = self._out_meta[index]

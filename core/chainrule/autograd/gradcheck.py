@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from .. import _factories
+from .. import _random
 from .._tensor import Tensor
 
 _FORWARD_AD_MESSAGE = (
@@ -578,7 +578,7 @@ def _random_grad_output(output, noncontiguous):
     shape = arr.shape
     if noncontiguous and shape:
         shape = shape[:-1] + (2 * shape[-1],)
-    rng = _factories._rng
+    rng = _random.numpy_rng()            # the default generator (manual_seed)
     values = rng.uniform(-1, 1, shape)
     if np.dtype(dtype).kind == "c":
         values = values + 1j * rng.uniform(-1, 1, shape)

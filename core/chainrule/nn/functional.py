@@ -17,8 +17,28 @@ from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor
 
+from ._activation import *  # noqa: F401,F403  (leaky_relu, elu, ..., prelu, rrelu)
+from ._activation import __all__ as _activation_names
+from ._dropout import *  # noqa: F401,F403  (dropout and its variants)
+from ._dropout import __all__ as _dropout_names, top_level_dropout as _top_level_dropout
+from ._loss import *  # noqa: F401,F403  (l1_loss, ..., cosine_similarity, normalize)
+from ._loss import __all__ as _loss_names
+from ._norm import *  # noqa: F401,F403  (batch_norm, layer_norm, group_norm, ...)
+from ._norm import __all__ as _norm_names, TOP_LEVEL as _norm_top_level
+from ._pad import pad  # noqa: F401
+from ._pool import *  # noqa: F401,F403  (max/avg/adaptive/lp pooling)
+from ._pool import __all__ as _pool_names
+from ._conv import *  # noqa: F401,F403  (conv1d, conv3d, conv_transpose1d/2d, unfold, fold)
+from ._conv import __all__ as _conv_names
+from ._vision import *  # noqa: F401,F403  (pixel_shuffle, pixel_unshuffle, interpolate)
+from ._vision import __all__ as _vision_names
+from ._attention import scaled_dot_product_attention  # noqa: F401
+from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
+
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
-           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"]
+           "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
+    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names + \
+    ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"]
 
 
 def linear(input, weight, bias=None):
@@ -188,3 +208,23 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
     return _nn.mse_loss(input, target, reduction, weight)
 
+
+
+# The reference's top-level forms (``torch.conv2d``, ``torch.dropout``, ...) of these
+# functions; chainrule/__init__.py installs them as ``chainrule.<name>``. (The losses'
+# top-level forms take the reduction as an enum integer: not offered.)
+TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
+             "conv_transpose1d": conv_transpose1d,  # noqa: F405
+             "conv_transpose2d": conv_transpose2d,  # noqa: F405
+             "pixel_shuffle": pixel_shuffle,  # noqa: F405
+             "pixel_unshuffle": pixel_unshuffle,  # noqa: F405
+             "dropout": _top_level_dropout, "embedding": _top_level_embedding,
+             "alpha_dropout": alpha_dropout,  # noqa: F405
+             "feature_alpha_dropout": feature_alpha_dropout,  # noqa: F405
+             "selu": selu, "celu": celu, "prelu": prelu, "rrelu": rrelu,  # noqa: F405
+             "hardshrink": hardshrink, "threshold": threshold,  # noqa: F405
+             **_norm_top_level,
+             "max_pool1d": max_pool1d, "max_pool2d": max_pool2d,  # noqa: F405
+             "avg_pool1d": avg_pool1d, "adaptive_avg_pool1d": adaptive_avg_pool1d,  # noqa
+             "pairwise_distance": pairwise_distance,  # noqa: F405
+             "cosine_similarity": cosine_similarity}  # noqa: F405

@@ -45,7 +45,11 @@ _EINSUM_CASES = [("ij,jk->ik", (2, 3), (3, 4)), ("ij,jk", (2, 3), (3, 2)),
                  ("...ij,...jk->...ik", (2, 1, 2, 3), (3, 3, 2)), ("...i->", (2, 3)),
                  ("ij,ij->ij", (3, 1), (3, 2)), ("iij,jk->ik", (2, 2, 3), (3, 2)),
                  ("ij,jk,kl->il", (2, 3), (3, 2), (2, 2)), ("i,i,i->", (3,), (3,), (3,)),
-                 ("ij,k->", (2, 3), (2,)), ("ij,jk->ik", (0, 3), (3, 2))]
+                 ("ij,k->", (2, 3), (2,)), ("ij,jk->ik", (0, 3), (3, 2)),
+                 # Note [einsum broadcast subscripts]: size 1 against size n, either way
+                 ("ik,jk->ij", (3, 2), (3, 1)), ("ik,jk->ij", (3, 1), (3, 2)),
+                 ("ij,j->i", (3, 1), (2,)), ("b...,b...->b", (2, 3), (2, 1)),
+                 ("ij,kj->", (3, 1), (2, 4))]
 
 
 def _einsum_samples():
@@ -72,3 +76,107 @@ SAMPLES = (
     + _products("mm", lambda x, y: x @ y, lambda: (lambda x, y: x @ y), [((2, 3), (3, 2))])
     + _einsum_samples()
 )
+
+
+# --- chainrule.linalg: decompositions, inverses, solvers --------------------------------
+# Inputs are random uniform matrices; each call makes them well-conditioned where the op
+# needs it (a diagonal shift for inverses and solves, A A^H + nI for Cholesky, A + A^H
+# for eigh) and reads decomposition outputs through functions that do not depend on the
+# vectors' signs or phases (Note [gauge of singular and eigen vectors] in _ops/linalg.py).
+def _lib(x):
+    return cr if isinstance(x, cr.Tensor) else torch
+
+
+def _shifted(a, by=4.0):
+    """a + by * I: far from singular for entries in (-2, 2)."""
+    return a + _lib(a).eye(a.shape[-1], dtype=a.dtype) * by
+
+
+def _spd(a):
+    return a @ a.mH + _lib(a).eye(a.shape[-1], dtype=a.dtype) * a.shape[-1]
+
+
+def _hermitian(a):
+    return a + a.mH
+
+
+def _abs2(z):
+    """|z|^2 elementwise: invariant under a vector's sign or phase."""
+    return (z * z.conj()).real if z.is_complex() else z * z
+
+
+def _both(op, fn, *shapes, note="", real_only=False, **kwargs):
+    """Real and complex samples of ``fn(lib, *inputs)``, on chainrule and on torch."""
+    out = []
+    for is_complex in ((False,) if real_only else (False, True)):
+        out.append(Sample(op, lambda *xs: fn(cr, *xs), *shapes, complex=is_complex,
+                          torch_call=lambda *xs: fn(torch, *xs),
+                          note=note + (" complex" if is_complex else ""), **kwargs))
+    return out
+
+
+def _svd_invariants(L, a, full):
+    u, s, vh = L.linalg.svd(a, full_matrices=full)
+    k = s.shape[-1]
+    return s, _abs2(u[..., :k]), _abs2(vh[..., :k, :]), u[..., :k] @ vh[..., :k, :]
+
+
+def _eigh_invariants(L, a, uplo):
+    w, v = L.linalg.eigh(_hermitian(a), UPLO=uplo)
+    return w, _abs2(v)
+
+
+def _eig_invariants(L, a):
+    w, v = L.linalg.eig(a)
+    return w, _abs2(v)
+
+
+def _qr_parts(L, a, mode):
+    q, r = L.linalg.qr(a, mode=mode)
+    return q, r
+
+
+def _lstsq_parts(L, a, b, driver):
+    r = L.linalg.lstsq(a, b, driver=driver)
+    return r.solution, r.residuals
+
+
+LINALG_SAMPLES = (
+    _both("linalg_det", lambda L, a: L.linalg.det(a), (3, 3))
+    + _both("linalg_det", lambda L, a: L.linalg.det(a), (2, 3, 3), note="batched")
+    + _both("linalg_slogdet", lambda L, a: tuple(L.linalg.slogdet(_shifted(a))), (2, 3, 3))
+    + _both("linalg_inv", lambda L, a: L.linalg.inv(_shifted(a)), (2, 3, 3))
+    + _both("linalg_solve", lambda L, a, b: L.linalg.solve(_shifted(a), b), (2, 3, 3), (3, 2))
+    + _both("linalg_solve", lambda L, a, b: L.linalg.solve(_shifted(a), b, left=False),
+            (3, 3), (2, 3), note="left=False")
+    + _both("linalg_solve", lambda L, a, b: L.linalg.solve(_shifted(a), b), (2, 3, 3), (2, 3),
+            note="vector")
+    + _both("linalg_solve_triangular", lambda L, a, b: L.linalg.solve_triangular(
+        _shifted(a), b, upper=True), (2, 3, 3), (3, 2))
+    + _both("linalg_solve_triangular", lambda L, a, b: L.linalg.solve_triangular(
+        a, b, upper=False, unitriangular=True, left=False), (3, 3), (2, 3), note="unit right")
+    + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a)), (2, 3, 3))
+    + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a), upper=True), (3, 3),
+            note="upper")
+    + _both("linalg_qr", lambda L, a: _qr_parts(L, a, "reduced"), (4, 3))
+    + _both("linalg_qr", lambda L, a: _qr_parts(L, a, "reduced"), (2, 3, 5), note="wide")
+    + _both("linalg_qr", lambda L, a: _qr_parts(L, a, "complete"), (3, 3), note="complete")
+    + _both("linalg_svd", lambda L, a: _svd_invariants(L, a, False), (4, 3))
+    + _both("linalg_svd", lambda L, a: _svd_invariants(L, a, True), (2, 3, 5), note="full")
+    + _both("linalg_svd", lambda L, a: L.linalg.svdvals(a), (3, 3), note="svdvals")
+    + _both("linalg_eigh", lambda L, a: _eigh_invariants(L, a, "L"), (2, 3, 3))
+    + _both("linalg_eigh", lambda L, a: _eigh_invariants(L, a, "U"), (3, 3), note="U")
+    + _both("linalg_eig", lambda L, a: _eig_invariants(L, a), (3, 3), real_only=True)
+    + _both("linalg_eig", lambda L, a: L.linalg.eigvals(a), (2, 3, 3), note="eigvals")
+    + _both("linalg_matrix_exp", lambda L, a: L.linalg.matrix_exp(a), (2, 3, 3))
+    + _both("linalg_pinv", lambda L, a: L.linalg.pinv(a), (4, 3))
+    + _both("linalg_pinv", lambda L, a: L.linalg.pinv(_hermitian(a), hermitian=True), (3, 3),
+            note="hermitian")
+    + _both("linalg_lstsq", lambda L, a, b: _lstsq_parts(L, a, b, "gelsd"), (2, 5, 3), (1, 5, 2))
+    + _both("linalg_lstsq", lambda L, a, b: L.linalg.lstsq(a, b).solution, (2, 4), (2,),
+            note="underdetermined vector")
+    + _both("linalg_cross", lambda L, a, b: L.linalg.cross(a, b), (2, 3), (1, 3))
+    + _both("linalg_cross", lambda L, a, b: L.cross(a, b, dim=0), (3, 2), (3, 2),
+            note="dim=0")
+)
+SAMPLES = SAMPLES + LINALG_SAMPLES

@@ -30,12 +30,21 @@ TF = _Lazy("torch.nn.functional")
 TG = _Lazy("torch.nn.grad")
 
 
-def _both(op, name, shapes, kwargs=None, complex=False, note=""):
-    """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional."""
+def _both(op, name, shapes, kwargs=None, complex=False, note="", keywords=(), **options):
+    """Sample calling F.<name>(*inputs, **kwargs), the same on torch.nn.functional; the
+    last inputs are passed as the ``keywords`` arguments."""
     kwargs = kwargs or {}
-    return Sample(op, lambda *a: getattr(F, name)(*a, **kwargs), *shapes, complex=complex,
-                  torch_call=lambda *a: getattr(TF, name)(*a, **kwargs),
-                  note=note or "".join(f"{k}={v}" for k, v in kwargs.items()))
+
+    def split(a):
+        cut = len(a) - len(keywords)
+        return a[:cut], dict(kwargs, **dict(zip(keywords, a[cut:])))
+
+    return Sample(op, lambda *a: getattr(F, name)(*split(a)[0], **split(a)[1]), *shapes,
+                  complex=complex,
+                  torch_call=lambda *a: getattr(TF, name)(*split(a)[0], **{
+                      k: _to_torch(v) for k, v in split(a)[1].items()}),
+                  note=note or name + "".join(f" {k}={v}" for k, v in kwargs.items()),
+                  **options)
 
 
 # --- linear ------------------------------------------------------------------------------
@@ -105,6 +114,36 @@ ACTIVATIONS = [
     _both("softplus", "softplus", ((3, 4),)),
     _both("softplus", "softplus", ((3, 4),), {"beta": 2.0, "threshold": 3.0}),
     _both("softplus", "softplus", ((2, 0),)),
+]
+
+# Note [pointwise activation entries] (_ops/nn.py): one entry per formula, several
+# public functions per entry (selu and celu are elu's entry).
+POINTWISE = [
+    _both("leaky_relu", "leaky_relu", ((3, 4),)),
+    _both("leaky_relu", "leaky_relu", ((3, 4),), {"negative_slope": 0.2}),
+    _both("elu", "elu", ((3, 4),)), _both("elu", "elu", ((3, 4),), {"alpha": 0.5}),
+    _both("elu", "selu", ((3, 4),)), _both("elu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("hardtanh", "hardtanh", ((3, 4),)),
+    _both("hardtanh", "hardtanh", ((3, 4),), {"min_val": -0.5, "max_val": 1.5}),
+    _both("hardtanh", "relu6", ((3, 4),), domain=(-2.0, 8.0)),
+    _both("hardsigmoid", "hardsigmoid", ((3, 4),), domain=(-5.0, 5.0)),
+    _both("hardswish", "hardswish", ((3, 4),), domain=(-5.0, 5.0)),
+    _both("mish", "mish", ((3, 4),)), _both("mish", "mish", ((0,),)),
+    _both("softsign", "softsign", ((3, 4),)), _both("tanhshrink", "tanhshrink", ((3, 4),)),
+    _both("softshrink", "softshrink", ((3, 4),)),
+    _both("softshrink", "softshrink", ((3, 4),), {"lambd": 1.0}),
+    _both("hardshrink", "hardshrink", ((3, 4),)),
+    _both("hardshrink", "hardshrink", ((3, 4),), {"lambd": 1.0}),
+    _both("threshold", "threshold", ((3, 4),), {"threshold": 0.1, "value": 20.0}),
+    _both("log_sigmoid", "logsigmoid", ((3, 4),)), _both("log_sigmoid", "logsigmoid", ((),)),
+]
+# Compositions: the sample names the table op that carries their gradient.
+COMPOSITE_ACTIVATIONS = [
+    _both("softmax", "softmin", ((3, 4),), {"dim": 1}),
+    _both("sigmoid", "glu", ((3, 4),)), _both("sigmoid", "glu", ((4, 3),), {"dim": 0}),
+    _both("where", "prelu", ((2, 3, 4), (3,)), note="per channel"),
+    _both("where", "prelu", ((2, 3), (1,)), note="shared"),
+    _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
 ]
 
 
@@ -178,5 +217,267 @@ MSE = [Sample("mse_loss", lambda a, b, r=r: F.mse_loss(a, b, reduction=r), shape
               torch_call=lambda a, b, r=r: TF.mse_loss(a, b, reduction=r), note=r + str(shape))
        for r in ("mean", "sum", "none") for shape in ((3, 4), (), (0, 2))]
 
-SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + _nll_samples()
-           + _nll_backward_samples() + MSE)
+# --- the composite losses (each names a table op its gradient runs through) -----------------
+_PM1 = cr.tensor([1.0, -1.0, -1.0, 1.0], dtype=cr.float64)
+_LABELS = cr.tensor([2, 0, 3, 3], dtype=cr.int64)
+_MULTI = cr.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=cr.float64)
+_CLASS_W = cr.tensor([0.5, 1.0, 2.0, 1.5], dtype=cr.float64)
+
+
+def _loss_samples():
+    samples = []
+    for r in ("mean", "sum", "none"):
+        red = {"reduction": r}
+        samples += [
+            _both("abs", "l1_loss", ((3, 4), (3, 4)), red),
+            _both("abs", "l1_loss", ((3, 4), (3, 4), (3, 4)), red, note=f"l1 weight {r}",
+                  keywords=("weight",)),
+            _both("where", "smooth_l1_loss", ((3, 4), (3, 4)), dict(red, beta=0.5)),
+            _both("where", "huber_loss", ((3, 4), (3, 4)), dict(red, delta=0.7)),
+            _both("where", "huber_loss", ((3, 4), (3, 4), (3, 4)), red,
+                  note=f"huber weight {r}", keywords=("weight",)),
+            _both("clamp", "binary_cross_entropy", ((3, 4), (3, 4)), red, domain=(0.05, 0.95)),
+            _both("clamp", "binary_cross_entropy", ((3, 4), (3, 4)),
+                  dict(red, weight=cr.tensor([1.0, 2.0, 0.5, 3.0], dtype=cr.float64)),
+                  domain=(0.05, 0.95), note=f"bce weight {r}"),
+            _both("softplus", "binary_cross_entropy_with_logits", ((3, 4), (3, 4)), red),
+            _both("softplus", "binary_cross_entropy_with_logits", ((3, 4), (3, 4)),
+                  dict(red, pos_weight=cr.tensor([1.0, 2.0, 0.5, 3.0], dtype=cr.float64)),
+                  note=f"bce logits pos_weight {r}"),
+            _both("log", "kl_div", ((3, 4), (3, 4)), {"reduction": "batchmean" if r == "mean"
+                                                       else r}, domain=(0.1, 1.0)),
+            _both("exp", "kl_div", ((3, 4), (3, 4)),
+                  {"reduction": "batchmean" if r == "mean" else r, "log_target": True},
+                  note=f"kl_div log_target {r}"),
+            _both("exp", "poisson_nll_loss", ((3, 4), (3, 4)), red, domain=(0.1, 3.0)),
+            _both("log", "poisson_nll_loss", ((3, 4), (3, 4)),
+                  dict(red, log_input=False, full=True), domain=(0.1, 3.0)),
+            _both("log", "gaussian_nll_loss", ((3, 4), (3, 4), (3, 4)), red,
+                  domain=(0.2, 2.0)),
+            _both("log", "gaussian_nll_loss", ((3, 4), (3, 4), (3,)), dict(red, full=True),
+                  domain=(0.2, 2.0)),
+            _both("sqrt", "cosine_embedding_loss", ((4, 3), (4, 3), _PM1),
+                  dict(red, margin=0.2)),
+            _both("clamp", "margin_ranking_loss", ((4,), (4,), _PM1), dict(red, margin=0.3)),
+            _both("clamp", "hinge_embedding_loss", ((4,), _PM1), dict(red, margin=1.5)),
+            _both("softplus", "soft_margin_loss", ((4,), _PM1), red),
+            _both("softplus", "multilabel_soft_margin_loss", ((2, 3), _MULTI), red),
+            _both("linalg_vector_norm", "triplet_margin_loss", ((3, 4), (3, 4), (3, 4)),
+                  dict(red, margin=2.0)),
+            _both("linalg_vector_norm", "triplet_margin_loss", ((3, 4), (3, 4), (3, 4)),
+                  dict(red, margin=2.0, p=1, swap=True), note=f"triplet p=1 swap {r}"),
+            _both("clamp", "multi_margin_loss", ((4, 5), _LABELS), red),
+            _both("clamp", "multi_margin_loss", ((4, 5), _LABELS),
+                  dict(red, p=2, margin=0.5, weight=cr.tensor([1., 2., 3., 4., 5.],
+                                                              dtype=cr.float64)),
+                  note=f"multi_margin p=2 weight {r}"),
+        ]
+    samples += [
+        _both("softplus", "multilabel_soft_margin_loss", ((2, 3), _MULTI),
+              {"weight": cr.tensor([1.0, 0.5, 2.0], dtype=cr.float64)},
+              note="multilabel weight"),
+        _both("linalg_vector_norm", "pairwise_distance", ((3, 4), (3, 4))),
+        _both("linalg_vector_norm", "pairwise_distance", ((4,), (4,)),
+              {"p": 3.0, "keepdim": True}),
+        _both("linalg_vector_norm", "cosine_similarity", ((3, 4), (3, 4))),
+        _both("linalg_vector_norm", "cosine_similarity", ((3, 4), (1, 4)), {"dim": -1}),
+        _both("linalg_vector_norm", "normalize", ((3, 4),)),
+        _both("linalg_vector_norm", "normalize", ((3, 4),), {"p": 1.0, "dim": 0}),
+    ]
+    return samples
+
+
+# --- normalisation and padding ----------------------------------------------------------------
+def _stats(c):
+    return (cr.linspace(-0.5, 0.5, c, dtype=cr.float64), cr.linspace(0.5, 2.0, c, dtype=cr.float64))
+
+
+def _norm_samples():
+    rm, rv = _stats(3)
+    samples = []
+    for x in ((4, 3), (2, 3, 4), (2, 3, 2, 2)):
+        samples += [
+            _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
+                  note=f"train {x}"),
+            _both("mul", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+                  note=f"eval {x}"),
+        ]
+    samples += [
+        _both("var", "batch_norm", ((4, 3), rm, rv), {"training": True, "momentum": 0.3},
+              note="no affine"),
+        _both("var", "batch_norm", ((4, 3), None, None), {"training": True},
+              note="no running stats"),
+        _both("var", "layer_norm", ((2, 3, 4), (4,), (4,)), keywords=("weight", "bias"),
+              kwargs={"normalized_shape": (4,)}, note="affine"),
+        _both("var", "layer_norm", ((2, 3, 4),), {"normalized_shape": (3, 4), "eps": 1e-3}),
+        _both("var", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
+              keywords=("weight", "bias"), note="affine"),
+        _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
+        _both("var", "instance_norm", ((2, 3, 4),)),
+        _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
+        _both("mul", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+              note="running stats"),
+        _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
+        _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
+                                                         "eps": 1e-3}, keywords=("weight",)),
+        _both("pow_scalar", "local_response_norm", ((2, 5, 3),), {"size": 3}),
+        _both("pow_scalar", "local_response_norm", ((2, 4, 2, 2),), {"size": 2, "k": 2.0}),
+    ]
+    return samples
+
+
+def _pad_samples():
+    samples = [
+        _both("constant_pad_nd", "pad", ((2, 3),), {"pad": (1, 2)}),
+        _both("constant_pad_nd", "pad", ((2, 3, 4),), {"pad": (1, -2, 0, 1), "value": 2.5}),
+        _both("constant_pad_nd", "pad", ((2, 3, 2),), {"pad": (1, 1, 1, 1, 1, 1)}),
+        _both("constant_pad_nd", "pad", ((0, 3),), {"pad": (1, 1)}),
+    ]
+    for mode in ("reflect", "replicate", "circular"):
+        samples += [
+            _both("index_select", "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
+            _both("index_select", "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
+            _both("index_select", "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1),
+                                                              "mode": mode}),
+        ]
+    return samples
+
+
+# --- pooling (Note [pooling by gathered windows] in chainrule/nn/_pool.py) -------------------
+def _first_output(name, kwargs):
+    """F.<name>(x, **kwargs)[0]: the pooled values of a return_indices call."""
+    return Sample("max_dim", lambda x: getattr(F, name)(x, **kwargs)[0], (2, 2, 5, 6),
+                  torch_call=lambda x: getattr(TF, name)(x, **kwargs)[0],
+                  note=f"{name} indices")
+
+
+def _pool_samples():
+    x = (2, 2, 5, 6)
+    samples = [_both("max_dim", "max_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1), "padding": (1, 1)},
+        {"kernel_size": 3, "stride": 2, "ceil_mode": True})]
+    samples += [_both("max_dim", "max_pool2d", ((2, 5, 6),), {"kernel_size": 2},
+                      note="unbatched"),
+                _first_output("max_pool2d", {"kernel_size": 2, "return_indices": True})]
+    samples += [_both("sum_dim", "avg_pool2d", (x,), kw) for kw in (
+        {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+        {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+        {"kernel_size": 2, "divisor_override": 3})]
+    samples += [
+        _both("max_dim", "max_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "padding": 1}),
+        _both("sum_dim", "avg_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+                                                      "ceil_mode": True}),
+        _both("matmul", "adaptive_avg_pool2d", (x,), {"output_size": (2, 4)}),
+        _both("matmul", "adaptive_avg_pool2d", ((2, 5, 6),), {"output_size": 3}),
+        _both("matmul", "adaptive_avg_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("max_dim", "adaptive_max_pool2d", (x,), {"output_size": (3, 4)}),
+        _both("max_dim", "adaptive_max_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("pow_scalar", "lp_pool2d", (x,), {"norm_type": 2, "kernel_size": 2},
+              domain=(0.5, 2.0)),
+        _both("pow_scalar", "lp_pool1d", ((2, 3, 6),), {"norm_type": 3, "kernel_size": 3},
+              domain=(0.5, 2.0)),
+    ]
+    return samples
+
+
+# --- conv1d/3d, transposed convolutions, unfold / fold ---------------------------------------
+def _conv_family_samples():
+    return [
+        _both("convolution", "conv1d", ((2, 4, 9), (6, 2, 3), (6,)),
+              {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
+        _both("convolution", "conv1d", ((4, 9), (6, 4, 3)), {"padding": "same"}),
+        _both("convolution", "conv3d", ((1, 4, 4, 4, 3), (2, 2, 2, 2, 2), (2,)),
+              {"stride": (2, 1, 1), "padding": (1, 0, 1), "groups": 2}),
+        _both("convolution", "conv3d", ((2, 3, 3, 3), (2, 2, 2, 2, 2))),
+        _both("conv2d_input_grad", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
+              {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2}),
+        _both("conv2d_input_grad", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
+              {"stride": 2, "dilation": 2, "output_padding": 1}),
+        _both("conv2d_input_grad", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
+              {"stride": 3, "padding": 1, "output_padding": 2}),
+        _both("index_select", "unfold", ((2, 3, 5, 6),),
+              {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}),
+        _both("index_select", "unfold", ((2, 4, 4),), {"kernel_size": 3}),
+        _both("index_add", "fold", ((2, 12, 20),), {"output_size": (5, 6), "kernel_size": 2}),
+        _both("index_add", "fold", ((2, 18, 9),),
+              {"output_size": (6, 7), "kernel_size": (2, 3), "dilation": (2, 1),
+               "padding": 1, "stride": (2, 3)}),
+    ]
+
+
+# --- embedding (Note [embedding gradient factors] in _ops/nn.py) ----------------------------
+_IDX = cr.tensor([[0, 2, 4], [2, 2, 1]], dtype=cr.int64)
+
+
+def _embedding_double_backward(w_like, g, kwargs, autograd, fn, idx):
+    w = w_like.detach().requires_grad_()
+    return autograd.grad(fn(idx, w, **kwargs), w, g, create_graph=True)[0]
+
+
+def _embedding_samples():
+    """padding_idx and scale_grad_by_freq change only the backward (it is no longer the
+    derivative, which gradcheck would flag): the samples keep the factors at 1 (a padding
+    row never looked up); test_nn_functional checks those gradients against torch."""
+    samples = []
+    for kwargs in ({}, {"padding_idx": 3}, {"padding_idx": -2, "max_norm": 10.0}):
+        note = "".join(f" {k}={v}" for k, v in kwargs.items())
+        samples.append(Sample("embedding", lambda w, k=kwargs: F.embedding(_IDX, w, **k),
+                              (5, 3), torch_call=lambda w, k=kwargs: TF.embedding(
+                                  _to_torch(_IDX), w, **k), note=note))
+        w0 = cr.zeros(5, 3, dtype=cr.float64)
+        samples.append(Sample(
+            "embedding_dense_backward",
+            lambda g, k=kwargs: _embedding_double_backward(w0, g, k, cr.autograd, F.embedding,
+                                                           _IDX), (2, 3, 3),
+            torch_call=lambda g, k=kwargs: _embedding_double_backward(
+                _to_torch(w0), g, k, torch.autograd, TF.embedding, _to_torch(_IDX)),
+            note=note))
+    return samples
+
+
+# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+_BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
+                        [False, True, True, True]])
+
+
+def _resampling_samples():
+    samples = [
+        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+    ]
+    for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
+        op = "matmul" if mode == "area" else "index_select"
+        samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
+                    _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
+                        ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
+        for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
+                       {"scale_factor": 0.7, "recompute_scale_factor": True}):
+            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
+    return samples
+
+
+def _attention_samples():
+    qkv = ((2, 3, 4), (2, 4, 4), (2, 4, 5))
+    return [
+        _both("softmax", "scaled_dot_product_attention", qkv),
+        _both("softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
+              {"is_causal": True}),
+        _both("softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
+                                                              "scale": 0.5}, note="bool mask"),
+        _both("softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
+              keywords=("attn_mask",), note="float mask"),
+        _both("softmax", "scaled_dot_product_attention",
+              ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 3)), {"enable_gqa": True}),
+    ]
+
+
+SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
+           + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
+           + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
+           + _conv_family_samples() + _embedding_samples() + _resampling_samples()
+           + _attention_samples())

@@ -111,3 +111,50 @@ SAMPLES = (
                                        ((), {"dim": 0}), ((0, 3), {"dim": 0}),
                                        ((2, 1, 3), {"dim": 1})])
 )
+
+
+def _values(op, method, shapes_kwargs, complex=False):
+    """Samples of ``x.<method>(**kwargs).values`` (ops returning (values, indices))."""
+    return [Sample(op, lambda x, k=kwargs: getattr(x, method)(**k).values, shape,
+                   note=_note(kwargs)) for shape, kwargs in shapes_kwargs]
+
+
+_ZEROS = [[1.5, 0.0, 2.0, 0.5, -1.0], [0.0, 3.0, 0.0, 2.0, 1.0], [2.0, 1.0, 0.5, 1.5, 0.0],
+          [0.0, 0.0, 2.0, 1.0, 3.0], [1.0, 2.0, 0.0, 0.0, 0.0]]
+
+SAMPLES += (
+    _reductions("cumprod", "cumprod", [((3, 4), {"dim": 1}), ((3, 4), {"dim": 0}),
+                                       ((2, 3, 4), {"dim": -1}), ((), {"dim": 0}),
+                                       ((0, 3), {"dim": 0}), ((2, 1, 3), {"dim": 1})])
+    + [Sample("cumprod", lambda x: x.cumprod(1), _with_zeros(_ZEROS), note="zeros"),
+       Sample("cumprod", lambda x: x.cumprod(0), _with_zeros(_ZEROS), note="zeros dim0"),
+       Sample("cumprod", lambda x: x.clone().cumprod_(1), (3, 4), note="inplace")]
+    + _reductions("logcumsumexp", "logcumsumexp",
+                  [((3, 4), {"dim": 1}), ((3, 4), {"dim": 0}), ((2, 3, 4), {"dim": -1}),
+                   ((), {"dim": 0}), ((0, 3), {"dim": 0}), ((5,), {"dim": 0})], complex=False)
+    + [Sample("logcumsumexp", lambda x: x.logcumsumexp(1),
+              _with_zeros([[800.0, 0.0, -700.0], [-900.0, 1.0, 900.0]]), note="wide")]
+    + _values("cummax", "cummax", [((3, 4), {"dim": 1}), ((5,), {"dim": 0}), ((), {"dim": 0}),
+                                    ((2, 3, 4), {"dim": 0})])
+    + _values("cummin", "cummin", [((3, 4), {"dim": 0}), ((5,), {"dim": -1}), ((), {"dim": 0})])
+    + _values("sort", "sort", [((3, 4), {}), ((3, 4), {"dim": 0, "descending": True}),
+                               ((), {}), ((0, 3), {"dim": 0}),
+                               ((2, 3, 4), {"dim": 1})])
+    + [Sample("sort", lambda x: x.msort(), (4, 3), note="msort")]
+    + _values("sort_stable", "sort", [((5,), {"stable": True}),
+                                      ((3, 4), {"stable": False, "descending": True})])
+    + _values("topk", "topk", [((3, 4), {"k": 2}), ((5,), {"k": 3, "largest": False}),
+                               ((2, 3, 4), {"k": 1, "dim": 1}), ((), {"k": 1}),
+                               ((3, 4), {"k": 0})])
+    + _values("kthvalue", "kthvalue", [((3, 4), {"k": 2}), ((5,), {"k": 5}),
+                                       ((2, 3, 4), {"k": 1, "dim": 1, "keepdim": True}),
+                                       ((), {"k": 1})])
+    + [Sample("median", lambda x: x.median(), shape) for shape in ((3, 4), (5,), (), (2, 1, 3))]
+    + [Sample("nanmedian", lambda x: x.nanmedian(), (3, 4))]
+    + _values("median_dim", "median", [((3, 4), {"dim": 1}), ((4, 3), {"dim": 0, "keepdim": True}),
+                                       ((), {"dim": 0}), ((2, 3, 4), {"dim": -1})])
+    + _values("nanmedian_dim", "nanmedian", [((3, 4), {"dim": 1}), ((), {"dim": 0})])
+    + _reductions("nansum", "nansum", [((3, 4), {}), ((3, 4), {"dim": 1}), ((), {}),
+                                       ((2, 3, 4), {"dim": (0, 2), "keepdim": True})],
+                  complex=False)
+)

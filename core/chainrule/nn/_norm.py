@@ -1,0 +1,255 @@
+"""Normalisation layers' functional forms: batch_norm (running statistics updated in
+place), layer_norm, group_norm, instance_norm, rms_norm, local_response_norm.
+
+Each is a composition of table ops (mean, var, rsqrt, ...), so gradients, double
+backward and tangents come from those entries. Running statistics are updated
+outside the graph (under no_grad), in place, like the reference's buffers.
+"""
+import numpy as np
+
+from .._grad_mode import no_grad as _no_grad
+
+
+def _normalize(x, dims, eps):
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), and the
+    statistics (mean, biased var) with their dims kept."""
+    mean = x.mean(dims, keepdim=True)
+    var = x.var(dims, keepdim=True, correction=0)
+    return (x - mean) * (var + eps).rsqrt(), mean, var
+
+
+def _affine(y, weight, bias, shape):
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def _check_running(name, stat, channels):
+    if stat is not None and stat.numel() != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {stat.numel()}")
+
+
+def _update_running(running, value, momentum):
+    """``running = (1 - momentum) * running + momentum * value``, in place, untracked."""
+    if running is None:
+        return
+    with _no_grad():
+        running.copy_(running * (1 - momentum) + value.reshape(running.shape) * momentum)
+
+
+def _per_channel_count(input):
+    return input.numel() // input.shape[1] if input.dim() > 1 else input.numel()
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's
+    statistics in training (updating ``running_mean`` / ``running_var`` in place with
+    ``momentum``; the running variance is the unbiased one), with the running ones in
+    evaluation.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> rm, rv = cr.zeros(2), cr.ones(2)
+    >>> y = F.batch_norm(cr.tensor([[1., 2.], [3., 6.]]), rm, rv, training=True)
+    >>> [[round(v, 3) for v in row] for row in y.tolist()]
+    [[-1.0, -1.0], [1.0, 1.0]]
+    >>> [round(v, 3) for v in rm.tolist()]
+    [0.2, 0.4]
+    """
+    if momentum is None:
+        raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        "NoneType")
+    channels = input.shape[1] if input.dim() > 1 else input.shape[0]
+    _check_running("running_mean", running_mean, channels)
+    _check_running("running_var", running_var, channels)
+    shape = (channels,) + (1,) * max(input.dim() - 2, 0)
+    if training:
+        count = _per_channel_count(input)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+        dims = (0,) + tuple(range(2, input.dim()))
+        y, mean, var = _normalize(input, dims, eps)
+        _update_running(running_mean, mean, momentum)
+        _update_running(running_var, var * (count / (count - 1)), momentum)
+    else:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    return _affine(y, weight, bias, shape)
+
+
+def _normalized_dims(input, normalized_shape):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.dim() - k:]) != shape or input.dim() < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    return shape, tuple(range(input.dim() - k, input.dim()))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    """Normalise over the last ``len(normalized_shape)`` dims, then scale by ``weight``
+    and shift by ``bias`` (both of ``normalized_shape``).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> [round(v, 3) for v in F.layer_norm(cr.tensor([[1., 3.]]), (2,))[0].tolist()]
+    [-1.0, 1.0]
+    """
+    shape, dims = _normalized_dims(input, normalized_shape)
+    y = _normalize(input, dims, eps)[0]
+    return _affine(y, weight, bias, shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps)`` over the last dims (eps: the dtype's machine
+    epsilon by default), times ``weight``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> [round(v, 4) for v in F.rms_norm(cr.tensor([[3., 4.]]), (2,), eps=0.)[0].tolist()]
+    [0.8485, 1.1314]
+    """
+    shape, dims = _normalized_dims(input, normalized_shape)
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return _affine(y, weight, None, shape)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalise each group of ``C / num_groups`` channels (with its spatial dims) per
+    sample, then a per-channel affine map.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> [round(v, 3) for v in F.group_norm(cr.tensor([[1., 3., 5., 9.]]), 2)[0].tolist()]
+    [-1.0, 1.0, -1.0, 1.0]
+    """
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    grouped = input.reshape(n, num_groups, -1)
+    y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
+    return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    """Normalise each channel of each sample over its spatial dims (with the running
+    statistics instead when ``use_input_stats`` is False; updating them otherwise).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> [round(v, 3) for v in F.instance_norm(cr.tensor([[[1., 3.]]]))[0, 0].tolist()]
+    [-1.0, 1.0]
+    """
+    c = input.shape[1]
+    shape = (c,) + (1,) * (input.dim() - 2)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    spatial = int(np.prod(input.shape[2:]))
+    if spatial <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
+    _check_running("running_mean", running_mean, c)
+    _check_running("running_var", running_var, c)
+    dims = tuple(range(2, input.dim()))
+    y, mean, var = _normalize(input, dims, eps)
+    _update_running(running_mean, mean.mean(0), momentum)
+    _update_running(running_var, (var * (spatial / (spatial - 1))).mean(0), momentum)
+    return _affine(y, weight, bias, shape)
+
+
+def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean of x**2 over a window of `size` channels) ** beta`` (the
+    window is centred, zero-padded at the ends).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.local_response_norm(cr.ones(1, 3, 1), 2, alpha=1., beta=1., k=0.).tolist()
+    [[[2.0], [1.0], [1.0]]]
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
+                         f"dimensions)")
+    if input.numel() == 0:
+        return input
+    from ._pad import pad
+    sq = input * input
+    c = input.shape[1]
+    padding = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(sq, padding)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    return input / (window * (alpha / size) + k) ** beta
+
+
+def top_level_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                         eps, cudnn_enabled):
+    """``chainrule.batch_norm``: the reference's top-level argument order.
+
+    >>> import chainrule as cr
+    >>> cr.batch_norm(cr.zeros(2, 1), None, None, cr.zeros(1), cr.ones(1), False, 0.1, 0.,
+    ...               False).tolist()
+    [[0.0], [0.0]]
+    """
+    return batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def top_level_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                            momentum, eps, cudnn_enabled):
+    """``chainrule.instance_norm``: the reference's top-level argument order.
+
+    >>> import chainrule as cr
+    >>> cr.instance_norm(cr.zeros(1, 1, 2), None, None, None, None, True, 0.1, 1e-5,
+    ...                  False).tolist()
+    [[[0.0, 0.0]]]
+    """
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps)
+
+
+def top_level_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05,
+                         cudnn_enable=True):
+    """``chainrule.layer_norm`` (the reference's top-level form).
+
+    >>> import chainrule as cr
+    >>> cr.layer_norm(cr.zeros(1, 2), (2,)).tolist()
+    [[0.0, 0.0]]
+    """
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def top_level_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05,
+                         cudnn_enabled=True):
+    """``chainrule.group_norm`` (the reference's top-level form).
+
+    >>> import chainrule as cr
+    >>> cr.group_norm(cr.zeros(1, 2, 2), 1).tolist()
+    [[[0.0, 0.0], [0.0, 0.0]]]
+    """
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+TOP_LEVEL = {"batch_norm": top_level_batch_norm, "instance_norm": top_level_instance_norm,
+             "layer_norm": top_level_layer_norm, "group_norm": top_level_group_norm,
+             "rms_norm": rms_norm}
+
+
+__all__ = ["batch_norm", "layer_norm", "rms_norm", "group_norm", "instance_norm",
+           "local_response_norm"]

@@ -1,0 +1,86 @@
+"""``pad``: constant padding is a table entry (``constant_pad_nd``); reflect, replicate
+and circular padding gather the input along each padded dim with ``index_select``
+(whose backward scatters the gradient back, adding where indices repeat)."""
+import numpy as np
+
+from .._ops import nn as _nn
+from .._ops._common import FUNCTIONS as _FUNCTIONS
+from .._ops._registry import apply_op as _apply_op
+from .._tensor import Tensor as _Tensor
+
+_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pairs(pad, ndim):
+    """(before, after) per dim of the input from torch's flat, last-dim-first list."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the "
+                           "input dimension but got padding length "
+                           f"{len(pad)} and input of dimension {ndim}")
+    pairs = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        pairs[ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    return tuple(pairs)
+
+
+def _source_index(mode, size, before, after, dim, shape):
+    """For each output position along a dim, the input position it copies."""
+    i = np.arange(-before, size + after)
+    if mode == "replicate":
+        return np.clip(i, 0, size - 1)
+    if mode == "circular":
+        if before > size or after > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        return i % size
+    if before >= size or after >= size:
+        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                           f"input dimension, but got: padding ({before}, {after}) at dimension "
+                           f"{dim} of input {list(shape)}")
+    i = np.abs(i)
+    return np.where(i >= size, 2 * (size - 1) - i, i)
+
+
+def _check_non_constant(input, pad):
+    """The reference pads 1, 2 or 3 trailing dims of (unbatched or batched) input."""
+    k, ndim = len(pad) // 2, input.dim()
+    if k not in (1, 2, 3) or ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims; ``pad``
+    lists (before, after) amounts starting from the last dim. Modes: 'constant' (with
+    ``value``, default 0), 'reflect', 'replicate', 'circular'.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.pad(cr.tensor([[1., 2.]]), (1, 2), value=9.).tolist()
+    [[9.0, 1.0, 2.0, 9.0, 9.0]]
+    >>> F.pad(cr.tensor([[[1., 2., 3.]]]), (2, 1), mode='reflect').tolist()
+    [[[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]]
+    """
+    if mode not in _MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pairs = _pairs(pad, input.dim())
+    if mode == "constant":
+        fill = 0.0 if value is None else value
+        return _apply_op(_nn.CONSTANT_PAD, (input,), {"pads": pairs, "value": fill})
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    _check_non_constant(input, pad)
+    out = input
+    for d, (before, after) in enumerate(pairs):
+        if before or after:
+            index = _source_index(mode, input.shape[d], before, after, d, input.shape)
+            out = _FUNCTIONS["index_select"](out, d, _Tensor._wrap(index.astype(np.int64)))
+    return out
+
+
+__all__ = ["pad"]

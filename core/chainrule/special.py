@@ -1,0 +1,68 @@
+"""``chainrule.special``: the reference's ``torch.special`` names, each the chainrule
+op of the same function (so with its backward and forward rules), plus a few
+compositions of them.
+
+>>> import chainrule as cr
+>>> round(cr.special.expit(cr.tensor([0.0])).item(), 3), cr.special.gammaln is cr.lgamma
+(0.5, True)
+"""
+import math
+
+from ._factories import full_like as _full_like
+from ._ops import FUNCTIONS as _F
+from ._ops._common import as_tensor_arg as _as_tensor_arg, float_input as _float_input
+
+digamma = psi = _F["digamma"]
+gammaln = _F["lgamma"]
+polygamma = _F["polygamma"]
+multigammaln = _F["mvlgamma"]
+erf, erfc, erfinv = _F["erf"], _F["erfc"], _F["erfinv"]
+expit, logit = _F["sigmoid"], _F["logit"]
+exp2, expm1, log1p = _F["exp2"], _F["expm1"], _F["log1p"]
+sinc, round, xlogy = _F["sinc"], _F["round"], _F["xlogy"]
+logsumexp, softmax, log_softmax = _F["logsumexp"], _F["softmax"], _F["log_softmax"]
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def ndtr(input):
+    """The standard normal CDF, ``(1 + erf(x / sqrt(2))) / 2``.
+
+    >>> import chainrule as cr
+    >>> cr.special.ndtr(cr.tensor([0.0])).item()
+    0.5
+    """
+    return (1 + erf(_float_input(input) / _SQRT2)) * 0.5
+
+
+def ndtri(input):
+    """The inverse of :func:`ndtr`, ``sqrt(2) erfinv(2p - 1)``.
+
+    >>> import chainrule as cr
+    >>> cr.special.ndtri(cr.tensor([0.5])).item()
+    0.0
+    """
+    return erfinv(_float_input(input) * 2 - 1) * _SQRT2
+
+
+def xlog1py(input, other):
+    """``input * log1p(other)``, 0 where ``input`` is 0.
+
+    >>> import chainrule as cr
+    >>> cr.special.xlog1py(cr.tensor([0.0, 2.0]), cr.tensor([-1.0, 0.0])).tolist()
+    [0.0, 0.0]
+    """
+    x, y = (_float_input(_as_tensor_arg(v)) for v in (input, other))
+    return _F["where"]((x == 0) * (y == y), x * 0, x * log1p(y))
+
+
+def entr(input):
+    """Elementwise entropy ``-x log x`` (0 at 0, -inf below 0).
+
+    >>> import chainrule as cr
+    >>> cr.special.entr(cr.tensor([0.0, 1.0])).tolist()
+    [0.0, -0.0]
+    """
+    x = _float_input(input)
+    where = _F["where"]
+    return where(x < 0, _full_like(x, -math.inf), where(x == 0, x * 0 + 0.0, -xlogy(x, x)))

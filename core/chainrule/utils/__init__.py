@@ -1,0 +1,2 @@
+"""``chainrule.utils``: ``checkpoint`` (activation checkpointing)."""
+from . import checkpoint  # noqa: F401

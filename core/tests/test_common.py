@@ -1,0 +1,82 @@
+"""_ops/_common.py: registration of public functions and methods, with NumPy's
+argument spellings (Note [NumPy spellings of arguments])."""
+import inspect
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+SPELLINGS = [
+    ("sum", lambda x, k: cr.sum(x, **k)), ("mean", lambda x, k: x.mean(**k)),
+    ("amax", lambda x, k: cr.amax(x, **k)), ("max", lambda x, k: x.max(**k).values),
+    ("logsumexp", lambda x, k: cr.logsumexp(x, **k)), ("std", lambda x, k: x.std(**k)),
+    ("var", lambda x, k: cr.var(x, **k)), ("prod", lambda x, k: x.prod(**k)),
+    ("norm", lambda x, k: x.norm(**k)),
+    ("linalg.vector_norm", lambda x, k: cr.linalg.vector_norm(x, **k)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SPELLINGS, ids=[s[0] for s in SPELLINGS])
+def test_keepdims_and_axis_spell_keepdim_and_dim(name, fn):
+    # issue 9, wrong today 7: x.sum(1, keepdims=True) raised TypeError
+    x = cr.arange(1.0, 7.0).reshape(2, 3)
+    expected = fn(x, {"dim": 1, "keepdim": True})
+    for kwargs in ({"axis": 1, "keepdims": True}, {"dim": 1, "keepdims": True},
+                   {"axis": 1, "keepdim": True}):
+        out = fn(x, kwargs)
+        assert out.shape == (2, 1)
+        np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_dim_spelled_axis_in_non_reductions():
+    x = cr.ones(2, 3)
+    assert cr.cat([x, x], axis=1).shape == (2, 6)
+    assert x.softmax(axis=0).shape == (2, 3)
+    assert x.cumsum(axis=1)[0].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_both_spellings_at_once_is_an_error_like_the_reference():
+    with pytest.raises(TypeError, match="sum\\(\\) got an unexpected keyword argument 'keepdims'"):
+        cr.ones(2).sum(0, keepdim=True, keepdims=True)
+
+
+def _dim_and_keepdim_functions():
+    for owner in (cr, cr.Tensor, cr.linalg):
+        for name in dir(owner):
+            fn = getattr(owner, name)
+            if name.startswith("__") or name in ("size", "stride") or not callable(fn):
+                continue
+            try:
+                params = inspect.signature(fn).parameters
+            except (TypeError, ValueError):
+                continue
+            if "dim" in params or "keepdim" in params:
+                yield owner.__name__, name, fn
+
+
+def test_every_public_function_and_method_with_dim_or_keepdim_takes_numpy_spellings():
+    found = list(_dim_and_keepdim_functions())
+    assert len(found) > 50
+    assert [(owner, name) for owner, name, fn in found
+            if not getattr(fn, "numpy_spellings", False)] == []
+
+
+def test_the_wrapper_keeps_name_signature_and_docstring():
+    from chainrule._ops import reduction
+    assert cr.sum is not reduction.sum and cr.sum.__wrapped__ is reduction.sum
+    assert cr.sum.__name__ == "sum" and cr.sum.__doc__ == reduction.sum.__doc__
+    assert list(inspect.signature(cr.sum).parameters) == ["input", "dim", "keepdim", "dtype"]
+    assert cr.add is cr._FUNCTIONS["add"] and not hasattr(cr.add, "__wrapped__")  # no dim
+
+
+def test_torch_parity_of_numpy_spellings(torch):
+    data = np.arange(1.0, 7.0).reshape(2, 3)
+    for M in (cr, torch):
+        x = M.tensor(data)
+        out = [x.sum(axis=0, keepdims=True), M.amax(x, axis=1, keepdims=True),
+               M.cat([x, x], axis=1), x.max(axis=1, keepdims=True)[0]]
+        if M is cr:
+            ours = out
+    for a, b in zip(ours, out):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -1,0 +1,340 @@
+"""What the profiler sees while a profile (or emit_nvtx/emit_itt) is active.
+
+Note [profiler observation]
+    Core is observed through its two slots, never patched: every table op runs
+    through ``_dispatch`` (core's Note [dispatch slot]) and every backward node, and
+    every custom Function's forward, through ``_OBSERVER`` (core's Note [node observer
+    slot], both engines). Both are registered while at least one sink is active and
+    removed with the last one, so a process that is not profiling pays core's one
+    check per op and per node. A sink is a Collector (a profile's recording) or an
+    annotator (NVTX/ITT ranges). Each op or node becomes a range (Note [range
+    record]) on its thread's stack of open ranges; the innermost open range is its
+    parent, so events nest per thread, whichever thread opened the enclosing
+    ``record_function``.
+"""
+import os
+import sys
+import threading
+import time
+import weakref
+
+from chainrule._ops import _registry
+from chainrule._tensor import Tensor
+from chainrule.autograd import engine as _engine
+from chainrule.autograd import node as _node
+
+from ._flops import flops_of
+
+now_ns = time.perf_counter_ns
+
+FORWARD, BACKWARD, USER = "forward", "backward", "user"
+
+
+# Note [range record]
+#     A range (an op, a backward node, a record_function block) is a list, the
+#     cheapest object to make on the per-op path (a class instance costs several
+#     times more); these are its fields' indices. VIEW is the recording thread's
+#     _View (its thread id and sinks); PARENT the enclosing range on that thread.
+NAME, KIND, VIEW, PARENT, SEQ, START, END, SHAPES, STACK, MEMORY, FLOPS, ARGS = range(12)
+
+
+def new_range(name, kind, view, parent, seq):
+    """A range record (Note [range record]); the per-op paths write it out inline."""
+    return [name, kind, view, parent, seq, 0, 0, None, None, 0, None, None]
+
+
+class Collector:
+    """The recording of one profile: finished ranges and free-memory records.
+
+    ``all_threads=False`` keeps only the ranges of the thread that made it."""
+
+    def __init__(self, *, record_shapes=False, profile_memory=False, with_stack=False,
+                 with_flops=False, all_threads=False):
+        self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_stack, self.with_flops = with_stack, with_flops
+        self.all_threads = all_threads
+        self.thread = threading.get_ident()
+        self.ranges = []
+        self.frees = []           # (ns, thread, bytes): memory freed outside any range
+        self.start_ns = self.end_ns = 0
+
+    def wants(self, thread):
+        return self.all_threads or thread == self.thread
+
+
+class _View:
+    """What one thread records under the active sinks, worked out once per change of
+    the active set (so the per-op path reads flags instead of asking each sink)."""
+
+    __slots__ = ("thread", "sinks", "annotators", "shapes", "stack", "flops", "memory",
+                 "inputs_detail", "outputs_detail")
+
+    def __init__(self, thread, sinks, annotators):
+        self.thread, self.sinks, self.annotators = thread, tuple(sinks), annotators
+        self.shapes = bool(annotators) or any(c.record_shapes or c.with_flops for c in sinks)
+        self.stack = any(c.with_stack for c in sinks)
+        self.flops = any(c.with_flops for c in sinks)
+        self.memory = any(c.profile_memory for c in sinks)
+        self.inputs_detail = self.shapes or self.stack or bool(annotators)
+        self.outputs_detail = self.flops or self.memory
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.stack = []           # the thread's open ranges, innermost last
+        self.version = -1         # the _version its view was made for
+        self.view = None          # its _View, None when nothing records this thread
+
+
+_local = _Local()
+_collectors = ()                  # the active collectors (replaced, never mutated)
+_annotators = ()                  # the active NVTX/ITT annotators
+_version = 0                      # bumped on every change of the two
+_lock = threading.Lock()
+_handle = None                    # the dispatcher's handle while anything is active
+
+
+def sinks_here(thread):
+    """The active collectors that record ``thread``'s work."""
+    return [c for c in _collectors if c.wants(thread)]
+
+
+def _refresh(local):
+    """This thread's view of the active sinks (None: nothing records it)."""
+    version = _version
+    thread = threading.get_ident()
+    sinks = sinks_here(thread)
+    local.view = _View(thread, sinks, _annotators) if sinks or _annotators else None
+    local.version = version
+    return local.view
+
+
+def activate(collector=None, annotator=None):
+    """Start recording into ``collector`` / annotating with ``annotator``."""
+    global _collectors, _annotators, _version
+    with _lock:
+        if collector is not None:
+            collector.start_ns = now_ns()
+            _collectors = _collectors + (collector,)
+        if annotator is not None:
+            _annotators = _annotators + (annotator,)
+        _version += 1
+        _update_slots()
+
+
+def deactivate(collector=None, annotator=None):
+    global _collectors, _annotators, _version
+    with _lock:
+        if collector is not None:
+            collector.end_ns = now_ns()
+            _collectors = tuple(c for c in _collectors if c is not collector)
+        if annotator is not None:
+            _annotators = tuple(a for a in _annotators if a is not annotator)
+        _version += 1
+        _update_slots()
+
+
+def _update_slots():
+    """Register in core's slots while anything is active, remove with the last."""
+    global _handle
+    active = bool(_collectors or _annotators)
+    if active and _handle is None:
+        _handle = _registry.add_dispatcher(_dispatch)
+        _engine.set_node_observer(_OBSERVER)
+    elif not active and _handle is not None:
+        _handle.remove()
+        _handle = None
+        _engine.set_node_observer(None)
+
+
+def open_range(name, kind, seq=-1):
+    """Push a range on this thread's stack (None when nothing records it)."""
+    local = _local
+    view = local.view if local.version == _version else _refresh(local)
+    if view is None:
+        return None
+    stack = local.stack
+    r = new_range(name, kind, view, stack[-1] if stack else None, seq)
+    if view.inputs_detail:
+        _describe_inputs(r, view, ())
+    stack.append(r)
+    r[START] = now_ns()
+    return r
+
+
+def close_range(r):
+    if r is None:
+        return
+    r[END] = now_ns()
+    _close(_local.stack, r)
+
+
+def _close(stack, r):
+    if stack and stack[-1] is r:
+        stack.pop()
+    elif r in stack:                # closed out of order (a decorator left early)
+        stack.remove(r)
+    _close_popped(r)
+
+
+def _close_popped(r):
+    """Hand a finished range to its annotators and collectors."""
+    view = r[VIEW]
+    for a in reversed(view.annotators):
+        a.pop(r)
+    for c in view.sinks:
+        c.ranges.append(r)
+
+
+def _dispatch(run, op, inputs, attrs, view_base):
+    """Core's dispatch slot: one range per table op (Note [profiler observation]).
+    The per-op cost of profiling, so the common case is written out here."""
+    local = _local
+    view = local.view if local.version == _version else _refresh(local)
+    if view is None:
+        return run(op, inputs, attrs, view_base)
+    stack = local.stack
+    r = [_PUBLIC_NAMES.get(op.name, op.name), FORWARD, view,      # new_range(...)
+         stack[-1] if stack else None, -1, 0, 0, None, None, 0, None, None]
+    if view.inputs_detail:
+        _describe_inputs(r, view, inputs)
+    stack.append(r)
+    before = inputs[0].grad_fn if inputs else None
+    r[START] = now_ns()
+    try:
+        out = run(op, inputs, attrs, view_base)
+    finally:
+        r[END] = now_ns()
+        if stack[-1] is r:
+            stack.pop()
+            if not view.annotators and len(view.sinks) == 1:
+                view.sinks[0].ranges.append(r)        # _close's common case
+            else:
+                _close_popped(r)
+        else:
+            _close(stack, r)
+    first = out[0] if type(out) is tuple else out
+    fn = first.grad_fn
+    # An output that is its input keeps the input's node unless the op recorded one.
+    if fn is not None and (fn is not before or first is not inputs[0]):
+        r[SEQ] = fn._seq
+    elif r[SEQ] >= 0:
+        r[SEQ] = -1
+    if view.outputs_detail:
+        _describe_outputs(r, view, op, out, first)
+    return out
+
+
+def _describe_inputs(r, view, inputs):
+    """Shapes, the Python stack and the annotators' ranges, when asked for."""
+    if view.shapes and inputs:
+        r[SHAPES] = [list(t._data.shape) for t in inputs]
+    if view.stack:
+        r[STACK] = python_stack()
+    if view.annotators:
+        if r[KIND] == FORWARD and r[SEQ] < 0 and inputs:
+            r[SEQ] = peek_sequence()
+        for a in view.annotators:
+            a.push(r)
+
+
+# Table entries that are overloads of one public op, named as the reference's
+# profiler names them (one row for ``x ** 2`` and ``x ** y``).
+_PUBLIC_NAMES = {"pow_scalar": "pow", "pow_scalar_base": "pow", "div_rounded": "div",
+                 "clamp_tensor": "clamp", "sum_dim": "sum", "mean_dim": "mean",
+                 "prod_dim": "prod", "masked_fill_tensor": "masked_fill",
+                 "scatter_value": "scatter", "scatter_multiply": "scatter"}
+
+
+def _describe_outputs(r, view, op, out, first):
+    """FLOPs and the memory the op's outputs hold, when asked for."""
+    if view.flops:
+        r[FLOPS] = flops_of(op.name, r[SHAPES], list(first._data.shape))
+    if view.memory:
+        r[MEMORY] = _track_allocations(out if type(out) is tuple else (out,))
+
+
+def peek_sequence():
+    """The sequence number the next node will get (core's Note [sequence numbers])."""
+    text = repr(_node._sequence)             # 'count(N)'
+    return int(text[text.index("(") + 1:-1])
+
+
+def _track_allocations(outs):
+    """Bytes of the outputs' own arrays; each reports its release when freed."""
+    total = 0
+    for t in outs:
+        if isinstance(t, Tensor):
+            arr = t._data
+            if arr.base is None and arr.nbytes:
+                total += arr.nbytes
+                weakref.finalize(arr, _freed, arr.nbytes).atexit = False   # not at exit
+    return total
+
+
+def _freed(nbytes):
+    """An output array was freed: charged to this thread's innermost open range, or
+    kept as a ``[memory]`` record by the collectors watching memory."""
+    stack = _local.stack
+    if stack:
+        stack[-1][MEMORY] -= nbytes
+        return
+    thread = threading.get_ident()
+    for c in sinks_here(thread):
+        if c.profile_memory:
+            c.frees.append((now_ns(), thread, nbytes))
+
+
+class _NodeObserver:
+    """Core's node observer slot: a range per backward node and per custom
+    Function forward (Note [node observer slot] in core's engine.py)."""
+
+    def enter(self, node, name):
+        local = _local
+        view = local.view if local.version == _version else _refresh(local)
+        if view is None:
+            return None
+        seq = node._seq
+        if name is None:
+            name, kind = type(node).__name__, BACKWARD        # Node.name()
+            if seq == _node.MAX_SEQUENCE:
+                seq = -1
+        else:
+            kind = FORWARD
+        stack = local.stack
+        r = [name, kind, view, stack[-1] if stack else None, seq,    # new_range(...)
+             0, 0, None, None, 0, None, None]
+        if view.inputs_detail:
+            _describe_inputs(r, view, ())
+        stack.append(r)
+        r[START] = now_ns()
+        return r
+
+    def exit(self, r):
+        if r is not None:
+            r[END] = now_ns()
+            _close(_local.stack, r)
+
+
+_OBSERVER = _NodeObserver()
+
+
+def _package_dir(module):
+    return os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+
+
+# Frames of these folders are chainrule's own, not what a user wants in a stack.
+_OWN_FRAMES = (_package_dir(sys.modules["chainrule"]), os.path.dirname(__file__) + os.sep)
+
+
+def python_stack():
+    """The Python frames of the caller, innermost first, as ``file(line): function``,
+    without chainrule's own frames."""
+    frames = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_OWN_FRAMES):
+            frames.append(f"{filename}({frame.f_lineno}): {frame.f_code.co_name}")
+        frame = frame.f_back
+    return frames
