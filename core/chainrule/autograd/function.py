@@ -78,9 +78,12 @@ class BackwardCFunction(Node, FunctionCtx):
     materialize_grads = True
     _saved = None
     _released = False
+    _jvp_saved = None      # what save_for_forward saved, while jvp runs (Note [tangent slot])
 
     @property
     def saved_tensors(self):
+        if self._jvp_saved is not None:
+            return self._jvp_saved
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         if self._saved is None:
