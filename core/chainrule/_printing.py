@@ -53,7 +53,10 @@ def tensor_repr(t):
     extras = []
     default = _dtypes.get_default_dtype()
     dtype = t.dtype
-    if dtype not in {default, _dtypes.int64, _dtypes.bool_, default.to_complex()}:
+    # the reference names every dtype but the default of an empty tensor ([] says none)
+    implied = {default} if arr.size == 0 else \
+        {default, _dtypes.int64, _dtypes.bool_, default.to_complex()}
+    if dtype not in implied:
         extras.append(f"dtype={dtype!r}")
     if arr.size == 0 and arr.ndim != 1:
         body = "[]"

@@ -661,6 +661,24 @@ def test_tril_triu_trace_values_and_edges():
     assert y.tril_() is y and y._version == 1 and y.numpy()[0, 1] == 0
 
 
+def test_diff_orders_ends_bool_and_errors():
+    x = cr.tensor([1., 4., 9., 16.])
+    assert cr.diff(x, n=0) is x
+    assert x.diff(n=3).tolist() == [0.0]
+    assert cr.diff(x, n=9).shape == (0,)
+    assert cr.diff(cr.tensor([True, False, False])).tolist() == [True, False]
+    assert cr.diff(cr.arange(5), n=7).dtype == cr.int64
+    assert cr.diff(cr.ones(2, 3), dim=0, prepend=cr.zeros(1, 3)).tolist() == [[1.0] * 3, [0.0] * 3]
+    with pytest.raises(RuntimeError, match="at least one-dimensional"):
+        cr.diff(cr.tensor(1.0))
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        cr.diff(x, n=-1)
+    with pytest.raises(RuntimeError, match="same dimension as input"):
+        cr.diff(cr.ones(3, 2), prepend=cr.ones(2))
+    with pytest.raises(RuntimeError, match=r"input.size\(1\) = 2, but got tensor.size\(1\) = 3"):
+        cr.diff(cr.ones(3, 2), dim=0, prepend=cr.ones(1, 3))
+
+
 def test_tensor_split_sections_indices_and_views():
     x = _arange(7)
     assert [p.tolist() for p in x.tensor_split(3)] == [[0, 1, 2], [3, 4], [5, 6]]

@@ -278,6 +278,9 @@ def test_repr_of_empty_and_scalar():
     assert repr(cr.zeros(0)) == "tensor([])"
     assert repr(cr.zeros(2, 0)) == "tensor([], size=(2, 0))"
     assert repr(cr.tensor(3.5)) == "tensor(3.5000)"
+    # an empty tensor names every dtype but the default, int64 and bool included
+    assert repr(cr.zeros(0, dtype=cr.int64)) == "tensor([], dtype=chainrule.int64)"
+    assert repr(cr.zeros(0, 3, dtype=cr.bool)) == "tensor([], size=(0, 3), dtype=chainrule.bool)"
 
 
 def test_import_leaves_scipy_alone():

@@ -1125,6 +1125,58 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(pieces)
 
 
+@public
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``out[i] = x[i + 1] - x[i]``,
+    repeated ``n`` times; "not equal" for bool), after concatenating ``prepend``
+    and ``append`` along ``dim``. Built from slices and ``sub``, so it is
+    differentiable to any order.
+
+    >>> import chainrule as cr
+    >>> cr.diff(cr.tensor([1., 4., 9., 16.])).tolist()
+    [3.0, 5.0, 7.0]
+    >>> cr.diff(cr.tensor([1., 4., 9.]), n=2, prepend=cr.tensor([0.])).tolist()
+    [2.0, 2.0]
+    """
+    if input._data.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input._data.ndim)
+    x = _with_ends(input, d, prepend, append)
+    for _ in range(n):
+        length = x._data.shape[d]
+        if length == 0:
+            break
+        later = FUNCTIONS["_slice"](x, d, 1, length, 1)
+        earlier = FUNCTIONS["_slice"](x, d, 0, length - 1, 1)
+        x = later != earlier if x._data.dtype == np.bool_ else later - earlier
+    return x
+
+
+def _with_ends(input, d, prepend, append):
+    """``cat([prepend, input, append], d)`` with diff's checks on the two ends."""
+    parts = []
+    for end in (prepend, input, append):
+        if end is None:
+            continue
+        if end is not input:
+            _check_diff_end(input, end, d)
+        parts.append(end)
+    return parts[0] if len(parts) == 1 else FUNCTIONS["cat"](parts, d)
+
+
+def _check_diff_end(input, end, d):
+    if end._data.ndim != input._data.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i, (a, b) in enumerate(zip(input._data.shape, end._data.shape)):
+        if i != d and a != b:
+            raise RuntimeError(
+                "diff expects the shape of tensor to prepend or append to match that of input "
+                f"except along the differencing dimension; input.size({i}) = {a}, but got "
+                f"tensor.size({i}) = {b}")
+
+
 def _directional_split(name, dim, min_dims):
     def split_fn(input, indices_or_sections):
         nd = input._data.ndim
