@@ -422,3 +422,20 @@ def test_transformer_init_and_causal_mask():
     assert np.abs(w).max() <= math.sqrt(6 / (8 + 16))          # xavier_uniform_
     mask = nn.Transformer.generate_square_subsequent_mask(3)
     assert mask.dtype == cr.float32 and arr(mask)[0, 1] == -np.inf and arr(mask)[1, 0] == 0
+
+
+def test_batchnorm_load_without_metadata_keeps_num_batches_tracked():
+    # A plain dict (no _metadata: version None < 2) lacking num_batches_tracked is
+    # an old checkpoint: torch keeps the module's counter and reports nothing missing.
+    bn = nn.BatchNorm1d(2)
+    bn(cr.tensor([[1.0, 2.0], [3.0, 5.0]]))
+    old = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    fresh = nn.BatchNorm1d(2)
+    result = fresh.load_state_dict(old, strict=False)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert fresh.num_batches_tracked.item() == 0
+    # With version-2 metadata the key really is missing.
+    current = bn.state_dict()
+    del current["num_batches_tracked"]
+    with pytest.raises(RuntimeError, match="num_batches_tracked"):
+        nn.BatchNorm1d(2).load_state_dict(current)
