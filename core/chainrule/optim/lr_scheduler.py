@@ -12,6 +12,7 @@ values step by step.
 >>> rates
 [1.0, 0.5, 0.5, 0.25, 0.25]
 """
+import bisect
 import collections
 import math
 import types
@@ -21,7 +22,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LambdaLR", "MultiplicativeLR", "LinearLR", "ConstantLR", "OneCycleLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "SequentialLR"]
 
 
 class LRScheduler:
@@ -76,16 +77,22 @@ class LRScheduler:
         """Advance one epoch (``epoch`` given: jump there, deprecated) and set the
         groups' rates."""
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and "
+                          "is being deprecated where possible. Please use "
+                          "`scheduler.step()` to step the scheduler.", UserWarning,
+                          stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Move to the next epoch (or jump to ``epoch``) and write the rates, without
+        counting a step (SequentialLR restarts a scheduler with it)."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and "
-                              "is being deprecated where possible. Please use "
-                              "`scheduler.step()` to step the scheduler.", UserWarning,
-                              stacklevel=2)
                 self.last_epoch = epoch
                 closed = getattr(self, "_get_closed_form_lr", None)
                 values = closed() if closed is not None else self.get_lr()
@@ -509,3 +516,78 @@ class ReduceLROnPlateau(LRScheduler):
             new = max(old * self.factor, min_lr)
             if old - new > self.eps:
                 group["lr"] = new
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another: ``schedulers[i]`` takes over at epoch
+    ``milestones[i - 1]``, restarted at its own epoch 0 (e.g. a warm-up, then a decay).
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warm = cr.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = cr.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> s = cr.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+    >>> [s.get_last_lr()[0]] + [(opt.step(), s.step(), s.get_last_lr()[0])[2] for _ in range(4)]
+    [0.5, 0.75, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose="deprecated"):
+        _check_sequence(self, optimizer, schedulers, milestones)
+        self._schedulers, self._milestones = schedulers, milestones
+        self.last_epoch, self.optimizer = last_epoch + 1, optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        # Each scheduler stepped once when it was built: undo that, then start the
+        # one that runs at epoch 0.
+        for scheduler in schedulers:
+            scheduler.last_epoch -= 1
+        first = schedulers[bisect.bisect_right(milestones, 0)]
+        first._step_count = 0
+        first.step()
+        self._last_lr = first.get_last_lr()
+
+    def step(self):
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        """Own state plus each scheduler's state_dict (under '_schedulers')."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        """Restore a ``state_dict`` (the wrapped schedulers' too)."""
+        inner = state_dict["_schedulers"]
+        self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
+        for scheduler, state in zip(self._schedulers, inner):
+            scheduler.load_state_dict(state)
+
+
+def _check_sequence(owner, optimizer, schedulers, milestones):
+    name = type(owner).__name__
+    if len(schedulers) < 1:
+        raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                             "requires additional kwargs to be specified when calling `step`, "
+                             f"but got one at index {i} in the given schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, "
+                             f"but got scheduler {type(scheduler).__name__} at index {i} has "
+                             f"{scheduler.optimizer}, which is different from "
+                             f"{type(optimizer).__name__}.")
+    if len(milestones) != len(schedulers) - 1:
+        raise ValueError("Sequential Schedulers expects number of schedulers provided to be one "
+                         "more than the number of milestone points, but got number of "
+                         f"schedulers {len(schedulers)} and the number of milestones to be "
+                         f"equal to {len(milestones)}")
