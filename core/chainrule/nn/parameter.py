@@ -1,5 +1,5 @@
 """``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers as its state."""
-from .._tensor import Tensor
+from .._tensor import CONSTRUCTOR_DTYPE_MESSAGE, Tensor, _check_can_require_grad
 from .._version_counter import counter_of
 
 
@@ -25,6 +25,7 @@ class Parameter(Tensor):
         self._vc = counter_of(data)     # an alias of data: one version counter
         self._requires_grad = False
         if requires_grad:
+            _check_can_require_grad(self._data, CONSTRUCTOR_DTYPE_MESSAGE)
             self.requires_grad_(True)
 
     def __repr__(self):
