@@ -17,10 +17,7 @@ RTOL, ATOL = 1e-6, 1e-9
 
 # Programs that do not match yet, with why (strict: a fixed one fails here until it
 # is moved back to the passing list).
-KNOWN_FAILING = {
-    "functional_api.py": "chainrule.autograd.functional lives in the chainrule-functional "
-                         "layer, not on main yet",
-}
+KNOWN_FAILING = {}
 
 # Runs the program with every ``torch`` import answered by chainrule; real torch is
 # unreachable from this process.
