@@ -8,7 +8,8 @@ import numpy as np
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._random import numpy_rng as _numpy_rng
-from ._tensor import CPU, DEFAULT_DEVICE, Tensor, device as _device
+from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
+                      device as _device)
 
 
 def mark_exported(t):
@@ -105,6 +106,7 @@ def _finish(arr, requires_grad, device=None):
     if _MODE.inference:
         t._extras().inference = True
     if requires_grad:
+        _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
         t.requires_grad_(True)
     if device is not None and _device(device).type != "cpu":
         from ._backends import to_device

@@ -135,6 +135,7 @@ class Tensor:
         self._grad = self._vc = self._base = self._extra = None
         self._requires_grad = False
         if requires_grad:
+            _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
             self.requires_grad_(True)
 
     # -- construction fast paths (no checks) ---------------------------------------
@@ -379,6 +380,9 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
+        if value:
+            _check_can_require_grad(self._data, "only Tensors of floating point and complex "
+                                                "dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -398,9 +402,9 @@ class Tensor:
         if requires_grad and self.is_inference() and not _MODE.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
-        if requires_grad and not _differentiable_dtype(self._data.dtype):
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                               f"gradients (got {self.dtype})")
+        if requires_grad:
+            _check_can_require_grad(self._data, "only Tensors of floating point dtype can "
+                                                "require gradients")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -541,6 +545,16 @@ def _rebuild(arr, requires_grad):
     t = Tensor._wrap(arr)
     t._requires_grad = requires_grad
     return t
+
+
+# torch words this error three ways: constructors (this one), the requires_grad
+# setter and requires_grad_() (see their calls); programs print and match them.
+CONSTRUCTOR_DTYPE_MESSAGE = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _check_can_require_grad(data, message):
+    if not _differentiable_dtype(data.dtype):
+        raise RuntimeError(message)
 
 
 def _differentiable_dtype(np_dtype):

@@ -203,7 +203,8 @@ def test_grad_of_non_leaf_input():
 def test_grad_unused_input():
     x, unused = leaf(1.0), leaf(2.0)
     y = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to "
+                                           "not have been used in the graph"):
         cr.autograd.grad(y, [x, unused], retain_graph=True)
     gx, gu = cr.autograd.grad(y, [x, unused], allow_unused=True, retain_graph=True)
     assert gu is None
@@ -343,3 +344,10 @@ def test_is_grads_batched_shape_error():
     with pytest.raises(RuntimeError, match="we interpret the first dimension of each grad_output "
                                            "as the batch dimension"):
         cr.autograd.grad(x * 2, x, cr.ones(3, 3, dtype=cr.float64), is_grads_batched=True)
+
+
+def test_is_grads_batched_unused_input_names_its_index():
+    x, unused = leaf(1.0), leaf(2.0)
+    y = x * cr.ones(2, dtype=x.dtype)
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears"):
+        cr.autograd.grad(y, [x, unused], cr.eye(2, dtype=y.dtype), is_grads_batched=True)

@@ -2,6 +2,7 @@
 here), chaining, state_dict, resuming, ReduceLROnPlateau, OneCycleLR. Torch parity
 is in tests/test_parity_nn.py."""
 import math
+import warnings
 
 import pytest
 
@@ -174,3 +175,42 @@ def test_sequential_and_chained():
     opt2 = make_opt()
     chained = sched.ChainedScheduler([sched.ExponentialLR(opt2, 0.5), sched.StepLR(opt2, 2, 0.1)])
     assert close(rates(chained, 2), [1, 0.5, 0.025])
+
+
+def _warmup_then_steps(opt):
+    warm = cr.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=3)
+    decay = cr.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
+    return cr.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[3])
+
+
+def test_sequential_lr_switches_at_the_milestone_without_warning():
+    # Rates from torch 2.13: the decay restarts at its own epoch 0 at epoch 3.
+    opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    seq = _warmup_then_steps(opt)
+    assert seq.get_last_lr() == pytest.approx([0.1])
+    rates = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(8):
+            opt.step()
+            seq.step()
+            rates.append(opt.param_groups[0]["lr"])
+    assert rates == pytest.approx([0.4, 0.7, 1.0, 1.0, 0.5, 0.5, 0.25, 0.25])
+
+
+def test_sequential_lr_state_dict_round_trip_and_errors():
+    opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    seq = _warmup_then_steps(opt)
+    for _ in range(4):
+        seq.step()
+    state = seq.state_dict()
+    assert len(state["_schedulers"]) == 2 and state["last_epoch"] == 4
+    opt2 = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    seq2 = _warmup_then_steps(opt2)
+    opt2.load_state_dict(opt.state_dict())
+    seq2.load_state_dict(state)
+    seq.step(), seq2.step()
+    assert seq2.get_last_lr() == seq.get_last_lr() and "_schedulers" in state
+    warm = cr.optim.lr_scheduler.LinearLR(opt)
+    with pytest.raises(ValueError, match="one more than the number of milestone points"):
+        cr.optim.lr_scheduler.SequentialLR(opt, [warm], milestones=[3])

@@ -478,3 +478,20 @@ def test_norm_layers_bias_argument():
     assert repr(bn) == "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"
     assert nn.GroupNorm(2, 4, bias=False).bias is None
     assert nn.LayerNorm(3, bias=False)(cr.randn(2, 3)).shape == (2, 3)
+
+
+def test_batchnorm_load_without_metadata_keeps_num_batches_tracked():
+    # A plain dict (no _metadata: version None < 2) lacking num_batches_tracked is
+    # an old checkpoint: torch keeps the module's counter and reports nothing missing.
+    bn = nn.BatchNorm1d(2)
+    bn(cr.tensor([[1.0, 2.0], [3.0, 5.0]]))
+    old = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    fresh = nn.BatchNorm1d(2)
+    result = fresh.load_state_dict(old, strict=False)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert fresh.num_batches_tracked.item() == 0
+    # With version-2 metadata the key really is missing.
+    current = bn.state_dict()
+    del current["num_batches_tracked"]
+    with pytest.raises(RuntimeError, match="num_batches_tracked"):
+        nn.BatchNorm1d(2).load_state_dict(current)

@@ -291,3 +291,20 @@ def test_import_leaves_scipy_alone():
             "assert cr.erf(cr.tensor([0.5])).item() > 0.52")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_integer_requires_grad_errors_word_each_path_as_torch():
+    # torch 2.13 words this three ways; programs that print the error must match.
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point dtype can require "
+                                           "gradients$"):
+        cr.arange(3).requires_grad_()
+    t = cr.arange(3)
+    with pytest.raises(RuntimeError, match="^only Tensors of floating point and complex dtype"):
+        t.requires_grad = True
+    for make in (lambda: cr.tensor([1, 2], requires_grad=True),
+                 lambda: cr.ones(2, dtype=cr.int64, requires_grad=True),
+                 lambda: cr.nn.Parameter(cr.arange(3))):
+        with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex "
+                                               "dtype can require gradients$"):
+            make()
+    assert cr.arange(3).requires_grad_(False).requires_grad is False

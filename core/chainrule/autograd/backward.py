@@ -11,8 +11,10 @@ from .._tensor import Tensor
 from .graph import GradientEdge
 
 
-UNUSED_INPUT_MESSAGE = ("One of the differentiated Tensors appears to not have been used in "
-                        "the graph. Set allow_unused=True if this is the desired behavior.")
+def unused_input_message(index):
+    """torch's words when ``inputs[index]`` got no gradient and allow_unused is off."""
+    return (f"The differentiated Tensor at index {index} appears to not have been used in "
+            "the graph. Set allow_unused=True if this is the desired behavior.")
 
 
 def _as_tuple(value):
@@ -250,12 +252,12 @@ def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
                                          retain_graph, create_graph, targets,
                                          accumulate_grad=False)
     result = []
-    for t, g in zip(inputs, captured):
+    for index, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:
             if materialize_grads:
                 g = Tensor._wrap(np.zeros_like(t._data))
             elif not allow_unused:
-                raise RuntimeError(UNUSED_INPUT_MESSAGE)
+                raise RuntimeError(unused_input_message(index))
         elif not isinstance(g, Tensor):
             g = Tensor._wrap(g)
         result.append(g)

@@ -22,7 +22,7 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
     results = []
     for j, t in enumerate(inputs):
         column = [row[j] for row in rows]
-        results.append(_stack_column(column, t, stack, allow_unused, materialize_grads))
+        results.append(_stack_column(column, t, j, stack, allow_unused, materialize_grads))
     return tuple(results)
 
 
@@ -34,14 +34,14 @@ def _batch_size(grad_outputs):
     return sizes.pop()
 
 
-def _stack_column(column, t, stack, allow_unused, materialize_grads):
+def _stack_column(column, t, index, stack, allow_unused, materialize_grads):
     from .._factories import zeros
-    from .backward import UNUSED_INPUT_MESSAGE
+    from .backward import unused_input_message
     if all(g is None for g in column):
         if materialize_grads:
             return zeros(len(column), *t.shape, dtype=t.dtype)
         if not allow_unused:
-            raise RuntimeError(UNUSED_INPUT_MESSAGE)
+            raise RuntimeError(unused_input_message(index))
         return None
     filled = [g if g is not None else zeros(*t.shape, dtype=t.dtype) for g in column]
     return stack(filled)

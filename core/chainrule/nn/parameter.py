@@ -8,7 +8,7 @@ Note [parameters are a Tensor subclass]
     measured +50 us per step of an 8-8-8-2 MLP (143 -> 194 us), about 1% of the
     784-512-512-10 bench step. Accepting this subclass there would remove it.
 """
-from .._tensor import Tensor
+from .._tensor import CONSTRUCTOR_DTYPE_MESSAGE, Tensor, _check_can_require_grad
 from .._version_counter import counter_of
 
 
@@ -34,6 +34,7 @@ class Parameter(Tensor):
         self._vc = counter_of(data)     # an alias of data: one version counter
         self._requires_grad = False
         if requires_grad:
+            _check_can_require_grad(self._data, CONSTRUCTOR_DTYPE_MESSAGE)
             self.requires_grad_(True)
 
     def __repr__(self):

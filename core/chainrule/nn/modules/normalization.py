@@ -76,6 +76,18 @@ class _BatchNorm(Module):
                             self.running_var if use_running else None, self.weight, self.bias,
                             batch_stats, factor, self.eps)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        # A state dict of version < 2 (or one rebuilt as a plain dict, which loses
+        # its metadata) predates num_batches_tracked: keep ours instead of calling
+        # it missing, as torch does.
+        key = prefix + "num_batches_tracked"
+        if (local_metadata.get("version") or 0) < 2 and self.track_running_stats \
+                and key not in state_dict:
+            state_dict[key] = self.num_batches_tracked
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
             wanted = " or ".join(f"{d}D" for d in self._dims)
