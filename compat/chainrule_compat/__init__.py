@@ -28,3 +28,4 @@ _legacy_slots.LEGACY_ATTRIBUTES.update({
 _legacy_slots.DEPRECATED_KWARGS = _idioms.deprecated_kwargs
 _legacy_slots.ZERO_DIM_INDEX = _idioms.zero_dim_index
 _legacy_slots.LEGACY_FUNCTION = _function.call_legacy
+_legacy_slots.SCALAR_FIRST = _idioms.scalar_first

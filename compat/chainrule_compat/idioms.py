@@ -108,3 +108,22 @@ def deprecated_kwargs(api, kwargs, frames_up):
                   DeprecationWarning, frames_up)
         modern[_RENAMED[name]] = value
     return modern
+
+
+def scalar_first(name, args, frames_up):
+    """``(other, alpha)`` for the 0.2 order ``add_(scalar, tensor)`` (Note
+    [scalar-first slot]), or None when ``args`` are not that.
+
+    >>> import chainrule as cr, chainrule_compat
+    >>> cr.zeros(2).add_(-2, cr.ones(2)).tolist()
+    [-2.0, -2.0]
+    """
+    if name not in ("add", "sub") or len(args) != 2:
+        return None
+    scalar, other = args
+    if not isinstance(scalar, (int, float, np.number)) or isinstance(scalar, bool) \
+            or not isinstance(other, Tensor):
+        return None
+    warn_once(f"{name}_(scalar, tensor) is deprecated; use {name}_(tensor, alpha=scalar)",
+              DeprecationWarning, frames_up)
+    return other, scalar

@@ -28,6 +28,13 @@ Note [legacy Function slot]
     error, unless ``LEGACY_FUNCTION`` is set: then constructing them works and
     calling one returns ``LEGACY_FUNCTION(instance, args)``.
 
+Note [scalar-first slot]
+    ``p.data.add_(-lr, p.grad.data)``, the 0.2 argument order of ``add_``/``sub_``
+    (scalar, tensor), raises TypeError in modern code. The in-place method catches it
+    (no cost unless raised) and, when ``SCALAR_FIRST`` is set, calls it again with
+    ``(other, alpha)`` from ``SCALAR_FIRST(name, args, frames_up)``, or re-raises
+    when that returns None.
+
 >>> from chainrule import _legacy_slots
 >>> _legacy_slots.LEGACY_FUNCTION is None or callable(_legacy_slots.LEGACY_FUNCTION)
 True
@@ -37,6 +44,7 @@ LEGACY_ATTRIBUTES = {}     # Note [legacy attribute slot]
 DEPRECATED_KWARGS = None   # Note [deprecated keyword slot]
 ZERO_DIM_INDEX = None      # Note [zero-dim index slot]
 LEGACY_FUNCTION = None     # Note [legacy Function slot]
+SCALAR_FIRST = None        # Note [scalar-first slot]
 
 
 class ZeroDimIndexError(IndexError):

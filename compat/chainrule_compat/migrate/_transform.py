@@ -7,7 +7,9 @@ with the reason and left as it was (Note [what the migrator only reports]).
 Note [what the migrator only reports]
     Rewritten: ``Variable(x)``, ``Variable(x, requires_grad=...)``, volatile
     evaluation (the rest of the block goes under ``with no_grad():``),
-    ``<loss>.data[0]`` -> ``.item()``, ``retain_variables=`` / ``grad_variables=``,
+    ``<loss>.data[0]`` -> ``.item()`` (a name or call that says loss, cost, penalty,
+    objective, criterion, entropy or kl_div, or a full reduction such as ``.sum()``),
+    ``retain_variables=`` / ``grad_variables=``,
     ``size_average=`` / ``reduce=`` given as literals -> ``reduction=``,
     ``clip_grad_norm`` -> ``clip_grad_norm_``, ``add_(scalar, tensor)`` ->
     ``add_(tensor, alpha=scalar)`` (also add, sub, sub_), old-style Functions without
@@ -34,6 +36,7 @@ LEGACY_CONSTRUCTORS = {"FloatTensor", "DoubleTensor", "LongTensor", "IntTensor",
                        "ByteTensor", "HalfTensor", "ShortTensor", "CharTensor"}
 RENAMED_KEYWORDS = {"retain_variables": "retain_graph", "grad_variables": "grad_tensors"}
 REDUCTION_NAMES = ("sum", "mean", "norm", "dot", "max", "min", "prod")
+SCALAR_WORDS = ("loss", "cost", "penalty", "objective", "criterion", "entropy", "kl_div")
 
 
 @dataclasses.dataclass
@@ -341,10 +344,11 @@ def _looks_scalar(base):
     while isinstance(node, cst.Attribute) and node.attr.value == "data":
         node = node.value
     if isinstance(node, (cst.Name, cst.Attribute)):
-        return "loss" in _name_of(node).lower()
+        return any(word in _name_of(node).lower() for word in SCALAR_WORDS)
     if isinstance(node, cst.Call):
-        name = _name_of(node.func) or ""
-        return "loss" in name.lower() or (name in REDUCTION_NAMES and not node.args)
+        name = (_name_of(node.func) or "").lower()
+        return any(word in name for word in SCALAR_WORDS) or \
+            (name in REDUCTION_NAMES and not node.args)
     return False
 
 
