@@ -22,7 +22,8 @@ Note [what the migrator only reports]
     ``softmax`` / ``log_softmax`` without ``dim`` (the legacy dim depends on the
     input's rank), ``isinstance(x, Variable)`` / ``type(x) == Variable``,
     ``FloatTensor``-style constructors, old-style Functions with a constructor or
-    other methods, and calls of old-style Functions defined elsewhere.
+    other methods, ``Variable(x, volatile=<expression>)``. Not detected: calls of
+    old-style Functions defined in another file, ``type(x) is Variable``.
 """
 import dataclasses
 
