@@ -11,6 +11,7 @@ def warn_once(message, category, frames_up):
     this function, unless that line was already warned with it.
 
     >>> import warnings
+    >>> from chainrule_compat._warn import warn_once
     >>> def legacy_api():
     ...     warn_once("legacy_api is deprecated, use modern_api", DeprecationWarning, 1)
     >>> with warnings.catch_warnings(record=True) as caught:
@@ -31,6 +32,7 @@ def warn_once(message, category, frames_up):
 def reset():
     """Forget the call sites warned so far (tests use it to start afresh).
 
+    >>> from chainrule_compat._warn import reset
     >>> reset()
     """
     _SEEN.clear()

@@ -97,6 +97,7 @@ def deprecated_kwargs(api, kwargs, frames_up):
     """The modern keywords of ``api``'s deprecated ``kwargs`` (Note [deprecated
     keyword slot]), with a warning naming each replacement.
 
+    >>> from chainrule_compat.idioms import deprecated_kwargs
     >>> deprecated_kwargs("backward", {"retain_variables": True}, 1)
     {'retain_graph': True}
     """

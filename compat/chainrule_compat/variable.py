@@ -27,6 +27,7 @@ def mark_volatile(tensor):
     """Make ``tensor`` volatile (Note [volatile through the dispatch slot]).
 
     >>> import chainrule as cr
+    >>> from chainrule_compat.variable import is_volatile, mark_volatile
     >>> t = mark_volatile(cr.ones(2))
     >>> is_volatile(t), is_volatile(cr.ones(2))
     (True, False)
@@ -44,6 +45,7 @@ def is_volatile(tensor):
     """Whether ``tensor`` is volatile.
 
     >>> import chainrule as cr
+    >>> from chainrule_compat.variable import is_volatile
     >>> is_volatile(cr.zeros(1))
     False
     """
@@ -98,6 +100,7 @@ class Variable(metaclass=_VariableMeta):
     tensor sharing ``data``'s memory.
 
     >>> import chainrule as cr
+    >>> from chainrule_compat import Variable
     >>> v = Variable(cr.ones(2), requires_grad=True)
     >>> (v * 3).sum().backward()
     >>> v.grad.data.tolist(), isinstance(v, Variable), type(v) == Variable

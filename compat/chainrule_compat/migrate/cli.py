@@ -20,6 +20,7 @@ def migrate_source(source, from_torch=False):
     """``(new source, findings)`` for one module's ``source``; raises
     ``libcst.ParserSyntaxError`` when it does not parse.
 
+    >>> from chainrule_compat.migrate.cli import migrate_source
     >>> new, findings = migrate_source("loss.backward(retain_variables=True)\\n")
     >>> new
     'loss.backward(retain_graph=True)\\n'
@@ -75,6 +76,7 @@ def main(argv=None, out=None):
     """The command line; returns the exit status.
 
     >>> import io, os, tempfile
+    >>> from chainrule_compat.migrate.cli import main
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "old.py"), "w") as f:
     ...     _ = f.write("y.backward(retain_variables=True)\\n")
