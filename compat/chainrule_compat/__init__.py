@@ -25,6 +25,7 @@ _legacy_slots.LEGACY_ATTRIBUTES.update({
     "new": _idioms.new,
     "resize_": _idioms.resize,
 })
+_legacy_slots.LEGACY_MODULE_ATTRIBUTES.update(_idioms.TYPED_CONSTRUCTORS)
 _legacy_slots.DEPRECATED_KWARGS = _idioms.deprecated_kwargs
 _legacy_slots.ZERO_DIM_INDEX = _idioms.zero_dim_index
 _legacy_slots.LEGACY_FUNCTION = _function.call_legacy

@@ -128,3 +128,26 @@ def scalar_first(name, args, frames_up):
     warn_once(f"{name}_(scalar, tensor) is deprecated; use {name}_(tensor, alpha=scalar)",
               DeprecationWarning, frames_up)
     return other, scalar
+
+
+def typed_constructor(name, dtype):
+    """``chainrule.FloatTensor``-style constructors: ``(*sizes)`` gives zeros,
+    ``(data)`` a tensor of that dtype, ``()`` an empty one.
+
+    >>> import chainrule as cr, chainrule_compat
+    >>> cr.FloatTensor(2, 3).shape, cr.LongTensor([1, 2]).dtype, cr.DoubleTensor().numel()
+    (chainrule.Size([2, 3]), chainrule.int64, 0)
+    """
+    def construct(*args):
+        warn_once(f"chainrule.{name} is deprecated; use chainrule.tensor(data, dtype=...) or "
+                  f"chainrule.zeros(*sizes, dtype=...)", DeprecationWarning, 2)
+        return _new(cr.empty(0, dtype=dtype), *args)
+    construct.__name__ = construct.__qualname__ = name
+    return construct
+
+
+TYPED_CONSTRUCTORS = {
+    name: typed_constructor(name, dtype) for name, dtype in (
+        ("FloatTensor", cr.float32), ("DoubleTensor", cr.float64), ("HalfTensor", cr.float16),
+        ("LongTensor", cr.int64), ("IntTensor", cr.int32), ("ShortTensor", cr.int16),
+        ("CharTensor", cr.int8), ("ByteTensor", cr.uint8), ("BoolTensor", cr.bool))}

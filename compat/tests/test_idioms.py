@@ -72,3 +72,11 @@ def test_scalar_first_add():
         p.add_(cr.ones(2), cr.ones(2))
     with pytest.raises(TypeError):
         p.mul_(2, cr.ones(2))
+
+
+def test_typed_constructors():
+    with pytest.warns(DeprecationWarning, match=r"chainrule.FloatTensor is deprecated"):
+        t = cr.FloatTensor(2, 3)
+    assert t.dtype == cr.float32 and t.shape == (2, 3) and t.sum().item() == 0
+    assert cr.LongTensor([1, 2]).tolist() == [1, 2] and cr.LongTensor([1, 2]).dtype == cr.int64
+    assert cr.ByteTensor(cr.Size([2])).dtype == cr.uint8 and cr.DoubleTensor().numel() == 0

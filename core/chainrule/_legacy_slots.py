@@ -8,7 +8,9 @@ Note [legacy attribute slot]
     ``Tensor.__getattr__`` runs only when ordinary lookup fails. It looks the name up
     in ``LEGACY_ATTRIBUTES`` (name -> ``fn(tensor)``, e.g. ``volatile``, ``creator``,
     ``new``) and returns ``fn(tensor)``; without an entry it raises the usual
-    AttributeError. Attributes that exist are never slowed down.
+    AttributeError. Attributes that exist are never slowed down. The module's
+    ``__getattr__`` does the same with ``LEGACY_MODULE_ATTRIBUTES`` (name -> the
+    object, e.g. ``chainrule.FloatTensor``).
 
 Note [deprecated keyword slot]
     ``Tensor.backward`` and ``autograd.backward`` accept extra keyword arguments
@@ -41,6 +43,7 @@ True
 """
 
 LEGACY_ATTRIBUTES = {}     # Note [legacy attribute slot]
+LEGACY_MODULE_ATTRIBUTES = {}
 DEPRECATED_KWARGS = None   # Note [deprecated keyword slot]
 ZERO_DIM_INDEX = None      # Note [zero-dim index slot]
 LEGACY_FUNCTION = None     # Note [legacy Function slot]

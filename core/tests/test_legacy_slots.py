@@ -9,6 +9,7 @@ from chainrule import _legacy_slots
 @pytest.fixture
 def empty_slots(monkeypatch):
     monkeypatch.setattr(_legacy_slots, "LEGACY_ATTRIBUTES", {})
+    monkeypatch.setattr(_legacy_slots, "LEGACY_MODULE_ATTRIBUTES", {})
     for slot in ("DEPRECATED_KWARGS", "ZERO_DIM_INDEX", "LEGACY_FUNCTION", "SCALAR_FIRST"):
         monkeypatch.setattr(_legacy_slots, slot, None)
 
@@ -25,6 +26,8 @@ def test_empty_slots_give_the_modern_errors(empty_slots):
     x = cr.ones(2, requires_grad=True)
     with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'volatile'"):
         x.volatile
+    with pytest.raises(AttributeError, match="has no attribute 'FloatTensor'"):
+        cr.FloatTensor
     with pytest.raises(TypeError, match="unexpected keyword argument 'retain_variables'"):
         x.sum().backward(retain_variables=True)
     with pytest.raises(TypeError, match="unexpected keyword argument 'retain_variables'"):
@@ -47,7 +50,8 @@ def test_filled_slots_are_reached(empty_slots, monkeypatch):
     monkeypatch.setattr(_legacy_slots, "SCALAR_FIRST", lambda name, args, up: (args[1], args[0]))
     x = cr.ones(2, requires_grad=True)
     y = (x * x).sum()
-    assert x.volatile == "v"
+    monkeypatch.setitem(_legacy_slots.LEGACY_MODULE_ATTRIBUTES, "FloatTensor", "F")
+    assert x.volatile == "v" and cr.FloatTensor == "F"
     y.backward(retain_variables=1)
     y.backward()                                          # the graph was retained
     assert calls == [("backward", {"retain_variables": 1}, 3)]
