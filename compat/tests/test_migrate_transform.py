@@ -79,6 +79,7 @@ def test_keywords_and_calls():
         nn.utils.clip_grad_norm(ps, 1.0)
         p.data.add_(-lr, p.grad.data)
         p.data.add_(p.grad.data, alpha=-lr)
+        y = torch.add(a, b) + x.add(-1, g) + x.add(h, g)
         print(total_loss.data[0], loss.data.sum().data[0], h.data[0], loss.data[0, 0])
         """)
     assert new == textwrap.dedent("""\
@@ -89,10 +90,11 @@ def test_keywords_and_calls():
         nn.utils.clip_grad_norm_(ps, 1.0)
         p.data.add_(p.grad.data, alpha=-lr)
         p.data.add_(p.grad.data, alpha=-lr)
+        y = torch.add(a, b) + x.add(g, alpha=-1) + x.add(h, g)
         print(total_loss.item(), loss.data.sum().item(), h.data[0], loss.data[0, 0])
         """)
     kept = [(f.line, f.legacy) for f in found if not f.rewritten]
-    assert kept == [(4, "size_average=/reduce="), (8, ".data[0]"), (8, ".data[0, 0]")]
+    assert kept == [(4, "size_average=/reduce="), (9, ".data[0]"), (9, ".data[0, 0]")]
 
 
 def test_old_style_function():

@@ -215,6 +215,9 @@ class Migrator(cst.CSTTransformer):
         if len(positional) != 2 or len(updated.args) != 2:
             return updated
         scalar, tensor = positional
+        if not name.endswith("_") and not (_scalar_like(scalar.value) and not m.matches(
+                updated.func.value, m.Name(self.alias or "chainrule"))):
+            return updated          # torch.add(a, b) / x.add(y, z): not the old order
         self._found(original, f"{name}(scalar, tensor)", f"{name}(tensor, alpha=scalar)", True)
         return updated.with_changes(args=[
             cst.Arg(tensor.value),
@@ -351,6 +354,12 @@ def _looks_scalar(base):
         return any(word in name for word in SCALAR_WORDS) or \
             (name in REDUCTION_NAMES and not node.args)
     return False
+
+
+def _scalar_like(expr):
+    """A number, or ``-something`` (``-lr``): the first argument of ``add(-lr, g)``."""
+    return isinstance(expr, (cst.Integer, cst.Float)) or (
+        isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus))
 
 
 def _static(fn):
