@@ -241,7 +241,7 @@ def test_compat_layer_needs_its_wheel_and_installs_the_command(wheel, venv_pytho
     script = os.path.join(str(cwd), "compat_probe.py")
     with open(script, "w") as f:
         f.write(COMPAT_PROBE)
-    assert _run([python, script, purelib], cwd=cwd).stdout == "3.0 [3.0, 3.0] True\n"
+    assert _run([python, script, purelib], cwd=cwd).stdout == "6.0 [3.0, 3.0] True\n"
     old = os.path.join(str(cwd), "old.py")
     with open(old, "w") as f:
         f.write("loss.backward(retain_variables=True)\n")
