@@ -125,6 +125,14 @@ def _variable(data, requires_grad, volatile):
 
 
 def volatile_attribute(tensor):
-    """``tensor.volatile`` (Note [legacy attribute slot]): readable, with a warning."""
+    """``tensor.volatile`` (Note [legacy attribute slot]): readable, with a warning.
+
+    >>> import warnings, chainrule as cr
+    >>> from chainrule_compat import Variable
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     (Variable(cr.ones(1), volatile=True) * 2).volatile, cr.ones(1).volatile
+    (True, False)
+    """
     warn_once(VOLATILE_MESSAGE, DeprecationWarning, 2)
     return is_volatile(tensor)

@@ -80,3 +80,20 @@ def test_typed_constructors():
     assert t.dtype == cr.float32 and t.shape == (2, 3) and t.sum().item() == 0
     assert cr.LongTensor([1, 2]).tolist() == [1, 2] and cr.LongTensor([1, 2]).dtype == cr.int64
     assert cr.ByteTensor(cr.Size([2])).dtype == cr.uint8 and cr.DoubleTensor().numel() == 0
+
+
+def test_the_other_2017_forms_core_keeps():
+    """What the issue lists beside compat's own: core already accepts these, with the
+    reference's warnings; old programs run them unchanged."""
+    import chainrule.nn.functional as F
+    x = cr.tensor([[1.0, 2.0], [3.0, 5.0]], requires_grad=True)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        assert F.softmax(x).sum(1).tolist() == pytest.approx([1.0, 1.0])
+    with pytest.warns(UserWarning, match="reduction='sum'"):
+        total = F.mse_loss(x, cr.zeros(2, 2), size_average=False)
+    assert total.item() == 39.0
+    total.backward()
+    with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+        cr.nn.utils.clip_grad_norm([x], 1.0)
+    with pytest.warns(DeprecationWarning, match="only_inputs"):
+        cr.autograd.grad((x * x).sum(), x, only_inputs=False)
