@@ -1692,6 +1692,26 @@ def custom_function_outputs_that_get_no_gradient_see_zeros(lib):
     return [values(x.grad), seen]
 
 
+@scenario
+def custom_function_non_tensor_output_gets_none(lib):
+    seen = []
+
+    class WithCount(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            index = lib.tensor([0, 1])
+            ctx.mark_non_differentiable(index)
+            return x * 2, 3, index
+
+        @staticmethod
+        def backward(ctx, g, g_count, g_index):
+            seen.append([g_count, dtype_name(g_index.dtype), values(g_index)])
+            return g * 2
+    x = leaf(lib, [1.0, 2.0])
+    WithCount.apply(x)[0].sum().backward()
+    return [seen, values(x.grad)]
+
+
 # =====================================================================================
 # Grad modes
 # =====================================================================================

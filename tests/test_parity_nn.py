@@ -327,6 +327,24 @@ def test_loss_module_matches_torch(name, kwargs, inputs):
     assert repr(ours) == repr(theirs)
 
 
+def test_ctc_loss_module_matches_torch():
+    # torch's CTC gradient is only meaningful through a log_softmax (its kernel folds
+    # the softmax Jacobian in), so both sides get logits and apply it
+    logits, targets = x(6, 2, 5), RNG.integers(1, 5, (2, 3))
+    lengths, target_lengths = np.array([6, 5]), np.array([3, 2])
+    results = []
+    for lib, module in ((torch, torch.nn.CTCLoss(zero_infinity=True)),
+                        (cr, nn.CTCLoss(zero_infinity=True))):
+        z = lib.tensor(logits, requires_grad=True)
+        loss = module(z.log_softmax(2), lib.tensor(targets), lib.tensor(lengths),
+                      lib.tensor(target_lengths))
+        loss.backward()
+        results.append((loss.item(), arr(z.grad)))
+        assert repr(module) == "CTCLoss()"
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-9)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-7, atol=1e-10)
+
+
 # -- module API -----------------------------------------------------------------------------
 def build_tree(lib):
     mods = lib.nn
@@ -431,6 +449,12 @@ OPTIMIZERS = [
     ("RMSprop", dict(lr=0.005, alpha=0.9, weight_decay=0.1, maximize=True)),
     ("Adagrad", dict(lr=0.1)), ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
                                                 initial_accumulator_value=0.5)),
+    ("Adamax", dict(lr=0.01)), ("Adamax", dict(lr=0.01, weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.01)), ("NAdam", dict(lr=0.01, weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.01)), ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Adadelta", dict()), ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.01)), ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-4, 0.05))),
 ]
 
 
@@ -518,6 +542,9 @@ SCHEDULERS = [
     ("ConstantLR", dict(factor=0.4, total_iters=4)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=31)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=31, three_phase=True, anneal_strategy="linear")),
+    ("PolynomialLR", dict(total_iters=12, power=1.7)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.001)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=4)),
 ]
 
 
@@ -539,6 +566,48 @@ def test_scheduler_rates_match_torch(name, kwargs):
         opt_t.step()
         s_c.step()
         s_t.step()
+
+
+def test_scheduler_order_warning_matches_torch():
+    (s_c, _), (s_t, _) = _sched_pair("StepLR", dict(step_size=2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s_t.step()
+        s_c.step()
+    assert len(caught) == 2 and str(caught[0].message) == str(caught[1].message)
+
+
+def test_sequential_and_chained_schedulers_match_torch():
+    rates = {}
+    for lib in (cr, torch):
+        for kind in ("sequential", "chained"):
+            opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+            sch = lib.optim.lr_scheduler
+            first = sch.LinearLR(opt, start_factor=0.1, total_iters=4)
+            second = sch.CosineAnnealingLR(opt, T_max=8) if kind == "sequential" else \
+                sch.StepLR(opt, 3, gamma=0.5)
+            s = sch.SequentialLR(opt, [first, second], milestones=[5]) if kind == "sequential" \
+                else sch.ChainedScheduler([first, second])
+            got = []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for _ in range(15):
+                    got.append(s.get_last_lr()[0])
+                    opt.step()
+                    s.step()
+            rates[(lib, kind)] = got
+    for kind in ("sequential", "chained"):
+        assert rates[(cr, kind)] == pytest.approx(rates[(torch, kind)], rel=1e-12)
+
+
+def test_warm_restarts_with_fractional_epochs_match_torch():
+    (s_c, opt_c), (s_t, opt_t) = _sched_pair("CosineAnnealingWarmRestarts", dict(T_0=2, T_mult=2))
+    for epoch in [0.5, 1.0, 1.7, 2.2, 5.9, 7.0, 13.5]:
+        opt_c.step()
+        opt_t.step()
+        s_c.step(epoch)
+        s_t.step(epoch)
+        assert s_c.get_last_lr() == pytest.approx(s_t.get_last_lr(), rel=1e-12)
 
 
 def test_reduce_lr_on_plateau_matches_torch():

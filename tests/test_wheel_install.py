@@ -63,7 +63,10 @@ def _run(cmd, cwd, check=True):
 @pytest.fixture(scope="module")
 def venv_python(tmp_path_factory):
     """A fresh venv (no system site-packages) that sees the project venv's packages."""
-    root = tmp_path_factory.mktemp("wheel-install")
+    return _fresh_venv(tmp_path_factory.mktemp("wheel-install"))
+
+
+def _fresh_venv(root):
     env_dir = root / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], cwd=root)
     python = str(env_dir / "bin" / "python")
@@ -165,6 +168,51 @@ def test_install_into_fresh_venv_and_train(wheel, venv_python):
         f.write(script)
     out = _run([python, script_path, purelib], cwd=cwd).stdout
     assert "loss" in out
+
+
+# Each layer's wheel, with a script that uses the layer: core alone raises the
+# ImportError naming the wheel; core + the layer's wheel runs the script.
+LAYER_SCRIPTS = {
+    ("forward_ad", "chainrule-forward-ad"): """
+import chainrule as cr
+import chainrule.autograd.forward_ad as fwAD
+with fwAD.dual_level():
+    x = fwAD.make_dual(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 0.0]))
+    tangent = fwAD.unpack_dual((x * x).sum()).tangent
+assert tangent.item() == 2.0, tangent
+print("ok")
+""",
+    ("functional", "chainrule-functional"): """
+import chainrule as cr
+from chainrule.autograd.functional import hessian
+from chainrule.func import grad, vmap
+h = hessian(lambda x: (x ** 3).sum(), cr.tensor([1.0, 2.0]))
+assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]], h
+g = vmap(grad(lambda x: (x ** 2).sum()))(cr.ones(3, 2))
+assert g.tolist() == [[2.0, 2.0]] * 3, g
+print("ok")
+""",
+}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYER_SCRIPTS), ids=lambda layer: layer[1])
+def test_layer_wheel_adds_its_feature(layer, wheel, tmp_path):
+    folder, distribution = layer
+    pattern = os.path.join(_runfiles_root(), folder, distribution.replace("-", "_") + "-*.whl")
+    found = sorted(glob.glob(pattern))
+    assert len(found) == 1, "expected one %s in the runfiles, found %s" % (pattern, found)
+    python, purelib, cwd = _fresh_venv(tmp_path)
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=cwd)
+    script = os.path.join(str(cwd), "use_layer.py")
+    with open(script, "w") as f:
+        f.write(LAYER_SCRIPTS[layer])
+    alone = _run([python, script], cwd=cwd, check=False)
+    assert alone.returncode != 0 and "needs the %s wheel" % distribution in alone.stdout, \
+        alone.stdout
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", found[0]], cwd=cwd)
+    check = _run([python, "-m", "pip", "check"], cwd=cwd, check=False)
+    assert check.returncode == 0, check.stdout
+    assert _run([python, script], cwd=cwd).stdout.strip() == "ok"
 
 
 PROFILE_PROBE = textwrap.dedent(

@@ -56,11 +56,11 @@ def is_tensor(obj):
 
 
 def __getattr__(name):
-    """``chainrule.profiler``: loaded from its layer on first use (an ImportError names
-    the wheel to install), like ``chainrule.autograd.profiler``."""
-    if name == "profiler":
+    """``chainrule.profiler`` and ``chainrule.func``: loaded from their layers on first
+    use (an ImportError names the wheel to install), like ``chainrule.autograd.profiler``."""
+    if name in ("profiler", "func"):
         import importlib
-        return importlib.import_module(f"{__name__}.profiler")
+        return importlib.import_module(f"{__name__}.{name}")
     from ._legacy_slots import LEGACY_MODULE_ATTRIBUTES   # Note [legacy attribute slot]
     if name in LEGACY_MODULE_ATTRIBUTES:
         return LEGACY_MODULE_ATTRIBUTES[name]

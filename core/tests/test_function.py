@@ -228,6 +228,25 @@ def test_outputs_that_receive_no_gradient_at_all_get_zeros():
     assert x.grad.tolist() == [0.0, 0.0]
 
 
+def test_outputs_that_are_not_tensors_get_none_not_zeros():
+    seen = []
+
+    class WithCount(Function):
+        @staticmethod
+        def forward(ctx, x):
+            index = cr.tensor([0, 1])
+            ctx.mark_non_differentiable(index)
+            return x * 2, 3, index
+
+        @staticmethod
+        def backward(ctx, g, g_count, g_index):
+            seen.append((g_count, g_index.dtype, g_index.tolist()))
+            return g * 2
+    x = leaf(1.0, 2.0)
+    WithCount.apply(x)[0].sum().backward()
+    assert seen == [(None, cr.int64, [0, 0])] and x.grad.tolist() == [2.0, 2.0]
+
+
 def test_node_without_gradients_runs_its_pre_hook_with_one_none_per_output():
     x = leaf(1.0)
     a, b = TwoOutputs.apply(x)

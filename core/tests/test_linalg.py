@@ -404,6 +404,9 @@ def _jvp_cases(rng):
              {"atol": None, "rtol": None, "hermitian": False}, None, None),
             (linalg_ops.LSTSQ, [_random(rng, (5, 3), dtype), _random(rng, (5, 2), dtype)],
              {"rcond": None}, None, None),
+            (linalg_ops.LU, [_random(rng, (2, 3, 3), dtype)], {}, None, None),
+            (linalg_ops.LU, [_random(rng, (3, 5), dtype)], {}, None, None),
+            (linalg_ops.LU, [_random(rng, (5, 3), dtype)], {}, None, None),
             (linalg_ops.CROSS, [_random(rng, (2, 3), dtype), _random(rng, (3,), dtype)],
              {"dim": -1}, None, None),
         ]
@@ -742,3 +745,31 @@ def test_linalg_functions_are_in_the_linalg_namespace_and_top_level_aliases_exis
                  "matrix_exp", "matrix_power", "addmm", "addmv", "addr", "baddbmm", "addbmm",
                  "kron", "cross", "inner", "cholesky_solve", "cholesky_inverse"):
         assert callable(getattr(cr.Tensor, name)), name
+
+
+def test_lu_factor_and_lu_solve_match_numpy(rng):
+    a = _random(rng, (2, 4, 4))
+    P, L, U = LA.lu(cr.tensor(a))
+    np.testing.assert_allclose((P @ L @ U).numpy(), a, atol=1e-12)
+    LU, pivots = LA.lu_factor(cr.tensor(a))
+    assert pivots.dtype == cr.int32 and pivots.shape == (2, 4)
+    b = _random(rng, (2, 4, 2))
+    np.testing.assert_allclose(LA.lu_solve(LU, pivots, cr.tensor(b)).numpy(),
+                               np.linalg.solve(a, b), atol=1e-10)
+    with pytest.raises(RuntimeError, match="LU without pivoting is not implemented on the CPU"):
+        LA.lu(cr.tensor(a), pivot=False)
+
+
+def test_out_arguments_receive_the_result():
+    out = cr.empty(2, 2)
+    assert LA.inv(cr.eye(2) * 2, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), np.eye(2) / 2)
+    parts = (cr.empty(0), cr.empty(0), cr.empty(0))
+    result = LA.svd(cr.eye(2), out=parts)
+    assert type(result).__name__ == "linalg_svd" and result.S is parts[1]
+    out = cr.empty(2, 2)
+    cr.addmm(cr.ones(2, 2), cr.ones(2, 3), cr.ones(3, 2), out=out)
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 4.0))
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support "
+                                           "automatic differentiation"):
+        LA.inv(cr.eye(2, requires_grad=True), out=cr.empty(2, 2))

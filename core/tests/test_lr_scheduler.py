@@ -97,6 +97,7 @@ def test_state_dict_round_trip():
 
 def test_step_with_epoch_warns_and_uses_closed_form():
     s = sched.StepLR(make_opt(), 2, gamma=0.5)
+    s.optimizer.step()
     with pytest.warns(UserWarning, match="The epoch parameter in `scheduler.step\\(\\)`"):
         s.step(5)
     assert s.get_last_lr() == [0.25]
@@ -138,3 +139,38 @@ def test_one_cycle_rates_and_momentum():
         rates(sched.OneCycleLR(make_opt(momentum=0.9), max_lr=1.0, total_steps=10), 11)
     with pytest.raises(ValueError, match="You must define either total_steps OR"):
         sched.OneCycleLR(make_opt(momentum=0.9), max_lr=1.0)
+
+
+def test_stepping_the_schedule_before_the_optimizer_warns_once():
+    opt = make_opt()
+    s = sched.StepLR(opt, 1)
+    with pytest.warns(UserWarning, match="Detected call of `lr_scheduler.step\\(\\)` before "
+                                         "`optimizer.step\\(\\)`"):
+        s.step()
+    opt.step()
+    s.step()                                   # no warning now (an error under -W error)
+
+
+def test_polynomial_and_warm_restarts():
+    assert close(rates(sched.PolynomialLR(make_opt(), total_iters=4, power=1.0), 5),
+                 [1, 0.75, 0.5, 0.25, 0.0, 0.0])
+    got = rates(sched.CosineAnnealingWarmRestarts(make_opt(), T_0=2, T_mult=2), 6)
+    want = [1, 0.5, 1, (1 + math.cos(math.pi / 4)) / 2, 0.5, (1 + math.cos(3 * math.pi / 4)) / 2, 1]
+    assert close(got, want)
+    with pytest.raises(ValueError, match="Expected positive integer T_0, but got 0"):
+        sched.CosineAnnealingWarmRestarts(make_opt(), T_0=0)
+
+
+def test_sequential_and_chained():
+    opt = make_opt()
+    warm = sched.LinearLR(opt, start_factor=0.5, total_iters=2)
+    decay = sched.ExponentialLR(opt, gamma=0.5)
+    s = sched.SequentialLR(opt, [warm, decay], milestones=[2])
+    assert close(rates(s, 4), [0.5, 0.75, 1.0, 0.5, 0.25])
+    state = s.state_dict()
+    assert len(state["_schedulers"]) == 2 and "optimizer" not in state
+    with pytest.raises(ValueError, match="one more than the number of milestone points"):
+        sched.SequentialLR(opt, [warm, decay], milestones=[])
+    opt2 = make_opt()
+    chained = sched.ChainedScheduler([sched.ExponentialLR(opt2, 0.5), sched.StepLR(opt2, 2, 0.1)])
+    assert close(rates(chained, 2), [1, 0.5, 0.025])

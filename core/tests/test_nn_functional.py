@@ -1444,3 +1444,59 @@ def test_attention_errors_and_dropout():
     v = cr.randn(2, 3, 4)
     dropped = F.scaled_dot_product_attention(q, q, v, dropout_p=0.5)
     assert not cr.allclose(dropped, F.scaled_dot_product_attention(q, q, v))
+
+
+# --- every public function: torch's signature --------------------------------------------------
+def test_every_function_has_torchs_signature_where_torch_has_one(torch):
+    checked = []
+    for name in F.__all__:
+        theirs = getattr(torch.nn.functional, name)
+        try:
+            params = list(inspect.signature(theirs).parameters.values())
+        except (TypeError, ValueError):                 # a C builtin
+            continue
+        if params and params[0].kind is inspect.Parameter.VAR_POSITIONAL:
+            continue                                    # a dispatch wrapper (*args, **kwargs)
+        ours = inspect.signature(getattr(F, name)).parameters.values()
+        assert [(p.name, p.default, p.kind) for p in ours] == \
+            [(p.name, p.default, p.kind) for p in params], name
+        checked.append(name)
+    assert len(checked) > 60
+
+
+def test_every_function_has_a_runnable_docstring():
+    for name in F.__all__:
+        assert ">>>" in (getattr(F, name).__doc__ or ""), name
+
+
+# --- ctc_loss ----------------------------------------------------------------------------------
+def test_ctc_loss_matches_torch_for_concatenated_targets_and_impossible_alignments(torch, rng):
+    lp = torch.tensor(rng.standard_normal((6, 3, 5))).log_softmax(2)
+    lengths, target_lengths = [6, 5, 4], [3, 1, 2]
+    flat = torch.tensor([1, 2, 2, 3, 4, 4])
+    ours = F.ctc_loss(cr.tensor(lp.numpy()), cr.tensor(flat.numpy()), lengths, target_lengths,
+                      reduction="none")
+    theirs = torch.nn.functional.ctc_loss(lp, flat, torch.tensor(lengths),
+                                          torch.tensor(target_lengths), reduction="none")
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    repeated = cr.tensor([[1, 1, 1]] * 3)                  # needs 5 steps, gets 2
+    assert F.ctc_loss(cr.tensor(lp.numpy()), repeated, [2] * 3, [3] * 3,
+                      reduction="none").tolist() == [math.inf] * 3
+    zeroed = F.ctc_loss(cr.tensor(lp.numpy(), requires_grad=True), repeated, [2] * 3, [3] * 3,
+                        zero_infinity=True)
+    assert zeroed.item() == 0.0
+
+
+def test_ctc_loss_unbatched(torch, rng):
+    lp = torch.tensor(rng.standard_normal((5, 4))).log_softmax(1)
+    ours = F.ctc_loss(cr.tensor(lp.numpy()), cr.tensor([1, 2]), 5, 2)
+    theirs = torch.nn.functional.ctc_loss(lp, torch.tensor([1, 2]), torch.tensor(5),
+                                          torch.tensor(2))
+    assert ours.item() == pytest.approx(theirs.item())
+
+
+def test_top_level_forms_are_the_references_top_level_names(torch):
+    for name, fn in F.TOP_LEVEL.items():
+        assert hasattr(torch, name), name
+        ours = getattr(cr, name)
+        assert getattr(ours, "__wrapped__", ours) is fn, name    # (dim/axis spellings)

@@ -422,3 +422,59 @@ def test_transformer_init_and_causal_mask():
     assert np.abs(w).max() <= math.sqrt(6 / (8 + 16))          # xavier_uniform_
     mask = nn.Transformer.generate_square_subsequent_mask(3)
     assert mask.dtype == cr.float32 and arr(mask)[0, 1] == -np.inf and arr(mask)[1, 0] == 0
+
+
+# -- padding, other norms, rearrangements -----------------------------------------------------------
+def test_padding_modules():
+    x = cr.arange(1.0, 4.0).reshape(1, 1, 3)
+    assert arr(nn.ZeroPad1d(1)(x)).tolist() == [[[0, 1, 2, 3, 0]]]
+    assert arr(nn.ConstantPad1d((0, 2), 9.0)(x)).tolist() == [[[1, 2, 3, 9, 9]]]
+    assert arr(nn.ReflectionPad1d(1)(x)).tolist() == [[[2, 1, 2, 3, 2]]]
+    assert arr(nn.ReplicationPad1d(1)(x)).tolist() == [[[1, 1, 2, 3, 3]]]
+    assert arr(nn.CircularPad1d(1)(x)).tolist() == [[[3, 1, 2, 3, 1]]]
+    assert nn.ZeroPad2d((1, 0, 2, 1))(cr.ones(1, 1, 2, 2)).shape == (1, 1, 5, 3)
+    assert repr(nn.ZeroPad2d(1)) == "ZeroPad2d((1, 1, 1, 1))"
+    assert repr(nn.ConstantPad1d(2, 0.5)) == "ConstantPad1d(padding=(2, 2), value=0.5)"
+
+
+def test_instance_rms_and_local_response_norm(float64_default):
+    x = cr.randn(2, 3, 5)
+    got = arr(nn.InstanceNorm1d(3)(x))
+    ref = (arr(x) - arr(x).mean(-1, keepdims=True)) / np.sqrt(arr(x).var(-1, keepdims=True) + 1e-5)
+    assert np.allclose(got, ref)
+    inorm = nn.InstanceNorm1d(3, track_running_stats=True)
+    inorm(x)
+    assert not np.allclose(arr(inorm.running_mean), 0)
+    r = arr(nn.RMSNorm(5, eps=1e-6)(x))
+    assert np.allclose(r, arr(x) / np.sqrt((arr(x) ** 2).mean(-1, keepdims=True) + 1e-6))
+    assert nn.LocalResponseNorm(2)(cr.ones(1, 4, 3)).shape == (1, 4, 3)
+
+
+def test_pixel_and_channel_shuffles_and_distances():
+    x = cr.randn(2, 8, 3, 3)
+    up = nn.PixelShuffle(2)(x)
+    assert up.shape == (2, 2, 6, 6) and cr.equal(nn.PixelUnshuffle(2)(up), x)
+    with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
+        nn.PixelShuffle(3)(x)
+    assert arr(nn.ChannelShuffle(2)(cr.arange(6.0).reshape(1, 6))).tolist() == [[0, 3, 1, 4, 2, 5]]
+    a, b = cr.randn(4, 3), cr.randn(4, 3)
+    assert np.allclose(arr(nn.CosineSimilarity()(a, b)), arr(F.cosine_similarity(a, b)))
+    assert nn.PairwiseDistance(keepdim=True)(a, b).shape == (4, 1)
+
+
+def test_upsample_fold_unfold_and_conv3d():
+    x = cr.arange(4.0).reshape(1, 1, 2, 2)
+    assert arr(nn.Upsample(scale_factor=2)(x))[0, 0, :2, :2].tolist() == [[0, 0], [0, 0]]
+    assert repr(nn.Upsample(size=(3, 4), mode="bilinear")) == "Upsample(size=(3, 4), mode='bilinear')"
+    cols = nn.Unfold(2)(cr.randn(1, 2, 3, 3))
+    assert cols.shape == (1, 8, 4) and nn.Fold((3, 3), 2)(cols).shape == (1, 2, 3, 3)
+    conv = nn.Conv3d(2, 3, 2, bias=False)
+    assert conv(cr.randn(1, 2, 3, 3, 3)).shape == (1, 3, 2, 2, 2) and conv.bias is None
+
+
+def test_norm_layers_bias_argument():
+    bn = nn.BatchNorm1d(3, bias=False)
+    assert bn.bias is None and [n for n, _ in bn.named_parameters()] == ["weight"]
+    assert repr(bn) == "BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=False, track_running_stats=True)"
+    assert nn.GroupNorm(2, 4, bias=False).bias is None
+    assert nn.LayerNorm(3, bias=False)(cr.randn(2, 3)).shape == (2, 3)

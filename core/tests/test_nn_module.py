@@ -427,3 +427,42 @@ def test_parameter_list_and_dict_wrap_tensors():
     assert [n for n, _ in pd.named_parameters()] == ["a", "b"]
     del pd["a"]
     assert list(pd) == ["b"]
+
+
+def test_extra_state_round_trips_through_state_dict():
+    class WithExtra(nn.Linear):
+        def __init__(self):
+            super().__init__(1, 1)
+            self.tag = "a"
+
+        def get_extra_state(self):
+            return {"tag": self.tag}
+
+        def set_extra_state(self, state):
+            self.tag = state["tag"]
+
+    src, dst = WithExtra(), WithExtra()
+    src.tag = "b"
+    sd = src.state_dict()
+    assert list(sd) == ["weight", "bias", "_extra_state"]
+    dst.load_state_dict(sd)
+    assert dst.tag == "b"
+    del sd["_extra_state"]
+    assert WithExtra().load_state_dict(sd, strict=False).missing_keys == ["_extra_state"]
+
+
+def test_set_submodule_share_memory_to_empty():
+    net = nn.Sequential(nn.Sequential(nn.ReLU()))
+    net.set_submodule("0.0", nn.Tanh())
+    assert isinstance(net[0][0], nn.Tanh)
+    with pytest.raises(AttributeError, match="has no attribute `x`"):
+        net.set_submodule("0.x", nn.Tanh(), strict=True)
+    fc = nn.Linear(2, 2)
+    weight = fc.weight
+    assert fc.share_memory() is fc and fc.to_empty(device="cpu").weight is weight
+
+
+def test_module_list_repr_groups_identical_children():
+    layers = nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh()])
+    assert repr(layers) == "ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n)"
+    assert repr(nn.ModuleList()) == "ModuleList()"

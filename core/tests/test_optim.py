@@ -275,3 +275,42 @@ def test_lbfgs_errors():
         opt.step(closure)
     with pytest.raises(TypeError, match="closure"):
         opt.step()
+
+
+def test_state_dict_hooks():
+    w = cr.ones(1, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1)
+    calls = []
+    opt.register_state_dict_pre_hook(lambda o: calls.append("pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: dict(sd, extra=1))
+    opt.register_load_state_dict_pre_hook(lambda o, sd: calls.append("load-pre"))
+    opt.register_load_state_dict_post_hook(lambda o: calls.append("load-post"))
+    sd = opt.state_dict()
+    assert sd["extra"] == 1
+    opt.load_state_dict(sd)
+    assert calls == ["pre", "load-pre", "load-post"]
+
+
+@pytest.mark.parametrize("opt_cls, options", [
+    (optim.Adamax, dict(lr=0.05)), (optim.NAdam, dict(lr=0.05)), (optim.RAdam, dict(lr=0.05)),
+    (optim.Adadelta, dict(lr=5.0)), (optim.Rprop, dict(lr=0.01))])
+def test_more_optimizers_converge(opt_cls, options):
+    w, opt = run(opt_cls, steps=400, **options)
+    assert np.allclose(w, 1.0, atol=2e-2)
+    assert opt.state[opt.param_groups[0]["params"][0]]["step"].item() == 400
+
+
+def test_radam_starts_as_momentum_sgd():
+    w, _ = run(optim.RAdam, steps=1, lr=0.1)
+    # rho_1 < 5: the bias-corrected momentum itself, i.e. the gradient
+    assert np.allclose(w, W0 - 0.1 * quadratic_grad(W0))
+
+
+def test_rprop_shrinks_steps_when_the_sign_flips():
+    w = cr.tensor([1.0], dtype=cr.float64, requires_grad=True)
+    opt = optim.Rprop([w], lr=0.5, etas=(0.5, 1.2))
+    for target in (0.0, 2.0):          # the gradient's sign flips between the two steps
+        opt.zero_grad()
+        ((w - target) ** 2).sum().backward()
+        opt.step()
+    assert opt.state[w]["step_size"].item() == 0.25 and w.item() == 0.5

@@ -768,3 +768,12 @@ def test_histc_and_histogram(torch):
     np.testing.assert_allclose(edges.hist.numpy(), ref.hist.numpy(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="bins must be > 0"):
         cr.histc(cr.tensor(data), bins=0)
+
+
+def test_new_reductions_take_numpy_spellings():
+    x = cr.ones(2, 3)
+    assert x.median(1, keepdims=True).values.shape == (2, 1)
+    assert x.nansum(axis=1, keepdims=True).shape == (2, 1)
+    assert x.quantile(0.5, axis=1, keepdims=True).shape == (2, 1)
+    assert cr.std_mean(x, axis=0, keepdims=True)[1].shape == (1, 3)
+    assert cr.aminmax(x, dim=1, keepdims=True).max.shape == (2, 1)

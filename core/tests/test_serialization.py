@@ -59,6 +59,24 @@ def test_loaded_tensors_keep_requires_grad_as_leaves_and_share_memory_like_saved
     assert a.grad.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_state_dicts_and_parameters_round_trip():
+    model = cr.nn.Linear(3, 2)
+    out = _round_trip({"state": model.state_dict(), "weight": model.weight,
+                       "tied": model.weight})
+    assert type(out["weight"]) is cr.nn.Parameter and out["weight"].requires_grad
+    assert out["tied"] is out["weight"]
+    fresh = cr.nn.Linear(3, 2)
+    fresh.load_state_dict(out["state"])
+    assert cr.equal(fresh.weight, model.weight) and cr.equal(fresh.bias, model.bias)
+    whole = io.BytesIO()
+    cr.save(model, whole)                        # a Module is pickled
+    whole.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        cr.load(whole)
+    whole.seek(0)
+    assert cr.equal(cr.load(whole, weights_only=False).weight, model.weight)
+
+
 def test_paths_file_objects_and_mmap(tmp_path):
     path = tmp_path / "checkpoint.pt"
     w = cr.arange(6.0).reshape(2, 3)

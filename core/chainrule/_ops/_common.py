@@ -10,6 +10,7 @@ from .. import _tensor as _tensor_module
 from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd import tangent_slot as _tangent_slot
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._registry import apply_op
 from .views import check_view_inplace, rebase_inplace
@@ -274,6 +275,8 @@ def commit_inplace(t, result):
     t._bump_version()
     if result.grad_fn is not None:
         rebase_inplace(t, result)
+    if _tangent_slot.SLOT is not None:          # Note [tangent slot]
+        _tangent_slot.SLOT.inplace(t, result)
     return t
 
 
@@ -286,3 +289,5 @@ def _keep_original_self(node, t):
             saved.detach_from_mutation()
             if saved.tensor is t:              # t has no history: a constant copy will do
                 saved.tensor = Tensor._wrap(saved.data)
+            if _tangent_slot.SLOT is not None:  # Note [tangent slot]
+                _tangent_slot.SLOT.kept_original(t, saved.tensor)

@@ -83,7 +83,9 @@ class OpDef:
         # bit i of a needs-mask stands for input i; 0 for inputs with no formula
         self.differentiable = tuple(0 if isinstance(v, _Marker) else 1 << i
                                     for i, v in enumerate(self.vjps))
-        self.plans = [None] * (1 << len(inputs))
+        # a list indexed by mask; for variadic ops with many inputs (a stack of 200
+        # tensors) a dict that answers None for masks not planned yet
+        self.plans = [None] * (1 << len(inputs)) if len(inputs) <= 12 else _Plans()
 
     def saved_plan(self, mask):
         """(input (index, name) pairs to save, whether to save the result) for the
@@ -98,6 +100,13 @@ class OpDef:
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+class _Plans(dict):
+    """OpDef.plans for ops with many inputs: missing masks read as None."""
+
+    def __missing__(self, mask):
+        return None
 
 
 def _node_name(name):

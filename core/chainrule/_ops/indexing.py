@@ -21,6 +21,7 @@ from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd import tangent_slot as _tangent_slot
 from ..autograd.graph import before_inplace_mutation
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_inplace,
@@ -548,6 +549,8 @@ def _index_put_inplace(t, key, values, accumulate):
     t._bump_version()
     if result.grad_fn is not None:
         rebase_inplace(t, result)
+    if _tangent_slot.SLOT is not None:          # Note [tangent slot]
+        _tangent_slot.SLOT.inplace(t, result)
     return t
 
 

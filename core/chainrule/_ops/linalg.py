@@ -1,4 +1,8 @@
-"""Derivative table: matrix products (matmul, mm, bmm, mv, dot, outer, einsum).
+"""Derivative table: matrix products (matmul, mm, bmm, mv, dot, outer, einsum) and the
+ops of ``chainrule.linalg`` (det, slogdet, inv, solve, solve_triangular, cholesky, qr,
+svd, eigh, eig, lu, matrix_exp, pinv, lstsq, cross); their public functions are in
+linalg_functions.py. NumPy's LAPACK-backed routines are the engine; SciPy is used
+only where present (matrix_exp), with a NumPy fallback.
 
 Complex inputs follow the conjugate-Wirtinger convention: for ``C = A @ B`` the
 VJPs are ``gA = g @ B^H`` and ``gB = A^H @ g``.
@@ -619,32 +623,18 @@ def _batch_prefix(a, index):
     return f"(Batch element {index}): " if a.ndim > 2 else ""
 
 
-def _first_bad(flags):
-    """Flat index of the first True of a boolean array (batch dims only)."""
-    return int(np.flatnonzero(np.reshape(flags, -1))[0])
-
-
-def _lu_zero_pivot(m):
-    """1-based index of the first zero pivot of partial-pivoting LU (the reference's
-    "diagonal element"), or 0; the error path only, so a plain loop is fine."""
-    u = np.array(m, dtype=np.result_type(m.dtype, np.float64))
-    n = u.shape[-1]
-    for k in range(n):
-        p = k + int(np.argmax(np.abs(u[k:, k])))
-        if u[p, k] == 0:
-            return k + 1
-        u[[k, p]] = u[[p, k]]
-        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
-    return 0
+def lu_info(a):
+    """Per matrix: 0, or the 1-based index of the first zero pivot of its LU (the
+    reference's "diagonal element" of a singular matrix)."""
+    zero = np.diagonal(_lu_packed(a)[0], 0, -2, -1) == 0
+    return np.where(zero.any(-1), np.argmax(zero, -1) + 1, 0).astype(np.int32)
 
 
 def _singular_batch(a):
-    """Flat index of the first singular matrix of a batch (by its LU pivots)."""
-    flat = a.reshape((-1,) + a.shape[-2:])
-    for i, m in enumerate(flat):
-        if _lu_zero_pivot(m):
-            return i, _lu_zero_pivot(m)
-    return 0, a.shape[-1]
+    """Flat index of the first singular matrix of a batch, and its zero pivot."""
+    info = lu_info(a).reshape(-1)
+    index = int(np.flatnonzero(info)[0]) if info.any() else 0
+    return index, int(info[index]) or a.shape[-1]
 
 
 def _inv_forward(a):
@@ -708,14 +698,27 @@ def _tri_masked(a, upper, unitriangular):
 
 
 def _solve_triangular_forward(a, b, upper, unitriangular):
-    """X with tri(A) X = B; NumPy's batched solver on the triangle (a triangular
-    matrix with a zero on its diagonal gives inf/nan, like the reference's)."""
+    """X with tri(A) X = B; NumPy's batched solver on the triangle, or substitution
+    when A has a zero on its diagonal (inf/nan, like the reference's)."""
     tri = _tri_masked(a, upper, unitriangular)
     try:
         return np.linalg.solve(tri, b)
     except np.linalg.LinAlgError:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.matmul(np.linalg.pinv(tri) * np.inf, b)
+        return _substitute(tri, b, upper)
+
+
+def _substitute(tri, b, upper):
+    """Forward or back substitution over the batch, dividing by zero where it must."""
+    tri, b = np.broadcast_arrays(tri[..., None], b[..., None, :])   # (..., n, n, k)
+    tri, b = tri[..., 0], b[..., 0, :]
+    x = np.zeros(np.broadcast_shapes(tri.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(tri, b))
+    n = tri.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            known = np.einsum("...j,...jk->...k", tri[..., i, :], x)
+            x[..., i, :] = (b[..., i, :] - known) / tri[..., i, i, None]
+    return x
 
 
 def _matrix_exp_forward(a):
@@ -842,6 +845,52 @@ def _cross_forward(a, b, dim):
     return np.cross(a, b, axis=dim)
 
 
+
+def _lu_packed(a):
+    """Partial-pivoting LU of a batch: the packed factors (L's strict lower triangle
+    and U) and the 1-based LAPACK pivots, by one elimination step per column over the
+    whole batch."""
+    m, n = a.shape[-2:]
+    k, batch = min(m, n), a.shape[:-2]
+    lu = np.array(a, dtype=np.result_type(a.dtype, np.float32)).reshape((-1, m, n))
+    rows = np.arange(lu.shape[0])
+    pivots = np.zeros((lu.shape[0], k), np.int32)
+    for j in range(k):
+        column = lu[:, j:, j]        # LAPACK's i?amax: |re| + |im| for complex
+        size = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else \
+            np.abs(column)
+        p = j + np.argmax(size, axis=-1)
+        pivots[:, j] = p + 1
+        lu[rows, j], lu[rows, p] = lu[rows, p], lu[rows, j].copy()
+        pivot = lu[:, j, j]
+        safe = np.where(pivot == 0, 1, pivot)
+        factors = np.where((pivot == 0)[:, None], 0, lu[:, j + 1:, j] / safe[:, None])
+        lu[:, j + 1:, j] = factors
+        lu[:, j + 1:, j + 1:] -= factors[:, :, None] * lu[:, j, None, j + 1:]
+    return lu.reshape(batch + (m, n)), pivots.reshape(batch + (k,))
+
+
+def _permutation_from_pivots(pivots, m, dtype):
+    """P with A = P L U from LAPACK's sequential row swaps."""
+    batch = pivots.shape[:-1]
+    flat = pivots.reshape((-1, pivots.shape[-1])) - 1
+    perm = np.tile(np.arange(m), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
+    eye = np.eye(m, dtype=dtype)
+    return np.swapaxes(eye[perm], -1, -2).reshape(batch + (m, m))
+
+
+def _lu_forward(a):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    lu, pivots = _lu_packed(a)
+    lower = np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype)
+    upper = np.triu(lu[..., :k, :])
+    return _permutation_from_pivots(pivots, m, lu.dtype), lower, upper
+
 # --- formula helpers of the decompositions (both namespaces) -----------------------------
 def _const(F, arr):
     """A constant array as a formula value (a Tensor without history on the tensor path)."""
@@ -882,24 +931,25 @@ def _gap_matrix(F, values):
     return F.unsqueeze(values, -2) - F.unsqueeze(values, -1) + eye
 
 
-def _warn_if_repeated(F, gaps, what):
+def _warn_if_repeated(F, gaps, what, values):
     """Note [gauge of singular and eigen vectors]: repeated values make the gradient of
     the vectors inf/nan; say why."""
-    off = _raw(F, gaps) - np.eye(gaps.shape[-1])
-    if gaps.shape[-1] > 1 and np.any(off[..., ~np.eye(gaps.shape[-1], dtype=bool)] == 0):
+    n = gaps.shape[-1]
+    off_diagonal = _raw(F, gaps)[..., ~np.eye(n, dtype=bool)]
+    if n > 1 and np.any(off_diagonal == 0):
         import warnings
-        warnings.warn(f"{what}: the input has repeated {'singular values' if 'svd' in what else 'eigenvalues'}"
-                      "; the gradient of a loss that depends on the corresponding vectors is "
-                      "not defined there (it is inf/nan).", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"{what}: the input has repeated {values}; the gradient of a loss that "
+                      "depends on the corresponding vectors is not defined there (it is "
+                      "inf/nan).", RuntimeWarning, stacklevel=2)
 
 
-def _check_phase(F, imag_diagonal, name, what):
+def _check_phase(F, imag_diagonal, name, what, consequence):
     """Note [gauge of singular and eigen vectors]: the reference's error for a loss that
     depends on the arbitrary phase of complex vectors."""
     if np.any(np.abs(_raw(F, imag_diagonal)) > 1e-2):
         raise RuntimeError(f"{name}: The {what} in the complex case are specified up to "
                            "multiplication by e^{i phi}. The specified loss function depends "
-                           f"on this {'phase term, making it ill-defined' if 'singular' in what else 'quantity, so it is ill-defined'}.")
+                           f"on this {consequence}.")
 
 
 def _trace(F, x):
@@ -1078,10 +1128,10 @@ def _svd_vectors_grad(F, grads, factors, sizes):
     skew_v = _skew(F, F.matmul(vh, F.adjoint(g_vh)))
     if F.is_complex(u):
         _check_phase(F, F.imag(F.diagonal(skew_u + skew_v, 0, -2, -1)), "svd_backward",
-                     "singular vectors")
+                     "singular vectors", "phase term, making it ill-defined")
     s_row, s_col = F.unsqueeze(s, -2), F.unsqueeze(s, -1)
     gaps = _gap_matrix(F, s * s)
-    _warn_if_repeated(F, gaps, "linalg.svd backward")
+    _warn_if_repeated(F, gaps, "linalg.svd backward", "singular values")
     inner = _off_diagonal(F, (skew_u * s_row + s_col * skew_v) / gaps) + F.diag_embed(g_s)
     if F.is_complex(u):
         inner = inner + F.diag_embed(F.diagonal(skew_u, 0, -2, -1) / (s * 2))
@@ -1136,9 +1186,9 @@ def eigh_grad(F, g, eigenvalues, eigenvectors):
     vh_gv = F.matmul(F.adjoint(vectors), g_v)
     if F.is_complex(vh_gv):
         _check_phase(F, F.imag(F.diagonal(vh_gv, 0, -2, -1)), "linalg_eigh_backward",
-                     "eigenvectors")
+                     "eigenvectors", "quantity, so it is ill-defined")
     gaps = _gap_matrix(F, values)
-    _warn_if_repeated(F, gaps, "linalg.eigh backward")
+    _warn_if_repeated(F, gaps, "linalg.eigh backward", "eigenvalues")
     with np.errstate(divide="ignore", invalid="ignore"):
         inner = F.diag_embed(g_l) + _off_diagonal(F, vh_gv / gaps)
         grad = F.matmul(F.matmul(vectors, inner), F.adjoint(vectors))
@@ -1165,10 +1215,11 @@ def eig_grad(F, g, self, eigenvalues, eigenvectors):
     if not _is_zero(F, g_v):
         vh_gv = F.matmul(vh, g_v)
         diag = F.diagonal(vh_gv, 0, -2, -1)
-        _check_phase(F, F.imag(diag), "linalg_eig_backward", "eigenvectors")
+        _check_phase(F, F.imag(diag), "linalg_eig_backward", "eigenvectors",
+                     "quantity, so it is ill-defined")
         projected = vh_gv - F.matmul(vh, vectors) * F.unsqueeze(F.real(diag), -2)
         gaps = F.conj(_gap_matrix(F, values))
-        _warn_if_repeated(F, gaps, "linalg.eig backward")
+        _warn_if_repeated(F, gaps, "linalg.eig backward", "eigenvalues")
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = inner + _off_diagonal(F, projected / gaps)
     grad = F._linalg_solve(vh, F.matmul(inner, vh))
@@ -1233,6 +1284,62 @@ def lstsq_jvp(F, t, self, b, rcond):
     return F.matmul(F.pinv_jvp((t[0],), self, p), b) + F.matmul(p, t[1])
 
 
+
+@helper
+def lu_grad(F, g, P, L, U):
+    """A = P L U (square; a wide or tall A splits into a square LU and a solve):
+    gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H."""
+    g_l, g_u = g[1], g[2]
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    if m < n:
+        u1, u2 = F.narrow(U, last, 0, m), F.narrow(U, last, m, n - m)
+        g_u1, g_u2 = F.narrow(g_u, last, 0, m), F.narrow(g_u, last, m, n - m)
+        g_x2 = F._solve_triangular(F.adjoint(L), g_u2, True, True)
+        g_x1 = _lu_square_grad(F, g_l - F.matmul(g_x2, F.adjoint(u2)), g_u1, L, u1)
+        return F.matmul(P, F.cat([g_x1, g_x2], -1))
+    if m > n:
+        l1, l2 = F.narrow(L, last - 1, 0, n), F.narrow(L, last - 1, n, m - n)
+        g_l1, g_l2 = F.narrow(g_l, last - 1, 0, n), F.narrow(g_l, last - 1, n, m - n)
+        g_b2 = _right_solve_upper(F, g_l2, U)
+        g_b1 = _lu_square_grad(F, g_l1, g_u - F.matmul(F.adjoint(l2), g_b2), l1, U)
+        return F.matmul(P, F.cat([g_b1, g_b2], -2))
+    return F.matmul(P, _lu_square_grad(F, g_l, g_u, L, U))
+
+
+def _lu_square_grad(F, g_l, g_u, L, U):
+    inner = F.tri_part(F.matmul(F.adjoint(L), g_l), False, strict=True) + \
+        F.tri_part(F.matmul(g_u, F.adjoint(U)), True)
+    return _right_solve_upper(F, F._solve_triangular(F.adjoint(L), inner, True, True), U)
+
+
+@helper
+def lu_jvp(F, t, result):
+    P, L, U = result
+    m, n = L.shape[-2], U.shape[-1]
+    last = len(L.shape) - 1
+    b = F.matmul(F.transpose(P, -2, -1), t[0])
+    if m < n:
+        u1, u2 = F.narrow(U, last, 0, m), F.narrow(U, last, m, n - m)
+        d_l, d_u1 = _lu_square_jvp(F, F.narrow(b, last, 0, m), L, u1)
+        rest = F.narrow(b, last, m, n - m) - F.matmul(d_l, u2)
+        return P * 0, d_l, F.cat([d_u1, F._solve_triangular(L, rest, False, True)], -1)
+    if m > n:
+        l1, l2 = F.narrow(L, last - 1, 0, n), F.narrow(L, last - 1, n, m - n)
+        d_l1, d_u = _lu_square_jvp(F, F.narrow(b, last - 1, 0, n), l1, U)
+        rest = F.narrow(b, last - 1, n, m - n) - F.matmul(l2, d_u)
+        d_l2 = F.adjoint(F._solve_triangular(F.adjoint(U), F.adjoint(rest), False, False))
+        return P * 0, F.cat([d_l1, d_l2], -2), d_u
+    d_l, d_u = _lu_square_jvp(F, b, L, U)
+    return P * 0, d_l, d_u
+
+
+def _lu_square_jvp(F, b, L, U):
+    """X = L^-1 B U^-1: dL = L tril(X, -1), dU = triu(X) U."""
+    x = F._solve_triangular(L, b, False, True)
+    x = F.adjoint(F._solve_triangular(F.adjoint(U), F.adjoint(x), False, False))
+    return F.matmul(L, F.tri_part(x, False, strict=True)), F.matmul(F.tri_part(x, True), U)
+
 # --- the table: decompositions, inverses, solvers ---------------------------------------------
 DET = defop("linalg_det", lambda a: np.asarray(np.linalg.det(a)), inputs=("A",),
             vjp=(lambda F, g, A, result: F.det_grad(g, A, result),),
@@ -1287,6 +1394,9 @@ LSTSQ = defop("linalg_lstsq", _lstsq_forward, inputs=("A", "B"), attrs=("rcond",
               vjp=(lambda F, g, A, B, rcond, A_shape: F.lstsq_grads(g, A, B, rcond, 0, A_shape),
                    lambda F, g, A, B, rcond, B_shape: F.lstsq_grads(g, A, B, rcond, 1, B_shape)),
               jvp=lambda F, t, A, B, rcond: F.lstsq_jvp(t, A, B, rcond))
+LU = defop("linalg_lu", _lu_forward, inputs=("A",), multi_output=True,
+           vjp=(lambda F, g, P, L, U: F.lu_grad(g, P, L, U),),
+           jvp=lambda F, t, result: F.lu_jvp(t, result))
 CROSS = defop("linalg_cross", _cross_forward, inputs=("self", "other"), attrs=("dim",),
               vjp=(lambda F, g, other, dim, self_shape:
                    F.sum_to(F._cross(F.conj(other), g, dim), tuple(self_shape)),
@@ -1323,7 +1433,8 @@ _twin("_cross", CROSS, _cross_forward, ("dim",))
 
 # Note [linalg saved outputs]: the names each decomposition's formulas give its outputs.
 _OUTPUT_NAMES = {SLOGDET: ("sign", "logabsdet"), QR: ("Q", "R"), SVD: ("U", "S", "Vh"),
-                 EIGH: ("eigenvalues", "eigenvectors"), EIG: ("eigenvalues", "eigenvectors")}
+                 EIGH: ("eigenvalues", "eigenvectors"), EIG: ("eigenvalues", "eigenvectors"),
+                 LU: ("P", "L", "U")}
 
 
 def decompose(op, inputs, attrs):

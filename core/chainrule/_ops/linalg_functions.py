@@ -5,6 +5,9 @@ top-level aliases torch has for them (det, inverse, svd, qr, cholesky, ...).
 ``LINALG`` holds the ``chainrule.linalg`` namespace; ``@public`` ones are also at the
 top level (and Tensor methods).
 """
+import functools
+import inspect
+
 import numpy as np
 
 from .. import _dtypes
@@ -13,18 +16,38 @@ from .._grad_mode import no_grad
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
-from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, MATRIX_EXP, PINV, QR,
-                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose)
+from .reduction import _write_out
+from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
+                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
 LINALG = {"LinAlgError": LinAlgError}
 
 
 def linalg(fn=None, *, name=None):
-    """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments])."""
+    """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments];
+    ``out=`` by ``writes_out`` where the signature has it)."""
     def register(f):
-        LINALG[name or f.__name__] = numpy_spellings(f)
+        spelled = numpy_spellings(f)
+        LINALG[name or f.__name__] = writes_out(spelled) if "out" in \
+            inspect.signature(f).parameters else spelled
         return f
     return register(fn) if fn is not None else register
+
+
+def writes_out(fn):
+    """``out=``: the result is written into the given tensor (or tuple of tensors, for
+    a named-tuple result) and returned, with the reference's refusal when autograd is
+    involved."""
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(result, tuple):
+            written = [_write_out(r, o, fn.__name__) for r, o in zip(result, out)]
+            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
+        return _write_out(result, out, fn.__name__)
+    return wrapper
 
 
 def _f(name):
@@ -124,27 +147,26 @@ def inv_ex(A, *, check_errors=False, out=None):
     2
     """
     A = _matrix(A, "linalg.inv")
-    info = _info(A._data, _lu_info)
+    info = lu_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_inv_ex(inv(A), Tensor._wrap(info))
-    safe = A + Tensor._wrap(_nan_where(info, A._data))
-    return return_types.linalg_inv_ex(inv(safe.detach()) * np.nan, Tensor._wrap(info))
+    failed = Tensor._wrap((info != 0)[..., None, None])
+    eye = Tensor._wrap(np.eye(A._data.shape[-1], dtype=A._data.dtype))
+    inverse = inv(_f("where")(failed, eye, A))       # identity stand-ins for the failures
+    nan = Tensor._wrap(np.array(np.nan, A._data.dtype))
+    return return_types.linalg_inv_ex(_f("where")(failed, nan, inverse), Tensor._wrap(info))
 
 
-def _lu_info(m):
-    from .linalg import _lu_zero_pivot
-    return _lu_zero_pivot(m)
-
-
-def _info(a, per_matrix):
-    flat = a.reshape((-1,) + a.shape[-2:])
-    return np.array([per_matrix(m) for m in flat], np.int32).reshape(a.shape[:-2])
-
-
-def _nan_where(info, a):
-    """An identity offset for the failing matrices (so a stand-in result exists)."""
-    eye = np.eye(a.shape[-1], dtype=a.dtype)
-    return np.where((info != 0)[..., None, None], eye - a, 0).astype(a.dtype)
+def _cholesky_info(a):
+    """Per matrix: 0, or the order of its first leading minor that is not positive
+    definite (checked matrix by matrix only when the batch fails)."""
+    from .linalg import _not_pd_order
+    try:
+        np.linalg.cholesky(a)
+        return np.zeros(a.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        return np.array([_not_pd_order(m) for m in flat], np.int32).reshape(a.shape[:-2])
 
 
 @linalg
@@ -180,7 +202,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     0
     """
     A = _matrix(A, "linalg.solve")
-    info = _info(A._data, _lu_info)
+    info = lu_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_solve_ex(solve(A, B, left=left), Tensor._wrap(info))
     raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
@@ -236,9 +258,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     >>> cr.linalg.cholesky_ex(cr.tensor([[1., 2.], [2., 1.]])).info.item()
     2
     """
-    from .linalg import _not_pd_order
     A = _matrix(A, "linalg.cholesky")
-    info = _info(A._data, _not_pd_order)
+    info = _cholesky_info(A._data)
     if check_errors or not info.any():
         return return_types.linalg_cholesky_ex(cholesky(A, upper=upper), Tensor._wrap(info))
     eye = np.eye(A._data.shape[-1], dtype=A._data.dtype)
@@ -359,11 +380,10 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     >>> cr.linalg.pinv(cr.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    if not isinstance(A, Tensor) or A._data.ndim < 2 or A._data.dtype.kind not in "fc":
-        shape = list(A.shape) if isinstance(A, Tensor) else []
-        raise RuntimeError(f"linalg.pinv({A.dtype.name.capitalize() if isinstance(A, Tensor) else 'Float'}"
-                           f"{{{shape}}}): expected a tensor with 2 or more dimensions of "
-                           "float, double, cfloat or cdouble types")
+    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv({_dtypes.scalar_type_name(A._data.dtype)}"
+                           f"{{{list(A._data.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
     attrs = {"atol": _tolerance(atol), "rtol": _tolerance(rtol), "hermitian": bool(hermitian)}
     return apply_op(PINV, (A,), attrs)
 
@@ -467,6 +487,95 @@ def _matrix_any_dtype(A, fn):
                            f"{shape[-2]} by {shape[-1]} matrices")
     return A
 
+
+
+def _lu_input(A, pivot, fn):
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    if not isinstance(A, Tensor) or A._data.ndim < 2:
+        shape = list(A.shape) if isinstance(A, Tensor) else []
+        raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: {shape} "
+                           "instead")
+    return _matrix(A, fn, square=False)
+
+
+@linalg
+def lu(A, *, pivot=True, out=None):
+    """LU decomposition with partial pivoting, ``A = P @ L @ U`` (L unit lower
+    triangular, U upper triangular), a named triple; batched, any shape.
+
+    >>> import chainrule as cr
+    >>> P, L, U = cr.linalg.lu(cr.tensor([[1., 2.], [3., 4.]]))
+    >>> [[round(v, 4) for v in row] for row in U.tolist()]
+    [[3.0, 4.0], [0.0, 0.6667]]
+    """
+    A = _lu_input(A, pivot, "linalg.lu")
+    return return_types.linalg_lu(*decompose(LU, (A,), {}))
+
+
+@linalg
+def lu_factor(A, *, pivot=True, out=None):
+    """The compact LU: L's strict lower triangle and U in one matrix, and LAPACK's
+    1-based row-swap ``pivots`` (int32).
+
+    >>> import chainrule as cr
+    >>> cr.linalg.lu_factor(cr.tensor([[1., 2.], [3., 4.]])).pivots.tolist()
+    [2, 2]
+    """
+    LU_, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return return_types.linalg_lu_factor(LU_, pivots)
+
+
+@linalg
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """``lu_factor`` and ``info`` (0, or the 1-based index of the first zero on U's
+    diagonal).
+
+    >>> import chainrule as cr
+    >>> cr.linalg.lu_factor_ex(cr.tensor([[1., 2.], [2., 4.]])).info.item()
+    2
+    """
+    from .linalg import _lu_packed
+    A = _lu_input(A, pivot, "linalg.lu_factor")
+    P, L, U = decompose(LU, (A,), {})
+    m, n = A._data.shape[-2:]
+    k = min(m, n)
+    lower = _f("tril")(L, -1)
+    if n > k:
+        lower = _f("cat")([lower, _zeros(L, L.shape[:-1] + (n - k,))], -1)
+    upper = U if m == k else _f("cat")([U, _zeros(U, U.shape[:-2] + (m - k, n))], -2)
+    pivots = _lu_packed(A._data)[1]
+    info = lu_info(A._data)
+    if check_errors and info.any():
+        raise LinAlgError("linalg.lu_factor: U is singular")
+    return return_types.linalg_lu_factor_ex(lower + upper, Tensor._wrap(pivots),
+                                            Tensor._wrap(info))
+
+
+def _zeros(like, shape):
+    return Tensor._wrap(np.zeros(tuple(shape), like._data.dtype))
+
+
+@linalg
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with ``A @ X = B`` from ``lu_factor``'s output (``A^H`` when ``adjoint``;
+    ``X @ A = B`` when not ``left``).
+
+    >>> import chainrule as cr
+    >>> A = cr.tensor([[2., 1.], [1., 3.]])
+    >>> LU, piv = cr.linalg.lu_factor(A)
+    >>> [round(v, 4) for v in cr.linalg.lu_solve(LU, piv, cr.tensor([[3.], [4.]])).flatten().tolist()]
+    [1.0, 1.0]
+    """
+    if not left:
+        return _mH(lu_solve(LU, pivots, _mH(B), adjoint=not adjoint))
+    from .linalg import _permutation_from_pivots
+    P = Tensor._wrap(_permutation_from_pivots(pivots._data, LU.shape[-1], LU._data.dtype))
+    if adjoint:
+        y = solve_triangular(_mH(LU), B, upper=False)
+        return P @ solve_triangular(_mH(LU), y, upper=True, unitriangular=True)
+    y = solve_triangular(LU, _mT(P) @ B, upper=False, unitriangular=True)
+    return solve_triangular(LU, y, upper=True)
 
 # --- norms, condition number, rank ------------------------------------------------------------
 @linalg
@@ -814,6 +923,7 @@ def slogdet(input):
 
 
 @public
+@writes_out
 def inverse(input, *, out=None):
     """``linalg.inv``.
 
@@ -825,6 +935,7 @@ def inverse(input, *, out=None):
 
 
 @public(name="cholesky")
+@writes_out
 def cholesky_upper_flag(input, upper=False, *, out=None):
     """The Cholesky factor (``upper``: U with A = U^H U), like ``linalg.cholesky``.
 
@@ -839,6 +950,7 @@ def cholesky_upper_flag(input, upper=False, *, out=None):
 
 
 @public
+@writes_out
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """X with ``A @ X = input`` for A given by its Cholesky factor ``input2`` (lower,
     or upper when ``upper``).
@@ -860,6 +972,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 
 
 @public
+@writes_out
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of A from its Cholesky factor ``input``.
 
@@ -873,6 +986,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
 
 
 @public(name="qr")
+@writes_out
 def qr_some(input, some=True, *, out=None):
     """``linalg.qr`` with mode "reduced" (``some``) or "complete".
 
@@ -884,6 +998,7 @@ def qr_some(input, some=True, *, out=None):
 
 
 @public(name="svd")
+@writes_out
 def svd_v(input, some=True, compute_uv=True, *, out=None):
     """The old SVD: ``U, S, V`` with ``input = U @ diag(S) @ V.mH`` (``some``: reduced).
     Without ``compute_uv``, U and V are zeros (full size) and only S has a gradient.
@@ -919,6 +1034,7 @@ public(matrix_power)
 
 
 @public
+@writes_out
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices in the cheapest order (``linalg.multi_dot``).
 
@@ -932,6 +1048,7 @@ def chain_matmul(*matrices, out=None):
 
 
 @public(name="cross")
+@writes_out
 def cross_dim(input, other, dim=None, *, out=None):
     """Cross product along ``dim`` (by default the first dim of size 3, as the reference
     does today; ``linalg.cross`` uses the last).
@@ -965,6 +1082,7 @@ def _scaled_sum(input, product, beta, alpha):
 
 
 @public
+@writes_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``.
 
@@ -976,6 +1094,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -992,6 +1111,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -1006,6 +1126,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -1017,6 +1138,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``.
 
@@ -1028,6 +1150,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @public
+@writes_out
 def kron(input, other, *, out=None):
     """Kronecker product: blocks ``input[i] * other`` (dims aligned from the right).
 
@@ -1048,6 +1171,7 @@ _SUBSCRIPTS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @public(method=False)
+@writes_out
 def tensordot(a, b, dims=2, out=None):
     """Sum of products over ``dims``: the last ``dims`` dims of ``a`` with the first of
     ``b`` (an int), or the dims in a pair of lists.
@@ -1081,6 +1205,7 @@ def tensordot(a, b, dims=2, out=None):
 
 
 @public
+@writes_out
 def inner(input, other, *, out=None):
     """Sum of products over the last dims (a 0-d operand multiplies).
 

@@ -2,7 +2,7 @@
 (see Note [custom function outputs] in function.py)."""
 from .. import _grad_mode
 from .._tensor import Tensor, _differentiable_dtype
-from . import anomaly_mode, engine
+from . import anomaly_mode, engine, tangent_slot
 from .function import Function
 from .node import Node, gradient_edge
 from .saved_tensor import SavedTensor
@@ -24,12 +24,18 @@ def _apply(cls, ctx, args, kwargs):
     ctx._is_tensor_arg = is_tensor
     ctx.needs_input_grad = tuple(t and a.requires_grad for a, t in zip(args, is_tensor))
     recording = _grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+    slot = tangent_slot.SLOT                   # Note [tangent slot]
     with _grad_mode.no_grad():
-        output = _run_forward(cls, ctx, args, kwargs)
+        if slot is None:
+            output = _run_forward(cls, ctx, args, kwargs)
+        else:
+            output = slot.run_forward(lambda: _run_forward(cls, ctx, args, kwargs))
     _check_inference(args, recording)
     is_tuple = isinstance(output, tuple)
     outputs = output if is_tuple else (output,)
     outputs = _wire_outputs(ctx, args, outputs, recording)
+    if slot is not None:
+        slot.function_applied(ctx, args, outputs)
     return outputs if is_tuple else outputs[0]
 
 

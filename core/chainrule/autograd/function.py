@@ -16,7 +16,7 @@ Note [materialized gradients]
     gradient is undefined (never used, used only by a node that returned None, or no
     gradient reached the node at all: the engine then runs it with None for every
     output) gets zeros of its shape and dtype, unless ``ctx.set_materialize_grads(False)``
-    asked for None. This is what makes Functions that return their intermediate
+    asked for None. An output that is not a tensor always gets None. This is what makes Functions that return their intermediate
     results as extra outputs (for double backward) work.
 """
 import functools
@@ -78,9 +78,12 @@ class BackwardCFunction(Node, FunctionCtx):
     materialize_grads = True
     _saved = None
     _released = False
+    _jvp_saved = None      # what save_for_forward saved, while jvp runs (Note [tangent slot])
 
     @property
     def saved_tensors(self):
+        if self._jvp_saved is not None:
+            return self._jvp_saved
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         if self._saved is None:
@@ -115,9 +118,9 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _grad_for(self, index, grad):
         if grad is None:            # Note [materialized gradients]
-            if not self.materialize_grads:
-                return None
             shape, dtype = self._out_meta[index]
+            if not self.materialize_grads or dtype is None:     # dtype None: not a tensor
+                return None
             return Tensor._wrap(np.zeros(shape, dtype))
         return grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
 

@@ -25,7 +25,7 @@ import weakref
 
 from .. import _version_counter as vc_mod
 from .._dtypes import scalar_type_name
-from . import saved_guard, saved_hooks
+from . import saved_guard, saved_hooks, tangent_slot
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -109,7 +109,10 @@ class SavedTensor:
         if self.tensor is not None:
             return self.tensor
         from .._tensor import Tensor
-        return Tensor._make_output(self.data, node, self.output_nr, self.counter)
+        t = Tensor._make_output(self.data, node, self.output_nr, self.counter)
+        if tangent_slot.SLOT is not None:          # Note [tangent slot]
+            tangent_slot.SLOT.saved_output(t)
+        return t
 
     def _unpack_with_hook(self, node):
         from .._tensor import Tensor

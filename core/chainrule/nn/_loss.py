@@ -230,8 +230,7 @@ def _gaussian_var(var, input):
     if not isinstance(var, _Tensor):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        return _FUNCTIONS["full_like"](input, var) if "full_like" in _FUNCTIONS else \
-            _const(np.full(input.shape, var), input)
+        return _const(np.full(input.shape, var), input)
     if var._data.size and np.min(var._data) < 0:
         raise ValueError("var has negative entry/entries")
     vs, xs = tuple(var.shape), tuple(input.shape)
@@ -445,16 +444,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     >>> F.cosine_similarity(cr.tensor([[1., 0.]]), cr.tensor([[2., 0.]])).tolist()
     [1.0]
     """
-    x1, x2 = _FUNCTIONS["broadcast_tensors"](x1, x2) if "broadcast_tensors" in _FUNCTIONS \
-        else _broadcast_pair(x1, x2)
+    x1, x2 = _FUNCTIONS["broadcast_tensors"](x1, x2)
     n1 = _quiet_clamp(_FUNCTIONS["norm"](x1, 2, dim, True), eps)
     n2 = _quiet_clamp(_FUNCTIONS["norm"](x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
-
-
-def _broadcast_pair(a, b):
-    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
-    return a.expand(*shape), b.expand(*shape)
 
 
 def _quiet_clamp(t, low):

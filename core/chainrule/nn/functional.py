@@ -33,12 +33,16 @@ from ._conv import __all__ as _conv_names
 from ._vision import *  # noqa: F401,F403  (pixel_shuffle, pixel_unshuffle, interpolate)
 from ._vision import __all__ as _vision_names
 from ._attention import scaled_dot_product_attention  # noqa: F401
+from ._misc import *  # noqa: F401,F403  (bilinear, pdist, max_unpool2d, ...)
+from ._misc import __all__ as _misc_names
+from ._ctc import ctc_loss  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
-    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + _pool_names + _conv_names + \
-    ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"]
+    _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + \
+    _pool_names + _conv_names + ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
+    _misc_names + ["relu_", "ctc_loss"]
 
 
 def linear(input, weight, bias=None):
@@ -78,6 +82,17 @@ def relu(input, inplace=False):
     # accelerator may have replaced it (Note [method slot] in _ops/_method_slot.py);
     # either way it is the same function for every argument, a Tensor or not.
     return _Tensor.relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.relu_(cr.tensor([-1., 2.])).tolist()
+    [0.0, 2.0]
+    """
+    return input.relu_()
 
 
 def gelu(input, approximate="none"):
@@ -216,7 +231,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "conv_transpose1d": conv_transpose1d,  # noqa: F405
              "conv_transpose2d": conv_transpose2d,  # noqa: F405
-             "pixel_shuffle": pixel_shuffle,  # noqa: F405
+             "pixel_shuffle": pixel_shuffle, "pdist": pdist,  # noqa: F405
+             "bilinear": bilinear, "channel_shuffle": channel_shuffle,  # noqa: F405
              "pixel_unshuffle": pixel_unshuffle,  # noqa: F405
              "dropout": _top_level_dropout, "embedding": _top_level_embedding,
              "alpha_dropout": alpha_dropout,  # noqa: F405

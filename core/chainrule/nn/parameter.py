@@ -1,4 +1,13 @@
-"""``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers as its state."""
+"""``nn.Parameter`` and ``nn.Buffer``: tensors that a Module registers as its state.
+
+Note [parameters are a Tensor subclass]
+    As in torch, ``type(p) is Parameter`` and ops on a parameter return plain
+    tensors. The C++ engine's fast paths (the recorder's ``plain_tensor`` and the
+    accumulator's ``is_plain_tensor``) accept exactly ``Tensor``, so an op with a
+    parameter input, and a parameter's gradient accumulation, take the Python paths:
+    measured +50 us per step of an 8-8-8-2 MLP (143 -> 194 us), about 1% of the
+    784-512-512-10 bench step. Accepting this subclass there would remove it.
+"""
 from .._tensor import Tensor
 from .._version_counter import counter_of
 

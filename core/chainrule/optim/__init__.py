@@ -1,4 +1,5 @@
-"""``chainrule.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS) and
+"""``chainrule.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS, and
+Adamax, NAdam, RAdam, Adadelta, Rprop) and
 learning-rate schedules (``optim.lr_scheduler``), with torch's names, options and
 update rules.
 
@@ -15,4 +16,6 @@ from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .rmsprop import Adagrad, RMSprop  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
+from .adam_variants import Adamax, NAdam, RAdam  # noqa: F401
+from .adadelta import Adadelta, Rprop  # noqa: F401
 from . import lr_scheduler  # noqa: F401

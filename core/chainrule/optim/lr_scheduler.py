@@ -12,6 +12,7 @@ values step by step.
 >>> rates
 [1.0, 0.5, 0.5, 0.25, 0.25]
 """
+import bisect
 import collections
 import math
 import types
@@ -21,7 +22,8 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LambdaLR", "MultiplicativeLR", "LinearLR", "ConstantLR", "OneCycleLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "PolynomialLR", "CosineAnnealingWarmRestarts", "SequentialLR",
+           "ChainedScheduler"]
 
 
 class LRScheduler:
@@ -47,6 +49,9 @@ class LRScheduler:
                                "resuming an optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
         self._step_count = 0
         self.step()
 
@@ -75,6 +80,15 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one epoch (``epoch`` given: jump there, deprecated) and set the
         groups' rates."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                "result in PyTorch skipping the first value of the learning rate schedule. "
+                "See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
         self._step_count += 1
         self._get_lr_called_within_step = True
         try:
@@ -509,3 +523,178 @@ class ReduceLROnPlateau(LRScheduler):
             new = max(old * self.factor, min_lr)
             if old - new > self.eps:
                 group["lr"] = new
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate as ``(1 - t / total_iters) ** power`` of the initial rate, then
+    hold it.
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    >>> s = cr.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> [(opt.step(), s.step(), s.get_last_lr()[0])[2] for _ in range(2)]
+    [0.5625, 0.25]
+    """
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        t = self.last_epoch
+        if t == 0 or t > self.total_iters:
+            return self._group_lrs()
+        factor = ((1.0 - t / self.total_iters) / (1.0 - (t - 1) / self.total_iters)) ** self.power
+        return [lr * factor for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        done = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - done) ** self.power for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from the initial rate to ``eta_min`` over ``T_0`` epochs, then
+    restart; each period is ``T_mult`` times the last. ``step(epoch)`` accepts
+    fractional epochs (steps within an epoch).
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    >>> s = cr.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> [round((opt.step(), s.step(), s.get_last_lr()[0])[2], 4) for _ in range(3)]
+    [0.5, 1.0, 0.5]
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Advance one epoch, or go to (fractional) ``epoch``."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur - self.T_i, self.T_i * self.T_mult
+        else:
+            self._jump(epoch)
+        self.last_epoch = math.floor(epoch)
+        self._step_count += 1
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = self._group_lrs()
+
+    def _jump(self, epoch):
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+
+
+class SequentialLR(LRScheduler):
+    """Hand over from one schedule to the next at each epoch in ``milestones``.
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warm = cr.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=2)
+    >>> decay = cr.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> s = cr.optim.lr_scheduler.SequentialLR(opt, [warm, decay], milestones=[2])
+    >>> [s.get_last_lr()[0]] + [(opt.step(), s.step(), s.get_last_lr()[0])[2] for _ in range(3)]
+    [0.5, 0.75, 1.0, 0.5]
+    """
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got "
+                             "no scheduler.")
+        for i, scheduler in enumerate(schedulers):
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to "
+                                 f"the same optimizer, but got scheduler at index {i} to be "
+                                 "different than the optimizer passed in.")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
+                             f"one more than the number of milestone points, but got number of "
+                             f"schedulers {len(schedulers)} and the number of milestones to be "
+                             f"equal to {len(milestones)}")
+        self._schedulers, self._milestones = list(schedulers), list(milestones)
+        self.last_epoch, self.optimizer = last_epoch + 1, optimizer
+        for group in optimizer.param_groups:       # undo what the schedulers' first steps did
+            group["lr"] = group["initial_lr"]
+        for scheduler in self._schedulers:
+            scheduler.last_epoch -= 1
+        self._schedulers[0]._initial_step()
+        self._last_lr = self._schedulers[0].get_last_lr()
+
+    def step(self):
+        """Advance the schedule in charge at this epoch (a new one starts from 0)."""
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scheduler.step(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        """The state, with each wrapped schedule's."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        """Restore a ``state_dict`` (each wrapped schedule's too)."""
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, sd in zip(self._schedulers, saved):
+            scheduler.load_state_dict(sd)
+
+
+class ChainedScheduler(SequentialLR):
+    """Step every schedule in ``schedulers`` at once (their factors multiply).
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=1.0)
+    >>> a = cr.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> b = cr.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.1)
+    >>> s = cr.optim.lr_scheduler.ChainedScheduler([a, b])
+    >>> [round((opt.step(), s.step(), s.get_last_lr()[0])[2], 6) for _ in range(2)]
+    [0.5, 0.025]
+    """
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler to be "
+                             "chained, but got no scheduler.")
+        self.optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
+        self._schedulers = list(schedulers)
+        self._last_lr = self._group_lrs()
+
+    def step(self):
+        """Step every schedule."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._group_lrs()

@@ -36,6 +36,7 @@ def _use_grad(step):
             result = pre_hook(self, args, kwargs)
             if result is not None:
                 args, kwargs = result
+        self._opt_called = True        # read by the schedulers' order check
         with no_grad():
             out = step(self, *args, **kwargs)
         for post_hook in list(self._optimizer_step_post_hooks.values()):

@@ -175,6 +175,10 @@ LINALG_SAMPLES = (
     + _both("linalg_lstsq", lambda L, a, b: _lstsq_parts(L, a, b, "gelsd"), (2, 5, 3), (1, 5, 2))
     + _both("linalg_lstsq", lambda L, a, b: L.linalg.lstsq(a, b).solution, (2, 4), (2,),
             note="underdetermined vector")
+    + _both("linalg_lu", lambda L, a: tuple(L.linalg.lu(a)), (2, 3, 3))
+    + _both("linalg_lu", lambda L, a: tuple(L.linalg.lu(a)), (3, 5), note="wide")
+    + _both("linalg_lu", lambda L, a: tuple(L.linalg.lu(a)), (2, 5, 3), note="tall")
+    + _both("linalg_lu", lambda L, a: tuple(L.linalg.lu_factor(a)), (3, 3), note="lu_factor")
     + _both("linalg_cross", lambda L, a, b: L.linalg.cross(a, b), (2, 3), (1, 3))
     + _both("linalg_cross", lambda L, a, b: L.cross(a, b, dim=0), (3, 2), (3, 2),
             note="dim=0")

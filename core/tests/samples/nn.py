@@ -476,8 +476,70 @@ def _attention_samples():
     ]
 
 
+# --- random ops: a fixed mask (the default generator reseeded on every call); no parity ------
+def _seeded(name, kwargs):
+    def call(x):
+        cr.manual_seed(7)
+        return getattr(F, name)(x, **kwargs)
+    return call
+
+
+_RANDOM = [
+    Sample("mul", _seeded("dropout", {"p": 0.4}), (4, 5), torch_call=None, note="dropout"),
+    Sample("mul", _seeded("dropout2d", {"p": 0.5}), (2, 3, 2, 2), torch_call=None,
+           note="dropout2d"),
+    Sample("add", _seeded("alpha_dropout", {"p": 0.3, "training": True}), (4, 5),
+           torch_call=None, note="alpha_dropout"),
+    Sample("add", _seeded("feature_alpha_dropout", {"p": 0.3, "training": True}), (2, 3, 4),
+           torch_call=None, note="feature_alpha_dropout"),
+    Sample("where", _seeded("rrelu", {"training": True}), (4, 5), torch_call=None,
+           note="rrelu training"),
+]
+
+
+# --- the rest: bilinear, channel_shuffle, pdist, max_unpool, multilabel_margin_loss, ... ------
+_UNPOOL_IDX = cr.tensor([[[[0, 3], [9, 6]]]], dtype=cr.int64)
+_MULTILABEL = cr.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [0, 1, 2, 3, 4]], dtype=cr.int64)
+
+
+def _misc_samples():
+    return [
+        _both("einsum", "bilinear", ((3, 4), (3, 5), (2, 4, 5), (2,))),
+        _both("einsum", "bilinear", ((4,), (5,), (2, 4, 5))),
+        _both("transpose", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("linalg_vector_norm", "pdist", ((5, 3),)),
+        _both("linalg_vector_norm", "pdist", ((4, 3),), {"p": 1.5}),
+        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},
+              note="unpool"),
+        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX),
+              {"kernel_size": 2, "output_size": (4, 3)}, note="unpool output_size"),
+        _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), note="multilabel"),
+        _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), {"reduction": "none"},
+              note="multilabel none"),
+        _both("linalg_vector_norm", "triplet_margin_with_distance_loss",
+              ((3, 4), (3, 4), (3, 4)), {"swap": True, "margin": 2.0}),
+    ]
+
+
+# ctc_loss through log_softmax: the reference's gradient with respect to log_probs
+# itself assumes that normalisation (it is not the derivative there); through the
+# logits both are the derivative.
+_CTC_TARGETS = cr.tensor([[1, 2, 2], [3, 0, 0]], dtype=cr.int64)
+
+
+def _ctc(module, logits, targets, reduction):
+    return module.ctc_loss(logits.log_softmax(2), targets, (5, 4), (3, 1),
+                           reduction=reduction)
+
+
+def _ctc_samples():
+    return [Sample("logsumexp", lambda z, r=r: _ctc(F, z, _CTC_TARGETS, r), (5, 2, 4),
+                   torch_call=lambda z, r=r: _ctc(TF, z, _to_torch(_CTC_TARGETS), r),
+                   note=f"ctc_loss {r}") for r in ("mean", "sum", "none")]
+
+
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
            + _conv_family_samples() + _embedding_samples() + _resampling_samples()
-           + _attention_samples())
+           + _attention_samples() + _RANDOM + _misc_samples() + _ctc_samples())

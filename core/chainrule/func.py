@@ -1,0 +1,9 @@
+"""``chainrule.func``: the composable function transforms (grad, vjp, jvp, jacrev,
+jacfwd, hessian, vmap), provided by the functional layer (see autograd/_layers.py).
+
+Importing it without that layer's wheel raises an ImportError naming the wheel.
+"""
+from .autograd._layers import load_layer as _load
+
+_layer = _load("functional", "func", "chainrule.func")
+globals().update({k: v for k, v in vars(_layer).items() if not k.startswith("__")})

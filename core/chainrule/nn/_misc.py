@@ -1,0 +1,273 @@
+"""The remaining differentiable functions of the reference's functional namespace:
+bilinear, channel_shuffle, pdist, gumbel_softmax, max_unpool1d/2d, the *_with_indices
+pooling forms, multilabel_margin_loss, triplet_margin_with_distance_loss and the
+deprecated upsample_* aliases; compositions of table ops."""
+import warnings
+
+import numpy as np
+
+from .. import _random
+from .._ops import nn as _nn
+from .._ops._common import FUNCTIONS as _FUNCTIONS
+from .._tensor import Tensor as _Tensor
+from . import _pool, _vision
+from ._loss import _clamp_min, _reduce, pairwise_distance
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``x1^T A_o x2 + b_o`` for each output feature o (weight: (out, in1, in2)).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.bilinear(cr.ones(1, 2), cr.ones(1, 3), cr.ones(4, 2, 3)).tolist()
+    [[6.0, 6.0, 6.0, 6.0]]
+    """
+    if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
+                           f"{list(input2.shape)} do not match the weight of size "
+                           f"{list(weight.shape)}")
+    out = _FUNCTIONS["einsum"]("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of ``groups`` groups: (N, g * k, *) read as (N, g, k, *)
+    and transposed to (N, k, g, *).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.channel_shuffle(cr.arange(4.).reshape(1, 4, 1), 2).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape)[2:]
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of (N, M) input, for each pair i < j in
+    order (N (N - 1) / 2 values).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.pdist(cr.tensor([[0., 0.], [3., 4.], [6., 8.]])).tolist()
+    [5.0, 10.0, 5.0]
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    select = _FUNCTIONS["index_select"]
+    diff = select(input, 0, _Tensor._wrap(rows.astype(np.int64))) - \
+        select(input, 0, _Tensor._wrap(cols.astype(np.int64)))
+    return _FUNCTIONS["norm"](diff, p, 1)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample from the Gumbel-softmax distribution (noise from the default
+    generator); ``hard`` returns one-hot samples whose gradient is the soft sample's.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.gumbel_softmax(cr.zeros(2, 3), hard=True).sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    noise = _Tensor._wrap(np.zeros(tuple(logits.shape), logits._data.dtype))
+    gumbels = -_random.exponential_(noise).log()
+    soft = _FUNCTIONS["softmax"]((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = soft._data.argmax(axis=dim)
+    one_hot = np.zeros(soft._data.shape, soft._data.dtype)
+    np.put_along_axis(one_hot, np.expand_dims(index, dim), 1, axis=dim)
+    return _Tensor._wrap(one_hot) - soft.detach() + soft
+
+
+def _unpool_size(input, kernel, stride, padding, output_size, n):
+    sizes = [(input.shape[-n + i] - 1) * stride[i] - 2 * padding[i] + kernel[i]
+             for i in range(n)]
+    if output_size is None:
+        return sizes
+    wanted = tuple(output_size)[-n:]
+    for got, default, k, s in zip(wanted, sizes, kernel, stride):
+        if not default - s < got < default + s:
+            raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim 0 must be "
+                             f"between {default - s} and {default + s})")
+    return list(wanted)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
+    kernel = _pool._tuple(kernel_size, n, "kernel_size")
+    stride = kernel if stride is None else _pool._tuple(stride, n, "stride")
+    padding = _pool._tuple(padding, n, "padding")
+    sizes = _unpool_size(input, kernel, stride, padding, output_size, n)
+    lead = tuple(input.shape)[:-n]
+    flat = input.reshape(*lead, -1)
+    plane = _Tensor._wrap(np.zeros(lead + (int(np.prod(sizes)),), input._data.dtype))
+    out = _FUNCTIONS["scatter"](plane, -1, indices.reshape(*lead, -1), flat)
+    return out.reshape(*lead, *sizes)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool2d`: each value goes back to the flat
+    position ``indices`` gives (from ``return_indices=True``), zeros elsewhere.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> out, idx = F.max_pool2d(cr.arange(4.).reshape(1, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool2d(out, idx, 2).tolist()
+    [[[0.0, 0.0], [0.0, 3.0]]]
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """:func:`max_unpool2d` for the output of :func:`max_pool1d`.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> out, idx = F.max_pool1d(cr.tensor([[1., 3., 2., 0.]]), 2, return_indices=True)
+    >>> F.max_unpool1d(out, idx, 2).tolist()
+    [[0.0, 3.0, 2.0, 0.0]]
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """:func:`max_pool1d` returning (values, indices).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.max_pool1d_with_indices(cr.tensor([[1., 3.]]), 2)[1].tolist()
+    [[1]]
+    """
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """:func:`max_pool2d` returning (values, indices).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.max_pool2d_with_indices(cr.arange(4.).reshape(1, 2, 2), 2)[1].tolist()
+    [[[3]]]
+    """
+    return _pool.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool1d` returning (values, indices).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.adaptive_max_pool1d_with_indices(cr.tensor([[1., 3.]]), 1)[1].tolist()
+    [[1]]
+    """
+    return _pool.adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool2d` returning (values, indices).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.adaptive_max_pool2d_with_indices(cr.arange(4.).reshape(1, 2, 2), 1)[1].tolist()
+    [[[3]]]
+    """
+    return _pool.adaptive_max_pool2d(input, output_size, True)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: per sample, ``sum over target classes j and non-target
+    classes i of max(0, 1 - (x[j] - x[i])) / C``; ``target`` lists class indices,
+    ended by the first -1.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> round(F.multilabel_margin_loss(cr.tensor([[0.1, 0.2, 0.4, 0.8]]),
+    ...                                cr.tensor([[3, 0, -1, 1]])).item(), 4)
+    0.85
+    """
+    reduction = _nn.reduction_arg(size_average, reduce, reduction)
+    unbatched = input.dim() <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target._data.reshape(x.shape[0], x.shape[1])
+    n, c = x.shape
+    counts = np.zeros((n, c))                 # how often class j is listed as a target
+    for row in range(n):
+        for j in t[row]:
+            if j < 0:
+                break
+            counts[row, j] += 1
+    pairs = counts[:, :, None] * (counts[:, None, :] == 0)          # (n, j, i)
+    z = _clamp_min(1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0)
+    losses = (z * _Tensor._wrap(pairs.astype(x._data.dtype))).sum((1, 2)) / c
+    if unbatched:
+        losses = losses.reshape(())
+    return _reduce(losses, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """:func:`triplet_margin_loss` with any ``distance_function`` (default: the
+    pairwise Euclidean distance).
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.triplet_margin_with_distance_loss(cr.zeros(1, 2), cr.zeros(1, 2),
+    ...                                     cr.ones(1, 2) * 3).item()
+    0.0
+    """
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
+                         f"0, got {margin} instead")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = _FUNCTIONS["minimum"](d_neg, distance(positive, negative))
+    return _reduce(_clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='nearest')``.
+
+    >>> import chainrule as cr, warnings
+    >>> import chainrule.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_nearest(cr.tensor([[[1., 2.]]]), scale_factor=2).tolist()
+    [[[1.0, 1.0, 2.0, 2.0]]]
+    """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return _vision.interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``.
+
+    >>> import chainrule as cr, warnings
+    >>> import chainrule.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_bilinear(cr.ones(1, 1, 2, 2), size=3).shape
+    chainrule.Size([1, 1, 3, 3])
+    """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return _vision.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ = ["bilinear", "channel_shuffle", "pdist", "gumbel_softmax", "max_unpool1d",
+           "max_unpool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "multilabel_margin_loss", "triplet_margin_with_distance_loss", "upsample_nearest",
+           "upsample_bilinear"]

@@ -1,0 +1,181 @@
+"""chainrule-forward-ad: forward-mode automatic differentiation with dual tensors.
+
+Imported as ``chainrule.autograd.forward_ad``. Inside a ``dual_level``, a dual tensor
+(``make_dual(primal, tangent)``) carries a tangent through every op of core's
+derivative table (each op's JVP, declared beside its VJP) and through custom
+Functions that define ``jvp``; ``unpack_dual`` reads it back. Leaving the level drops
+every tangent. Core is reached through Note [dispatch slot] and Note [tangent slot],
+both filled only while a level is active.
+
+>>> import chainrule as cr
+>>> import chainrule.autograd.forward_ad as fwAD
+>>> x = cr.tensor([0.0, 1.0], dtype=cr.float64)
+>>> with fwAD.dual_level():
+...     y = fwAD.make_dual(x, cr.ones(2, dtype=cr.float64)).exp()
+...     fwAD.unpack_dual(y).tangent.tolist() == y.detach().tolist()
+True
+"""
+import collections
+import functools
+
+from chainrule._ops import _registry
+from chainrule._ops.shape import ALIAS, _alias
+from chainrule._version_counter import counter_of
+from chainrule._tensor import Tensor, _differentiable_dtype
+from chainrule.autograd import tangent_slot
+
+from ._slot import TangentSlot
+from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+
+def enter_dual_level():
+    """Enter a dual level (only one may be active) and return its index.
+
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> level = fwAD.enter_dual_level(); fwAD.exit_dual_level(level=level); level
+    0
+    """
+    if CURRENT[0] is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = Level(0)
+    level.handles = (_registry.add_dispatcher(dispatch),
+                     tangent_slot.set_tangent_slot(TangentSlot))
+    CURRENT[0] = level
+    return level.index
+
+
+def exit_dual_level(*, level=None):
+    """Leave the current dual level; every tangent made in it is dropped.
+
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> fwAD.exit_dual_level()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Dual level must be a positive number.
+    """
+    current = CURRENT[0]
+    index = (current.index if current is not None else -1) if level is None else level
+    if index < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    if current is None or index != current.index:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    handle, previous_slot = current.handles
+    handle.remove()
+    tangent_slot.set_tangent_slot(previous_slot)
+    current.tangents.clear()
+    current.by_array.clear()
+    CURRENT[0] = None
+
+
+def _level_for(level, op_name):
+    current = CURRENT[0]
+    if level is not None and (current is None or level != current.index):
+        raise RuntimeError(f"Invalid level given to {op_name}")
+    return current
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent``.
+
+    Gradients flow back to ``tensor``; ``tangent`` is kept as is (not copied), so a
+    tangent that requires grad makes the JVP differentiable. The dual shares
+    ``tensor``'s memory and version counter but is not registered as its view (the
+    reference's is): ops that read a view's root storage, like ``as_strided``, then
+    see the dual itself, whose tangent they can follow.
+
+    >>> import chainrule as cr
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     d = fwAD.make_dual(cr.tensor([2.0]), cr.tensor([1.0]))
+    ...     fwAD.unpack_dual(d * d).tangent.tolist()
+    [4.0]
+    """
+    current = CURRENT[0]
+    if current is None and level is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    current = _level_for(level, "_make_dual")
+    _check_dual_args(tensor, tangent, current)
+    with paused():
+        dual = _registry.apply_op(ALIAS, (tensor,), {})
+    dual._vc = counter_of(tensor)
+    current.set(dual, tangent)
+    return dual
+
+
+def _check_dual_args(tensor, tangent, current):
+    for name, value in (("primal", tensor), ("tangent", tangent)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"make_dual(): argument '{name}' must be Tensor, not "
+                            f"{type(value).__name__}")
+        if not _differentiable_dtype(value._data.dtype):
+            raise ValueError(f"Expected {name} to be floating point or complex, but got: "
+                             f"{value.dtype}")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                           "that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor._data.shape)} while the given forward gradient "
+                           f"is of size {list(tangent._data.shape)}.")
+    if current.get(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {current.index} is not supported.")
+
+
+class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
+    """What ``unpack_dual`` returns: ``primal`` (a view of the dual without its
+    tangent) and ``tangent`` (None when there is none).
+
+    >>> import chainrule as cr
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> fwAD.unpack_dual(cr.ones(1)).tangent is None
+    True
+    """
+
+
+def unpack_dual(tensor, *, level=None):
+    """Split a dual tensor into its primal and its tangent (at the current level).
+
+    >>> import chainrule as cr
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     t = cr.tensor([3.0])
+    ...     fwAD.unpack_dual(fwAD.make_dual(cr.tensor([1.0]), t)).tangent is t
+    True
+    """
+    current = CURRENT[0]
+    if current is None and level is None:
+        return UnpackedDualTensor(tensor, None)
+    current = _level_for(level, "_fw_primal")
+    with paused():
+        primal = _alias(tensor)
+    tangent = None if PAUSED.on else current.get(tensor)    # e.g. in a Function's forward
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level:
+    """Context manager (and decorator) for one dual level: tangents live inside it.
+
+    >>> import chainrule as cr
+    >>> import chainrule.autograd.forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     d = fwAD.make_dual(cr.tensor([1.0]), cr.tensor([2.0]))
+    >>> fwAD.unpack_dual(d).tangent is None
+    True
+    """
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapper

@@ -1,0 +1,226 @@
+"""Forward-mode tests generated from the derivative table, like core's
+test_derivatives.py for VJPs: every Sample (core/tests/samples) runs in float64
+(complex128 for complex samples) with a random tangent per differentiable input, and
+the output tangents must equal
+
+- central finite differences along the tangent, and
+- the VJP through the inner-product identity Re<g, J t> = Re<J^H g, t> for a random g.
+
+An op whose JVP the table declares NOT_IMPLEMENTED must raise the reference's message
+naming it. Forward-over-reverse is checked the same way: the tangent of each sample's
+VJP (a create_graph backward run on duals) against finite differences of the VJP.
+"""
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.autograd.forward_ad as fwAD
+from chainrule._ops import _registry
+from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
+
+from samples import all_samples
+from samples._inputs import make_inputs
+
+SAMPLES = all_samples()
+EPS = 1e-6
+
+
+def _differentiable(value):
+    return isinstance(value, cr.Tensor) and value.requires_grad
+
+
+def _float_outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, cr.Tensor) and
+            (o.is_floating_point() or o.is_complex())]
+
+
+def _call(sample, inputs):
+    cr.manual_seed(0)
+    return _float_outputs(sample.call(*inputs))
+
+
+def _tangents(inputs, rng):
+    tangents = []
+    for x in inputs:
+        if not _differentiable(x):
+            tangents.append(None)
+            continue
+        v = rng.standard_normal(x.shape)
+        if x.is_complex():
+            v = v + 1j * rng.standard_normal(x.shape)
+        tangents.append(cr.tensor(v, dtype=x.dtype))
+    return tangents
+
+
+def _forward_tangents(sample, inputs, tangents):
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x.detach(), t) if t is not None else x
+                 for x, t in zip(inputs, tangents)]
+        outs = _call(sample, duals)
+        return [_tangent_array(o) for o in outs]
+
+
+def _tangent_array(out):
+    tangent = fwAD.unpack_dual(out).tangent
+    if tangent is None:
+        return np.zeros(out.shape, out.detach().numpy().dtype)
+    return tangent.detach().numpy()
+
+
+def _finite_differences(sample, inputs, tangents):
+    def shifted(sign):
+        moved = [x.detach() + sign * EPS * t if t is not None else x
+                 for x, t in zip(inputs, tangents)]
+        return [o.detach().numpy() for o in _call(sample, moved)]
+    plus, minus = shifted(1), shifted(-1)
+    with np.errstate(invalid="ignore"):       # equal infinities (an empty logsumexp): 0
+        return [np.where(p == m, 0, (p - m) / (2 * EPS)) for p, m in zip(plus, minus)]
+
+
+def _inner_product_sides(sample, inputs, tangents, jvps, rng):
+    outs = _call(sample, inputs)
+    grads = []
+    for o in outs:
+        g = rng.standard_normal(o.shape)
+        if o.is_complex():
+            g = g + 1j * rng.standard_normal(o.shape)
+        grads.append(cr.tensor(g, dtype=o.dtype))
+    used = [(o, g) for o, g in zip(outs, grads) if o.requires_grad]
+    diff = [x for x in inputs if _differentiable(x)]
+    vjps = cr.autograd.grad([o for o, _ in used], diff, [g for _, g in used],
+                            allow_unused=True, materialize_grads=True)
+    # nan_to_num: an output may be nan (the mean of nothing), its tangent too
+    left = sum(np.real(np.vdot(g.numpy(), np.nan_to_num(j))) for g, j in zip(grads, jvps))
+    right = sum(np.real(np.vdot(v.numpy(), t.numpy()))
+                for v, t in zip(vjps, [t for t in tangents if t is not None]))
+    return left, right
+
+
+def _documented_refusal(error):
+    """A JVP formula may refuse an input it does not handle (e.g. linalg.svd with
+    full_matrices=True on a non-square matrix), with a message that says so."""
+    return "not implemented" in str(error)
+
+
+def _declares_no_jvp(sample):
+    op = _registry.OPS.get(sample.op)
+    return op is not None and not isinstance(op.jvp, _registry.Formula)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.id() for s in SAMPLES])
+def test_jvp(sample):
+    rng = np.random.default_rng(1)
+    inputs = make_inputs(sample)
+    tangents = _tangents(inputs, rng)
+    if _declares_no_jvp(sample):
+        with pytest.raises(NotImplementedError,
+                           match=f"Trying to use forward AD with {sample.op} that does not "
+                                 "support it"):
+            _forward_tangents(sample, inputs, tangents)
+        return
+    try:
+        jvps = _forward_tangents(sample, inputs, tangents)
+    except NotImplementedError as e:      # a formula that refuses a case, saying so
+        assert _documented_refusal(e), e
+        return
+    expected = _finite_differences(sample, inputs, tangents)
+    assert len(jvps) == len(expected)
+    atol, rtol = max(sample.atol, 1e-5) * 10, max(sample.rtol, 1e-3)
+    for got, want in zip(jvps, expected):
+        np.testing.assert_allclose(got, want, atol=atol, rtol=rtol)
+    left, right = _inner_product_sides(sample, inputs, tangents, jvps, rng)
+    assert abs(left - right) <= atol * 10 + rtol * max(abs(left), abs(right)), (left, right)
+
+
+FOR_SAMPLES = [s for s in SAMPLES if s.gradgrad and not _declares_no_jvp(s)]
+
+
+def _vjp_at(sample, inputs, cotangents):
+    outs = [o for o in _call(sample, inputs) if o.requires_grad]
+    diff = [x for x in inputs if _differentiable(x)]
+    return cr.autograd.grad(outs, diff, cotangents[:len(outs)], create_graph=True,
+                            allow_unused=True, materialize_grads=True)
+
+
+def _cotangents(sample, inputs, rng):
+    out = []
+    for o in _call(sample, inputs):
+        g = rng.standard_normal(o.shape)
+        if o.is_complex():
+            g = g + 1j * rng.standard_normal(o.shape)
+        out.append(cr.tensor(g, dtype=o.dtype))
+    return out
+
+
+@pytest.mark.parametrize("sample", FOR_SAMPLES, ids=[s.id() for s in FOR_SAMPLES])
+def test_forward_over_reverse(sample):
+    rng = np.random.default_rng(2)
+    inputs = make_inputs(sample)
+    tangents = _tangents(inputs, rng)
+    cotangents = _cotangents(sample, inputs, rng)
+
+    def moved(sign):
+        return [x.detach() + sign * EPS * t if t is not None else x
+                for x, t in zip(inputs, tangents)]
+
+    def at(xs):
+        return [g.detach().numpy() for g in
+                _vjp_at(sample, [x.requires_grad_() if t is not None else x
+                                 for x, t in zip(xs, tangents)], cotangents)]
+    try:
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(x, t) if t is not None else x
+                     for x, t in zip(inputs, tangents)]
+            got = [_tangent_array(g) for g in _vjp_at(sample, duals, cotangents)]
+    except NotImplementedError as e:         # a VJP the table does not implement
+        assert f"'{sample.op}'" in str(e) or "Trying to use forward AD with" in str(e) or \
+            _documented_refusal(e), e
+        return
+    plus, minus = at(moved(1)), at(moved(-1))
+    atol, rtol = max(sample.atol, 1e-5) * 10, max(sample.rtol, 1e-3)
+    for g, p, m in zip(got, plus, minus):
+        np.testing.assert_allclose(g, (p - m) / (2 * EPS), atol=atol, rtol=rtol)
+
+
+def test_every_op_of_the_table_is_covered():
+    covered = {s.op for s in SAMPLES}
+    assert not sorted(set(_registry.OPS) - covered)
+
+
+# --- Note [batched tangents]: one pass with B directions equals B passes ------------------
+BATCHED_SAMPLES = [s for s in SAMPLES if not _declares_no_jvp(s)]
+BATCH = 3
+
+
+@pytest.mark.parametrize("sample", BATCHED_SAMPLES, ids=[s.id() for s in BATCHED_SAMPLES])
+def test_batched_tangents_equal_one_pass_per_direction(sample):
+    rng = np.random.default_rng(3)
+    inputs = make_inputs(sample)
+    rows = [_tangents(inputs, rng) for _ in range(BATCH)]
+    try:
+        expected = [_forward_tangents(sample, inputs, row) for row in rows]
+    except NotImplementedError as e:
+        assert _documented_refusal(e), e
+        return
+    stacked = [None if row0 is None else cr.stack([r[i] for r in rows])
+               for i, row0 in enumerate(rows[0])]
+    with batched_dual_level(BATCH):
+        duals = [make_batched_dual(x.detach(), t) if t is not None else x
+                 for x, t in zip(inputs, stacked)]
+        try:
+            outs = _call(sample, duals)
+        except NotImplementedError as e:     # documented: in-place on views
+            assert "batched tangents" in str(e) or _documented_refusal(e), e
+            return
+        got = [_batched_tangent(o) for o in outs]
+    for k, g in enumerate(got):
+        want = np.stack([e[k] for e in expected])
+        np.testing.assert_allclose(g, want, atol=1e-10, rtol=1e-10)
+
+
+def _batched_tangent(out):
+    tangent = fwAD.unpack_dual(out).tangent
+    if tangent is None:
+        return np.zeros((BATCH,) + tuple(out.shape), out.detach().numpy().dtype)
+    return tangent.detach().numpy()

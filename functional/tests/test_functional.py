@@ -1,0 +1,81 @@
+"""chainrule.autograd.functional and chainrule.func against closed forms, with and
+without the forward_ad layer (the reverse-mode fallbacks give the same values), and
+the layer's docstring examples."""
+import sys
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.autograd import functional as F
+from chainrule import func
+from docstring_runner import failed_examples
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+X = np.array([0.3, -0.2, 0.7])
+V = np.array([1.0, 0.5, -2.0])
+
+
+def f(x):
+    return (cr.tanh(cr.tensor(A) @ x) ** 2).sum()
+
+
+def closed_form_gradient_and_hessian(x):
+    u = np.tanh(A @ x)
+    s = 1 - u ** 2
+    grad = A.T @ (2 * u * s)
+    hess = A.T @ np.diag(2 * s * s - 4 * u * u * s) @ A
+    return grad, hess
+
+
+@pytest.fixture(params=["with forward_ad", "without forward_ad"])
+def layers(request, monkeypatch):
+    if request.param == "without forward_ad":
+        monkeypatch.setitem(sys.modules, "chainrule_forward_ad", None)
+    return request.param
+
+
+def test_second_order_results_match_the_closed_form(layers):
+    x, v = cr.tensor(X), cr.tensor(V)
+    grad, hess = closed_form_gradient_and_hessian(X)
+    np.testing.assert_allclose(F.hessian(f, x).numpy(), hess, atol=1e-12)
+    np.testing.assert_allclose(F.hessian(f, x, vectorize=True).numpy(), hess, atol=1e-12)
+    np.testing.assert_allclose(F.hvp(f, x, v)[1].numpy(), hess @ V, atol=1e-12)
+    np.testing.assert_allclose(F.vhp(f, x, v)[1].numpy(), V @ hess, atol=1e-12)
+    np.testing.assert_allclose(F.jvp(lambda x: func.grad(f)(x), x, v)[1].numpy(), hess @ V,
+                               atol=1e-12)
+    np.testing.assert_allclose(func.hessian(f)(x).numpy(), hess, atol=1e-12)
+    np.testing.assert_allclose(func.jacfwd(func.grad(f))(x).numpy(), hess, atol=1e-12)
+    np.testing.assert_allclose(func.grad(f)(x).numpy(), grad, atol=1e-12)
+
+
+def test_forward_mode_needs_the_forward_ad_layer(monkeypatch):
+    monkeypatch.setitem(sys.modules, "chainrule_forward_ad", None)
+    with pytest.raises(ImportError, match="chainrule-forward-ad"):
+        F.jacobian(lambda x: x, cr.ones(2), vectorize=True, strategy="forward-mode")
+
+
+def test_per_sample_gradients_equal_one_gradient_per_row():
+    w = cr.tensor(A)
+    batch = cr.tensor(np.random.default_rng(0).standard_normal((5, 3)))
+
+    def loss(w, x):
+        return (cr.tanh(w @ x) ** 2).sum()
+    per_sample = func.vmap(func.grad(loss), in_dims=(None, 0))(w, batch)
+    rows = [func.grad(loss)(w, batch[i]) for i in range(5)]
+    np.testing.assert_allclose(per_sample.numpy(), cr.stack(rows).numpy())
+
+
+def test_grad_of_grad_and_create_graph_results_are_differentiable():
+    x = cr.tensor(0.7, dtype=cr.float64)
+    third = func.grad(func.grad(func.grad(lambda x: x ** 4)))(x)
+    assert third.item() == pytest.approx(24 * 0.7)
+    xr = cr.tensor(X, requires_grad=True)
+    (h,) = [F.hessian(f, xr, create_graph=True)]
+    assert h.requires_grad and cr.autograd.grad(h.sum(), xr)[0].shape == (3,)
+
+
+@pytest.mark.parametrize("name", ["chainrule_functional", "chainrule_functional._functional",
+                                  "chainrule_functional.func"])
+def test_docstring_examples(name):
+    assert failed_examples(name) == 0

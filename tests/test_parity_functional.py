@@ -1,0 +1,292 @@
+"""Parity tier for the functional and forward_ad layers: chainrule against PyTorch.
+
+Each scenario is written once as a function of the library module (``torch`` or
+``chainrule``) and returns a record: results keep their nesting (tuples, lists, dicts)
+with every tensor as ("tensor", values, requires_grad); an exception becomes its type
+and message (torch's ``torch.`` prefixes read as ``chainrule.``). Records must match.
+Covers torch.autograd.functional, torch.func and torch.autograd.forward_ad.
+"""
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+try:
+    import chainrule as cr
+except ImportError:  # running from a checkout without Bazel: use <repo>/core
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    import chainrule as cr
+
+from parity_support import compare, values  # noqa: E402
+
+SCENARIOS = {}
+A = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]]
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def record(x):
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, [record(v) for v in x])
+    if isinstance(x, dict):
+        return {k: record(v) for k, v in x.items()}
+    if isinstance(x, (torch.Tensor, cr.Tensor)):
+        return ("tensor", values(x), bool(x.requires_grad))
+    return x
+
+
+def outcome(fn):
+    """The record of ``fn()``, or (exception type, message) if it raised."""
+    try:
+        return record(fn())
+    except Exception as exc:  # noqa: BLE001 - the type and message are what we compare
+        return ("raised", type(exc).__name__, str(exc).replace("torch.", "chainrule."))
+
+
+def t(lib, data, **kw):
+    return lib.tensor(data, dtype=lib.float64, **kw)
+
+
+def g(lib, x):
+    return lib.tanh(t(lib, A) @ x)
+
+
+def f(lib, x):
+    return (g(lib, x) ** 2).sum()
+
+
+def two_in_two_out(lib, x, y):
+    return (x * y.sum(), (x ** 2).sum() * y)
+
+
+X, V, Y = [0.3, -0.2, 0.7], [1.0, 0.5, -2.0], [0.1, 0.4]
+
+
+# --- torch.autograd.functional --------------------------------------------------------
+@scenario
+def functional_values(lib):
+    F = lib.autograd.functional
+    x, v, y = t(lib, X), t(lib, V), t(lib, Y)
+    return [outcome(lambda: F.vjp(lambda x: g(lib, x), x, t(lib, [1.0, -1.0]))),
+            outcome(lambda: F.jvp(lambda x: g(lib, x), x, v)),
+            outcome(lambda: F.vhp(lambda x: f(lib, x), x, v)),
+            outcome(lambda: F.hvp(lambda x: f(lib, x), x, v)),
+            outcome(lambda: F.vjp(lambda x, y: two_in_two_out(lib, x, y), (x, y),
+                                  (t(lib, [1.0, 2.0, 3.0]), t(lib, [1.0, 1.0])))),
+            outcome(lambda: F.jvp(lambda x, y: two_in_two_out(lib, x, y), (x, y), (v, y))),
+            outcome(lambda: F.hvp(lambda x, y: (x.sum() * y ** 2).sum(), (x, y), (v, y))),
+            outcome(lambda: F.vjp(lambda x: (x ** 2).sum(), t(lib, [2.0]))),
+            outcome(lambda: F.jvp(lambda x: x ** 3, t(lib, 2.0)))]
+
+
+@scenario
+def functional_jacobian_and_hessian(lib):
+    F = lib.autograd.functional
+    x, y = t(lib, X), t(lib, Y)
+    out = []
+    for vectorize in (False, True):
+        out.append(outcome(lambda: F.jacobian(lambda x: g(lib, x), x, vectorize=vectorize)))
+        out.append(outcome(lambda: F.jacobian(lambda x, y: two_in_two_out(lib, x, y), (x, y),
+                                              vectorize=vectorize)))
+        out.append(outcome(lambda: F.jacobian(lambda x: (x.sum(),), (x,), vectorize=vectorize)))
+        out.append(outcome(lambda: F.hessian(lambda x: f(lib, x), x, vectorize=vectorize)))
+        out.append(outcome(lambda: F.hessian(lambda x, y: (x.sum() * y ** 3).sum(), (x, y),
+                                             vectorize=vectorize)))
+    out.append(outcome(lambda: F.jacobian(lambda x, y: two_in_two_out(lib, x, y), (x, y),
+                                          vectorize=True, strategy="forward-mode")))
+    out.append(outcome(lambda: F.hessian(lambda x: f(lib, x), x, vectorize=True,
+                                         outer_jacobian_strategy="forward-mode")))
+    out.append(outcome(lambda: F.jacobian(lambda x: t(lib, [1.0, 2.0]), x)))
+    z = lib.tensor([1 + 2j, -0.5j, 0.25, 2 - 1j], dtype=lib.complex128)
+    for vectorize in (False, True):
+        out.append(outcome(lambda: F.jacobian(lambda z: z * z.sin(), z, vectorize=vectorize)))
+    for transform in (lib.func.jacrev, lib.func.jacfwd, lib.func.hessian):
+        out.append(outcome(lambda: transform(lambda z: z * z.sin())(z)))
+    return out
+
+
+@scenario
+def functional_create_graph(lib):
+    F = lib.autograd.functional
+    x, v = t(lib, X, requires_grad=True), t(lib, V)
+    _, jv = F.jvp(lambda x: g(lib, x), x, v, create_graph=True)
+    _, hv = F.hvp(lambda x: f(lib, x), x, v, create_graph=True)
+    jac = F.jacobian(lambda x: g(lib, x), x, create_graph=True)
+    hess = F.hessian(lambda x: f(lib, x), x, create_graph=True)
+    grads = [lib.autograd.grad(r.sum(), x)[0] for r in (jv, hv, jac, hess)]
+    return record([jv, hv, jac, hess, grads])
+
+
+@scenario
+def functional_errors(lib):
+    F = lib.autograd.functional
+    x, y = t(lib, X), t(lib, Y)
+    linear = lambda x: 2 * x  # noqa: E731
+    return [
+        outcome(lambda: F.vjp(lambda x: x * 2, x)),
+        outcome(lambda: F.vjp(lambda x: x * 2, x, t(lib, [1.0]))),
+        outcome(lambda: F.vjp(lambda x, y: (x, y), (x, y), (x,))),
+        outcome(lambda: F.jvp(lambda x: x, [1.0, 2.0])),
+        outcome(lambda: F.jvp(lambda x: x, (x, 3))),
+        outcome(lambda: F.jvp(lambda x: x, x)),
+        outcome(lambda: F.vjp(lambda x: t(lib, [1.0, 2.0, 3.0]), x, x, strict=True)),
+        outcome(lambda: F.vjp(lambda x, y: x * 2, (x, y), x, strict=True)),
+        outcome(lambda: F.jvp(lambda x: linear(x), x, x, strict=True)),
+        outcome(lambda: F.jacobian(lambda x, y: x * 2, (x, y), strict=True)),
+        outcome(lambda: F.jacobian(linear, x, strict=True, vectorize=True)),
+        outcome(lambda: F.jacobian(linear, x, strategy="sideways")),
+        outcome(lambda: F.jacobian(linear, x, strategy="forward-mode")),
+        outcome(lambda: F.jacobian(linear, x, strategy="forward-mode", vectorize=True,
+                                   create_graph=True)),
+        outcome(lambda: F.jacobian(linear, x, strategy="forward-mode", vectorize=True,
+                                   strict=True)),
+        outcome(lambda: F.hessian(lambda x: (2 * x).sum(), x, strict=True)),
+        outcome(lambda: F.hessian(lambda x: x, x)),
+        outcome(lambda: F.hessian(lambda x: (x, x), x)),
+        outcome(lambda: F.hessian(lambda x: (x ** 2).sum(), x,
+                                  outer_jacobian_strategy="sideways")),
+        outcome(lambda: F.hvp(lambda x: x ** 2, x, x)),
+        outcome(lambda: F.vhp(lambda x: (x ** 2).sum(), x)),
+        outcome(lambda: F.hvp(lambda x: (x ** 2).sum(), x, t(lib, [1.0]))),
+        outcome(lambda: F.vhp(lambda x: (2 * x).sum(), x, x, strict=True)),
+        outcome(lambda: F.hvp(lambda x: (2 * x).sum(), x, x, strict=True)),
+    ]
+
+
+# --- torch.func ---------------------------------------------------------------------
+def mlp_loss(lib, w, x):
+    return (lib.tanh(x @ w.T) ** 2).sum()
+
+
+@scenario
+def func_transforms(lib):
+    fn = lib.func
+    x, y, v = t(lib, X), t(lib, Y), t(lib, V)
+    w, batch = t(lib, A), t(lib, [[0.1, 0.2, 0.3], [-0.5, 0.4, 0.0], [1.0, -1.0, 0.5]])
+    return [
+        outcome(lambda: fn.grad(lambda x: f(lib, x))(x)),
+        outcome(lambda: fn.grad(lambda x, y: (x.sum() * y ** 2).sum(), argnums=(0, 1))(x, y)),
+        outcome(lambda: fn.grad_and_value(lambda x: (f(lib, x), x * 2), has_aux=True)(x)),
+        outcome(lambda: fn.grad(lambda d: (d["a"] * d["b"][0]).sum())(
+            {"a": x, "b": (v, y)})),
+        outcome(lambda: fn.jvp(lambda x: g(lib, x), (x,), (v,))),
+        outcome(lambda: fn.jvp(lambda x, y: two_in_two_out(lib, x, y), (x, y), (v, y))),
+        outcome(lambda: fn.jacrev(lambda x: g(lib, x))(x)),
+        outcome(lambda: fn.jacfwd(lambda x: g(lib, x))(x)),
+        outcome(lambda: fn.jacrev(lambda x, y: {"p": x * y.sum(), "q": (x.sum(),)},
+                                  argnums=(0, 1))(x, y)),
+        outcome(lambda: fn.jacfwd(lambda x, y: two_in_two_out(lib, x, y), argnums=1)(x, y)),
+        outcome(lambda: fn.hessian(lambda x: f(lib, x))(x)),
+        outcome(lambda: fn.jacfwd(fn.jacrev(lambda x: f(lib, x)))(x)),
+        outcome(lambda: fn.jacrev(fn.jacrev(lambda x: f(lib, x)))(x)),
+        outcome(lambda: fn.grad(fn.grad(lambda x: (x ** 3).sin()))(t(lib, 0.7))),
+        outcome(lambda: fn.vmap(fn.grad(lambda w, x: mlp_loss(lib, w, x)),
+                                in_dims=(None, 0))(w, batch)),
+        outcome(lambda: fn.vmap(fn.jacrev(lambda x: g(lib, x)))(batch)),
+    ]
+
+
+@scenario
+def func_vjp(lib):
+    fn = lib.func
+    x, y = t(lib, X), t(lib, Y)
+    out, vjp_fn = fn.vjp(lambda x, y: two_in_two_out(lib, x, y), x, y)
+    out2, vjp_fn2, aux = fn.vjp(lambda x: (g(lib, x), x.sum()), x, has_aux=True)
+    return [record(out), outcome(lambda: vjp_fn((t(lib, [1.0, 2.0, 3.0]), t(lib, [1.0, -1.0])))),
+            record(out2), record(aux), outcome(lambda: vjp_fn2(t(lib, [1.0, -1.0]))),
+            outcome(lambda: vjp_fn(t(lib, [1.0, 2.0, 3.0])))[:2]]
+
+
+@scenario
+def func_errors(lib):
+    fn = lib.func
+    x = t(lib, X)
+    return [
+        outcome(lambda: fn.grad(lambda x: x * 2)(x)),
+        outcome(lambda: fn.grad(lambda x: (x.sum(), 1))(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum(), has_aux=True)(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum(), argnums=2)(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum(), argnums=())(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum(), argnums=(0, 0))(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum(), argnums=1.0)(x)),
+        outcome(lambda: fn.grad(lambda x: x.sum())(3.0)),
+        outcome(lambda: fn.jvp(lambda x: x, x, x)),
+        outcome(lambda: fn.jvp(lambda x: 1, (x,), (x,))),
+        outcome(lambda: fn.vjp(lambda x: 1, x)),
+        outcome(lambda: fn.jacrev(lambda x: x, chunk_size=0)(x)),
+        outcome(lambda: fn.jvp(lambda x: t(lib, [1.0]), (x,), (x,), strict=True)),
+    ]
+
+
+# --- torch.autograd.forward_ad --------------------------------------------------------
+class _Scale:
+    """A custom Function with jvp (built per library)."""
+
+    @staticmethod
+    def make(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                ctx.save_for_forward(x)
+                ctx.k = k
+                return x * x * k
+
+            @staticmethod
+            def backward(ctx, grad):
+                return None, None
+
+            @staticmethod
+            def jvp(ctx, tx, tk):
+                (x,) = ctx.saved_tensors
+                return 2 * x * tx * ctx.k
+        return Scale
+
+
+@scenario
+def forward_ad_values_and_errors(lib):
+    fwAD = lib.autograd.forward_ad
+    x, v = t(lib, X), t(lib, V)
+    out = []
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        y = (d.sin() * d).exp().sum() + g(lib, d).prod()
+        out.append(record(fwAD.unpack_dual(y)))
+        z = t(lib, [0.0, 0.0, 0.0, 0.0])
+        z[1:].copy_(d)
+        z.mul_(2)
+        out.append(record(fwAD.unpack_dual(z)))
+        out.append(record(fwAD.unpack_dual(_Scale.make(lib).apply(d, 3.0))))
+        out.append(outcome(lambda: fwAD.make_dual(x, t(lib, [1.0]))))
+        out.append(outcome(lambda: fwAD.make_dual(lib.tensor([1, 2]), lib.tensor([1, 2]))))
+        out.append(outcome(lambda: fwAD.make_dual(d, v)))
+        out.append(outcome(lambda: fwAD.enter_dual_level()))
+        out.append(outcome(lambda: fwAD.exit_dual_level(level=4)))
+    out.append(record(fwAD.unpack_dual(y)))
+    out.append(outcome(lambda: fwAD.make_dual(x, v)))
+    out.append(outcome(lambda: fwAD.exit_dual_level()))
+    return out
+
+
+@scenario
+def forward_ad_with_reverse(lib):
+    fwAD = lib.autograd.forward_ad
+    p, tan = t(lib, X, requires_grad=True), t(lib, V, requires_grad=True)
+    with fwAD.dual_level():
+        jvp = fwAD.unpack_dual(f(lib, fwAD.make_dual(p, tan))).tangent
+        over = lib.autograd.grad(jvp, (p, tan))
+        d = fwAD.make_dual(p, t(lib, V))
+        (grad,) = lib.autograd.grad(f(lib, d), d, create_graph=True)
+        hvp = fwAD.unpack_dual(grad).tangent
+    return record([jvp, over, hvp])
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_parity(name):
+    ours, theirs = SCENARIOS[name](cr), SCENARIOS[name](torch)
+    problems = compare(ours, theirs, rtol=1e-7, atol=1e-9)
+    assert not problems, "\n".join(problems[:20])
