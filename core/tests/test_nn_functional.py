@@ -1263,7 +1263,15 @@ _POOL_CASES = [("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, paddin
                                                           return_indices=True)),
                ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=5, return_indices=True)),
                ("adaptive_avg_pool2d", (2, 3, 7, 6), dict(output_size=(None, 4))),
-               ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=5))]
+               ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=5)),
+               ("max_pool3d", (2, 2, 5, 6, 7), dict(kernel_size=(2, 3, 2), stride=(1, 2, 2),
+                                                    dilation=(1, 1, 2), ceil_mode=True,
+                                                    return_indices=True)),
+               ("avg_pool3d", (2, 5, 6, 7), dict(kernel_size=3, stride=2, padding=1,
+                                                 ceil_mode=True, count_include_pad=False)),
+               ("adaptive_max_pool3d", (2, 2, 5, 6, 7), dict(output_size=(2, 3, 4),
+                                                             return_indices=True)),
+               ("adaptive_avg_pool3d", (2, 5, 6, 7), dict(output_size=(None, 2, 3)))]
 
 
 @pytest.mark.parametrize("name, shape, kwargs", _POOL_CASES)

@@ -27,9 +27,8 @@ def linalg(fn=None, *, name=None):
     """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments];
     ``out=`` by ``writes_out`` where the signature has it)."""
     def register(f):
-        spelled = numpy_spellings(f)
-        LINALG[name or f.__name__] = writes_out(spelled) if "out" in \
-            inspect.signature(f).parameters else spelled
+        LINALG[name or f.__name__] = writes_out(f) if "out" in \
+            inspect.signature(f).parameters else numpy_spellings(f)
         return f
     return register(fn) if fn is not None else register
 
@@ -38,6 +37,8 @@ def writes_out(fn):
     """``out=``: the result is written into the given tensor (or tuple of tensors, for
     a named-tuple result) and returned, with the reference's refusal when autograd is
     involved."""
+    fn = numpy_spellings(fn)
+
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         result = fn(*args, **kwargs)
@@ -47,6 +48,7 @@ def writes_out(fn):
             written = [_write_out(r, o, fn.__name__) for r, o in zip(result, out)]
             return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
         return _write_out(result, out, fn.__name__)
+    wrapper.numpy_spellings = getattr(fn, "numpy_spellings", False)
     return wrapper
 
 

@@ -79,14 +79,20 @@ def _pad_for(x, taps, padding, value):
 
 
 def _flat_windows(taps, widths):
-    """(outputs, taps) flat positions in the padded plane from per-dim tap tables."""
-    (th, tw), w = taps, widths[1]
-    index = th[:, None, :, None] * w + tw[None, :, None, :]
-    return index.reshape(th.shape[0] * tw.shape[0], th.shape[1] * tw.shape[1])
+    """(outputs, taps) flat positions in the padded input from per-dim tap tables
+    (outputs and taps each in row-major order over the pooled dims)."""
+    n = len(taps)
+    index = np.zeros((1,) * (2 * n), np.int64)
+    for d, t in enumerate(taps):
+        shape = [1] * (2 * n)
+        shape[d], shape[n + d] = t.shape
+        index = index + t.reshape(shape) * int(np.prod(widths[d + 1:], dtype=np.int64))
+    outputs = int(np.prod([t.shape[0] for t in taps]))
+    return index.reshape(outputs, -1)
 
 
 def _gather(x, index):
-    """x (N, C, H, W) -> (N, C, outputs, taps) at the flat positions ``index``."""
+    """x (N, C, *spatial) -> (N, C, outputs, taps) at the flat positions ``index``."""
     n, c = x.shape[0], x.shape[1]
     flat = x.reshape(n, c, -1)
     picked = _FUNCTIONS["index_select"](flat, 2, _Tensor._wrap(index.reshape(-1)))
@@ -105,33 +111,43 @@ def _unbatch(t, unbatched):
     return t.squeeze(0) if unbatched else t
 
 
-def _window_max(x, index, padded_width, pads, in_width, out_shape, return_indices):
+def _window_max(x, index, padded, pads, sizes, out_shape, return_indices):
+    """The maximum of each window, and (if asked) its flat position in the unpadded
+    input plane (the padded position ``padded`` sizes, shifted by the ``pads`` before)."""
     values, taps = _FUNCTIONS["max"](_gather(x, index), 3)
     out = values.reshape(out_shape)
     if not return_indices:
         return out, None
     flat = index[np.arange(index.shape[0])[None, None, :], taps._data]
-    rows, cols = flat // padded_width - pads[0][0], flat % padded_width - pads[1][0]
-    return out, _Tensor._wrap((rows * in_width + cols).reshape(out_shape).astype(np.int64))
+    coords = np.unravel_index(flat, padded)
+    coords = tuple(c - p[0] for c, p in zip(coords, pads))
+    where = np.ravel_multi_index(coords, sizes)
+    return out, _Tensor._wrap(where.reshape(out_shape).astype(np.int64))
 
 
-def _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    x, unbatched = _batched("max_pool2d", input, 2)
-    kernel = _tuple(kernel_size, 2, "max_pool2d: kernel_size")
+def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+              n):
+    x, unbatched = _batched(name, input, n)
+    kernel = _tuple(kernel_size, n, f"{name}: kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else \
-        _tuple(stride, 2, "max_pool2d: stride")
-    padding, dilation = _tuple(padding, 2, "max_pool2d: padding"), \
-        _tuple(dilation, 2, "max_pool2d: dilation")
-    outs, taps = _geometry("max_pool2d", tuple(x.shape), kernel, stride, padding, dilation,
-                           ceil_mode)
+        _tuple(stride, n, f"{name}: stride")
+    padding, dilation = _tuple(padding, n, f"{name}: padding"), \
+        _tuple(dilation, n, f"{name}: dilation")
+    outs, taps = _geometry(name, tuple(x.shape), kernel, stride, padding, dilation, ceil_mode)
     padded, pads = _pad_for(x, taps, padding, -math.inf)
-    index = _flat_windows(taps, tuple(padded.shape)[2:])
+    padded_sizes = tuple(padded.shape)[2:]
+    index = _flat_windows(taps, padded_sizes)
     shape = tuple(x.shape[:2]) + tuple(outs)
-    out, indices = _window_max(padded, index, padded.shape[3], pads, x.shape[3], shape,
+    out, indices = _window_max(padded, index, padded_sizes, pads, tuple(x.shape)[2:], shape,
                                return_indices)
     if return_indices:
         return _unbatch(out, unbatched), _unbatch(indices, unbatched)
     return _unbatch(out, unbatched)
+
+
+def _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    return _max_pool("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, 2)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -184,20 +200,23 @@ def _avg_divisor(taps, sizes, padding, count_include_pad):
         lo, hi = (0, n + 2 * p) if count_include_pad else (p, n + p)
         start, stop = t[:, 0], np.minimum(t[:, -1] + 1, n + 2 * p)
         counts.append(np.maximum(np.minimum(stop, hi) - np.maximum(start, lo), 0))
-    return np.outer(counts[0], counts[1])
+    divisor = counts[0]
+    for c in counts[1:]:
+        divisor = np.multiply.outer(divisor, c)
+    return divisor
 
 
-def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                divisor_override):
-    x, unbatched = _batched("avg_pool2d", input, 2)
-    kernel = _tuple(kernel_size, 2, "avg_pool2d: kernel_size")
+def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override, n):
+    x, unbatched = _batched(name, input, n)
+    kernel = _tuple(kernel_size, n, f"{name}: kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else \
-        _tuple(stride, 2, "avg_pool2d: stride")
-    padding = _tuple(padding, 2, "avg_pool2d: padding")
+        _tuple(stride, n, f"{name}: stride")
+    padding = _tuple(padding, n, f"{name}: padding")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    outs, taps = _geometry("avg_pool2d", tuple(x.shape), kernel, stride, padding, (1, 1),
-                           ceil_mode, effective=False)
+    outs, taps = _geometry(name, tuple(x.shape), kernel, stride, padding, (1,) * n, ceil_mode,
+                           effective=False)
     padded, _ = _pad_for(x, taps, padding, 0.0)
     index = _flat_windows(taps, tuple(padded.shape)[2:])
     total = _gather(padded, index).sum(3).reshape(tuple(x.shape[:2]) + tuple(outs))
@@ -205,6 +224,12 @@ def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pa
         return _unbatch(total / divisor_override, unbatched)
     divisor = _avg_divisor(taps, tuple(x.shape)[2:], padding, count_include_pad)
     return _unbatch(total / _Tensor._wrap(divisor.astype(x._data.dtype)), unbatched)
+
+
+def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+    return _avg_pool("avg_pool2d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override, 2)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -319,7 +344,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     oh, ow = _output_size(output_size, tuple(input.shape), 2)
     h, w = x.shape[2], x.shape[3]
     index = _flat_windows([_adaptive_taps(h, oh), _adaptive_taps(w, ow)], (h, w))
-    out, indices = _window_max(x, index, w, ((0, 0), (0, 0)), w,
+    out, indices = _window_max(x, index, (h, w), ((0, 0), (0, 0)), (h, w),
                                tuple(x.shape[:2]) + (oh, ow), return_indices)
     if return_indices:
         return _unbatch(out, unbatched), _unbatch(indices, unbatched)
@@ -367,6 +392,73 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (out.sign() * out.abs().relu() * _first(kernel_size)) ** (1.0 / norm_type)
 
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """:func:`max_pool2d` over the last three dims of (N, C, D, H, W) or (C, D, H, W)
+    input.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.max_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 2).flatten().tolist()
+    [7.0]
+    """
+    return _max_pool("max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices, 3)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """:func:`avg_pool2d` over the last three dims of (N, C, D, H, W) or (C, D, H, W)
+    input.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.avg_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 2).flatten().tolist()
+    [3.5]
+    """
+    return _avg_pool("avg_pool3d", input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override, 3)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """:func:`adaptive_avg_pool2d` over the last three dims.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.adaptive_avg_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 1).flatten().tolist()
+    [3.5]
+    """
+    _check_adaptive("adaptive_avg_pool3d", input, 3)
+    sizes = _output_size(output_size, tuple(input.shape), 3)
+    out = input
+    for k, size in enumerate(sizes):
+        dim = input.dim() - 3 + k
+        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype)
+        out = _FUNCTIONS["matmul"](out.movedim(dim, -1), matrix.transpose(0, 1)).movedim(-1, dim)
+    return out
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool2d` over the last three dims.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.adaptive_max_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 1).flatten().tolist()
+    [7.0]
+    """
+    _check_adaptive("adaptive_max_pool3d", input, 3)
+    x, unbatched = (input.unsqueeze(0), True) if input.dim() == 4 else (input, False)
+    outs = _output_size(output_size, tuple(input.shape), 3)
+    sizes = tuple(x.shape)[2:]
+    index = _flat_windows([_adaptive_taps(n, o) for n, o in zip(sizes, outs)], sizes)
+    out, indices = _window_max(x, index, sizes, ((0, 0),) * 3, sizes,
+                               tuple(x.shape[:2]) + tuple(outs), return_indices)
+    if return_indices:
+        return _unbatch(out, unbatched), _unbatch(indices, unbatched)
+    return _unbatch(out, unbatched)
+
+
+__all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+           "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d",
            "lp_pool2d"]

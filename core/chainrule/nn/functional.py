@@ -241,6 +241,7 @@ TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "hardshrink": hardshrink, "threshold": threshold,  # noqa: F405
              **_norm_top_level,
              "max_pool1d": max_pool1d, "max_pool2d": max_pool2d,  # noqa: F405
+             "max_pool3d": max_pool3d,  # noqa: F405
              "avg_pool1d": avg_pool1d, "adaptive_avg_pool1d": adaptive_avg_pool1d,  # noqa
              "pairwise_distance": pairwise_distance,  # noqa: F405
              "cosine_similarity": cosine_similarity}  # noqa: F405
