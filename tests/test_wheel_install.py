@@ -251,3 +251,51 @@ def test_profiler_layer_needs_its_wheel(wheel, venv_python):
     out = _run([python, script, purelib], cwd=cwd).stdout.splitlines()
     assert out == ["['AccumulateGrad', 'MulBackward0', 'SumBackward0', 'mul', 'sum']",
                    "ProfilerActivity.CPU"]
+
+
+COMPAT_PROBE = textwrap.dedent(
+    """
+    import os, sys, warnings
+    import chainrule as cr
+    from chainrule.autograd import Variable
+    import chainrule_compat
+    here = os.path.realpath(os.path.dirname(chainrule_compat.__file__))
+    assert here.startswith(os.path.realpath(sys.argv[1])), here
+    warnings.simplefilter("ignore")
+    x = Variable(cr.ones(2), requires_grad=True)
+    loss = (x * 3).sum()
+    loss.backward(retain_variables=True)
+    print(loss.data[0], x.grad.data.tolist(), Variable(x.data, volatile=True).volatile)
+    """
+)
+
+
+def test_compat_layer_needs_its_wheel_and_installs_the_command(wheel, venv_python):
+    """Core alone: Variable's public paths name the wheel; with it installed they
+    work and the chainrule-migrate command rewrites a file."""
+    python, purelib, cwd = venv_python
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=cwd)
+    for probe in ("import chainrule.autograd.variable",
+                  "from chainrule.autograd import Variable"):
+        missing = _run([python, "-c", probe], cwd=cwd, check=False)
+        assert missing.returncode != 0
+        assert "ImportError: chainrule.autograd.variable needs the chainrule-compat wheel" \
+            in missing.stdout, missing.stdout
+    command = os.path.join(os.path.dirname(python), "chainrule-migrate")
+    assert not os.path.exists(command)
+    found = sorted(glob.glob(os.path.join(_runfiles_root(), "compat", "chainrule_compat-*.whl")))
+    assert len(found) == 1, found
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", found[0]], cwd=cwd)
+    script = os.path.join(str(cwd), "compat_probe.py")
+    with open(script, "w") as f:
+        f.write(COMPAT_PROBE)
+    assert _run([python, script, purelib], cwd=cwd).stdout == "6.0 [3.0, 3.0] True\n"
+    old = os.path.join(str(cwd), "old.py")
+    with open(old, "w") as f:
+        f.write("loss.backward(retain_variables=True)\n")
+    report = _run([command, old], cwd=cwd, check=False)
+    assert report.returncode == 1 and "old.py:1:1: retain_variables= -> retain_graph=" \
+        in report.stdout, report.stdout
+    assert _run([command, "--write", old], cwd=cwd).returncode == 0
+    with open(old) as f:
+        assert f.read() == "loss.backward(retain_graph=True)\n"

@@ -61,4 +61,7 @@ def __getattr__(name):
     if name in ("profiler", "func"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    from ._legacy_slots import LEGACY_MODULE_ATTRIBUTES   # Note [legacy attribute slot]
+    if name in LEGACY_MODULE_ATTRIBUTES:
+        return LEGACY_MODULE_ATTRIBUTES[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

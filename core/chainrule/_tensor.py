@@ -24,6 +24,15 @@ from ._size import Size
 from ._version_counter import VersionCounter, bump, counter_of
 
 
+def _only_one(name, value, modern):
+    """``value``, or the one ``modern[name]`` gives (Note [deprecated keyword slot])."""
+    if name not in modern:
+        return value
+    if value is not None:
+        raise ValueError(f"only one of {name} and its deprecated name can be specified")
+    return modern[name]
+
+
 @functools.cache
 def _autograd_backward():
     """autograd.backward, imported at the first call (autograd imports this module);
@@ -159,6 +168,14 @@ class Tensor:
         t._grad = t._base = t._extra = None
         t._vc = vc
         return t
+
+    def __getattr__(self, name):
+        """Only for names ordinary lookup does not find (Note [legacy attribute slot])."""
+        from ._legacy_slots import LEGACY_ATTRIBUTES
+        getter = LEGACY_ATTRIBUTES.get(name)
+        if getter is None:
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+        return getter(self)
 
     def _extras(self):
         extra = self._extra
@@ -485,7 +502,8 @@ class Tensor:
         from .autograd.tensor_hooks import register_post_accumulate_hook
         return register_post_accumulate_hook(self, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None,
+                 **deprecated):
         """Compute the gradient of this tensor w.r.t. graph leaves (see
         ``chainrule.autograd.backward``).
 
@@ -494,6 +512,10 @@ class Tensor:
         >>> (x ** 2).backward(); x.grad.item()
         6.0
         """
+        if deprecated:                       # Note [deprecated keyword slot]
+            from . import _legacy_slots
+            modern = _legacy_slots.deprecated_kwargs("backward", deprecated, 2)
+            retain_graph = _only_one("retain_graph", retain_graph, modern)
         _autograd_backward()(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):

@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from .. import _grad_mode
+from .. import _grad_mode, _legacy_slots
+from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
@@ -343,7 +344,7 @@ def _expand_key(key, ndim):
         raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > ndim:
         if ndim == 0:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+            raise ZeroDimIndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
                              "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a "
                              "number")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
@@ -434,7 +435,13 @@ def getitem(self, key):
         if not -n <= key < n:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
         return _select(self, 0, key % n)
-    view, rest = _apply_basic(self, _expand_key(key, self._data.ndim))
+    try:
+        expanded = _expand_key(key, self._data.ndim)
+    except ZeroDimIndexError:                        # Note [zero-dim index slot]
+        if _legacy_slots.ZERO_DIM_INDEX is None:
+            raise
+        return _legacy_slots.ZERO_DIM_INDEX(self, key, 2)
+    view, rest = _apply_basic(self, expanded)
     if rest is not None:
         return _index(view, rest)
     if view is self:

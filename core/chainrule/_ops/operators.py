@@ -2,7 +2,7 @@
 and the in-place forms of the elementwise ops."""
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _legacy_slots
 from .._grad_mode import STATE as _MODE
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
@@ -294,7 +294,14 @@ def _inplace(name, example=None):
         if ufunc is not None and len(args) == 1 and set(kwargs) <= {"alpha"} and \
                 _try_fast_inplace(self, ufunc, args[0], kwargs.get("alpha", 1)):
             return self
-        return commit_inplace(self, fn(self, *args, **kwargs))
+        try:
+            out = fn(self, *args, **kwargs)
+        except TypeError:                            # Note [scalar-first slot]
+            legacy = _legacy_slots.SCALAR_FIRST and _legacy_slots.SCALAR_FIRST(name, args, 2)
+            if not legacy:
+                raise
+            out = fn(self, legacy[0], alpha=legacy[1])
+        return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     if example is None:
         example = ("" if name in _UNARY else "1") + (", 1" if name == "clamp" else "")

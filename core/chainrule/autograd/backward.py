@@ -106,7 +106,7 @@ def _engine_grads(grads, create_graph):
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             grad_variables=None, inputs=None):
+             grad_variables=None, inputs=None, **deprecated):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
 
     >>> import chainrule as cr
@@ -115,6 +115,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     >>> x.grad.tolist()
     [3.0, 3.0]
     """
+    if deprecated:                           # Note [deprecated keyword slot]
+        from .._legacy_slots import deprecated_kwargs
+        from .._tensor import _only_one
+        modern = deprecated_kwargs("backward", deprecated, 2)
+        retain_graph = _only_one("retain_graph", retain_graph, modern)
     if (grad_tensors is None and grad_variables is None and inputs is None
             and create_graph is False and _backward_scalar(tensors, retain_graph)):
         return

@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from .. import _grad_mode
+from .. import _grad_mode, _legacy_slots
 from .._tensor import Tensor
 from .node import Node, grad_accumulator
 from .saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
@@ -179,11 +179,14 @@ class Function(metaclass=FunctionMeta):
 
     def __init__(self, *args, **kwargs):
         if type(self).forward is not Function.forward and \
-                not isinstance(type(self).__dict__.get("forward"), staticmethod):
+                not isinstance(type(self).__dict__.get("forward"), staticmethod) and \
+                _legacy_slots.LEGACY_FUNCTION is None:     # Note [legacy Function slot]
             raise RuntimeError(_LEGACY_MESSAGE)
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(_LEGACY_MESSAGE)
+        if _legacy_slots.LEGACY_FUNCTION is None or kwargs:  # Note [legacy Function slot]
+            raise RuntimeError(_LEGACY_MESSAGE)
+        return _legacy_slots.LEGACY_FUNCTION(self, args)
 
     @staticmethod
     def forward(*args, **kwargs):

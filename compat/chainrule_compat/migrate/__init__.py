@@ -1,0 +1,1 @@
+"""``chainrule-migrate``: reports and rewrites Variable-era code (see cli.py)."""

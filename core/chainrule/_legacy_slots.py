@@ -1,0 +1,68 @@
+"""Slots through which the compat layer (chainrule-compat) keeps Variable-era code
+running. Core never fills them; each is None or empty until compat is imported, and
+each is consulted only where modern code fails (an unknown attribute, a keyword
+argument, an index or a call that would raise), so an empty slot costs modern code
+nothing.
+
+Note [legacy attribute slot]
+    ``Tensor.__getattr__`` runs only when ordinary lookup fails. It looks the name up
+    in ``LEGACY_ATTRIBUTES`` (name -> ``fn(tensor)``, e.g. ``volatile``, ``creator``,
+    ``new``) and returns ``fn(tensor)``; without an entry it raises the usual
+    AttributeError. Attributes that exist are never slowed down. The module's
+    ``__getattr__`` does the same with ``LEGACY_MODULE_ATTRIBUTES`` (name -> the
+    object, e.g. ``chainrule.FloatTensor``).
+
+Note [deprecated keyword slot]
+    ``Tensor.backward`` and ``autograd.backward`` accept extra keyword arguments
+    only to hand them to ``DEPRECATED_KWARGS(api, kwargs, stacklevel)``, which returns
+    the modern keywords to use (e.g. ``retain_variables`` -> ``retain_graph``) and
+    warns. When the slot is None they raise the TypeError Python would.
+
+Note [zero-dim index slot]
+    Indexing a 0-dim tensor (``loss.data[0]``) raises IndexError in modern code.
+    The error is raised as ``ZeroDimIndexError``; ``Tensor.__getitem__`` catches it
+    (no cost unless raised) and, when ``ZERO_DIM_INDEX`` is set, returns
+    ``ZERO_DIM_INDEX(tensor, key, stacklevel)`` instead of raising.
+
+Note [legacy Function slot]
+    Instances of a ``Function`` subclass whose ``forward`` is not a staticmethod
+    (``MyFn()(x)``, the old style) raise the reference's "Legacy autograd function"
+    error, unless ``LEGACY_FUNCTION`` is set: then constructing them works and
+    calling one returns ``LEGACY_FUNCTION(instance, args)``.
+
+Note [scalar-first slot]
+    ``p.data.add_(-lr, p.grad.data)``, the 0.2 argument order of ``add_``/``sub_``
+    (scalar, tensor), raises TypeError in modern code. The in-place method catches it
+    (no cost unless raised) and, when ``SCALAR_FIRST`` is set, calls it again with
+    ``(other, alpha)`` from ``SCALAR_FIRST(name, args, frames_up)``, or re-raises
+    when that returns None.
+
+>>> from chainrule import _legacy_slots
+>>> _legacy_slots.LEGACY_FUNCTION is None or callable(_legacy_slots.LEGACY_FUNCTION)
+True
+"""
+
+LEGACY_ATTRIBUTES = {}     # Note [legacy attribute slot]
+LEGACY_MODULE_ATTRIBUTES = {}
+DEPRECATED_KWARGS = None   # Note [deprecated keyword slot]
+ZERO_DIM_INDEX = None      # Note [zero-dim index slot]
+LEGACY_FUNCTION = None     # Note [legacy Function slot]
+SCALAR_FIRST = None        # Note [scalar-first slot]
+
+
+class ZeroDimIndexError(IndexError):
+    """An index into a 0-dim tensor (Note [zero-dim index slot])."""
+
+
+def deprecated_kwargs(api, kwargs, stacklevel):
+    """The modern keywords for ``kwargs`` of ``api`` (Note [deprecated keyword slot]).
+
+    >>> from chainrule._legacy_slots import deprecated_kwargs
+    >>> deprecated_kwargs("backward", {}, 2)
+    {}
+    """
+    if not kwargs:
+        return kwargs
+    if DEPRECATED_KWARGS is None:
+        raise TypeError(f"{api}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return DEPRECATED_KWARGS(api, kwargs, stacklevel + 1)
