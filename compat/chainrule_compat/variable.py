@@ -11,6 +11,7 @@ import threading
 import weakref
 
 import chainrule as cr
+from chainrule import _legacy_slots
 from chainrule._ops import _registry
 from chainrule._tensor import Tensor
 
@@ -38,6 +39,7 @@ def mark_volatile(tensor):
         _LIVE[key] = weakref.ref(tensor, lambda _, key=key: _forget(key))
         if _handle is None:
             _handle = _registry.add_dispatcher(_volatile_dispatcher)
+            _legacy_slots.FUNCTION_WRAPPER = _volatile_function
     return tensor
 
 
@@ -59,16 +61,30 @@ def _forget(key):
         if not _LIVE and _handle is not None:
             _handle.remove()
             _handle = None
+            _legacy_slots.FUNCTION_WRAPPER = None
 
 
 def _volatile_dispatcher(run, op, inputs, attrs, view_base):
-    for t in inputs:
-        if id(t) in _LIVE:
-            break
-    else:
+    if not _any_volatile(inputs):
         return run(op, inputs, attrs, view_base)
     with cr.no_grad():
-        out = run(op, inputs, attrs, view_base)
+        return _volatile_results(run(op, inputs, attrs, view_base))
+
+
+def _volatile_function(apply, cls, args, kwargs):
+    """A custom Function with a volatile input (core's Note [Function wrapper slot]):
+    run without recording, like the table ops, and volatile results."""
+    if not _any_volatile(args):
+        return apply(cls, args, kwargs)
+    with cr.no_grad():
+        return _volatile_results(apply(cls, args, kwargs))
+
+
+def _any_volatile(values):
+    return any(id(v) in _LIVE for v in values if isinstance(v, Tensor))
+
+
+def _volatile_results(out):
     for t in (out if isinstance(out, tuple) else (out,)):
         if isinstance(t, Tensor):
             mark_volatile(t)

@@ -4,6 +4,7 @@ import warnings
 import pytest
 
 import chainrule as cr
+from chainrule import _legacy_slots
 from chainrule._ops import _registry
 from chainrule.autograd import Variable
 from chainrule_compat import variable
@@ -53,17 +54,41 @@ def test_volatile_propagates_and_records_nothing():
     assert w.grad.tolist() == [2.0, 2.0]
 
 
+class _Scale(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        (w,) = ctx.saved_tensors
+        return g * w, None
+
+
+def test_custom_function_with_a_volatile_input_records_nothing():
+    w = cr.ones(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = Variable(cr.tensor([1.0, 2.0]), volatile=True)
+        out = _Scale.apply(v, w)
+        assert out.grad_fn is None and not out.requires_grad and out.volatile
+        assert _Scale.apply(cr.ones(2), w).grad_fn is not None   # the rest records
+
+
 def test_dispatcher_only_while_a_volatile_tensor_lives():
     gc.collect()
-    assert _registry._dispatch is None
+    assert _registry._dispatch is None and _legacy_slots.FUNCTION_WRAPPER is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         v = Variable(cr.ones(2), volatile=True)
     assert _registry._dispatch is not None
     u = v * 2
+    assert _legacy_slots.FUNCTION_WRAPPER is not None
     del v, u
     gc.collect()
     assert _registry._dispatch is None and not variable._LIVE
+    assert _legacy_slots.FUNCTION_WRAPPER is None
 
 
 def test_volatile_warns_once_per_call_site():

@@ -37,6 +37,13 @@ Note [scalar-first slot]
     ``(other, alpha)`` from ``SCALAR_FIRST(name, args, frames_up)``, or re-raises
     when that returns None.
 
+Note [Function wrapper slot]
+    ``Function.apply`` runs ``FUNCTION_WRAPPER(apply, cls, args, kwargs)`` when the
+    slot is set, which calls ``apply(cls, args, kwargs)`` itself (compat sets it only
+    while a volatile tensor is alive, to run a Function with a volatile input
+    without recording, as every table op does through Note [dispatch slot]). Empty,
+    it costs one global read per Function call.
+
 >>> from chainrule import _legacy_slots
 >>> _legacy_slots.LEGACY_FUNCTION is None or callable(_legacy_slots.LEGACY_FUNCTION)
 True
@@ -48,6 +55,7 @@ DEPRECATED_KWARGS = None   # Note [deprecated keyword slot]
 ZERO_DIM_INDEX = None      # Note [zero-dim index slot]
 LEGACY_FUNCTION = None     # Note [legacy Function slot]
 SCALAR_FIRST = None        # Note [scalar-first slot]
+FUNCTION_WRAPPER = None    # Note [Function wrapper slot]
 
 
 class ZeroDimIndexError(IndexError):

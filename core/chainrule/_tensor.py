@@ -120,6 +120,28 @@ class device:
 CPU = device("cpu")
 
 
+def _constructor_arguments(args):
+    """``(data, None)`` or ``(None, sizes)`` from ``Tensor(*args)``'s positional
+    arguments, with the reference's TypeErrors for anything else."""
+    if not args:
+        return [], None
+    if len(args) == 1 and isinstance(args[0], Size):
+        return None, tuple(args[0])
+    if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        return None, tuple(int(a) for a in args)
+    if len(args) == 1:
+        data = args[0]
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if isinstance(data, (list, tuple, np.ndarray, Tensor)):
+            return data, None
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    got = ", ".join(type(a).__name__ for a in args)
+    raise TypeError(f"new() received an invalid combination of arguments - got ({got}), "
+                    "but expected one of: (*, device), (tuple of ints size, *, device), "
+                    "(object data, *, device)")
+
+
 class Tensor:
     """A multi-dimensional array that records operations for automatic differentiation.
 
@@ -135,9 +157,25 @@ class Tensor:
                  "_base", "_extra", "__weakref__")
     __array_priority__ = 1000   # ndarray (op) Tensor defers to Tensor's reflected operator
 
-    def __init__(self, data=None, *, dtype=None, requires_grad=False):
+    def __init__(self, *args, dtype=None, requires_grad=False):
+        """The reference's constructor: ``Tensor(data)`` copies ``data`` into the
+        default dtype (a Tensor of that dtype is shared, not copied); ``Tensor(*sizes)``
+        or ``Tensor(Size)`` makes a tensor of that shape (zero-filled, where the
+        reference leaves it uninitialised); ``Tensor()`` an empty one.
+
+        >>> import chainrule as cr
+        >>> cr.Tensor(2, 3).shape, cr.Tensor([1, 2]).tolist()
+        (chainrule.Size([2, 3]), [1.0, 2.0])
+        """
         from ._factories import _as_array
-        arr = _as_array([] if data is None else data, dtype)
+        data, sizes = _constructor_arguments(args)
+        target = _dtypes.get_default_dtype() if dtype is None else _dtypes.to_dtype(dtype)
+        if sizes is not None:
+            arr = np.zeros(sizes, dtype=target.np)
+        elif isinstance(data, Tensor) and data._data.dtype == target.np:
+            arr = data._data                   # the reference aliases a same-dtype tensor
+        else:
+            arr = _as_array(data, target)
         self._data = arr
         self.grad_fn = None
         self._output_nr = 0

@@ -308,3 +308,23 @@ def test_integer_requires_grad_errors_word_each_path_as_torch():
                                                "dtype can require gradients$"):
             make()
     assert cr.arange(3).requires_grad_(False).requires_grad is False
+
+
+def test_tensor_constructor_takes_sizes_data_or_nothing_like_the_reference():
+    assert cr.Tensor(2, 3).shape == (2, 3) and cr.Tensor(2, 3).dtype == cr.get_default_dtype()
+    assert cr.Tensor(5).shape == (5,)
+    assert cr.Tensor(cr.Size([2, 1])).shape == (2, 1)
+    assert cr.Tensor((2, 3)).tolist() == [2.0, 3.0]          # a plain tuple is data
+    assert cr.Tensor([1, 2]).dtype == cr.float32             # data takes the default dtype
+    assert cr.Tensor(np.array([True])).tolist() == [1.0]
+    assert cr.Tensor().shape == (0,)
+    t = cr.ones(2)
+    alias = cr.Tensor(t)
+    alias.add_(1)
+    assert t.tolist() == [2.0, 2.0]                          # same dtype: shared
+    with pytest.raises(TypeError, match=r"data must be a sequence \(got float\)"):
+        cr.Tensor(2.5)
+    with pytest.raises(TypeError, match="invalid data type 'str'"):
+        cr.Tensor("a")
+    with pytest.raises(TypeError, match=r"invalid combination of arguments - got \(list, int\)"):
+        cr.Tensor([1], 2)

@@ -1,6 +1,6 @@
 """Running a custom Function's forward and wiring its node into the graph
 (see Note [custom function outputs] in function.py)."""
-from .. import _grad_mode
+from .. import _grad_mode, _legacy_slots
 from .._tensor import Tensor, _differentiable_dtype
 from . import anomaly_mode, engine, tangent_slot
 from .function import Function
@@ -9,6 +9,13 @@ from .saved_tensor import SavedTensor
 
 
 def apply_function(cls, args, kwargs):
+    wrapper = _legacy_slots.FUNCTION_WRAPPER     # Note [Function wrapper slot]
+    if wrapper is not None:
+        return wrapper(_apply_function, cls, args, kwargs)
+    return _apply_function(cls, args, kwargs)
+
+
+def _apply_function(cls, args, kwargs):
     ctx = cls._backward_cls.__new__(cls._backward_cls)
     Node.__init__(ctx)
     observer = engine._node_observer             # Note [node observer slot]
