@@ -146,7 +146,7 @@ def test_linear_plain_calls_skip_the_argument_checks(rng, monkeypatch):
         pass
     others = [(cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 1))),
               (cr.tensor(_random(rng, 2, 3)), cr.tensor(w), cr.tensor(_random(rng, 2, 4))),
-              (cr.tensor(_random(rng, 2, 3)), Sub(w), cr.tensor(b))]
+              (cr.tensor(_random(rng, 2, 3)), Sub(w, dtype=cr.float64), cr.tensor(b))]
     for x, w_, b_ in others:               # broadcast biases, a Tensor subclass
         np.testing.assert_allclose(F.linear(x, w_, b_).numpy(),
                                    x.numpy() @ w_._data.T + b_.numpy())
