@@ -1,0 +1,126 @@
+/* chainrule-cuda: the C ABI between the CUDA library and its Python side.
+ *
+ * Note [one C ABI, two builds]
+ *   The same sources build twice: with nvcc into libchainrule_cuda.so (the GPU), and
+ *   with the host compiler into libchainrule_cuda_host.so, where device memory is host
+ *   memory and a host launcher runs every kernel body over the same grid and block
+ *   indexing (CI has no GPU; this is how every kernel is proven there). Python loads
+ *   either one with ctypes (a plain C ABI does not depend on the Python version), so
+ *   everything above this header is the same code in both.
+ *
+ * Conventions: every function returns 0 on success or a nonzero error code, and then
+ * cr_last_error() holds the message (per thread). Streams and events are opaque
+ * handles; NULL is the default stream. Strides are in elements, not bytes. Work is
+ * queued on `stream` and returns before it finishes (the host build runs it at once).
+ */
+#ifndef CHAINRULE_CUDA_CR_CUDA_H_
+#define CHAINRULE_CUDA_CR_CUDA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CR_EXPORT __attribute__((visibility("default")))
+#define CR_MAX_DIMS 16
+
+/* dtype codes; the Python side maps NumPy / ml_dtypes dtypes onto these. */
+enum cr_dtype {
+  CR_BOOL = 0, CR_UINT8, CR_INT8, CR_INT16, CR_INT32, CR_INT64,
+  CR_FLOAT16, CR_BFLOAT16, CR_FLOAT32, CR_FLOAT64, CR_COMPLEX64, CR_COMPLEX128,
+  CR_NUM_DTYPES
+};
+
+/* A strided view of device memory: any layout, broadcasting by stride 0. */
+typedef struct cr_tensor {
+  void* data;                     /* address of element [0, ..., 0] */
+  int32_t dtype;                  /* enum cr_dtype */
+  int32_t ndim;                   /* 0 ... CR_MAX_DIMS */
+  int64_t shape[CR_MAX_DIMS];
+  int64_t strides[CR_MAX_DIMS];   /* in elements; may be 0 or negative */
+} cr_tensor;
+
+/* ---- errors and availability (runtime) ---------------------------------------- */
+CR_EXPORT const char* cr_last_error(void);
+CR_EXPORT int cr_is_emulated(void);              /* 1 in the host build */
+/* Why no GPU can be used ("no NVIDIA driver ...", "no CUDA device ..."), or NULL. */
+CR_EXPORT const char* cr_unavailable_reason(void);
+CR_EXPORT int cr_device_count(int* count);
+CR_EXPORT int cr_set_device(int device);
+CR_EXPORT int cr_get_device(int* device);
+CR_EXPORT int cr_device_synchronize(void);
+CR_EXPORT int cr_device_name(int device, char* buf, size_t len);
+
+/* ---- streams and events (runtime) -------------------------------------------- */
+CR_EXPORT int cr_stream_create(void** stream, int priority);
+CR_EXPORT int cr_stream_destroy(void* stream);
+CR_EXPORT int cr_stream_synchronize(void* stream);
+CR_EXPORT int cr_stream_query(void* stream, int* done);
+CR_EXPORT int cr_stream_wait_event(void* stream, void* event);
+CR_EXPORT int cr_event_create(void** event, int enable_timing);
+CR_EXPORT int cr_event_destroy(void* event);
+CR_EXPORT int cr_event_record(void* event, void* stream);
+CR_EXPORT int cr_event_synchronize(void* event);
+CR_EXPORT int cr_event_query(void* event, int* done);
+CR_EXPORT int cr_event_elapsed_ms(void* start, void* end, float* ms);
+
+/* ---- memory (runtime; the caching allocator) ---------------------------------- */
+CR_EXPORT int cr_alloc(int device, size_t nbytes, void* stream, void** ptr);
+CR_EXPORT int cr_free(void* ptr);
+CR_EXPORT int cr_record_stream(void* ptr, void* stream);
+/* out[0..5]: allocated, max_allocated, reserved, max_reserved, alloc_count, free_count */
+CR_EXPORT int cr_memory_stats(int device, int64_t* out);
+CR_EXPORT int cr_reset_peak_memory_stats(int device);
+CR_EXPORT int cr_empty_cache(void);
+/* kind: 0 host->device, 1 device->host, 2 device->device, 3 host->host */
+CR_EXPORT int cr_memcpy(void* dst, const void* src, size_t nbytes, int kind, void* stream);
+CR_EXPORT int cr_host_alloc_pinned(void** ptr, size_t nbytes);
+CR_EXPORT int cr_host_free_pinned(void* ptr);
+
+/* ---- kernels ------------------------------------------------------------------ */
+/* Op names per family, comma separated, in code order: Python maps name -> code
+ * from these, so the numbering lives only in the C++ sources. family: "unary",
+ * "binary", "ternary", "reduce", "arg_reduce", "scan", "softmax", "rng". */
+CR_EXPORT const char* cr_op_names(const char* family);
+
+CR_EXPORT int cr_fill(cr_tensor* out, double real, double imag, void* stream);
+/* Strided copy with dtype conversion; `in` broadcasts to out's shape by stride 0. */
+CR_EXPORT int cr_copy(cr_tensor* out, const cr_tensor* in, void* stream);
+/* Element-wise. Inputs have out's shape (broadcast by stride 0) and one common
+ * dtype; out has that dtype, or bool for predicates and comparisons. */
+CR_EXPORT int cr_unary(int op, cr_tensor* out, const cr_tensor* in, double arg, void* stream);
+CR_EXPORT int cr_binary(int op, cr_tensor* out, const cr_tensor* a, const cr_tensor* b, void* stream);
+CR_EXPORT int cr_ternary(int op, cr_tensor* out, const cr_tensor* a, const cr_tensor* b,
+                         const cr_tensor* c, void* stream);
+/* Reductions: out has in's ndim with the reduced dims (bits of dims_mask) of size 1. */
+CR_EXPORT int cr_reduce(int op, cr_tensor* out, const cr_tensor* in, uint64_t dims_mask,
+                        double arg, void* stream);
+CR_EXPORT int cr_arg_reduce(int op, cr_tensor* values, cr_tensor* indices,
+                            const cr_tensor* in, int dim, void* stream);
+CR_EXPORT int cr_scan(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream);
+CR_EXPORT int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream);
+/* out = alpha * a @ b + beta * out over broadcast batch dims ((..., m, k) @ (..., k, n));
+ * cuBLAS on the GPU (loaded at run time), the kernel's own loop in the host build. */
+CR_EXPORT int cr_matmul(cr_tensor* out, const cr_tensor* a, const cr_tensor* b,
+                        double alpha, double beta, void* stream);
+/* Indexing; index tensors are int64 and are checked (an out-of-range index is an error). */
+CR_EXPORT int cr_gather(cr_tensor* out, const cr_tensor* in, int dim, const cr_tensor* index, void* stream);
+CR_EXPORT int cr_scatter_add(cr_tensor* out, int dim, const cr_tensor* index, const cr_tensor* src, void* stream);
+CR_EXPORT int cr_index_select(cr_tensor* out, const cr_tensor* in, int dim, const cr_tensor* index, void* stream);
+CR_EXPORT int cr_index_add(cr_tensor* out, int dim, const cr_tensor* index, const cr_tensor* src, void* stream);
+CR_EXPORT int cr_masked_fill(cr_tensor* out, const cr_tensor* mask, double real, double imag, void* stream);
+CR_EXPORT int cr_im2col(cr_tensor* cols, const cr_tensor* in, const int64_t* kernel, const int64_t* stride,
+                        const int64_t* padding, const int64_t* dilation, void* stream);
+CR_EXPORT int cr_col2im(cr_tensor* out, const cr_tensor* cols, const int64_t* kernel, const int64_t* stride,
+                        const int64_t* padding, const int64_t* dilation, void* stream);
+/* Counter-based random numbers (Philox): the same (seed, offset) gives the same values
+ * on the GPU and in the host build. arg0/arg1: low/high, mean/std, p. */
+CR_EXPORT int cr_random(int op, cr_tensor* out, uint64_t seed, uint64_t offset,
+                        double arg0, double arg1, void* stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif  /* CHAINRULE_CUDA_CR_CUDA_H_ */
