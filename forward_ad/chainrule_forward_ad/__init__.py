@@ -27,12 +27,21 @@ from chainrule.autograd import tangent_slot
 from ._slot import TangentSlot
 from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
 
+# Note [one dual level]
+#     Like the reference, one dual level at most exists at a time, and its index is 0:
+#     entering a second ("nesting" dual_level) raises "Nested forward mode AD is not
+#     supported at the moment" (higher-order forward derivatives go through
+#     chainrule.func.jvp). The ``level=`` arguments follow the reference: a negative
+#     level means "none" (unpack_dual returns the tensor itself), any level but 0 is
+#     invalid for make_dual, and for unpack_dual of a tensor with a tangent; exiting
+#     checks the level is the current one before it checks that one exists.
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
 
 
 def enter_dual_level():
-    """Enter a dual level (only one may be active) and return its index.
+    """Enter a dual level (only one may be active: Note [one dual level]) and return
+    its index.
 
     >>> import chainrule.autograd.forward_ad as fwAD
     >>> level = fwAD.enter_dual_level(); fwAD.exit_dual_level(level=level); level
@@ -57,25 +66,18 @@ def exit_dual_level(*, level=None):
     RuntimeError: Dual level must be a positive number.
     """
     current = CURRENT[0]
-    index = (current.index if current is not None else -1) if level is None else level
-    if index < 0:
-        raise RuntimeError("Dual level must be a positive number.")
-    if current is None or index != current.index:
+    index = current.index if current is not None else -1
+    if level is not None and level != index:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
+    if current is None:
+        raise RuntimeError("Dual level must be a positive number.")
     handle, previous_slot = current.handles
     handle.remove()
     tangent_slot.set_tangent_slot(previous_slot)
     current.tangents.clear()
     current.by_array.clear()
     CURRENT[0] = None
-
-
-def _level_for(level, op_name):
-    current = CURRENT[0]
-    if level is not None and (current is None or level != current.index):
-        raise RuntimeError(f"Invalid level given to {op_name}")
-    return current
 
 
 def make_dual(tensor, tangent, *, level=None):
@@ -95,11 +97,16 @@ def make_dual(tensor, tangent, *, level=None):
     [4.0]
     """
     current = CURRENT[0]
-    if current is None and level is None:
+    if ((current.index if current is not None else -1) if level is None else level) < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
-    current = _level_for(level, "_make_dual")
-    _check_dual_args(tensor, tangent, current)
+    _check_dual_args(tensor, tangent, level)
+    if current is None:
+        raise RuntimeError("Trying to access a forward AD level with an invalid index. This "
+                           "index was either not created or is already deleted.")
+    if current.get(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {current.index} is not supported.")
     with paused():
         dual = _registry.apply_op(ALIAS, (tensor,), {})
     dual._vc = counter_of(tensor)
@@ -107,7 +114,9 @@ def make_dual(tensor, tangent, *, level=None):
     return dual
 
 
-def _check_dual_args(tensor, tangent, current):
+def _check_dual_args(tensor, tangent, level):
+    """make_dual's checks in the reference's order: types, dtypes, the level (only
+    level 0 can exist: Note [one dual level]), then the sizes."""
     for name, value in (("primal", tensor), ("tangent", tangent)):
         if not isinstance(value, Tensor):
             raise TypeError(f"make_dual(): argument '{name}' must be Tensor, not "
@@ -115,14 +124,13 @@ def _check_dual_args(tensor, tangent, current):
         if not _differentiable_dtype(value._data.dtype):
             raise ValueError(f"Expected {name} to be floating point or complex, but got: "
                              f"{value.dtype}")
+    if level is not None and level != 0:
+        raise RuntimeError("Invalid level given to _make_dual")
     if tangent._data.shape != tensor._data.shape:
         raise RuntimeError("Trying to set a forward gradient that has a different size than "
                            "that of the original Tensor, this is not supported. Tensor is of "
                            f"size {list(tensor._data.shape)} while the given forward gradient "
                            f"is of size {list(tangent._data.shape)}.")
-    if current.get(tensor) is not None:
-        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
-                           f"gradient at the same level {current.index} is not supported.")
 
 
 class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
@@ -147,12 +155,15 @@ def unpack_dual(tensor, *, level=None):
     True
     """
     current = CURRENT[0]
-    if current is None and level is None:
+    if ((current.index if current is not None else -1) if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
-    current = _level_for(level, "_fw_primal")
+    tangent = current.get(tensor) if current is not None else None
+    if tangent is not None and level is not None and level != current.index:
+        raise RuntimeError("Invalid level given to _fw_primal")
     with paused():
         primal = _alias(tensor)
-    tangent = None if PAUSED.on else current.get(tensor)    # e.g. in a Function's forward
+    if PAUSED.on:                 # e.g. in a Function's forward: no tangents there
+        tangent = None
     return UnpackedDualTensor(primal, tangent)
 
 

@@ -52,6 +52,74 @@ def test_enter_and_exit_by_hand_and_level_errors():
         fwAD.exit_dual_level()
 
 
+def test_nesting_dual_levels_raises_like_the_reference():
+    with fwAD.dual_level():
+        with pytest.raises(RuntimeError, match="Nested forward mode AD is not supported"):
+            with fwAD.dual_level():
+                pass                                    # pragma: no cover
+        assert _registry._dispatch is not None
+    assert _registry._dispatch is None          # the failed inner enter left nothing behind
+    with fwAD.dual_level() as again:
+        assert again == 0                       # levels are re-numbered from 0
+
+
+def test_exit_checks_the_level_before_it_checks_one_exists():
+    # the reference: a level other than the current one (-1 when none) is "not the last
+    # one"; exiting the "current" level when there is none is "a positive number"
+    with pytest.raises(RuntimeError, match="not the last one that was created"):
+        fwAD.exit_dual_level(level=0)
+    with pytest.raises(RuntimeError, match="not the last one that was created"):
+        fwAD.exit_dual_level(level=-2)
+    with pytest.raises(RuntimeError, match="Dual level must be a positive number."):
+        fwAD.exit_dual_level(level=-1)
+    with fwAD.dual_level():
+        for wrong in (1, -1, -2):
+            with pytest.raises(RuntimeError, match="not the last one that was created"):
+                fwAD.exit_dual_level(level=wrong)
+
+
+def test_make_dual_level_argument_like_the_reference():
+    x, i = _f64([1.0, 2.0]), cr.tensor([1, 2])
+    three = _f64([1.0, 2.0, 3.0])
+    cases = [  # (level, primal, tangent, error type, message), outside any level
+        (-1, x, x, RuntimeError, "no level exists, make sure to enter_dual_level"),
+        (-1, i, x, RuntimeError, "no level exists"),            # before the dtype check
+        (0, i, x, ValueError, "Expected primal to be floating point"),
+        (1, x, three, RuntimeError, "Invalid level given to _make_dual"),   # before sizes
+        (0, x, three, RuntimeError, r"Tensor is of size \[2\]"),
+        (0, x, x, RuntimeError, "Trying to access a forward AD level with an invalid index. "
+                                "This index was either not created or is already deleted."),
+        (5, x, x, RuntimeError, "Invalid level given to _make_dual")]
+    for level, primal, tangent, error, message in cases:
+        with pytest.raises(error, match=message):
+            fwAD.make_dual(primal, tangent, level=level)
+    with fwAD.dual_level():
+        assert _tangent(fwAD.make_dual(x, x, level=0)) is x
+        with pytest.raises(RuntimeError, match="Invalid level given to _make_dual"):
+            fwAD.make_dual(x, three, level=2)
+        with pytest.raises(RuntimeError, match="no level exists"):
+            fwAD.make_dual(x, x, level=-1)
+
+
+def test_unpack_dual_level_argument_like_the_reference():
+    x, t = _f64([1.0]), _f64([2.0])
+    for level in (None, -1, -3):
+        assert fwAD.unpack_dual(x, level=level).primal is x      # no level: x itself
+    outside = fwAD.unpack_dual(x, level=5)
+    assert outside.tangent is None and outside.primal is not x   # a view of x
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        assert fwAD.unpack_dual(d, level=0).tangent is t
+        negative = fwAD.unpack_dual(d, level=-1)
+        assert negative.primal is d and negative.tangent is None
+        for with_tangent in (d, d * 2, d[0:1]):
+            with pytest.raises(RuntimeError, match="Invalid level given to _fw_primal"):
+                fwAD.unpack_dual(with_tangent, level=3)
+        plain = fwAD.unpack_dual(x, level=3)                     # no tangent: no error
+        assert plain.tangent is None and plain.primal is not x
+    assert fwAD.unpack_dual(d, level=3).tangent is None          # its level is gone
+
+
 def test_dual_level_as_decorator():
     @fwAD.dual_level()
     def jvp_of_square(x, t):
