@@ -5,7 +5,10 @@ Note [tangent storage]
     tensor's id, next to a weak reference to the tensor (its callback drops the entry
     when the tensor dies, so an id is never mistaken for a reused one). Tensors stay
     as they are: leaving the level drops every tangent at once. A tangent is a
-    chainrule Tensor (it may require grad: reverse-over-forward).
+    chainrule Tensor (it may require grad: reverse-over-forward), or a bare ndarray
+    where the raw path (Note [raw tangent path]) stored one: ``Level.get`` wraps it
+    in a Tensor on first use and keeps that Tensor, so a tangent read twice is the
+    same object.
 
 Note [missing tangents are zeros]
     An op whose inputs all lack a tangent runs as usual and its outputs get none.
@@ -13,7 +16,32 @@ Note [missing tangents are zeros]
     takes a zero tangent of its shape and dtype (inputs marked NONDIFF take None),
     so every JVP formula of the table sees a full tuple ``t``; a custom Function's
     ``jvp`` likewise receives zeros for its tensor arguments without a tangent and
-    None for its other arguments, like the reference.
+    None for its other arguments, like the reference. The raw path first tries the
+    formula with ZERO, a symbolic zero, in place of the zero arrays (Note [symbolic
+    zero tangents]).
+
+Note [symbolic zero tangents]
+    ``y * 2.0`` or ``A @ x`` with only ``y``/``x`` dual: the other input's tangent is
+    zero, and materializing it costs an array and two full-size operations for
+    nothing. ZERO stands for it: ``ZERO * a``, ``a * ZERO``, ``ZERO / a``, ``a @ ZERO``
+    are ZERO, ``a + ZERO`` is ``a``, ``-ZERO`` is ZERO, so a formula that is a sum of
+    products ``t[i] * ...`` evaluates to the sum of its live terms (what the
+    reference computes too: its formulas skip undefined tangents, so ``0 * inf``
+    gives no NaN). Anything else met by ZERO (a NumPy function, indexing, a method,
+    a comparison, ``a / ZERO``) raises TypeError or AttributeError, and the raw path
+    then runs the formula again with real zero arrays: a formula is never trusted
+    with ZERO beyond plain arithmetic. A ZERO result becomes zeros of the output's
+    shape, and a result that is one of the formula's inputs is copied (a tangent
+    never shares memory with another's unless the op is a view).
+
+Note [raw tangent path]
+    The common case of forward mode, every op of ``f(make_dual(x, v))`` with nothing
+    requiring grad and one output, runs in ``dispatch`` itself (``_attach_raw``): the
+    tangents are read from the level's dict as ndarrays, the JVP runs on ARRAY_NS
+    with a per-op plan of where its arguments come from (``_RAW``), and the result is
+    stored as a bare ndarray (Note [tangent storage]) without a Tensor around it.
+    Everything else (recorded tangents, batched levels, ops with several outputs or
+    without a forward rule) goes through ``attach_tangents``.
 
 Note [tangent formulas, two namespaces]
     The JVP formulas run like the VJPs (Note [one formula, two namespaces]): on
@@ -59,9 +87,13 @@ class Level:
 
     def get(self, t):
         entry = self.tangents.get(id(t))
-        if entry is not None and entry[0]() is t:
-            return entry[1]
-        return None
+        if entry is None or entry[0]() is not t:
+            return None
+        tangent = entry[1]
+        if type(tangent) is np.ndarray:          # Note [tangent storage]: wrapped once
+            tangent = Tensor._wrap(tangent)
+            self.tangents[id(t)] = (entry[0], tangent)
+        return tangent
 
     def set(self, t, tangent):
         ref = _Ref(t, self._forget_cb)
@@ -112,7 +144,7 @@ class paused:
 
 def dispatch(run, op, inputs, attrs, view_base):
     """The dispatcher (Note [dispatch slot]): run the op, then its JVP when an input
-    has a tangent."""
+    has a tangent (Note [raw tangent path] for the common case)."""
     level = CURRENT[0]
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)
@@ -126,9 +158,124 @@ def dispatch(run, op, inputs, attrs, view_base):
         else:
             tangents.append(None)
     out = run(op, inputs, attrs, view_base)
-    if found:
+    if not found:
+        return out
+    raw = _RAW.get(op)
+    if raw is None:
+        raw = _raw_plan(op)
+    if raw and level.batch is None and not (_grad_mode.STATE.grad_enabled and
+                                            _needs_graph(inputs, tangents)):
+        r = _raw_tangent(raw, inputs, attrs, out, tangents, view_base is not None)
+        if r is not None:               # Level.set, inlined
+            ref = _Ref(out, level._forget_cb)
+            ref.key = key = id(out)
+            level.tangents[key] = (ref, r)
+    else:
+        tangents = [None if g is None else level.get(x) for x, g in zip(inputs, tangents)]
         attach_tangents(level, op, inputs, attrs, out, tangents, view_base is not None)
     return out
+
+
+class _Zero:
+    """ZERO, the symbolic zero tangent of Note [symbolic zero tangents]."""
+
+    __slots__ = ()
+    __array_ufunc__ = None          # NumPy's operators defer to ours; its ufuncs refuse
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("a symbolic zero tangent is not an array")
+
+    def __mul__(self, other):
+        return self
+
+    __rmul__ = __truediv__ = __matmul__ = __rmatmul__ = __mul__
+
+    def __neg__(self):
+        return self
+
+    __pos__ = __neg__
+
+    def __add__(self, other):
+        return other
+
+    __radd__ = __rsub__ = __add__
+
+    def __sub__(self, other):
+        return -other
+
+    def __bool__(self):
+        raise TypeError("a symbolic zero tangent has no truth value")
+
+    def __eq__(self, other):
+        raise TypeError("a symbolic zero tangent cannot be compared")
+
+    __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
+    __hash__ = object.__hash__
+
+
+ZERO = _Zero()
+_ARRAY_NS = [None]      # _registry.ARRAY_NS, once it exists
+_RAW = {}         # op -> (jvp function, what a missing tangent is per input) or False
+
+
+def _raw_plan(op):
+    _ARRAY_NS[0] = _registry.ARRAY_NS
+    jvp = op.jvp
+    if type(jvp) is not Formula or op.multi_output:
+        raw = False
+    else:
+        raw = (jvp.fn, tuple(None if v is NONDIFF else ZERO for v in op.vjps),
+               _PLANS.get(op) or _plan(op))
+    _RAW[op] = raw
+    return raw
+
+
+def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
+    """Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
+    fn, missing, plan = raw
+    t, zeros = [], False
+    for g, m in zip(tangents, missing):
+        if g is None:
+            t.append(m)
+            zeros = zeros or m is ZERO
+        else:
+            t.append(g if type(g) is np.ndarray else g._data)
+    env = []
+    for kind, key in plan:              # _env, inlined for one output
+        if kind == 2:
+            env.append(inputs[key]._data)
+        elif kind == 1:
+            env.append(out._data)
+        elif kind == 0:
+            env.append(attrs[key])
+        else:
+            env.append(inputs[key]._data.shape)
+    r = _with_zeros(fn, t, env, inputs) if zeros else fn(_ARRAY_NS[0], t, *env)
+    data = out._data
+    if type(r) is np.ndarray and r.shape == data.shape and r.dtype == data.dtype:
+        if is_view:
+            return r
+        if r.base is None:
+            for g in t:
+                if r is g:
+                    break
+            else:
+                return r
+    r = _fit_array(r, out, t, is_view)
+    return None if r is None else r._data
+
+
+def _with_zeros(fn, t, env, inputs):
+    """The formula with ZERO for missing tangents, or with zero arrays where ZERO
+    meets more than arithmetic (Note [symbolic zero tangents])."""
+    try:
+        r = fn(_registry.ARRAY_NS, t, *env)
+        if r is ZERO or type(r) is np.ndarray and r.dtype.kind != "O":
+            return 0.0 if r is ZERO else r.copy() if any(r is v for v in env) else r
+    except (TypeError, AttributeError):
+        pass
+    t = [np.zeros(x._data.shape, x._data.dtype) if g is ZERO else g for x, g in zip(inputs, t)]
+    return fn(_registry.ARRAY_NS, t, *env)
 
 
 def no_forward_rule(name):
@@ -137,7 +284,8 @@ def no_forward_rule(name):
 
 
 def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
-    """Compute the op's output tangent(s) with its JVP formula and store them."""
+    """Compute the op's output tangent(s) with its JVP formula and store them, where
+    the raw path (Note [raw tangent path]) does not."""
     jvp = op.jvp
     if type(jvp) is not Formula:
         raise no_forward_rule(op.name)
@@ -147,54 +295,20 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
         return attach_batched(level, op, inputs, attrs, out, tangents, is_view, track)
     if track:
         return _attach_recorded(level, op, inputs, attrs, out, tangents, is_view)
-    if not op.multi_output:
-        return _attach_single(level, op, jvp, inputs, attrs, out, tangents, is_view)
-    t = tuple(_full_tangents(op, inputs, tangents, _data))
+    t = tuple(_full_tangents(op, inputs, tangents, _data))       # several outputs
     result = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data))
-    if not op.multi_output:
-        tangent = _fit_array(result, out, t, is_view)
-        if tangent is not None:
-            level.set_output(out, tangent)
-        return
     for o, r in zip(out, result):
         tangent = _fit_array(r, o, t, is_view)
         if tangent is not None:
             level.set_output(o, tangent)
 
 
-def _attach_single(level, op, jvp, inputs, attrs, out, tangents, is_view):
-    """attach_tangents' common case (one output, ndarrays), written out flat: it runs
-    on every op of a forward-mode computation."""
-    t = []
-    for x, g, vjp in zip(inputs, tangents, op.vjps):
-        if g is not None:
-            t.append(g._data)
-        elif vjp is NONDIFF:
-            t.append(None)
-        else:
-            t.append(np.zeros(x._data.shape, x._data.dtype))
-    plan = _PLANS.get(op)
-    if plan is None:
-        plan = _plan(op)
-    r = jvp.fn(_registry.ARRAY_NS, t, *_env(op, jvp, inputs, attrs, out, _data)) if plan \
-        else jvp.fn(_registry.ARRAY_NS, t)
-    data = out._data
-    if type(r) is np.ndarray and r.shape == data.shape and r.dtype == data.dtype and \
-            (is_view or r.base is None and r is not t[0]):
-        tangent = Tensor._wrap(r)
-    else:
-        tangent = _fit_array(r, out, t, is_view)
-        if tangent is None:
-            return
-    level.set_output(out, tangent)
-
-
 def _needs_graph(inputs, tangents):
     for x in inputs:
         if x._requires_grad:
             return True
-    for g in tangents:
-        if g is not None and g._requires_grad:
+    for g in tangents:              # a bare ndarray (Note [tangent storage]) needs none
+        if g is not None and type(g) is not np.ndarray and g._requires_grad:
             return True
     return False
 

@@ -224,3 +224,53 @@ def _batched_tangent(out):
     if tangent is None:
         return np.zeros((BATCH,) + tuple(out.shape), out.detach().numpy().dtype)
     return tangent.detach().numpy()
+
+
+# --- Note [symbolic zero tangents]: a missing tangent acts as a zero one ----------------
+PARTIAL_SAMPLES = [s for s in SAMPLES if not _declares_no_jvp(s)]
+
+
+@pytest.mark.parametrize("sample", PARTIAL_SAMPLES, ids=[s.id() for s in PARTIAL_SAMPLES])
+def test_missing_tangents_equal_zero_tangents(sample):
+    # each differentiable input alone carries a tangent: the others' missing tangents
+    # (ZERO, or zero arrays where a formula needs them) must give what zero tangents give
+    rng = np.random.default_rng(4)
+    inputs = make_inputs(sample)
+    tangents = _tangents(inputs, rng)
+    live = [i for i, t in enumerate(tangents) if t is not None]
+    inputs = [x.detach() if isinstance(x, cr.Tensor) else x for x in inputs]  # raw path
+    for keep in (live if len(live) > 1 else []):
+        only = [t if i == keep else None for i, t in enumerate(tangents)]
+        zeros = [cr.zeros_like(t) if t is not None and i != keep else t
+                 for i, t in enumerate(tangents)]
+        try:
+            got = _forward_tangents(sample, inputs, only)
+            want = _forward_tangents(sample, inputs, zeros)
+        except NotImplementedError as e:
+            assert _documented_refusal(e), e
+            return
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, atol=1e-12, rtol=1e-12)
+
+
+def test_symbolic_zero_meets_only_arithmetic():
+    from chainrule_forward_ad._tangents import ZERO
+    a = np.ones(2)
+    assert ZERO * a is ZERO and a * ZERO is ZERO and a @ ZERO is ZERO and ZERO / a is ZERO
+    assert a + ZERO is a and ZERO + a is a and a - ZERO is a and -ZERO is ZERO
+    np.testing.assert_array_equal(ZERO - a, -a)
+    for refused in (lambda: np.cos(ZERO), lambda: np.asarray(ZERO), lambda: a / ZERO,
+                    lambda: ZERO[0], lambda: bool(ZERO), lambda: ZERO == a,
+                    lambda: np.where(a > 0, ZERO, a), lambda: ZERO ** 2):
+        with pytest.raises(TypeError):
+            refused()
+
+
+def test_tangent_read_twice_is_the_same_tensor():
+    with fwAD.dual_level():
+        y = fwAD.make_dual(cr.ones(3, dtype=cr.float64), cr.ones(3, dtype=cr.float64)).sin()
+        first = fwAD.unpack_dual(y).tangent
+        assert fwAD.unpack_dual(y).tangent is first
+        first.mul_(2)                                  # the stored tangent itself
+        np.testing.assert_allclose(fwAD.unpack_dual(y * 1.0).tangent.numpy(),
+                                   2 * np.cos(np.ones(3)))
