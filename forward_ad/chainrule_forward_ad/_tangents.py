@@ -34,6 +34,13 @@ Note [symbolic zero tangents]
     shape, and a result that is one of the formula's inputs is copied (a tangent
     never shares memory with another's unless the op is a view).
 
+Note [tangents as values only]
+    A level with ``values_only`` set computes tangents on the raw path even where
+    primals are recorded: the caller wants the tangents' values and will not
+    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
+    where the tangent of a gradient made by a create_graph backward is ``H v``).
+    Recording the tangents' own graph there would be wasted work.
+
 Note [raw tangent path]
     The common case of forward mode, every op of ``f(make_dual(x, v))`` with nothing
     requiring grad and one output, runs in ``dispatch`` itself (``_attach_raw``): the
@@ -144,7 +151,14 @@ class paused:
 
 def dispatch(run, op, inputs, attrs, view_base):
     """The dispatcher (Note [dispatch slot]): run the op, then its JVP when an input
-    has a tangent (Note [raw tangent path] for the common case)."""
+    has a tangent (Note [tangents as values only]
+    A level with ``values_only`` set computes tangents on the raw path even where
+    primals are recorded: the caller wants the tangents' values and will not
+    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
+    where the tangent of a gradient made by a create_graph backward is ``H v``).
+    Recording the tangents' own graph there would be wasted work.
+
+Note [raw tangent path] for the common case)."""
     level = CURRENT[0]
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)
@@ -166,7 +180,7 @@ def dispatch(run, op, inputs, attrs, view_base):
     if raw and level.batch is None and not (_grad_mode.STATE.grad_enabled and
                                             _needs_graph(inputs, tangents)):
         r = _raw_tangent(raw, inputs, attrs, out, tangents, view_base is not None)
-        if r is not None:               # Level.set, inlined
+        if r is not None:               # Level.set, inlined (out has no grad_fn here)
             ref = _Ref(out, level._forget_cb)
             ref.key = key = id(out)
             level.tangents[key] = (ref, r)
@@ -214,7 +228,7 @@ class _Zero:
 
 
 ZERO = _Zero()
-_ARRAY_NS = [None]      # _registry.ARRAY_NS, once it exists
+_ARRAY_NS = [_registry.ARRAY_NS]   # set again once it exists (_raw_plan)
 _RAW = {}         # op -> (jvp function, what a missing tangent is per input) or False
 
 
@@ -231,7 +245,14 @@ def _raw_plan(op):
 
 
 def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
-    """Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
+    """Note [tangents as values only]
+    A level with ``values_only`` set computes tangents on the raw path even where
+    primals are recorded: the caller wants the tangents' values and will not
+    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
+    where the tangent of a gradient made by a create_graph backward is ``H v``).
+    Recording the tangents' own graph there would be wasted work.
+
+Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
     fn, missing, plan = raw
     t, zeros = [], False
     for g, m in zip(tangents, missing):
@@ -250,7 +271,7 @@ def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
             env.append(attrs[key])
         else:
             env.append(inputs[key]._data.shape)
-    r = _with_zeros(fn, t, env, inputs) if zeros else fn(_ARRAY_NS[0], t, *env)
+    r = _with_zeros(_ARRAY_NS[0], fn, t, env, inputs) if zeros else fn(_ARRAY_NS[0], t, *env)
     data = out._data
     if type(r) is np.ndarray and r.shape == data.shape and r.dtype == data.dtype:
         if is_view:
@@ -265,17 +286,21 @@ def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
     return None if r is None else r._data
 
 
-def _with_zeros(fn, t, env, inputs):
-    """The formula with ZERO for missing tangents, or with zero arrays where ZERO
-    meets more than arithmetic (Note [symbolic zero tangents])."""
+def _with_zeros(F, fn, t, env, inputs):
+    """The formula with ZERO for missing tangents, or with zero arrays (Tensors on
+    TENSOR_NS) where ZERO meets more than arithmetic (Note [symbolic zero tangents])."""
+    kind = np.ndarray if F is _ARRAY_NS[0] else Tensor
     try:
-        r = fn(_registry.ARRAY_NS, t, *env)
-        if r is ZERO or type(r) is np.ndarray and r.dtype.kind != "O":
-            return 0.0 if r is ZERO else r.copy() if any(r is v for v in env) else r
+        r = fn(F, t, *env)
+        if r is ZERO:
+            return 0.0
+        if type(r) is kind and (kind is Tensor or r.dtype.kind != "O"):
+            return r.copy() if kind is np.ndarray and any(r is v for v in env) else r
     except (TypeError, AttributeError):
         pass
-    t = [np.zeros(x._data.shape, x._data.dtype) if g is ZERO else g for x, g in zip(inputs, t)]
-    return fn(_registry.ARRAY_NS, t, *env)
+    t = [g if g is not ZERO else np.zeros(x._data.shape, x._data.dtype) if kind is np.ndarray
+         else Tensor._wrap(np.zeros(x._data.shape, x._data.dtype)) for x, g in zip(inputs, t)]
+    return fn(F, t, *env)
 
 
 def no_forward_rule(name):
@@ -285,7 +310,14 @@ def no_forward_rule(name):
 
 def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     """Compute the op's output tangent(s) with its JVP formula and store them, where
-    the raw path (Note [raw tangent path]) does not."""
+    the raw path (Note [tangents as values only]
+    A level with ``values_only`` set computes tangents on the raw path even where
+    primals are recorded: the caller wants the tangents' values and will not
+    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
+    where the tangent of a gradient made by a create_graph backward is ``H v``).
+    Recording the tangents' own graph there would be wasted work.
+
+Note [raw tangent path]) does not."""
     jvp = op.jvp
     if type(jvp) is not Formula:
         raise no_forward_rule(op.name)
@@ -314,11 +346,17 @@ def _needs_graph(inputs, tangents):
 
 
 def _attach_recorded(level, op, inputs, attrs, out, tangents, is_view):
-    """attach_tangents on Tensors (Note [tangent formulas, two namespaces])."""
-    t = tuple(_full_tangents(op, inputs, tangents, _same))
+    """attach_tangents on Tensors (Note [tangent formulas, two namespaces]); one
+    output tries ZERO first (Note [symbolic zero tangents])."""
     env = _env(op, op.jvp, inputs, attrs, out, _same)
     with paused():
-        result = op.jvp.fn(_registry.TENSOR_NS, t, *env)
+        if op.multi_output or all(g is not None for g in tangents):
+            t = tuple(_full_tangents(op, inputs, tangents, _same))
+            result = op.jvp.fn(_registry.TENSOR_NS, t, *env)
+        else:
+            t = [g if g is not None else None if v is NONDIFF else ZERO
+                 for g, v in zip(tangents, op.vjps)]
+            result = _with_zeros(_registry.TENSOR_NS, op.jvp.fn, t, env, inputs)
     results = result if op.multi_output else (result,)
     for o, r in zip(out if op.multi_output else (out,), results):
         tangent = _fit_tensor(r, o, t, is_view)

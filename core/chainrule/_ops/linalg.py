@@ -76,7 +76,9 @@ def _numel(shape):
 
 # --- the table -------------------------------------------------------------------------
 def _product_jvp(F, t, self, other):
-    return F.matmul(t[0], other) + F.matmul(self, t[1])
+    # the operator, not F.matmul: a missing tangent stays a symbolic zero through it
+    # (Note [symbolic zero tangents] in the forward_ad layer)
+    return t[0] @ other + self @ t[1]
 
 
 def _matmul_forward(a, b):
