@@ -28,22 +28,15 @@ Note [symbolic zero tangents]
     products ``t[i] * ...`` evaluates to the sum of its live terms (what the
     reference computes too: its formulas skip undefined tangents, so ``0 * inf``
     gives no NaN). Anything else met by ZERO (a NumPy function, indexing, a method,
-    a comparison, ``a / ZERO``) raises TypeError or AttributeError, and the raw path
-    then runs the formula again with real zero arrays: a formula is never trusted
-    with ZERO beyond plain arithmetic. A ZERO result becomes zeros of the output's
+    a comparison, ``a / ZERO``) raises TypeError or AttributeError, and the formula
+    runs again with real zeros (arrays, or Tensors on the recorded path): a formula
+    is never trusted with ZERO beyond plain arithmetic. A ZERO result becomes zeros of the output's
     shape, and a result that is one of the formula's inputs is copied (a tangent
     never shares memory with another's unless the op is a view).
 
-Note [tangents as values only]
-    A level with ``values_only`` set computes tangents on the raw path even where
-    primals are recorded: the caller wants the tangents' values and will not
-    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
-    where the tangent of a gradient made by a create_graph backward is ``H v``).
-    Recording the tangents' own graph there would be wasted work.
-
 Note [raw tangent path]
     The common case of forward mode, every op of ``f(make_dual(x, v))`` with nothing
-    requiring grad and one output, runs in ``dispatch`` itself (``_attach_raw``): the
+    requiring grad and one output, runs in ``dispatch`` itself (``_raw_tangent``): the
     tangents are read from the level's dict as ndarrays, the JVP runs on ARRAY_NS
     with a per-op plan of where its arguments come from (``_RAW``), and the result is
     stored as a bare ndarray (Note [tangent storage]) without a Tensor around it.
@@ -151,14 +144,7 @@ class paused:
 
 def dispatch(run, op, inputs, attrs, view_base):
     """The dispatcher (Note [dispatch slot]): run the op, then its JVP when an input
-    has a tangent (Note [tangents as values only]
-    A level with ``values_only`` set computes tangents on the raw path even where
-    primals are recorded: the caller wants the tangents' values and will not
-    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
-    where the tangent of a gradient made by a create_graph backward is ``H v``).
-    Recording the tangents' own graph there would be wasted work.
-
-Note [raw tangent path] for the common case)."""
+    has a tangent (Note [raw tangent path] for the common case)."""
     level = CURRENT[0]
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)
@@ -245,14 +231,7 @@ def _raw_plan(op):
 
 
 def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
-    """Note [tangents as values only]
-    A level with ``values_only`` set computes tangents on the raw path even where
-    primals are recorded: the caller wants the tangents' values and will not
-    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
-    where the tangent of a gradient made by a create_graph backward is ``H v``).
-    Recording the tangents' own graph there would be wasted work.
-
-Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
+    """Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
     fn, missing, plan = raw
     t, zeros = [], False
     for g, m in zip(tangents, missing):
@@ -310,14 +289,7 @@ def no_forward_rule(name):
 
 def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     """Compute the op's output tangent(s) with its JVP formula and store them, where
-    the raw path (Note [tangents as values only]
-    A level with ``values_only`` set computes tangents on the raw path even where
-    primals are recorded: the caller wants the tangents' values and will not
-    differentiate them (forward-over-reverse for the functional layer's hvp and vhp,
-    where the tangent of a gradient made by a create_graph backward is ``H v``).
-    Recording the tangents' own graph there would be wasted work.
-
-Note [raw tangent path]) does not."""
+    the raw path (Note [raw tangent path]) does not."""
     jvp = op.jvp
     if type(jvp) is not Formula:
         raise no_forward_rule(op.name)
