@@ -149,29 +149,35 @@ def dispatch(run, op, inputs, attrs, view_base):
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)
     get = level.tangents.get
-    tangents, found = [], False
-    for t in inputs:                    # Level.get, inlined: this runs on every op
-        entry = get(id(t))
-        if entry is not None and entry[0]() is t:
-            tangents.append(entry[1])
+    t, found, missing, graph = [], False, False, False
+    for x in inputs:                    # Level.get, inlined: this runs on every op
+        if x._requires_grad:
+            graph = True
+        entry = get(id(x))
+        if entry is not None and entry[0]() is x:
+            g = entry[1]
+            if type(g) is not np.ndarray:
+                graph = graph or g._requires_grad
+                g = g._data
+            t.append(g)
             found = True
         else:
-            tangents.append(None)
+            t.append(None)
+            missing = True
     out = run(op, inputs, attrs, view_base)
     if not found:
         return out
     raw = _RAW.get(op)
     if raw is None:
         raw = _raw_plan(op)
-    if raw and level.batch is None and not (_grad_mode.STATE.grad_enabled and
-                                            _needs_graph(inputs, tangents)):
-        r = _raw_tangent(raw, inputs, attrs, out, tangents, view_base is not None)
+    if raw and level.batch is None and not (graph and _grad_mode.STATE.grad_enabled):
+        r = _raw_tangent(raw, inputs, attrs, out, t, missing, view_base is not None)
         if r is not None:               # Level.set, inlined (out has no grad_fn here)
             ref = _Ref(out, level._forget_cb)
             ref.key = key = id(out)
             level.tangents[key] = (ref, r)
     else:
-        tangents = [None if g is None else level.get(x) for x, g in zip(inputs, tangents)]
+        tangents = [None if g is None else level.get(x) for x, g in zip(inputs, t)]
         attach_tangents(level, op, inputs, attrs, out, tangents, view_base is not None)
     return out
 
@@ -230,16 +236,16 @@ def _raw_plan(op):
     return raw
 
 
-def _raw_tangent(raw, inputs, attrs, out, tangents, is_view):
-    """Note [raw tangent path]: the output's tangent as an ndarray (None: it has none)."""
-    fn, missing, plan = raw
-    t, zeros = [], False
-    for g, m in zip(tangents, missing):
-        if g is None:
-            t.append(m)
-            zeros = zeros or m is ZERO
-        else:
-            t.append(g if type(g) is np.ndarray else g._data)
+def _raw_tangent(raw, inputs, attrs, out, t, missing, is_view):
+    """Note [raw tangent path]: the output's tangent as an ndarray (None: it has none),
+    from the inputs' tangents ``t`` (ndarrays; None where ``missing``)."""
+    fn, fill, plan = raw
+    zeros = False
+    if missing:                         # Note [missing tangents are zeros]
+        t = [f if g is None else g for g, f in zip(t, fill)]
+        for g in t:
+            if g is ZERO:
+                zeros = True
     env = []
     for kind, key in plan:              # _env, inlined for one output
         if kind == 2:
@@ -311,8 +317,8 @@ def _needs_graph(inputs, tangents):
     for x in inputs:
         if x._requires_grad:
             return True
-    for g in tangents:              # a bare ndarray (Note [tangent storage]) needs none
-        if g is not None and type(g) is not np.ndarray and g._requires_grad:
+    for g in tangents:
+        if g is not None and g._requires_grad:
             return True
     return False
 
