@@ -31,12 +31,12 @@ ADD = defop("add", lambda a, b, alpha: a + b if alpha == 1 else a + alpha * b,
             inputs=("self", "other"), attrs=("alpha",),
             vjp=(lambda F, g: g,
                  lambda F, g, alpha: g if alpha == 1 else g * F.conj_scalar(alpha)),
-            jvp=lambda F, t, alpha: t[0] + alpha * t[1])
+            jvp=lambda F, t, alpha: t[0] + t[1] if alpha == 1 else t[0] + alpha * t[1])
 SUB = defop("sub", lambda a, b, alpha: a - b if alpha == 1 else a - alpha * b,
             inputs=("self", "other"), attrs=("alpha",),
             vjp=(lambda F, g: g,
                  lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha)),
-            jvp=lambda F, t, alpha: t[0] - alpha * t[1])
+            jvp=lambda F, t, alpha: t[0] - t[1] if alpha == 1 else t[0] - alpha * t[1])
 MUL = defop("mul", np.multiply, inputs=("self", "other"),
             vjp=(lambda F, g, other: g * F.conj(other),
                  lambda F, g, self: g * F.conj(self)),
