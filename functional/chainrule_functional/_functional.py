@@ -352,16 +352,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     >>> p.tolist()
     [6.0, 12.0]
     """
-    fwAD = forward_ad()
     with cr.enable_grad():
         inputs_are_tuple, inputs, v = _scalar_function_prologue(func, inputs, v, create_graph,
                                                                 strict, "vhp")
-        if v is not None and _reverse_over_forward_applies(fwAD, inputs, strict):
-            # v^T H = H v: H is symmetric for real inputs
-            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph,
-                                                       "vhp")
-            return (finish((output,), create_graph)[0],
-                    untuple(finish(result, create_graph), inputs_are_tuple))
         outputs = _scalar_output(func(*inputs), strict, "vhp")
         jac = grad_of(outputs, inputs, create_graph=True)
         check_requires_grad(jac, "jacobian", strict)
@@ -373,10 +366,11 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _reverse_over_forward_applies(fwAD, inputs, strict):
-    """Where hvp and vhp take reverse-over-forward (faster than the double-backward
+    """Where hvp takes reverse-over-forward (about twice as fast as the double-backward
     trick: one forward pass with recorded tangents and one plain backward): the layer
     installed, no dual level active, real inputs, no strict-mode checks (which need
-    the double-backward trick's intermediate results)."""
+    the double-backward trick's intermediate results). vhp keeps its two backward
+    passes, which cost the same as reverse-over-forward there."""
     return fwAD is not None and not strict and not _dual_level_active(fwAD) and \
         not any(x.is_complex() for x in inputs)
 
@@ -399,22 +393,21 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         if v is None:
             v = (cr.ones_like(inputs[0]),)
         if _reverse_over_forward_applies(fwAD, inputs, strict):
-            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph,
-                                                       "hvp")
+            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
         else:
             output, result = _hvp_double_backward(func, inputs, v, create_graph, strict)
     return (finish((output,), create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
 
 
-def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name):
+def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph):
     """H v as the gradient of the directional derivative grad(f) . v, which forward
     mode gives with a recorded graph: one forward pass with tangents and one plain
     backward (no create_graph backward, unlike forward-over-reverse or the
     double-backward trick)."""
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
-        outputs = _scalar_output(func(*duals), False, name)
+        outputs = _scalar_output(func(*duals), False, "hvp")
         output, directional = fwAD.unpack_dual(outputs[0])
     grads = grad_of((directional,), inputs, create_graph=create_graph)
     return output, zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
