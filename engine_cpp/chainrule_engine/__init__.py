@@ -149,6 +149,25 @@ def _configure_fast_methods(enabled=None):
 _configure_fast_methods()
 
 
+def _configure_dual_methods(enabled=None):
+    """Note [dual fast methods] in src/fast_methods.cc: the fast methods also run the
+    forward_ad layer's common path inside a dual level, where its dispatcher is the
+    code mirrored; CHAINRULE_ENGINE_DUAL_METHODS=0 (or enabled=False) leaves dual ops
+    to Python. Called by the C++ side the first time it meets that dispatcher (the
+    layer is imported by then: importing the engine imports no layer)."""
+    from chainrule_forward_ad import _tangents
+    from chainrule._ops import _registry
+    if enabled is None:
+        enabled = _wanted("CHAINRULE_ENGINE_DUAL_METHODS", _mirror.dual_methods_match)
+    _engine.configure_dual_methods(
+        enabled=enabled, dispatchers=_registry._DISPATCHERS, dispatch=_tangents.dispatch,
+        current=_tangents.CURRENT, paused=_tangents.PAUSED, raw_plans=_tangents._RAW,
+        raw_tangent=_tangents._raw_tangent, ref_type=_tangents._Ref)
+
+
+_engine.set_dual_hook(_configure_dual_methods)
+
+
 def _configure_accumulate(enabled=None):
     """Note [accumulation fast path] in src/accumulate.h: on only while the accumulation
     into .grad is the code it mirrors; CHAINRULE_ENGINE_ACCUMULATE=0 (or

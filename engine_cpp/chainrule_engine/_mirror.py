@@ -24,6 +24,7 @@ ACCUMULATE_FINGERPRINT = "5da146b0c5125507"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "fb9d82f59d1c3f34"
 INPLACE_FINGERPRINT = "b4b0c29198af1be0"
+DUAL_FINGERPRINT = "c38168506900520c"
 
 
 def engine_parts():
@@ -109,6 +110,25 @@ def inplace_parts():
         (_version_counter, ["bump"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]
+
+
+def dual_parts():
+    """Note [dual fast methods] in src/fast_methods.cc: the forward_ad layer's
+    dispatcher, the level's storage and the signature of the helper it calls."""
+    from chainrule_forward_ad import _tangents
+    return [
+        (_tangents, ["dispatch", "Level.__init__", "Level._forget", "_Ref", "_Paused",
+                     "_raw_plan"]),
+    ]
+
+
+def dual_methods_match():
+    """Whether the forward_ad code Note [dual fast methods] mirrors is unchanged, and
+    the raw path's helper takes what the C++ side passes."""
+    from chainrule_forward_ad import _tangents
+    return _matches(dual_parts, DUAL_FINGERPRINT) and list(
+        inspect.signature(_tangents._raw_tangent).parameters) == [
+            "raw", "inputs", "attrs", "out", "t", "missing", "is_view"]
 
 
 # binary_operands' table of Python scalars absorbed without promotion: the fast

@@ -344,13 +344,229 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
   return args[0];
 }
 
+// --- forward-mode duals --------------------------------------------------------------
+// Note [dual fast methods]
+//     Inside a dual level the forward_ad layer's dispatcher is registered (Note
+//     [dispatch slot]), so the fast methods above call the Python method, which goes
+//     through apply_op and the layer's `dispatch` (chainrule_forward_ad/_tangents.py):
+//     several Python frames per op of a forward-mode computation. When that
+//     dispatcher is the only one, a FastMethod does what `dispatch` does on its
+//     common path itself: no tangent level paused, no batched level, no input that
+//     requires grad (the recorded path stays Python), each tangent a bare ndarray or
+//     a Tensor that does not require grad; it reads the inputs' tangents from the
+//     level's dict (id -> (weak reference, tangent)), runs the op as the fast path
+//     does (without tangents: exactly that), and with a tangent calls the layer's
+//     `_raw_tangent` (Note [raw tangent path]) and stores its result as `dispatch`
+//     does (a `_Ref` to the output, keyed by its id). Anything else, and an op whose
+//     raw plan the layer has not made yet (`_RAW`), calls the Python method before
+//     any work. Configured when the forward_ad layer is installed; fingerprinted
+//     (_mirror.DUAL_FINGERPRINT): off while `dispatch` and `Level` differ from the
+//     code mirrored.
+struct DualConfig {
+  PyObject* dispatchers = nullptr;  // _registry._DISPATCHERS (handle id -> fn)
+  PyObject* dispatch = nullptr;     // the layer's dispatcher function
+  PyObject* current = nullptr;      // CURRENT, a one-item list: the Level or None
+  PyObject* paused = nullptr;       // PAUSED (thread-local, attribute `on`)
+  PyObject* raw_plans = nullptr;    // _RAW: op -> raw plan (a tuple) or False
+  PyObject* raw_tangent = nullptr;  // _raw_tangent
+  PyObject* ref_type = nullptr;     // _Ref
+};
+DualConfig dc;
+bool dc_ready = false;
+PyObject* dc_refs = nullptr;
+PyObject* dual_hook = nullptr;  // chainrule_engine._configure_dual_methods (set_dual_hook)
+bool dual_hooked = false;        // the hook ran (it runs once)
+
+struct DualNames {
+  PyObject* on = PyUnicode_InternFromString("on");
+  PyObject* batch = PyUnicode_InternFromString("batch");
+  PyObject* tangents = PyUnicode_InternFromString("tangents");
+  PyObject* forget_cb = PyUnicode_InternFromString("_forget_cb");
+  PyObject* key = PyUnicode_InternFromString("key");
+};
+const DualNames& dual_names() {
+  static const DualNames* n = new DualNames();
+  return *n;
+}
+
+// The layer's dispatcher is registered, and no other.
+bool only_dual_dispatcher() {
+  if (!PyDict_CheckExact(dc.dispatchers) || PyDict_GET_SIZE(dc.dispatchers) != 1) return false;
+  Py_ssize_t pos = 0;
+  PyObject *key, *value;
+  return PyDict_Next(dc.dispatchers, &pos, &key, &value) && value == dc.dispatch;
+}
+
+// The active level when `dispatch` would go on (level set, not paused, not batched);
+// borrowed, nullptr otherwise (no error set).
+PyObject* active_level() {
+  if (!PyList_CheckExact(dc.current) || PyList_GET_SIZE(dc.current) < 1) return nullptr;
+  PyObject* level = PyList_GET_ITEM(dc.current, 0);
+  if (level == Py_None) return nullptr;
+  const DualNames& n = dual_names();
+  Ref on(PyObject_GetAttr(dc.paused, n.on));
+  Ref batch(on ? PyObject_GetAttr(level, n.batch) : nullptr);
+  if (!batch) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return on.get() == Py_False && batch.get() == Py_None ? level : nullptr;
+}
+
+// The tangent of `t` in `tangents` as an ndarray (borrowed) or Py_None; nullptr when
+// the Python path must decide (a tangent that requires grad, anything unexpected).
+PyObject* tangent_array(PyObject* tangents, PyObject* t) {
+  Ref key(PyLong_FromVoidPtr(t));
+  PyObject* entry = key ? PyDict_GetItemWithError(tangents, key.get()) : nullptr;
+  if (entry == nullptr) {
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    return Py_None;
+  }
+  if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 ||
+      !PyWeakref_Check(PyTuple_GET_ITEM(entry, 0))) {
+    return nullptr;
+  }
+  if (PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0)) != t) return Py_None;
+  PyObject* g = PyTuple_GET_ITEM(entry, 1);
+  if (Py_TYPE(g) == &PyArray_Type) return g;
+  if (Py_TYPE(g) != fc.tensor || slot(g, fc.t.requires_grad) != Py_False) return nullptr;
+  g = slot(g, fc.t.data);
+  return g != nullptr && Py_TYPE(g) == &PyArray_Type ? g : nullptr;
+}
+
+// `dispatch`'s store: tangents[id(out)] = (_Ref(out, level._forget_cb) with .key, r).
+int store_tangent(PyObject* level, PyObject* tangents, PyObject* out, PyObject* r) {
+  const DualNames& n = dual_names();
+  Ref cb(PyObject_GetAttr(level, n.forget_cb));
+  if (!cb) return -1;
+  PyObject* args[] = {out, cb.get()};
+  Ref ref(PyObject_Vectorcall(dc.ref_type, args, 2, nullptr));
+  Ref key(ref ? PyLong_FromVoidPtr(out) : nullptr);
+  if (!key || PyObject_SetAttr(ref.get(), n.key, key.get()) < 0) return -1;
+  Ref entry(PyTuple_Pack(2, ref.get(), r));
+  return entry ? PyDict_SetItem(tangents, key.get(), entry.get()) : -1;
+}
+
+// The op on inputs that carry tangents (`t`, ndarrays or None), then the output's
+// tangent by the layer's _raw_tangent. New reference or nullptr with an error;
+// *handled false (no error, no work done) when the Python method must run.
+PyObject* dual_apply(FastMethod* m, PyObject* level, PyObject* tangents,
+                     PyObject* const* inputs, PyObject* const* t, bool missing,
+                     bool* handled) {
+  PyObject* raw = PyDict_GetItemWithError(dc.raw_plans, m->op);
+  if (raw == nullptr || !PyTuple_CheckExact(raw)) {
+    PyErr_Clear();
+    *handled = false;
+    return nullptr;
+  }
+  Ref held_raw(Py_NewRef(raw));
+  Ref out_arr(run_forward(m, inputs));
+  if (!out_arr) {
+    *handled = !forgive_error();
+    return nullptr;
+  }
+  Ref out(finish(m, inputs, out_arr.get()));
+  if (!out) return nullptr;
+  Ref in_tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
+  Ref t_list(in_tuple ? PyList_New(m->arity) : nullptr);
+  if (!t_list) return nullptr;
+  for (Py_ssize_t i = 0; i < m->arity; ++i) PyList_SET_ITEM(t_list.get(), i, Py_NewRef(t[i]));
+  PyObject* argv[] = {raw, in_tuple.get(), m->attrs, out.get(), t_list.get(),
+                      missing ? Py_True : Py_False, Py_False};
+  Ref r(PyObject_Vectorcall(dc.raw_tangent, argv, 7, nullptr));
+  if (!r) return nullptr;
+  if (r.get() != Py_None && store_tangent(level, tangents, out.get(), r.get()) < 0) {
+    return nullptr;
+  }
+  return out.release();
+}
+
+// The first time the only dispatcher is the forward_ad layer's (its function's
+// __module__), the engine's hook configures this path (importing no layer before:
+// core's test_layers). False while it is not configured.
+bool dual_configured() {
+  if (dc_ready) return true;
+  if (dual_hooked || dual_hook == nullptr) return false;
+  PyObject* table = PyDict_GetItemString(fc.registry_dict, "_DISPATCHERS");
+  if (table == nullptr || !PyDict_CheckExact(table) || PyDict_GET_SIZE(table) != 1) return false;
+  Py_ssize_t pos = 0;
+  PyObject *key, *fn;
+  if (!PyDict_Next(table, &pos, &key, &fn)) return false;
+  Ref module(PyObject_GetAttrString(fn, "__module__"));
+  if (!module || !PyUnicode_Check(module.get()) ||
+      PyUnicode_CompareWithASCIIString(module.get(), "chainrule_forward_ad._tangents") != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  dual_hooked = true;
+  Ref done(PyObject_CallNoArgs(dual_hook));
+  if (!done) PyErr_Clear();          // not configured: the Python path, as before
+  return dc_ready;
+}
+
+// fast_call while a dispatcher is registered. *handled false: call the Python method.
+PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
+  *handled = false;
+  if (m->ufunc != nullptr || !dual_configured() || !only_dual_dispatcher()) return nullptr;
+  PyObject* level = active_level();
+  PyArrayObject* a = level != nullptr ? float_array(args[0]) : nullptr;
+  if (a == nullptr) return nullptr;
+  PyObject* inputs[2] = {args[0], nullptr};
+  Ref other;
+  if (m->arity == 2) {
+    other = Ref(other_operand(a, args[1]));
+    if (!other) {
+      *handled = !forgive_error();
+      return nullptr;
+    }
+    inputs[1] = other.get();
+  }
+  for (Py_ssize_t i = 0; i < m->arity; ++i) {
+    if (slot(inputs[i], fc.t.requires_grad) != Py_False) return nullptr;
+  }
+  Ref tangents(PyObject_GetAttr(level, dual_names().tangents));
+  if (!tangents || !PyDict_CheckExact(tangents.get())) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  PyObject* t[2] = {Py_None, Py_None};
+  Ref held[2];                       // the dict's entries may change while Python runs
+  bool found = false, missing = false;
+  for (Py_ssize_t i = 0; i < m->arity; ++i) {
+    t[i] = tangent_array(tangents.get(), inputs[i]);
+    if (t[i] == nullptr) return nullptr;
+    held[i] = Ref(Py_NewRef(t[i]));
+    found = found || t[i] != Py_None;
+    missing = missing || t[i] == Py_None;
+  }
+  if (!found) {                      // `dispatch` runs the op as apply_op would
+    Ref out(run_forward(m, inputs));
+    if (!out) {
+      *handled = !forgive_error();
+      return nullptr;
+    }
+    *handled = true;
+    return finish(m, inputs, out.get());
+  }
+  *handled = true;
+  Ref keep_level(Py_NewRef(level));
+  return dual_apply(m, level, tangents.get(), inputs, t, missing, handled);
+}
+
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
-  if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity ||
-      dispatching()) {
+  if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
     return call_python(m, args, nargsf, kwnames);
+  }
+  if (dispatching()) {               // Note [dual fast methods]
+    bool handled;
+    PyObject* result = dual_call(m, args, &handled);
+    return handled ? result : call_python(m, args, nargsf, kwnames);
   }
   PyArrayObject* a = float_array(args[0]);
   if (a == nullptr) return call_python(m, args, nargsf, kwnames);
@@ -529,6 +745,34 @@ void configure_fast_methods(py::object tensor_type, py::object registry, py::obj
   fc_refs = keep.release().ptr();
   fc = c;
   fc_ready = true;
+  Py_XDECREF(old);
+}
+
+void set_dual_hook(py::object hook) {
+  PyObject* old = dual_hook;
+  dual_hook = hook.is_none() ? nullptr : hook.release().ptr();
+  dual_hooked = false;
+  Py_XDECREF(old);
+}
+
+void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
+                            py::object current, py::object paused, py::object raw_plans,
+                            py::object raw_tangent, py::object ref_type) {
+  DualConfig c;
+  c.dispatchers = dispatchers.ptr();
+  c.dispatch = dispatch.ptr();
+  c.current = current.ptr();
+  c.paused = paused.ptr();
+  c.raw_plans = raw_plans.ptr();
+  c.raw_tangent = raw_tangent.ptr();
+  c.ref_type = ref_type.ptr();
+  py::tuple keep = py::make_tuple(dispatchers, dispatch, current, paused, raw_plans,
+                                  raw_tangent, ref_type);
+  dual_names();
+  PyObject* old = dc_refs;
+  dc_refs = keep.release().ptr();
+  dc = c;
+  dc_ready = enabled && fc_ready;
   Py_XDECREF(old);
 }
 

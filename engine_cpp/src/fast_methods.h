@@ -45,4 +45,14 @@ void configure_inplace_methods(py::object operators, py::object bump_version,
                                py::object hooks_active, py::object extras_type,
                                py::object counter_type);
 
+// Note [dual fast methods]: `hook()` is called once, the first time the forward_ad
+// layer's dispatcher is the only one, to call configure_dual_methods.
+void set_dual_hook(py::object hook);
+
+// What Note [dual fast methods] (fast_methods.cc) needs from the forward_ad layer;
+// after configure_fast_methods. enabled=false turns that path off.
+void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
+                            py::object current, py::object paused, py::object raw_plans,
+                            py::object raw_tangent, py::object ref_type);
+
 }  // namespace chainrule_engine

@@ -185,6 +185,12 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_inplace_methods", &ce::configure_inplace_methods, py::arg("operators"),
         py::arg("bump_version"), py::arg("hooks_active"), py::arg("extras_type"),
         py::arg("counter_type"), "Hand the in-place fast methods what they need.");
+  m.def("set_dual_hook", &ce::set_dual_hook, py::arg("hook"),
+        "Called once when the forward_ad layer's dispatcher is first met alone.");
+  m.def("configure_dual_methods", &ce::configure_dual_methods, py::arg("enabled"),
+        py::arg("dispatchers"), py::arg("dispatch"), py::arg("current"), py::arg("paused"),
+        py::arg("raw_plans"), py::arg("raw_tangent"), py::arg("ref_type"),
+        "Hand the fast methods what forward-mode duals need (Note [dual fast methods]).");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())
       .def_property_readonly("name", [](const ce::Engine&) { return "cpp"; })

@@ -1,0 +1,85 @@
+"""Tangents through the hot Tensor methods, which the C++ engine runs itself inside a
+dual level (Note [dual fast methods] in engine_cpp/src/fast_methods.cc): they must
+equal the closed forms and, under that engine, what the layer's Python dispatcher
+gives with the C path off, fallbacks included."""
+import os
+
+import numpy as np
+
+import chainrule as cr
+import chainrule.autograd.forward_ad as fwAD
+
+X = np.array([0.3, -1.2, 0.8])
+T = np.array([1.0, 0.5, -2.0])
+
+
+def _tangent(t):
+    g = fwAD.unpack_dual(t).tangent
+    return None if g is None else g.detach().numpy().copy()
+
+
+def _cases():
+    """(name, tangent) pairs covering the C path and each case it leaves to Python."""
+    out = []
+    x, t = cr.tensor(X), cr.tensor(T)
+    plain = cr.tensor([2.0, 3.0, 4.0], dtype=cr.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        y = ((d * 1.5).sin() + d).tanh() - plain
+        out.append(("chain", _tangent(y)))
+        out.append(("product", _tangent(d * d)))
+        out.append(("no tangent", _tangent(plain.sin())))
+        out.append(("int operand", _tangent(d * cr.tensor([1, 2, 3]))))
+        with cr.no_grad():
+            out.append(("no_grad", _tangent(d.exp())))
+        with cr.inference_mode():
+            out.append(("inference", _tangent(d.cos())))
+        needs_grad = cr.tensor(X, requires_grad=True)
+        out.append(("input requires grad", _tangent(fwAD.make_dual(needs_grad, t).sin())))
+        tangent_grad = cr.tensor(T, requires_grad=True)
+        dual = fwAD.make_dual(cr.tensor(X), tangent_grad).sin()
+        out.append(("tangent requires grad", _tangent(dual)))
+        assert fwAD.unpack_dual(dual).tangent.requires_grad
+    return out
+
+
+def test_tangents_equal_the_closed_forms():
+    got = dict(_cases())
+    u = np.sin(1.5 * X) + X
+    du = np.cos(1.5 * X) * 1.5 * T + T
+    np.testing.assert_allclose(got["chain"], (1 - np.tanh(u) ** 2) * du)
+    np.testing.assert_allclose(got["product"], 2 * X * T)
+    assert got["no tangent"] is None
+    np.testing.assert_allclose(got["int operand"], T * [1, 2, 3])
+    np.testing.assert_allclose(got["no_grad"], np.exp(X) * T)
+    np.testing.assert_allclose(got["inference"], -np.sin(X) * T)
+    for name in ("input requires grad", "tangent requires grad"):
+        np.testing.assert_allclose(got[name], np.cos(X) * T)
+
+
+def test_the_engines_dual_path_gives_the_python_paths_tangents():
+    if os.environ.get("CHAINRULE_ENGINE") != "cpp":
+        # the Python engine has no C path: a second pass (the raw plans now cached)
+        # gives the first pass's tangents
+        fast, slow = _cases(), _cases()
+    else:
+        import chainrule_engine
+        from chainrule.autograd import engine
+        from chainrule_engine import _mirror
+        engine.get_engine()
+        now = _mirror.fingerprint(_mirror.dual_parts())
+        assert _mirror.dual_methods_match(), (
+            "chainrule_forward_ad._tangents.dispatch or Level changed: the dual fast path "
+            "is off until engine_cpp/src/fast_methods.cc (Note [dual fast methods]) "
+            "mirrors the change and DUAL_FINGERPRINT is set to %r" % now)
+        fast = _cases()
+        chainrule_engine._configure_dual_methods(enabled=False)
+        try:
+            slow = _cases()
+        finally:
+            chainrule_engine._configure_dual_methods()
+    for (name, a), (_, b) in zip(fast, slow):
+        if a is None or b is None:
+            assert a is None and b is None, name
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)
