@@ -3,6 +3,16 @@ chainrule-cuda wheel (registered through the device-backend registry)."""
 from ._backends import find_backend
 
 
+class OutOfMemoryError(RuntimeError):
+    """Raised when the CUDA caching allocator cannot get memory, after freeing its cache
+    once ("CUDA out of memory. Tried to allocate ...", with the figures).
+
+    >>> import chainrule as cr
+    >>> issubclass(cr.cuda.OutOfMemoryError, RuntimeError)
+    True
+    """
+
+
 def _backend():
     return find_backend("cuda")
 
