@@ -88,7 +88,7 @@ build() {
   else
     # Static cudart (no libcudart.so at run time; libcuda.so.1 is dlopen'ed by it).
     # cuBLAS is not linked: the kernels load it at run time (dlopen).
-    "$CXX" -shared "${objs[@]}" -o "$lib" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lpthread -lrt
+    "$CXX" -shared "${objs[@]}" -o "$lib" -L"$CUDA_HOME/lib64" -lcudart_static -ldl -lpthread -lrt -Wl,--exclude-libs,ALL
   fi
 }
 

@@ -229,23 +229,30 @@ int out_of_memory(DeviceAllocator& d, size_t requested) {
                    format_size(static_cast<double>(s.stat[kReservedBytes][0].current)).c_str());
 }
 
-// A new segment for `size` bytes on `stream`: from the device, or after freeing the
-// cache once; the out-of-memory error otherwise.
+// A new segment for `size` bytes on `stream` from the device (CR_ERROR_OUT_OF_MEMORY,
+// without a message, when it is full).
 int new_segment(DeviceAllocator& d, Pool& pool, void* stream, size_t size, Block** out) {
   size_t seg = segment_size_for(size);
   void* ptr = nullptr;
-  int status = d.memory->raw_alloc(d.device, seg, &ptr);
-  if (status == CR_ERROR_OUT_OF_MEMORY) {
-    d.stats.num_alloc_retries++;
-    CR_RETURN_IF_ERROR(release_cached(d));
-    status = d.memory->raw_alloc(d.device, seg, &ptr);
-  }
-  if (status == CR_ERROR_OUT_OF_MEMORY) return out_of_memory(d, size);
-  CR_RETURN_IF_ERROR(status);
+  CR_RETURN_IF_ERROR(d.memory->raw_alloc(d.device, seg, &ptr));
   *out = new Block(d.device, stream, seg, static_cast<char*>(ptr), &pool, &pool == &d.small_pool);
   d.count(kReservedBytes, *out, static_cast<int64_t>(seg));
   d.count(kSegments, *out, 1);
   return CR_SUCCESS;
+}
+
+// A block of `size` bytes for `stream`: a cached one, a new segment, or, when the
+// device is full, after freeing the cache once (which waits for the blocks other
+// streams were using: one of them may fit now) a cached one or a new segment again.
+int find_or_make_block(DeviceAllocator& d, Pool& pool, void* stream, size_t size, Block** out) {
+  if ((*out = take_free_block(pool, stream, size))) return CR_SUCCESS;
+  int status = new_segment(d, pool, stream, size, out);
+  if (status != CR_ERROR_OUT_OF_MEMORY) return status;
+  d.stats.num_alloc_retries++;
+  CR_RETURN_IF_ERROR(release_cached(d));
+  if ((*out = take_free_block(pool, stream, size))) return CR_SUCCESS;
+  status = new_segment(d, pool, stream, size, out);
+  return status == CR_ERROR_OUT_OF_MEMORY ? out_of_memory(d, segment_size_for(size)) : status;
 }
 
 // Splits `b` after `size` bytes when the rest is worth keeping; the rest goes back to
@@ -268,8 +275,8 @@ int allocate(int device, size_t nbytes, void* stream, void** ptr) {
   CR_RETURN_IF_ERROR(process_events(d, /*wait=*/false));
   size_t size = block_size_for(nbytes);
   Pool& pool = size <= kSmallSize ? d.small_pool : d.large_pool;
-  Block* b = take_free_block(pool, stream, size);
-  if (!b) CR_RETURN_IF_ERROR(new_segment(d, pool, stream, size, &b));
+  Block* b = nullptr;
+  CR_RETURN_IF_ERROR(find_or_make_block(d, pool, stream, size, &b));
   split(b, size);
   b->allocated = true;
   allocated_blocks[b->ptr] = b;
