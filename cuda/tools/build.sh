@@ -6,11 +6,11 @@
 #   cuda/tools/build.sh gpu    # nvcc + g++: chainrule_cuda/libchainrule_cuda.so
 #   cuda/tools/build.sh all    # both
 #
-# Which sources go where (the same rules as cuda/BUILD.bazel):
-#   csrc/**/*.cc         both builds, the host compiler
-#   csrc/**/*.cu         both builds: nvcc for the GPU, the host compiler (-x c++) for
-#                        the host build (kernel bodies are CR_HD code)
-#   csrc/**/*_host.cc    the host build only;  csrc/**/*_cuda.cc  the GPU build only
+# Which sources go where (the same rules as cuda/BUILD.bazel): every csrc/**/*.cc in
+# both builds — the host compiler for the host build (-DCR_HOST_BUILD=1), nvcc (-x cu)
+# for the GPU build, so kernel files (CR_HD bodies, launch.h) get their __global__
+# wrappers there and plain C++ compiles unchanged — except *_host.cc (host build only)
+# and *_cuda.cc (GPU build only).
 # Objects are kept in cuda/build/<kind>/ and rebuilt when their source or any header
 # under csrc/ is newer. Environment: CXX (g++), NVCC (/usr/local/cuda/bin/nvcc, else
 # nvcc on PATH), CUDA_HOME (nvcc's toolkit), JOBS (2).
@@ -20,7 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"   # cuda/
 csrc="$here/csrc"
 CXX="${CXX:-g++}"
 JOBS="${JOBS:-2}"
-COMMON_FLAGS=(-O2 -std=c++17 -fPIC -fvisibility=hidden -I"$csrc")
+COMMON_FLAGS=(-O2 -std=c++17 -fPIC -fvisibility=hidden -Wall -I"$csrc")
 
 find_nvcc() {
   if [[ -n "${NVCC:-}" ]]; then echo "$NVCC"; return; fi
@@ -34,7 +34,7 @@ find_nvcc() {
 sources() {
   local skip="_cuda.cc"
   [[ "$1" == gpu ]] && skip="_host.cc"
-  find "$csrc" \( -name '*.cc' -o -name '*.cu' \) | grep -v -- "$skip\$" | sort
+  find "$csrc" -name '*.cc' | grep -v -- "$skip\$" | sort
 }
 
 # compile <kind> <src> <obj>: one object, unless it is newer than its inputs.
@@ -46,16 +46,12 @@ compile() {
   mkdir -p "$(dirname "$obj")"
   echo "  $(basename "$src")"
   if [[ "$kind" == host ]]; then
-    local lang=()
-    [[ "$src" == *.cu ]] && lang=(-x c++)
-    "$CXX" "${COMMON_FLAGS[@]}" -DCR_HOST_BUILD=1 "${lang[@]}" -c "$src" -o "$obj"
-  elif [[ "$src" == *.cu ]]; then
+    "$CXX" $COMMON_FLAGS_STR -DCR_HOST_BUILD=1 -c "$src" -o "$obj"
+  else
     "$NVCC_BIN" -c -x cu -std=c++17 -O2 -Xcompiler -fPIC -Xcompiler -fvisibility=hidden \
       -ccbin "$CXX_PATH" -gencode=arch=compute_90,code=sm_90 \
       -gencode=arch=compute_90,code=compute_90 -I"$csrc" -I"$CUDA_INC" -I"$CUDA_INC/cccl" \
       "$src" -o "$obj"
-  else
-    "$CXX" "${COMMON_FLAGS[@]}" -I"$CUDA_INC" -I"$CUDA_INC/cccl" -c "$src" -o "$obj"
   fi
 }
 export -f compile
@@ -81,7 +77,7 @@ build() {
   while read -r src; do
     printf '%s\0%s\0' "$src" "$objdir/${src#"$csrc"/}.o"
   done < <(sources "$kind") | xargs -0 -n 2 -P "$JOBS" bash -c \
-    'COMMON_FLAGS=($COMMON_FLAGS_STR); compile "$0" "$1" "$2"' "$kind"
+    'compile "$0" "$1" "$2"' "$kind"
   mapfile -t objs < <(sources "$kind" | sed "s|^$csrc/|$objdir/|; s|\$|.o|")
   if [[ "$kind" == host ]]; then
     "$CXX" -shared "${objs[@]}" -o "$lib" -lpthread
