@@ -313,7 +313,7 @@ class Event:
     ...     assert start.elapsed_time(end) >= 0.0
     """
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
         if interprocess:
             raise NotImplementedError("interprocess events are not supported")
         self._owned = False
@@ -575,20 +575,23 @@ class _Generator:
         return offset
 
 
-_DEFAULT_SEED = 67280421310721  # the reference's default seed
 _GENERATORS = {}
 
 
 def default_generator(device=None):
     """The random-number state of a device (seed and offset for the kernels).
 
+    >>> import chainrule as cr
     >>> from chainrule_cuda import runtime
-    >>> runtime.default_generator(0).seed if runtime.is_available() else 67280421310721
-    67280421310721
+    >>> _ = cr.manual_seed(4)
+    >>> runtime.default_generator(0).seed if runtime.is_available() else 4
+    4
     """
     index = _device_index(device)
     if index not in _GENERATORS:
-        _GENERATORS[index] = _Generator(_DEFAULT_SEED)
+        # Lazy seeding: the seed core's manual_seed/seed gave before this device was used.
+        from chainrule._random import default_generator as cpu_generator
+        _GENERATORS[index] = _Generator(cpu_generator.initial_seed())
     return _GENERATORS[index]
 
 

@@ -213,3 +213,11 @@ def test_seeds():
     assert (gen.next_offset(10), gen.next_offset(4), gen.offset) == (0, 10, 14)
     cr.cuda.manual_seed_all(6)
     assert (cr.cuda.initial_seed(), gen.offset) == (6, 0)
+
+
+@needs_device
+def test_chainrule_manual_seed_seeds_every_device():
+    cr.manual_seed(11)
+    assert cr.cuda.initial_seed() == 11 and runtime.default_generator().offset == 0
+    s = cr.seed()
+    assert cr.cuda.initial_seed() == s
