@@ -224,7 +224,6 @@ def test_chainrule_manual_seed_seeds_every_device():
 
 
 def test_cublas_comes_from_the_nvidia_cublas_wheel_when_installed(tmp_path, monkeypatch):
-    assert _lib.cublas_wheel_library() is None  # not installed here
     lib = tmp_path / "nvidia" / "cu13" / "lib"
     lib.mkdir(parents=True)
     (lib / "libcublas.so.13").write_bytes(b"")
