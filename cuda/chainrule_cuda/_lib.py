@@ -81,7 +81,6 @@ PROTOTYPES = {
     "cr_host_alloc_pinned": (_int, [_P(_vp), _size]),
     "cr_host_free_pinned": (_int, [_vp]),
     "cr_host_is_pinned": (_int, [_vp, _P(_int)]),
-    "cr_set_cublas_path": (_int, [ctypes.c_char_p]),
     "cr_testing_set_fake_capacity": (_int, [_int, _i64]),
     "cr_testing_hold_stream": (_int, [_vp, _int]),
 }
@@ -110,20 +109,6 @@ def _open(filename):
     return _declare(ctypes.CDLL(path)), path
 
 
-def cublas_wheel_library():
-    """The nvidia-cublas wheel's cuBLAS (``nvidia/cu13/lib/libcublas.so.13``), or None."""
-    import importlib.util
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        return None
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = os.path.join(folder, "cu13", "lib", "libcublas.so.13")
-        if os.path.exists(path):
-            return path
-    return None
-
-
 def _load():
     """(library, None) or (None, reason)."""
     if emulation_requested():
@@ -139,9 +124,6 @@ def _load():
     reason = lib.cr_unavailable_reason()
     if reason:
         return None, reason.decode()
-    cublas = cublas_wheel_library()
-    if cublas:  # else the kernels try the system's libcublas.so.13
-        lib.cr_set_cublas_path(cublas.encode())
     return lib, None
 
 

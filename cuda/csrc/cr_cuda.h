@@ -96,11 +96,6 @@ CR_EXPORT int cr_mem_get_info(int device, size_t* free_bytes, size_t* total_byte
 CR_EXPORT const char* cr_memory_stat_names(void);
 CR_EXPORT int cr_memory_stats_all(int device, int64_t* out, int capacity);
 CR_EXPORT int cr_host_is_pinned(const void* ptr, int* pinned);
-/* Where the kernels' dlopen finds cuBLAS: the Python loader passes the nvidia-cublas
- * wheel's library (nvidia/cu13/lib/libcublas.so.13) when installed; otherwise NULL and
- * the system's libcublas.so.13 is tried. cuBLAS is never linked (Note [one C ABI, two
- * builds]); C++ reads the path with cr::cublas_path() (runtime/libraries.h). */
-CR_EXPORT int cr_set_cublas_path(const char* path);
 /* Testing hooks (CI's proof of the allocator without a GPU):
  * cr_testing_set_fake_capacity puts a fake device memory of `bytes` (host memory with
  * that capacity) under the caching allocator of `device`; bytes < 0 restores the real

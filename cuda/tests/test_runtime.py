@@ -222,10 +222,3 @@ def test_chainrule_manual_seed_seeds_every_device():
     s = cr.seed()
     assert cr.cuda.initial_seed() == s
 
-
-def test_cublas_comes_from_the_nvidia_cublas_wheel_when_installed(tmp_path, monkeypatch):
-    lib = tmp_path / "nvidia" / "cu13" / "lib"
-    lib.mkdir(parents=True)
-    (lib / "libcublas.so.13").write_bytes(b"")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert _lib.cublas_wheel_library() == str(lib / "libcublas.so.13")
