@@ -21,7 +21,8 @@ from . import _lib
 __all__ = [
     "is_available", "unavailable_reason", "is_initialized", "init", "device_count",
     "current_device", "set_device", "device", "device_of", "synchronize",
-    "get_device_name", "get_device_capability", "get_device_properties", "Stream", "Event",
+    "get_device_name", "get_device_capability", "get_device_properties", "is_bf16_supported",
+    "Stream", "Event",
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
@@ -203,6 +204,17 @@ def get_device_capability(device=None):
     major, minor = ctypes.c_int(), ctypes.c_int()
     _c("cr_device_capability", _device_index(device), ctypes.byref(major), ctypes.byref(minor))
     return major.value, minor.value
+
+
+def is_bf16_supported(including_emulation=True):
+    """True when the current device computes in bfloat16 natively (compute capability
+    8.0 or later; the host build emulates sm_90).
+
+    >>> import chainrule as cr
+    >>> isinstance(cr.cuda.is_bf16_supported(), bool)
+    True
+    """
+    return is_available() and get_device_capability() >= (8, 0)
 
 
 _DeviceProperties = collections.namedtuple(

@@ -6,7 +6,7 @@ import pytest
 import chainrule as cr
 from chainrule_cuda import runtime
 
-from conftest import MiB, hold, host_build_only, needs_device
+from runtime_support import MiB, fake_device, hold, host_build_only, needs_device  # noqa: F401
 
 pytestmark = needs_device
 

@@ -287,6 +287,24 @@ int allocate(int device, size_t nbytes, void* stream, void** ptr) {
   return CR_SUCCESS;
 }
 
+// Makes `device` current for its lifetime: record_stream's events are made on the
+// block's device (CUDA records an event only on a stream of the event's device).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    int current = 0;
+    if (cr_get_device(&current) == CR_SUCCESS && current != device &&
+        cr_set_device(device) == CR_SUCCESS)
+      prev_ = current;
+  }
+  ~DeviceGuard() {
+    if (prev_ >= 0) cr_set_device(prev_);
+  }
+
+ private:
+  int prev_ = -1;
+};
+
 int deallocate(void* ptr) {
   auto it = allocated_blocks.find(ptr);
   CR_CHECK_ARG(it != allocated_blocks.end(),
@@ -298,12 +316,15 @@ int deallocate(void* ptr) {
   d.count(kAllocatedBytes, b, -static_cast<int64_t>(b->size));
   d.count(kAllocations, b, -1);
   // Other streams may still be using the block: reuse waits for their work.
-  for (void* s : b->stream_uses) {
-    void* event = nullptr;
-    CR_RETURN_IF_ERROR(cr_event_create(&event, 0));
-    CR_RETURN_IF_ERROR(cr_event_record(event, s));
-    d.pending.emplace_back(event, b);
-    b->pending_events++;
+  if (!b->stream_uses.empty()) {
+    DeviceGuard guard(b->device);
+    for (void* s : b->stream_uses) {
+      void* event = nullptr;
+      CR_RETURN_IF_ERROR(cr_event_create(&event, 0));
+      CR_RETURN_IF_ERROR(cr_event_record(event, s));
+      d.pending.emplace_back(event, b);
+      b->pending_events++;
+    }
   }
   b->stream_uses.clear();
   if (b->pending_events == 0) return_to_pool(d, b);
