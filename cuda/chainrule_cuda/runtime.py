@@ -22,7 +22,7 @@ __all__ = [
     "is_available", "unavailable_reason", "is_initialized", "init", "device_count",
     "current_device", "set_device", "device", "device_of", "synchronize",
     "get_device_name", "get_device_capability", "get_device_properties", "is_bf16_supported",
-    "Stream", "Event",
+    "Stream", "ExternalStream", "Event",
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
@@ -314,6 +314,21 @@ class Stream:
                 _lib.library().cr_stream_destroy(self._handle)
             except Exception:  # interpreter shutdown: nothing left to free into
                 pass
+
+
+class ExternalStream(Stream):
+    """A stream made elsewhere (e.g. ``torch.cuda.current_stream().cuda_stream``),
+    wrapped by its ``cudaStream_t`` address; chainrule never destroys it.
+
+    >>> import chainrule as cr
+    >>> if cr.cuda.is_available():
+    ...     s = cr.cuda.Stream()
+    ...     assert cr.cuda.ExternalStream(s.cuda_stream) == s
+    """
+
+    def __init__(self, stream_ptr, device=None, **kwargs):
+        self._owned = False
+        self._handle, self.device_index, self.priority = int(stream_ptr), _device_index(device), 0
 
 
 class Event:

@@ -112,6 +112,15 @@ class TestStreams:
             t.start(), t.join()
         assert seen == [cr.cuda.default_stream()]
 
+    def test_an_external_stream_is_used_not_owned(self):
+        s = cr.cuda.Stream()
+        external = cr.cuda.ExternalStream(s.cuda_stream)
+        assert external == s and isinstance(external, cr.cuda.Stream)
+        with cr.cuda.stream(external):
+            cr.cuda.Event().record()
+        del external
+        assert s.query()  # still valid: the wrapper did not destroy it
+
     def test_query_and_synchronize(self):
         s = cr.cuda.Stream(priority=-1)
         assert s.query()
