@@ -162,8 +162,14 @@ class TestEvents:
         with pytest.raises(RuntimeError, match="invalid resource handle"):
             start.elapsed_time(end)
 
-    def test_an_unrecorded_event_is_done(self):
-        assert cr.cuda.Event().query()
+    def test_an_unrecorded_event_is_done_and_has_no_handle_yet(self):
+        e = cr.cuda.Event()
+        assert e.query() and e.cuda_event == 0 and e.device is None
+        e.wait(), e.synchronize(), cr.cuda.Stream().wait_event(e)
+        with pytest.raises(ValueError, match="Both events must be recorded"):
+            e.elapsed_time(cr.cuda.Event())
+        e.record()
+        assert e.cuda_event != 0 and e.device == cr.device("cuda:0")
 
     def test_event_wait_and_record_on_a_stream(self):
         s = cr.cuda.Stream()
