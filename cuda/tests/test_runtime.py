@@ -346,3 +346,19 @@ def test_the_real_device_reuses_a_freed_block():
     assert (ptr.value, cr.cuda.memory_reserved()) == (first, reserved)
     _lib.call("cr_free", ptr)
     cr.cuda.empty_cache()
+
+
+@needs_device
+def test_the_last_error_is_per_thread():
+    with pytest.raises(RuntimeError, match="got 7"):
+        _lib.call("cr_memcpy", None, None, 0, 7, None)
+    seen = []
+
+    def other():
+        with pytest.raises(RuntimeError, match="got 9"):
+            _lib.call("cr_memcpy", None, None, 0, 9, None)
+        seen.append(_lib.last_error())
+    t = threading.Thread(target=other)
+    t.start(), t.join()
+    assert seen == ["cr_memcpy: kind must be 0..3, got 9"]
+    assert _lib.last_error() == "cr_memcpy: kind must be 0..3, got 7"
