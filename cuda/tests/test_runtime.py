@@ -207,6 +207,44 @@ class TestMemory:
         assert pinned.value == 0
         _lib.call("cr_host_free_pinned", ptr)
 
+    def _pinned(self, nbytes):
+        ptr = ctypes.c_void_p()
+        _lib.call("cr_host_alloc_pinned", ctypes.byref(ptr), nbytes)
+        return ptr.value
+
+    def _is_pinned(self, ptr):
+        pinned = ctypes.c_int()
+        _lib.call("cr_host_is_pinned", ptr, ctypes.byref(pinned))
+        return bool(pinned.value)
+
+    def test_freed_pinned_blocks_are_cached_and_reused(self):
+        p = self._pinned(4096)
+        _lib.call("cr_host_free_pinned", p)
+        assert self._is_pinned(p)  # cached, still page-locked
+        assert self._pinned(3000) == p  # the same power-of-two class
+        _lib.call("cr_host_free_pinned", p)
+        _lib.call("cr_host_empty_cache")
+        assert not self._is_pinned(p)
+        with pytest.raises(RuntimeError, match="not a live block of pinned memory"):
+            _lib.call("cr_host_free_pinned", p)
+
+    @host_build_only
+    def test_a_pinned_block_is_not_reused_while_a_copy_may_read_it(self):
+        s = cr.cuda.Stream()
+        device = ctypes.c_void_p()
+        _lib.call("cr_alloc", 0, 4096, s.cuda_stream, ctypes.byref(device))
+        p = self._pinned(4096)
+        hold(s)
+        _lib.call("cr_memcpy", device, p, 4096, 0, s.cuda_stream)  # queued, not done
+        _lib.call("cr_host_free_pinned", p)
+        q = self._pinned(4096)
+        assert q != p
+        hold(s, False)
+        assert self._pinned(4096) == p
+        for block in (p, q):
+            _lib.call("cr_host_free_pinned", block)
+        _lib.call("cr_free", device)
+
     def test_python_statistics_agree_with_memory_stats(self):
         ptr = ctypes.c_void_p()
         before = cr.cuda.memory_allocated()
