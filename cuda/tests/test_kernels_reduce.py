@@ -53,7 +53,7 @@ REDUCTIONS = {
     "var": ("fc", lambda x, ax, k, s: np.var(x, axis=ax, keepdims=k, ddof=s), 1, _real_dtype, "any"),
     "std": ("fc", lambda x, ax, k, s: np.std(x, axis=ax, keepdims=k, ddof=s), 0, _real_dtype, "any"),
     "norm": ("fc", _norm, 3, _real_dtype, "any"),
-    "logsumexp": ("f", lambda x, ax, k, s: sp.logsumexp(x, axis=ax, keepdims=k) if ax else x, 0, lambda d: d, "any"),
+    "logsumexp": ("f", lambda x, ax, k, s: np.log(np.sum(np.exp(x), axis=ax, keepdims=k)), 0, lambda d: d, "any"),
     "count_nonzero": ("ifc", lambda x, ax, k, s: np.count_nonzero(x, axis=ax, keepdims=k), 0,
                       lambda d: np.dtype(np.int64), "small"),
 }
