@@ -97,3 +97,98 @@ def test_norm_orders(p):
 def test_empty_max_is_an_error():
     with pytest.raises(KernelError, match=r"amax\(\): Expected reduction dim to have non-zero size"):
         call("reduce", REDUCE["amax"], view(np.empty((3, 1))), view(np.empty((3, 0))), 0b10, 0.0)
+
+
+def _line_cases(rng, dt, domain="any"):
+    """(x laid out, dim) over the shapes, every dim, every layout; 0-d uses dim 0."""
+    for shape in R_SHAPES:
+        x0 = values(rng, shape, dt, domain)
+        for dim in range(max(len(shape), 1)):
+            for layout, x in layouts(x0):
+                yield x, dim, f"{dt} {shape} dim={dim} {layout}"
+
+
+def _np_dim(x, dim):
+    return dim if x.ndim else None
+
+
+@pytest.mark.parametrize("name,dt", [(n, d) for n in ARG for d in kinds_dtypes("if")], ids=str)
+def test_arg_reduce(name, dt):
+    rng = np.random.default_rng(9)
+    for x, dim, what in _line_cases(rng, dt, "special" if is_float(dt) else "small"):
+        out_shape = tuple(1 if d == dim else n for d, n in enumerate(x.shape))
+        if x.ndim and x.shape[dim] == 0:
+            if 0 not in out_shape:
+                with pytest.raises(KernelError, match=f"Expected reduction dim {dim} to have non-zero size"):
+                    call("arg_reduce", ARG[name], None, view(np.empty(out_shape, np.int64)), view(x), dim)
+            continue
+        vals, idx = empty_out(out_shape, dt, transposed=True), np.empty(out_shape, np.int64)
+        call("arg_reduce", ARG[name], view(vals), view(idx), view(x), dim)
+        fn = np.argmax if name == "argmax" else np.argmin
+        expected = fn(x, axis=_np_dim(x, dim), keepdims=True).reshape(out_shape)
+        np.testing.assert_array_equal(idx, expected, err_msg=what)
+        ref_vals = np.take_along_axis(x, expected, dim) if x.ndim else x
+        assert_close(vals, as_ref_input(ref_vals), dt, what)
+
+
+def _cum_extreme(x, dim, is_max):
+    """Reference cummax/cummin (values, indices): NaN sticks, ties take the later index."""
+    xm = np.moveaxis(as_ref_input(x), dim, -1).copy()
+    idx = np.zeros(xm.shape, np.int64)
+    for line in np.ndindex(xm.shape[:-1]):
+        best, at = None, 0
+        for r in range(xm.shape[-1]):
+            v = xm[line + (r,)]
+            if r == 0 or v != v or (best == best and (v >= best if is_max else v <= best)):
+                best, at = v, r
+            xm[line + (r,)], idx[line + (r,)] = best, at
+    return np.moveaxis(xm, -1, dim), np.moveaxis(idx, -1, dim)
+
+
+SCANS = {
+    "cumsum": ("ifc", lambda x, d: np.cumsum(x, axis=d), _int_sum_dtype, "any"),
+    "cumprod": ("ifc", lambda x, d: np.cumprod(x, axis=d), _int_sum_dtype, "small"),
+    "logcumsumexp": ("f", lambda x, d: np.logaddexp.accumulate(x, axis=d), lambda d: d, "any"),
+    "cummax": ("if", lambda x, d: _cum_extreme(x, d, True), lambda d: d, "special"),
+    "cummin": ("if", lambda x, d: _cum_extreme(x, d, False), lambda d: d, "special"),
+}
+
+
+@pytest.mark.parametrize("name,dt", [(n, d) for n, s in SCANS.items() for d in kinds_dtypes(s[0])], ids=str)
+def test_scan(name, dt):
+    kinds, ref, out_dt, domain = SCANS[name]
+    rng = np.random.default_rng(10)
+    for x, dim, what in _line_cases(rng, dt, domain if is_float(dt) else "small"):
+        out = empty_out(x.shape, out_dt(dt), transposed=True)
+        xr = as_ref_input(x).reshape(x.shape or (1,))
+        if name in ("cummax", "cummin"):
+            idx = empty_out(x.shape, np.int64)
+            call("scan_with_indices", SCAN[name], view(out), view(idx), view(x), dim)
+            ref_vals, ref_idx = ref(xr, dim)
+            np.testing.assert_array_equal(idx, ref_idx.reshape(x.shape), err_msg=what)
+        else:
+            call("scan", SCAN[name], view(out), view(x), dim)
+            with np.errstate(all="ignore"):
+                ref_vals = ref(xr, dim)
+        assert_close(out, ref_vals.reshape(x.shape), out.dtype, f"{name} {what}")
+
+
+@pytest.mark.parametrize("name,dt", [(n, d) for n in SOFTMAX for d in kinds_dtypes("f")], ids=str)
+def test_softmax(name, dt):
+    rng = np.random.default_rng(11)
+    for x, dim, what in _line_cases(rng, dt):
+        out = empty_out(x.shape, dt, transposed=True)
+        call("softmax", SOFTMAX[name], view(out), view(x), dim)
+        xr = as_ref_input(x).reshape(x.shape or (1,))
+        z = xr - np.max(xr, axis=dim, keepdims=True, initial=-np.inf)
+        lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
+        expected = z - lse if name == "log_softmax" else np.exp(z - lse)
+        assert_close(out, expected.reshape(x.shape), dt, f"{name} {what}")
+
+
+def test_softmax_is_stable_for_large_and_infinite_inputs():
+    x = np.array([[1000.0, 1001.0, -np.inf], [-np.inf, -np.inf, -np.inf]])
+    out = np.empty_like(x)
+    call("softmax", SOFTMAX["softmax"], view(out), view(x), 1)
+    np.testing.assert_allclose(out[0], [1 / (1 + np.e), np.e / (1 + np.e), 0.0])
+    assert np.isnan(out[1]).all()  # 0 / 0, as the reference gives

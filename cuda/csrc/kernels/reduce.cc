@@ -253,3 +253,185 @@ extern "C" int cr_reduce(int op, cr_tensor* out, const cr_tensor* in, uint64_t d
   });
   return 0;
 }
+
+namespace cr {
+
+/* ---- arg reductions: one work item per output, first index wins ties, first NaN
+ * wins (NumPy and the reference agree). ---- */
+template <class T>
+struct ArgReduceK {
+  RGeom g;  /* reduced group: the one dim; rout = stride of `indices` is in kout */
+  const T* in;
+  char* values;
+  int values_dtype;
+  int64_t* indices;
+  RGeom gi;  /* the same walk with the indices tensor's strides */
+  bool is_max;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    typedef typename Acc<typename Compute<T>::type>::type A;
+    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
+      int64_t in_off, out_off, idx_in, idx_off;
+      g.kept(m, &in_off, &out_off);
+      gi.kept(m, &idx_in, &idx_off);
+      A best = to_acc(load(in[in_off]));
+      int64_t at = 0;
+      for (int64_t r = 1; r < g.R && !nan_acc(best); ++r) {
+        A x = to_acc(load(in[in_off + g.reduced_in(r)]));
+        if (nan_acc(x) || (is_max ? x > best : x < best)) { best = x; at = r; }
+      }
+      if (values) store_any(values_dtype, values, out_off, any_of(best));
+      indices[idx_off] = at;
+    }
+  }
+};
+
+/* ---- scans along one dim: one work item per line ---- */
+template <class T>
+struct ScanK {
+  RGeom g;
+  const T* in;
+  char* out;
+  int out_dtype;
+  int op;
+  int64_t* indices;  /* cummax/cummin */
+  RGeom gi;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    typedef typename Acc<typename Compute<T>::type>::type A;
+    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
+      int64_t in_off, out_off, idx_in = 0, idx_off = 0;
+      g.kept(m, &in_off, &out_off);
+      if (indices) gi.kept(m, &idx_in, &idx_off);
+      A acc = FromDouble<A>::make(op == scan::OP_cumprod ? 1 : 0, 0);
+      double lse_max = -(double)INFINITY, lse_sum = 0;
+      int64_t at = 0;
+      for (int64_t r = 0; r < g.R; ++r) {
+        A x = to_acc(load(in[in_off + r * g.rin[0]]));
+        AnyValue v;
+        switch (op) {
+          case scan::OP_cumsum: acc = add_acc(acc, x); v = any_of(acc); break;
+          case scan::OP_cumprod: acc = mul_acc(acc, x); v = any_of(acc); break;
+          case scan::OP_logcumsumexp:
+            lse_merge(&lse_max, &lse_sum, real_part(x), 1);
+            v = any_of(lse_sum == 0 ? -(double)INFINITY
+                       : (lse_max != lse_max || m_isinf(lse_max)) ? lse_max : lse_max + log(lse_sum));
+            break;
+          default: {  /* cummax, cummin: NaN sticks; ties take the later index */
+            double xr = real_part(x), best = real_part(acc);
+            bool take = r == 0 || xr != xr ||
+                        (best == best && (op == scan::OP_cummax ? xr >= best : xr <= best));
+            if (take) { acc = x; at = r; }
+            v = any_of(acc);
+            if (indices) indices[idx_off + r * gi.rout[0]] = at;
+          }
+        }
+        store_any(out_dtype, out, out_off + r * g.rout[0], v);
+      }
+    }
+  }
+};
+
+/* ---- softmax / log_softmax along one dim: one work item per line, three passes
+ * over the line (max, sum of exp, write) in double. ---- */
+template <class T>
+struct SoftmaxK {
+  RGeom g;
+  const T* in;
+  T* out;
+  bool log_out;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
+      int64_t in_off, out_off;
+      g.kept(m, &in_off, &out_off);
+      const int64_t si = g.rin[0], so = g.rout[0];
+      double mx = -(double)INFINITY, sum = 0;
+      for (int64_t r = 0; r < g.R; ++r) {
+        double x = real_part(load(in[in_off + r * si]));
+        mx = (x > mx || x != x) ? x : mx;
+      }
+      if (m_isinf(mx)) mx = 0;  /* all -inf: exp(-inf - 0) = 0; +inf gives NaN, as exp does */
+      for (int64_t r = 0; r < g.R; ++r) sum += exp(real_part(load(in[in_off + r * si])) - mx);
+      double lse = log(sum);
+      for (int64_t r = 0; r < g.R; ++r) {
+        double z = real_part(load(in[in_off + r * si])) - mx;
+        out[out_off + r * so] = store<T>(log_out ? z - lse : exp(z) / sum);
+      }
+    }
+  }
+};
+
+/* The walk over `in` along `dim` and, with an indices tensor, the same walk over it. */
+static int line_geom(RGeom& g, const cr_tensor* in, const cr_tensor* out, int dim, bool same_shape,
+                     const char* op) {
+  if (dim < 0 || dim >= (in->ndim ? in->ndim : 1))
+    return fail("%s: dim %d is out of range for a tensor of %d dims", op, dim, in->ndim);
+  if (in->ndim == 0) return make_rgeom(g, in, out, 0, same_shape, op);
+  if (make_rgeom(g, in, out, 1ull << dim, same_shape, op)) return 1;
+  if (g.rd == 0) { g.rd = 1; g.rs[0] = 1; g.rin[0] = g.rout[0] = 0; }  /* a dim of size 1 */
+  return 0;
+}
+
+}  // namespace cr
+
+extern "C" int cr_arg_reduce(int op, cr_tensor* values, cr_tensor* indices, const cr_tensor* in,
+                             int dim, void* stream) {
+  int want;
+  if (check_tensor(in, "arg_reduce") || check_tensor(indices, "arg_reduce") ||
+      (values && check_tensor(values, "arg_reduce")) || check_op("arg_reduce", op, in->dtype, &want))
+    return 1;
+  const char* name = op_family("arg_reduce")->names[op];
+  if (indices->dtype != CR_INT64) return fail("%s: indices must be int64", name);
+  RGeom g, gi;
+  if (line_geom(g, in, values ? values : indices, dim, false, name) ||
+      line_geom(gi, in, indices, dim, false, name))
+    return 1;
+  if (g.R == 0 && g.M > 0)
+    return fail("%s(): Expected reduction dim %d to have non-zero size.", name, dim);
+  CR_DISPATCH_REAL(in->dtype,
+              return launch(ArgReduceK<T>{g, (const T*)in->data, values ? (char*)values->data : nullptr,
+                                          values ? values->dtype : 0, (int64_t*)indices->data, gi,
+                                          op == arg_reduce::OP_argmax},
+                            g.M, stream));
+  return 0;
+}
+
+static int scan_impl(int op, cr_tensor* out, cr_tensor* indices, const cr_tensor* in, int dim,
+                     void* stream) {
+  int want;
+  if (check_tensor(out, "scan") || check_tensor(in, "scan") || check_op("scan", op, in->dtype, &want))
+    return 1;
+  const char* name = op_family("scan")->names[op];
+  bool extreme = op == scan::OP_cummax || op == scan::OP_cummin;
+  if (extreme && (!indices || check_tensor(indices, name) || indices->dtype != CR_INT64))
+    return fail("%s: needs an int64 indices tensor (cr_scan_with_indices)", name);
+  RGeom g, gi = RGeom();
+  if (line_geom(g, in, out, dim, true, name) || (extreme && line_geom(gi, in, indices, dim, true, name)))
+    return 1;
+  CR_DISPATCH(in->dtype,
+              return launch(ScanK<T>{g, (const T*)in->data, (char*)out->data, out->dtype, op,
+                                     extreme ? (int64_t*)indices->data : nullptr, gi},
+                            g.M, stream));
+  return 0;
+}
+
+extern "C" int cr_scan(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
+  return scan_impl(op, out, nullptr, in, dim, stream);
+}
+
+extern "C" int cr_scan_with_indices(int op, cr_tensor* values, cr_tensor* indices,
+                                    const cr_tensor* in, int dim, void* stream) {
+  return scan_impl(op, values, indices, in, dim, stream);
+}
+
+extern "C" int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
+  int want;
+  if (check_tensor(out, "softmax") || check_tensor(in, "softmax") ||
+      check_op("softmax", op, in->dtype, &want))
+    return 1;
+  const char* name = op_family("softmax")->names[op];
+  if (out->dtype != in->dtype) return fail("%s: the output must have the input's dtype", name);
+  RGeom g;
+  if (line_geom(g, in, out, dim, true, name)) return 1;
+  CR_DISPATCH_FLOAT(in->dtype, return launch(SoftmaxK<T>{g, (const T*)in->data, (T*)out->data,
+                                                          op == softmax::OP_log_softmax}, g.M, stream));
+  return 0;
+}
