@@ -148,6 +148,10 @@ CR_EXPORT int cr_scan(int op, cr_tensor* out, const cr_tensor* in, int dim, void
 /* cummax/cummin: values (out) and the int64 index of each running extreme. */
 CR_EXPORT int cr_scan_with_indices(int op, cr_tensor* values, cr_tensor* indices,
                                    const cr_tensor* in, int dim, void* stream);
+/* Stable sort along dim (NaN last, first when descending): values (in's dtype) and/or
+ * int64 indices (either may be NULL), both of in's shape; real dtypes. */
+CR_EXPORT int cr_sort(cr_tensor* values, cr_tensor* indices, const cr_tensor* in, int dim,
+                      int descending, void* stream);
 /* softmax / log_softmax along dim: float dtypes, out of in's shape and dtype. */
 CR_EXPORT int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream);
 /* out = alpha * a @ b + beta * out over broadcast batch dims ((..., m, k) @ (..., k, n)),
