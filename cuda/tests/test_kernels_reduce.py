@@ -15,7 +15,7 @@ REDUCE = op_codes("reduce")
 ARG = op_codes("arg_reduce")
 SCAN = op_codes("scan")
 SOFTMAX = op_codes("softmax")
-R_SHAPES = SHAPES + [(3, 700), (2, 1100)]  # few outputs, long rows: the two-pass path
+R_SHAPES = SHAPES + [(3, 700), (2, 1100), (700, 3)]  # few outputs, long reductions: two passes
 
 
 def _real(dt):

@@ -152,14 +152,15 @@ struct ReduceK {
   Reducer<A> red;
   int64_t P;              /* work items per output */
   RState<A>* partial;     /* M * P states when P > 1 */
+  bool m_fastest;         /* neighbouring items take neighbouring outputs (kept dim contiguous) */
   CR_HD void operator()(const cr_launch_idx& li) const {
     for (int64_t t = li.global(); t < g.M * P; t += li.stride()) {
-      int64_t m = t / P, c = t - m * P, in_off, out_off;
+      int64_t m = m_fastest ? t % g.M : t / P, c = m_fastest ? t / g.M : t % P, in_off, out_off;
       g.kept(m, &in_off, &out_off);
       RState<A> s = red.init();
       for (int64_t r = c; r < g.R; r += P) red.update(s, to_acc(load(in[in_off + g.reduced_in(r)])));
       if (P == 1) store_any(out_dtype, out, out_off, red.finish(s, g.R));
-      else partial[t] = s;
+      else partial[m * P + c] = s;
     }
   }
 };
@@ -205,7 +206,11 @@ int run_reduce(const RGeom& g, const cr_tensor* in, cr_tensor* out, Reducer<type
   int64_t P = split_for(g);
   Scratch scratch;
   if (P > 1 && scratch.alloc(sizeof(RState<A>) * g.M * P, stream)) return 1;
-  ReduceK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, red, P, (RState<A>*)scratch.ptr};
+  /* Which of (output, split) varies fastest across neighbouring threads: the one whose
+   * input dim is contiguous, so a warp reads consecutive elements. */
+  bool m_fastest = g.kd >= 1 && g.kin[g.kd - 1] == 1;
+  ReduceK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, red, P, (RState<A>*)scratch.ptr,
+               m_fastest};
   if (launch(k, g.M * P, stream)) return 1;
   if (P == 1) return 0;
   return launch(CombineK<A>{g, (char*)out->data, out->dtype, red, P, (const RState<A>*)scratch.ptr},
