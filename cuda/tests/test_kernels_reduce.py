@@ -192,3 +192,23 @@ def test_softmax_is_stable_for_large_and_infinite_inputs():
     call("softmax", SOFTMAX["softmax"], view(out), view(x), 1)
     np.testing.assert_allclose(out[0], [1 / (1 + np.e), np.e / (1 + np.e), 0.0])
     assert np.isnan(out[1]).all()  # 0 / 0, as the reference gives
+
+
+def test_logsumexp_with_infinities_and_large_values():
+    x = np.array([[1000.0, 1000.0, -np.inf], [-np.inf, -np.inf, -np.inf], [np.inf, 1.0, np.inf],
+                  [np.nan, 1.0, 2.0]])
+    for xs in (x, np.repeat(x, 400, axis=1)):  # one pass and two passes
+        out = np.empty((4, 1))
+        call("reduce", REDUCE["logsumexp"], view(out), view(xs), 0b10, 0.0)
+        n = xs.shape[1] // 3
+        expected = [1000.0 + np.log(2 * n), -np.inf, np.inf, np.nan]
+        np.testing.assert_allclose(out[:, 0], expected, rtol=1e-12)
+
+
+def test_int64_sums_and_extremes_are_exact():
+    x = np.array([[2 ** 62, 2 ** 62, 5], [-(2 ** 63), 2 ** 63 - 1, 1]], np.int64)
+    out = np.empty((2, 1), np.int64)
+    call("reduce", REDUCE["sum"], view(out), view(x), 0b10, 0.0)
+    np.testing.assert_array_equal(out[:, 0], x.sum(axis=1))  # wraps like NumPy
+    call("reduce", REDUCE["amax"], view(out), view(x), 0b10, 0.0)
+    np.testing.assert_array_equal(out[:, 0], [2 ** 62, 2 ** 63 - 1])
