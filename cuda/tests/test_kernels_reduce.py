@@ -99,9 +99,9 @@ def test_empty_max_is_an_error():
         call("reduce", REDUCE["amax"], view(np.empty((3, 1))), view(np.empty((3, 0))), 0b10, 0.0)
 
 
-def _line_cases(rng, dt, domain="any"):
+def _line_cases(rng, dt, domain="any", extra=()):
     """(x laid out, dim) over the shapes, every dim, every layout; 0-d uses dim 0."""
-    for shape in R_SHAPES:
+    for shape in R_SHAPES + list(extra):
         x0 = values(rng, shape, dt, domain)
         for dim in range(max(len(shape), 1)):
             for layout, x in layouts(x0):
@@ -145,9 +145,11 @@ def _cum_extreme(x, dim, is_max):
     return np.moveaxis(xm, -1, dim), np.moveaxis(idx, -1, dim)
 
 
+LONG_LINES = [(3000,), (2, 2500)]  # few long lines: the chunked scan (Note [chunked scans])
+
 SCANS = {
     "cumsum": ("ifc", lambda x, d: np.cumsum(x, axis=d), _int_sum_dtype, "any"),
-    "cumprod": ("ifc", lambda x, d: np.cumprod(x, axis=d), _int_sum_dtype, "small"),
+    "cumprod": ("ifc", lambda x, d: np.cumprod(x, axis=d), _int_sum_dtype, "unit"),  # no overflow
     "logcumsumexp": ("f", lambda x, d: np.logaddexp.accumulate(x, axis=d), lambda d: d, "any"),
     "cummax": ("if", lambda x, d: _cum_extreme(x, d, True), lambda d: d, "special"),
     "cummin": ("if", lambda x, d: _cum_extreme(x, d, False), lambda d: d, "special"),
@@ -158,7 +160,7 @@ SCANS = {
 def test_scan(name, dt):
     kinds, ref, out_dt, domain = SCANS[name]
     rng = np.random.default_rng(10)
-    for x, dim, what in _line_cases(rng, dt, domain if is_float(dt) else "small"):
+    for x, dim, what in _line_cases(rng, dt, domain if is_float(dt) else "small", LONG_LINES):
         out = empty_out(x.shape, out_dt(dt), transposed=True)
         xr = as_ref_input(x).reshape(x.shape or (1,))
         if name in ("cummax", "cummin"):

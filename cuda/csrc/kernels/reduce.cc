@@ -271,50 +271,128 @@ struct ArgReduceK {
   }
 };
 
-/* ---- scans along one dim: one work item per line ---- */
+/* ---- scans along one dim ----
+ * Note [chunked scans]
+ *   A line is scanned by one work item, or, when there are few lines and they are
+ *   long, split into C chunks: pass 1 folds each chunk into a state, pass 2 turns each
+ *   line's chunk states into exclusive prefixes, pass 3 rescans each chunk from its
+ *   prefix and writes it. Every op's state combines associatively: sums, products,
+ *   (max, sum of exp), and (extreme, index) with the same NaN/tie rule as the
+ *   element step, so the chunked result is the sequential one (up to rounding). */
+template <class A> struct ScanState {
+  A acc;
+  double lse_max, lse_sum;
+  int64_t at;
+  bool started;
+};
+
+template <class A> struct Scanner {
+  int op;
+  CR_HD ScanState<A> init() const {
+    return ScanState<A>{FromDouble<A>::make(op == scan::OP_cumprod ? 1 : 0, 0), -(double)INFINITY, 0, 0,
+                        false};
+  }
+  /* cummax/cummin: b's extreme replaces a's when NaN, or not worse (ties: the later). */
+  CR_HD bool takes(const ScanState<A>& a, A x) const {
+    double xr = real_part(x), best = real_part(a.acc);
+    return !a.started || xr != xr || (best == best && (op == scan::OP_cummax ? xr >= best : xr <= best));
+  }
+  CR_HD void step(ScanState<A>& s, A x, int64_t r) const {
+    switch (op) {
+      case scan::OP_cumsum: s.acc = add_acc(s.acc, x); break;
+      case scan::OP_cumprod: s.acc = mul_acc(s.acc, x); break;
+      case scan::OP_logcumsumexp: lse_merge(&s.lse_max, &s.lse_sum, real_part(x), 1); break;
+      default:
+        if (takes(s, x)) { s.acc = x; s.at = r; }
+    }
+    s.started = true;
+  }
+  CR_HD void combine(ScanState<A>& s, const ScanState<A>& t) const {
+    if (!t.started) return;
+    switch (op) {
+      case scan::OP_cumsum: s.acc = add_acc(s.acc, t.acc); break;
+      case scan::OP_cumprod: s.acc = mul_acc(s.acc, t.acc); break;
+      case scan::OP_logcumsumexp: lse_merge(&s.lse_max, &s.lse_sum, t.lse_max, t.lse_sum); break;
+      default:
+        if (takes(s, t.acc)) { s.acc = t.acc; s.at = t.at; }
+    }
+    s.started = true;
+  }
+  CR_HD AnyValue value(const ScanState<A>& s) const {
+    if (op != scan::OP_logcumsumexp) return any_of(s.acc);
+    if (s.lse_sum == 0) return any_of(-(double)INFINITY);
+    return any_of((s.lse_max != s.lse_max || m_isinf(s.lse_max)) ? s.lse_max : s.lse_max + log(s.lse_sum));
+  }
+};
+
+/* phase 0: whole lines; 1: chunk states; 3: chunks rescanned from their prefixes. */
 template <class T>
 struct ScanK {
+  typedef typename Acc<typename Compute<T>::type>::type A;
   RGeom g;
   const T* in;
   char* out;
   int out_dtype;
-  int op;
+  Scanner<A> sc;
   int64_t* indices;  /* cummax/cummin */
   RGeom gi;
+  int64_t C;         /* chunks per line */
+  int phase;
+  ScanState<A>* states;  /* M * C */
   CR_HD void operator()(const cr_launch_idx& li) const {
-    typedef typename Acc<typename Compute<T>::type>::type A;
-    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
-      int64_t in_off, out_off, idx_in = 0, idx_off = 0;
+    const int64_t len = (g.R + C - 1) / C;
+    for (int64_t t = li.global(); t < g.M * C; t += li.stride()) {
+      int64_t m = t / C, c = t - m * C, in_off, out_off, idx_in = 0, idx_off = 0;
       g.kept(m, &in_off, &out_off);
       if (indices) gi.kept(m, &idx_in, &idx_off);
-      A acc = FromDouble<A>::make(op == scan::OP_cumprod ? 1 : 0, 0);
-      double lse_max = -(double)INFINITY, lse_sum = 0;
-      int64_t at = 0;
-      for (int64_t r = 0; r < g.R; ++r) {
-        A x = to_acc(load(in[in_off + r * g.rin[0]]));
-        AnyValue v;
-        switch (op) {
-          case scan::OP_cumsum: acc = add_acc(acc, x); v = any_of(acc); break;
-          case scan::OP_cumprod: acc = mul_acc(acc, x); v = any_of(acc); break;
-          case scan::OP_logcumsumexp:
-            lse_merge(&lse_max, &lse_sum, real_part(x), 1);
-            v = any_of(lse_sum == 0 ? -(double)INFINITY
-                       : (lse_max != lse_max || m_isinf(lse_max)) ? lse_max : lse_max + log(lse_sum));
-            break;
-          default: {  /* cummax, cummin: NaN sticks; ties take the later index */
-            double xr = real_part(x), best = real_part(acc);
-            bool take = r == 0 || xr != xr ||
-                        (best == best && (op == scan::OP_cummax ? xr >= best : xr <= best));
-            if (take) { acc = x; at = r; }
-            v = any_of(acc);
-            if (indices) indices[idx_off + r * gi.rout[0]] = at;
-          }
-        }
-        store_any(out_dtype, out, out_off + r * g.rout[0], v);
+      ScanState<A> s = phase == 3 ? states[t] : sc.init();
+      const int64_t end = (c + 1) * len < g.R ? (c + 1) * len : g.R;
+      for (int64_t r = c * len; r < end; ++r) {
+        sc.step(s, to_acc(load(in[in_off + r * g.rin[0]])), r);
+        if (phase == 1) continue;
+        store_any(out_dtype, out, out_off + r * g.rout[0], sc.value(s));
+        if (indices) indices[idx_off + r * gi.rout[0]] = s.at;
+      }
+      if (phase == 1) states[t] = s;
+    }
+  }
+};
+
+/* Pass 2: each line's chunk states become exclusive prefixes. */
+template <class A>
+struct ScanPrefixK {
+  Scanner<A> sc;
+  ScanState<A>* states;
+  int64_t M, C;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    for (int64_t m = li.global(); m < M; m += li.stride()) {
+      ScanState<A> run = sc.init();
+      for (int64_t c = 0; c < C; ++c) {
+        ScanState<A> chunk = states[m * C + c];
+        states[m * C + c] = run;
+        sc.combine(run, chunk);
       }
     }
   }
 };
+
+template <class T>
+int run_scan(const RGeom& g, const RGeom& gi, const cr_tensor* in, cr_tensor* out, int op,
+             int64_t* indices, void* stream) {
+  typedef typename ScanK<T>::A A;
+  Scanner<A> sc{op};
+  int64_t C = (g.M >= 4096 || g.R < 2048) ? 1 : (g.R + 255) / 256;
+  if (C > 1 && C * g.M > 16384) C = 16384 / g.M > 1 ? 16384 / g.M : 1;
+  ScanK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, sc, indices, gi, C, 0, nullptr};
+  if (C == 1) return launch(k, g.M, stream);
+  Scratch scratch;
+  if (scratch.alloc(sizeof(ScanState<A>) * g.M * C, stream)) return 1;
+  k.states = (ScanState<A>*)scratch.ptr;
+  k.phase = 1;
+  if (launch(k, g.M * C, stream) || launch(ScanPrefixK<A>{sc, k.states, g.M, C}, g.M, stream)) return 1;
+  k.phase = 3;
+  return launch(k, g.M * C, stream);
+}
 
 /* ---- softmax / log_softmax along one dim: one work item per line, three passes
  * over the line (max, sum of exp, write) in double. ---- */
@@ -392,10 +470,8 @@ static int scan_impl(int op, cr_tensor* out, cr_tensor* indices, const cr_tensor
   RGeom g, gi = RGeom();
   if (line_geom(g, in, out, dim, true, name) || (extreme && line_geom(gi, in, indices, dim, true, name)))
     return 1;
-  CR_DISPATCH(in->dtype,
-              return launch(ScanK<T>{g, (const T*)in->data, (char*)out->data, out->dtype, op,
-                                     extreme ? (int64_t*)indices->data : nullptr, gi},
-                            g.M, stream));
+  CR_DISPATCH(in->dtype, return run_scan<T>(g, gi, in, out, op,
+                                            extreme ? (int64_t*)indices->data : nullptr, stream));
   return 0;
 }
 
