@@ -484,6 +484,49 @@ extern "C" int cr_scan_with_indices(int op, cr_tensor* values, cr_tensor* indice
   return scan_impl(op, values, indices, in, dim, stream);
 }
 
+namespace cr {
+
+/* Long rows: the row logsumexps by the (split, coalesced) reduction into float64
+ * scratch, then one element-wise pass out = exp(x - lse) or x - lse, so every element
+ * gets its own thread instead of each row one thread. */
+template <class T>
+struct SoftmaxWriteK {
+  Geom<3> g;  /* out, in, lse (stride 0 along dim) */
+  T* out;
+  const T* in;
+  const double* lse;
+  bool log_out;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    for (int64_t i = li.global(); i < g.numel; i += li.stride()) {
+      int64_t o[3];
+      g.offsets(i, o);
+      double z = real_part(load(in[o[1]])) - lse[o[2]];
+      out[o[0]] = store<T>(log_out ? z : exp(z));
+    }
+  }
+};
+
+static int long_softmax(bool log_out, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
+  cr_tensor lse = *in;  /* contiguous float64, size 1 along dim */
+  lse.dtype = CR_FLOAT64;
+  lse.shape[dim] = 1;
+  int64_t stride = 1;
+  for (int d = in->ndim - 1; d >= 0; --d) { lse.strides[d] = stride; stride *= lse.shape[d]; }
+  Scratch scratch;
+  if (scratch.alloc(sizeof(double) * stride, stream)) return 1;
+  lse.data = scratch.ptr;
+  if (cr_reduce(reduce::OP_logsumexp, &lse, in, 1ull << dim, 0, stream)) return 1;
+  Geom<3> g;
+  const cr_tensor* ts[3] = {out, in, &lse};
+  if (build_geom(g, ts)) return 1;
+  CR_DISPATCH_FLOAT(in->dtype, return launch(SoftmaxWriteK<T>{g, (T*)out->data, (const T*)in->data,
+                                                              (const double*)lse.data, log_out},
+                                             g.numel, stream));
+  return 0;
+}
+
+}  // namespace cr
+
 extern "C" int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
   int want;
   if (check_tensor(out, "softmax") || check_tensor(in, "softmax") ||
@@ -493,6 +536,7 @@ extern "C" int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, 
   if (out->dtype != in->dtype) return fail("%s: the output must have the input's dtype", name);
   RGeom g;
   if (line_geom(g, in, out, dim, true, name)) return 1;
+  if (g.R >= 512 && in->ndim) return long_softmax(op == softmax::OP_log_softmax, out, in, dim, stream);
   CR_DISPATCH_FLOAT(in->dtype, return launch(SoftmaxK<T>{g, (const T*)in->data, (T*)out->data,
                                                           op == softmax::OP_log_softmax}, g.M, stream));
   return 0;
