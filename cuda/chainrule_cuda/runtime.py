@@ -26,7 +26,8 @@ __all__ = [
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
-    "mem_get_info", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "mem_get_info", "reset_accumulated_memory_stats", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "memory_summary", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "OutOfMemoryError",
 ]
 
@@ -554,6 +555,84 @@ def memory_stats(device=None):
     out = (ctypes.c_int64 * len(names))()
     _c("cr_memory_stats_all", _device_index(device), out, len(names))
     return collections.OrderedDict(sorted(zip(names, out)))
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Zeroes the cumulative counters (".allocated", ".freed", retries, OOMs).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.reset_accumulated_memory_stats()
+    """
+    if _lib.unavailable_reason() is None:
+        _c("cr_reset_accumulated_memory_stats", _device_index(device))
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps what the caching allocator may reserve on a device at ``fraction`` of its
+    total memory; beyond it an allocation is "CUDA out of memory".
+
+    >>> import chainrule as cr
+    >>> if cr.cuda.is_available():
+    ...     cr.cuda.set_per_process_memory_fraction(1.0)
+    """
+    index = _device_index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _c("cr_set_memory_fraction", index, fraction)
+
+
+def get_per_process_memory_fraction(device=None):
+    """The cap :func:`set_per_process_memory_fraction` set (1.0 by default).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.get_per_process_memory_fraction() if cr.cuda.is_available() else 1.0
+    1.0
+    """
+    out = ctypes.c_double()
+    _c("cr_get_memory_fraction", _device_index(device), ctypes.byref(out))
+    return out.value
+
+
+_SUMMARY_ROWS = [
+    ("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
+    ("GPU reserved memory", "reserved_bytes", True), ("Allocations", "allocation", False),
+    ("GPU reserved segments", "segment", False),
+]
+
+
+def memory_summary(device=None, abbreviated=False):
+    """The caching allocator's statistics as a table (current, peak, total allocated and
+    freed; per pool unless ``abbreviated``).
+
+    >>> import chainrule as cr
+    >>> "Allocated memory" in cr.cuda.memory_summary() if cr.cuda.is_available() else True
+    True
+    """
+    stats = memory_stats(device)
+    width = 22
+    lines = [f"chainrule CUDA memory summary, device {_device_index(device)}",
+             f"CUDA OOMs: {stats.get('num_ooms', 0)}    "
+             f"cudaMalloc retries: {stats.get('num_alloc_retries', 0)}",
+             f"{'Metric':<{width}} {'Cur Usage':>12} {'Peak Usage':>12} {'Tot Alloc':>12} "
+             f"{'Tot Freed':>12}"]
+    for title, key, in_bytes in _SUMMARY_ROWS:
+        for pool in ("all",) if abbreviated else ("all", "large_pool", "small_pool"):
+            label = title if pool == "all" else f"  from {pool.replace('_', ' ')}"
+            values = [stats.get(f"{key}.{pool}.{field}", 0)
+                      for field in ("current", "peak", "allocated", "freed")]
+            cells = [_format_size(v) if in_bytes else str(v) for v in values]
+            lines.append(f"{label:<{width}} " + " ".join(f"{c:>12}" for c in cells))
+    rule = "=" * len(lines[2])
+    return "\n".join([rule, *lines[:2], rule, lines[2], "-" * len(rule), *lines[3:], rule])
+
+
+def _format_size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
 
 
 def mem_get_info(device=None):

@@ -266,3 +266,68 @@ def test_the_allocator_is_thread_safe():
 @needs_device
 def test_bf16_support_follows_the_capability():
     assert cr.cuda.is_bf16_supported() == (cr.cuda.get_device_capability() >= (8, 0))
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+gpu_only = pytest.mark.skipif(
+    not runtime.is_available() or _lib.is_emulated(),
+    reason="needs a GPU (cuda/gpu/run_gpu_tests.sh)" if runtime.is_available()
+    else f"no usable CUDA device: {runtime.unavailable_reason()}")
+
+
+@gpu_only
+def test_the_device_as_pytorch_sees_it():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("PyTorch with CUDA is not installed")
+    assert cr.cuda.device_count() == torch.cuda.device_count()
+    assert cr.cuda.get_device_name(0) == torch.cuda.get_device_name(0)
+    assert cr.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
+    assert cr.cuda.mem_get_info(0)[1] == torch.cuda.mem_get_info(0)[1]
+
+
+@gpu_only
+def test_real_out_of_memory_names_the_device_figures():
+    free, total = cr.cuda.mem_get_info()
+    ptr = ctypes.c_void_p()
+    with pytest.raises(cr.cuda.OutOfMemoryError,
+                       match=r"^CUDA out of memory\. Tried to allocate [\d.]+ GiB \(GPU 0; "
+                             r"[\d.]+ GiB total capacity; .* reserved in total by chainrule\)$"):
+        _lib.call("cr_alloc", 0, total + (1 << 30), None, ctypes.byref(ptr))
+    assert cr.cuda.memory_stats()["num_ooms"] >= 1
+
+
+@gpu_only
+def test_a_timed_copy_on_a_side_stream():
+    n = 64 << 20
+    src, dst = ctypes.c_void_p(), ctypes.c_void_p()
+    s = cr.cuda.Stream()
+    _lib.call("cr_alloc", 0, n, s.cuda_stream, ctypes.byref(src))
+    _lib.call("cr_alloc", 0, n, s.cuda_stream, ctypes.byref(dst))
+    start, end = cr.cuda.Event(enable_timing=True), cr.cuda.Event(enable_timing=True)
+    start.record(s)
+    _lib.call("cr_memcpy", dst, src, n, 2, s.cuda_stream)
+    end.record(s)
+    end.synchronize()
+    assert s.query() and 0.0 < start.elapsed_time(end) < 1000.0
+    _lib.call("cr_free", src), _lib.call("cr_free", dst)
+
+
+@needs_device
+def test_the_real_device_reuses_a_freed_block():
+    cr.cuda.empty_cache()
+    ptr = ctypes.c_void_p()
+    _lib.call("cr_alloc", 0, 3 << 20, None, ctypes.byref(ptr))
+    first, reserved = ptr.value, cr.cuda.memory_reserved()
+    _lib.call("cr_free", ptr)
+    _lib.call("cr_alloc", 0, 3 << 20, None, ctypes.byref(ptr))
+    assert (ptr.value, cr.cuda.memory_reserved()) == (first, reserved)
+    _lib.call("cr_free", ptr)
+    cr.cuda.empty_cache()
