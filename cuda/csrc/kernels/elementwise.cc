@@ -1,10 +1,10 @@
 /* Element-wise kernels: fill, copy (any dtype to any dtype), unary, binary, ternary
  * and where, over strided operands (Note [element-wise geometry]). */
-#include "common.h"
-#include "any_value.h"
-#include "scalar_ops.h"
-
 #include <initializer_list>
+
+#include "any_value.h"
+#include "common.h"
+#include "scalar_ops.h"
 
 namespace cr {
 
