@@ -41,6 +41,16 @@ CR_HD inline double unit(uint32_t a, uint32_t b) {
   return ((double)(a >> 5) * 67108864.0 + (double)(b >> 6)) * (1.0 / 9007199254740992.0);
 }
 
+/* a + b * c rounded twice, never fused into one FMA (nvcc contracts by default), so
+ * uniform numbers are bit-identical on the GPU and the host. */
+CR_HD inline double add_mul_unfused(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, __dmul_rn(b, c));
+#else
+  return a + b * c;
+#endif
+}
+
 template <class T>
 struct RandomK {
   Geom<1> g;
@@ -57,8 +67,8 @@ struct RandomK {
       double re = 0, im = 0;
       switch (op) {
         case rng::OP_uniform:
-          re = a0 + (a1 - a0) * unit(r.x[0], r.x[1]);
-          im = a0 + (a1 - a0) * unit(r.x[2], r.x[3]);
+          re = add_mul_unfused(a0, a1 - a0, unit(r.x[0], r.x[1]));
+          im = add_mul_unfused(a0, a1 - a0, unit(r.x[2], r.x[3]));
           break;
         case rng::OP_normal: {
           double rad = sqrt(-2.0 * log(1.0 - unit(r.x[0], r.x[1]))),
