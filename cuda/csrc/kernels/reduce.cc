@@ -242,31 +242,65 @@ extern "C" int cr_reduce(int op, cr_tensor* out, const cr_tensor* in, uint64_t d
 
 namespace cr {
 
-/* ---- arg reductions: one work item per output, first index wins ties, first NaN
- * wins (NumPy and the reference agree). ---- */
+/* ---- arg reductions: first index wins ties, first NaN wins (NumPy and the reference
+ * agree). Like the reductions, few long rows split into P interleaved work items whose
+ * (value, index) states a second launch combines by the same rule. ---- */
+template <class A> struct ArgState {
+  A best;
+  int64_t at;  /* -1: empty */
+};
+
+/* a goes before b: NaN first, then the better value, then the smaller index. */
+template <class A> CR_HD inline bool arg_before(const ArgState<A>& a, const ArgState<A>& b, bool is_max) {
+  if (b.at < 0) return a.at >= 0;
+  if (a.at < 0) return false;
+  bool an = nan_acc(a.best), bn = nan_acc(b.best);
+  if (an || bn) return an && (!bn || a.at < b.at);
+  if (a.best != b.best) return is_max ? a.best > b.best : a.best < b.best;
+  return a.at < b.at;
+}
+
 template <class T>
 struct ArgReduceK {
-  RGeom g;  /* reduced group: the one dim; rout = stride of `indices` is in kout */
+  typedef typename Acc<typename Compute<T>::type>::type A;
+  RGeom g;  /* over `values` (or indices) */
+  RGeom gi; /* the same walk with the indices tensor's strides */
   const T* in;
   char* values;
   int values_dtype;
   int64_t* indices;
-  RGeom gi;  /* the same walk with the indices tensor's strides */
   bool is_max;
+  int64_t P;
+  ArgState<A>* partial;  /* M * P when P > 1 */
+  bool combine;          /* the second launch: fold each output's P states */
+
+  CR_HD void finish(int64_t m, const ArgState<A>& s) const {
+    int64_t in_off, out_off, idx_in, idx_off;
+    g.kept(m, &in_off, &out_off);
+    gi.kept(m, &idx_in, &idx_off);
+    if (values) store_any(values_dtype, values, out_off, any_of(s.best));
+    indices[idx_off] = s.at;
+  }
   CR_HD void operator()(const cr_launch_idx& li) const {
-    typedef typename Acc<typename Compute<T>::type>::type A;
-    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
-      int64_t in_off, out_off, idx_in, idx_off;
-      g.kept(m, &in_off, &out_off);
-      gi.kept(m, &idx_in, &idx_off);
-      A best = to_acc(load(in[in_off]));
-      int64_t at = 0;
-      for (int64_t r = 1; r < g.R && !nan_acc(best); ++r) {
-        A x = to_acc(load(in[in_off + g.reduced_in(r)]));
-        if (nan_acc(x) || (is_max ? x > best : x < best)) { best = x; at = r; }
+    if (combine) {
+      for (int64_t m = li.global(); m < g.M; m += li.stride()) {
+        ArgState<A> s = partial[m * P];
+        for (int64_t c = 1; c < P; ++c)
+          if (arg_before(partial[m * P + c], s, is_max)) s = partial[m * P + c];
+        finish(m, s);
       }
-      if (values) store_any(values_dtype, values, out_off, any_of(best));
-      indices[idx_off] = at;
+      return;
+    }
+    for (int64_t t = li.global(); t < g.M * P; t += li.stride()) {
+      int64_t m = t / P, c = t - m * P, in_off, out_off;
+      g.kept(m, &in_off, &out_off);
+      ArgState<A> s{A(0), -1};
+      for (int64_t r = c; r < g.R && !(s.at >= 0 && nan_acc(s.best)); r += P) {
+        ArgState<A> x{to_acc(load(in[in_off + g.reduced_in(r)])), r};
+        if (arg_before(x, s, is_max)) s = x;
+      }
+      if (P == 1) finish(m, s);
+      else partial[t] = s;
     }
   }
 };
@@ -436,6 +470,26 @@ static int line_geom(RGeom& g, const cr_tensor* in, const cr_tensor* out, int di
 
 }  // namespace cr
 
+namespace cr {
+
+template <class T>
+int run_arg_reduce(const RGeom& g, const RGeom& gi, const cr_tensor* in, cr_tensor* values,
+                   cr_tensor* indices, bool is_max, void* stream) {
+  typedef typename ArgReduceK<T>::A A;
+  int64_t P = split_for(g);
+  Scratch scratch;
+  if (P > 1 && scratch.alloc(sizeof(ArgState<A>) * g.M * P, stream)) return 1;
+  ArgReduceK<T> k{g, gi, (const T*)in->data, values ? (char*)values->data : nullptr,
+                  values ? values->dtype : 0, (int64_t*)indices->data, is_max, P,
+                  (ArgState<A>*)scratch.ptr, false};
+  if (launch(k, g.M * P, stream)) return 1;
+  if (P == 1) return 0;
+  k.combine = true;
+  return launch(k, g.M, stream);
+}
+
+}  // namespace cr
+
 extern "C" int cr_arg_reduce(int op, cr_tensor* values, cr_tensor* indices, const cr_tensor* in,
                              int dim, void* stream) {
   int want;
@@ -450,11 +504,8 @@ extern "C" int cr_arg_reduce(int op, cr_tensor* values, cr_tensor* indices, cons
     return 1;
   if (g.R == 0 && g.M > 0)
     return fail("%s(): Expected reduction dim %d to have non-zero size.", name, dim);
-  CR_DISPATCH_REAL(in->dtype,
-              return launch(ArgReduceK<T>{g, (const T*)in->data, values ? (char*)values->data : nullptr,
-                                          values ? values->dtype : 0, (int64_t*)indices->data, gi,
-                                          op == arg_reduce::OP_argmax},
-                            g.M, stream));
+  CR_DISPATCH_REAL(in->dtype, return run_arg_reduce<T>(g, gi, in, values, indices,
+                                                      op == arg_reduce::OP_argmax, stream));
   return 0;
 }
 
