@@ -42,8 +42,8 @@ def _required():
     return runtime
 
 
-# The classes (Stream, Event, device, device_of, StreamContext) are the layer's.
-_CLASSES = ("Stream", "Event", "device", "device_of", "StreamContext")
+# The classes are the layer's.
+_CLASSES = ("Stream", "ExternalStream", "Event", "device", "device_of", "StreamContext")
 
 
 def __getattr__(name):

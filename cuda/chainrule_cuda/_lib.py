@@ -85,6 +85,7 @@ PROTOTYPES = {
     "cr_host_alloc_pinned": (_int, [_P(_vp), _size]),
     "cr_host_free_pinned": (_int, [_vp]),
     "cr_host_is_pinned": (_int, [_vp, _P(_int)]),
+    "cr_host_empty_cache": (_int, []),
     "cr_testing_set_fake_capacity": (_int, [_int, _i64]),
     "cr_testing_hold_stream": (_int, [_vp, _int]),
     # kernels (cr_tensor arguments are pointers to CrTensor)

@@ -22,7 +22,7 @@ __all__ = [
     "is_available", "unavailable_reason", "is_initialized", "init", "device_count",
     "current_device", "set_device", "device", "device_of", "synchronize",
     "get_device_name", "get_device_capability", "get_device_properties", "is_bf16_supported",
-    "Stream", "Event",
+    "Stream", "ExternalStream", "Event",
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
@@ -276,8 +276,9 @@ class Stream:
         return self._handle
 
     def wait_event(self, event):
-        """Makes later work on this stream wait for ``event``."""
-        _c("cr_stream_wait_event", self._handle or None, event._handle)
+        """Makes later work on this stream wait for ``event`` (unrecorded: no wait)."""
+        if event._handle is not None:
+            _c("cr_stream_wait_event", self._handle or None, event._handle)
 
     def wait_stream(self, stream):
         """Makes later work on this stream wait for the work queued on ``stream``."""
@@ -316,8 +317,27 @@ class Stream:
                 pass
 
 
+class ExternalStream(Stream):
+    """A stream made elsewhere (e.g. ``torch.cuda.current_stream().cuda_stream``),
+    wrapped by its ``cudaStream_t`` address; chainrule never destroys it.
+
+    >>> import chainrule as cr
+    >>> if cr.cuda.is_available():
+    ...     s = cr.cuda.Stream()
+    ...     assert cr.cuda.ExternalStream(s.cuda_stream) == s
+    """
+
+    def __init__(self, stream_ptr, device=None, **kwargs):
+        self._owned = False
+        self._handle, self.device_index, self.priority = int(stream_ptr), _device_index(device), 0
+
+
 class Event:
     """A marker in a stream's work: record it, wait for it, time between two.
+
+    Like the reference's, the CUDA event is made at the first ``record``, on the
+    recording stream's device; before that, ``query`` is True and ``wait`` and
+    ``synchronize`` do nothing.
 
     >>> import chainrule as cr
     >>> if cr.cuda.is_available():
@@ -329,46 +349,61 @@ class Event:
     def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
         if interprocess:
             raise NotImplementedError("interprocess events are not supported")
-        self._owned = False
         self.enable_timing, self.blocking = enable_timing, blocking
-        handle = ctypes.c_void_p()
-        _c("cr_event_create", ctypes.byref(handle), int(bool(enable_timing)))
-        self._handle, self._owned = handle.value, True
+        self._handle, self.device_index = None, None
 
     @property
     def cuda_event(self):
-        """The ``cudaEvent_t`` as an integer."""
-        return self._handle
+        """The ``cudaEvent_t`` as an integer (0 before the first record)."""
+        return self._handle or 0
+
+    @property
+    def device(self):
+        """The device of the stream it was first recorded on (None before)."""
+        import chainrule
+        return None if self.device_index is None else chainrule.device("cuda", self.device_index)
 
     def record(self, stream=None):
         """Records the event on ``stream`` (default: the current stream)."""
         stream = current_stream() if stream is None else stream
+        if self._handle is None:
+            handle = ctypes.c_void_p()
+            with globals()["device"](stream.device_index):
+                _c("cr_event_create", ctypes.byref(handle), int(bool(self.enable_timing)))
+            self._handle, self.device_index = handle.value, stream.device_index
+        elif stream.device_index != self.device_index:
+            raise ValueError(f"Event device {self.device_index} does not match recording "
+                             f"stream's device {stream.device_index}.")
         _c("cr_event_record", self._handle, stream._handle or None)
 
     def wait(self, stream=None):
         """Makes later work on ``stream`` (default: the current stream) wait for it."""
-        (current_stream() if stream is None else stream).wait_event(self)
+        if self._handle is not None:
+            (current_stream() if stream is None else stream).wait_event(self)
 
     def query(self):
         """True when the work before the event has finished."""
-        return bool(_get_int("cr_event_query", self._handle))
+        return self._handle is None or bool(_get_int("cr_event_query", self._handle))
 
     def synchronize(self):
         """Waits for the work before the event."""
-        _c("cr_event_synchronize", self._handle)
+        if self._handle is not None:
+            _c("cr_event_synchronize", self._handle)
 
     def elapsed_time(self, end_event):
         """Milliseconds between this event and ``end_event`` (both recorded, with
         ``enable_timing=True``)."""
+        if self._handle is None or end_event._handle is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         ms = ctypes.c_float()
         _c("cr_event_elapsed_ms", self._handle, end_event._handle, ctypes.byref(ms))
         return ms.value
 
     def __repr__(self):
-        return f"<chainrule.cuda.Event {self._handle:#x}>"
+        return f"<chainrule.cuda.Event {self.cuda_event:#x}>"
 
     def __del__(self):
-        if getattr(self, "_owned", False) and _lib is not None:
+        if getattr(self, "_handle", None) and _lib is not None:
             try:
                 _lib.library().cr_event_destroy(self._handle)
             except Exception:  # interpreter shutdown

@@ -101,6 +101,8 @@ CR_EXPORT int cr_reset_accumulated_memory_stats(int device);
 CR_EXPORT int cr_set_memory_fraction(int device, double fraction);
 CR_EXPORT int cr_get_memory_fraction(int device, double* fraction);
 CR_EXPORT int cr_host_is_pinned(const void* ptr, int* pinned);
+/* Frees the cached pinned host blocks nobody uses (cr_host_free_pinned caches them). */
+CR_EXPORT int cr_host_empty_cache(void);
 /* Testing hooks (CI's proof of the allocator without a GPU):
  * cr_testing_set_fake_capacity gives `device` a fresh caching allocator over a fake
  * device memory of `bytes` (host memory with that capacity; a fake device in place must
