@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
+from ._backends import move_array
 from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
@@ -102,15 +103,14 @@ def set_default_device(device):
 def _finish(arr, requires_grad, device=None):
     if device is None:
         device = DEFAULT_DEVICE.device        # Note [default device]
+    if device is not None:
+        arr = move_array(arr, device)         # before requires_grad: the result is a leaf
     t = Tensor._wrap(arr)
     if _MODE.inference:
         t._extras().inference = True
     if requires_grad:
         _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
         t.requires_grad_(True)
-    if device is not None and _device(device).type != "cpu":
-        from ._backends import to_device
-        return to_device(t, device)
     return t
 
 

@@ -120,6 +120,36 @@ class device:
 CPU = device("cpu")
 
 
+# Note [device arrays]
+#     A tensor's ``_data`` is an ndarray (the CPU) or a device array of a registered
+#     backend (chainrule-cuda's DeviceArray): a type listed in DEVICE_ARRAY_TYPES that
+#     implements NumPy's ``__array_ufunc__`` / ``__array_function__`` protocols and the
+#     ndarray methods core uses, so the derivative table's forwards and formulas run on
+#     it unchanged, and that says its ``device`` (a chainrule.device). Core tells the
+#     two apart by ``type(arr) is np.ndarray`` (the hot paths test nothing more; the
+#     C++ fast paths take ndarrays only and leave device arrays to the Python code).
+#     Operations mixing a device array with a host array other than a 0-d one (a
+#     Python scalar's constant) raise ``mixed_device_error``.
+DEVICE_ARRAY_TYPES = set()
+
+
+def _as_data(arr):
+    """``arr`` as a tensor's data: a device array as it is, anything else through
+    ``np.asarray`` (NumPy scalars from full reductions become 0-d arrays)."""
+    return arr if type(arr) in DEVICE_ARRAY_TYPES else np.asarray(arr)
+
+
+def device_of(arr):
+    """The device an array lives on (Note [device arrays])."""
+    return CPU if type(arr) is np.ndarray or type(arr) not in DEVICE_ARRAY_TYPES else arr.device
+
+
+def mixed_device_error(a, b):
+    """The reference's error for one op given tensors on two devices."""
+    return RuntimeError("Expected all tensors to be on the same device, but found at least "
+                        f"two devices, {a} and {b}!")
+
+
 def _constructor_arguments(args):
     """``(data, None)`` or ``(None, sizes)`` from ``Tensor(*args)``'s positional
     arguments, with the reference's TypeErrors for anything else."""
@@ -190,7 +220,7 @@ class Tensor:
     def _wrap(cls, arr):
         """A leaf that needs no grad around an ndarray (taken as is)."""
         t = object.__new__(Tensor)
-        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t._data = arr if type(arr) is np.ndarray else _as_data(arr)
         t.grad_fn = t._grad = t._vc = t._base = t._extra = None
         t._output_nr = 0
         t._requires_grad = False
@@ -199,7 +229,7 @@ class Tensor:
     @classmethod
     def _make_output(cls, arr, node, output_nr, vc=None):
         t = object.__new__(Tensor)
-        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t._data = arr if type(arr) is np.ndarray else _as_data(arr)
         t.grad_fn = node
         t._output_nr = output_nr
         t._requires_grad = True
@@ -238,11 +268,28 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        """Where the data lives (Note [device arrays]).
+
+        >>> import chainrule as cr
+        >>> cr.ones(2).device
+        device(type='cpu')
+        """
+        data = self._data
+        return CPU if type(data) is np.ndarray else device_of(data)
 
     @property
     def is_cuda(self):
-        return False
+        return type(self._data) is not np.ndarray and self.device.type == "cuda"
+
+    def get_device(self):
+        """The device index of a CUDA tensor, -1 for a CPU tensor (like the reference).
+
+        >>> import chainrule as cr
+        >>> cr.ones(2).get_device()
+        -1
+        """
+        d = self.device
+        return -1 if d.type == "cpu" else d.index
 
     @property
     def ndim(self):
@@ -352,6 +399,10 @@ class Tensor:
         ...     x.numpy()
         array([1., 1.], dtype=float32)
         """
+        if type(self._data) is not np.ndarray:
+            if force:
+                return self._data.get()          # the reference copies to the host
+            _not_on_host(self)
         if self._requires_grad and not force and _MODE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -361,6 +412,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         arr = self._data
+        if type(arr) is not np.ndarray:
+            _not_on_host(self)
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         if copy:
@@ -592,13 +645,12 @@ class Tensor:
             raise TypeError("Tensor.data must be a Tensor")
         self._data = value._data
 
-    # -- devices ---------------------------------------------------------------------
-    def cpu(self):
-        return self
+    # -- devices: to(), cpu(), cuda(), pin_memory() are in _ops/conversions.py ----------
 
-    def cuda(self, device=None, non_blocking=False):
-        from ._backends import to_device
-        return to_device(self, "cuda" if device is None else device)
+
+def _not_on_host(t):
+    raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() "
+                    "to copy the tensor to host memory first.")
 
 
 def _rebuild(arr, requires_grad):

@@ -88,7 +88,7 @@ class ArrayNamespace:
 
     @staticmethod
     def zeros(shape, like):
-        return np.zeros(shape, dtype=like.dtype)
+        return np.zeros(shape, dtype=like.dtype, like=like)     # on like's device
 
     @staticmethod
     def to_dtype_of(x, like):

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtypes
+from .._backends import move_array as _move_array
 from .._tensor import Tensor
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
@@ -173,8 +174,19 @@ FLOOR = _unary("floor", np.floor, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 CEIL = _unary("ceil", np.ceil, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 ROUND = _unary("round", np.round, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 TRUNC = _unary("trunc", np.trunc, lambda F, g: g * 0, lambda F, t: t[0] * 0)
-TO = defop("to_copy", lambda a, dtype: a.astype(dtype.np), attrs=("dtype",),
-           node_name="ToCopyBackward0", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
+
+
+def _to_copy(a, dtype, device, source):
+    """The forward of ``to_copy``: a cast and/or a move to another device (``device``
+    None: the same device; ``source``, the input's device, takes the gradient back)."""
+    out = a if dtype is None or a.dtype == dtype.np else a.astype(dtype.np)
+    return out if device is None else _move_array(out, device)
+
+
+TO = defop("to_copy", _to_copy, attrs=("dtype", "device", "source"),
+           node_name="ToCopyBackward0",
+           vjp=(lambda F, g, source: g if source is None else F.to_device(g, source),),
+           jvp=lambda F, t, device: t[0] if device is None else F.to_device(t[0], device))
 CLONE = _unary("clone", np.copy, lambda F, g: g, lambda F, t: t[0])
 
 
@@ -519,7 +531,7 @@ def to_dtype(t, dtype):
     dtype = _dtypes.to_dtype(dtype)
     if t._data.dtype == dtype.np:
         return t
-    return apply_op(TO, (t,), {"dtype": dtype})
+    return apply_op(TO, (t,), {"dtype": dtype, "device": None, "source": None})
 
 
 public(FUNCTIONS["neg"], name="negative")
