@@ -390,7 +390,7 @@ class DeviceArray:
 
     def __array_function__(self, func, types, args, kwargs):
         from ._functions import array_function
-        return array_function(func, types, args, kwargs)
+        return array_function(func, types, args, kwargs, self)
 
     def __getitem__(self, key):
         from ._indexing import getitem

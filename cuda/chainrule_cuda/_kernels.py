@@ -33,15 +33,62 @@ _LIB = []
 def lib():
     """The loaded library (chainrule_cuda._lib picks the GPU or the host build)."""
     if not _LIB:
-        from . import _lib
-        _LIB.append(_lib.load())
+        _LIB.append(_configure(_load()))
     return _LIB[0]
+
+
+def _load():
+    try:
+        from . import _lib
+    except ImportError:
+        import os
+        return ctypes.CDLL(os.environ["CHAINRULE_CUDA_HOST_LIB"])
+    return _lib.load()
+
+
+_P, _D = ctypes.c_void_p, ctypes.c_double
+_ARGTYPES = {  # the entry points that take doubles, 64-bit integers or sizes
+    "cr_fill": [_P, _D, _D, _P],
+    "cr_unary": [ctypes.c_int, _P, _P, _D, _P],
+    "cr_reduce": [ctypes.c_int, _P, _P, ctypes.c_uint64, _D, _P],
+    "cr_matmul": [_P, _P, _P, _D, _D, _P],
+    "cr_masked_fill": [_P, _P, _D, _D, _P],
+    "cr_random": [ctypes.c_int, _P, ctypes.c_uint64, ctypes.c_uint64, _D, _D, _P],
+    "cr_alloc": [ctypes.c_int, ctypes.c_size_t, _P, _P],
+    "cr_free": [_P],
+    "cr_memcpy": [_P, _P, ctypes.c_size_t, ctypes.c_int, _P],
+    "cr_stream_synchronize": [_P],
+}
+
+
+def _configure(library):
+    library.cr_last_error.restype = ctypes.c_char_p
+    library.cr_op_names.restype = ctypes.c_char_p
+    library.cr_op_names.argtypes = [ctypes.c_char_p]
+    for name, types in _ARGTYPES.items():
+        if hasattr(library, name):
+            getattr(library, name).argtypes = types
+    return library
+
+
+class CudaError(RuntimeError):
+    """An error the library reported (its message is cr_last_error())."""
 
 
 def check(rc):
     if rc:
-        from ._lib import error_for
-        raise error_for(rc)
+        message = lib().cr_last_error().decode()
+        if rc == 2:                         # CR_ERROR_OUT_OF_MEMORY
+            raise cr_out_of_memory(message)
+        raise CudaError(message)
+
+
+def cr_out_of_memory(message):
+    try:
+        from .runtime import OutOfMemoryError
+    except ImportError:
+        return MemoryError(message)
+    return OutOfMemoryError(message)
 
 
 def describe(a):

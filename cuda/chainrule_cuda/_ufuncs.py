@@ -154,7 +154,7 @@ def call(ufunc, inputs, out=None, dtype=None, **kwargs):
     name = ufunc.__name__
     index = _device_of(inputs + ((out,) if out is not None else ()))
     operands = [operand(x, index) for x in inputs]
-    if NotImplemented in operands:
+    if any(x is NotImplemented for x in operands):
         return NotImplemented
     if name == "matmul":
         from ._functions import matmul

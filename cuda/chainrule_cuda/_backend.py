@@ -1,0 +1,82 @@
+"""The ``cuda`` backend core's device registry calls (Note [device backend] in
+chainrule/_backends.py): device indices, host <-> device copies, pinned memory and
+random numbers on the device."""
+import ctypes
+import weakref
+
+import numpy as np
+
+import chainrule as cr
+
+from . import _kernels as K
+from ._array import DeviceArray
+
+
+class CudaBackend:
+    array_type = DeviceArray
+
+    def is_available(self):
+        return self.unavailable_reason() is None
+
+    def unavailable_reason(self):
+        try:
+            library = K.lib()
+        except (OSError, KeyError, ImportError) as e:
+            return f"the chainrule-cuda library could not be loaded: {e}"
+        library.cr_unavailable_reason.restype = ctypes.c_char_p
+        reason = library.cr_unavailable_reason()
+        return reason.decode() if reason else None
+
+    def device_count(self):
+        if not self.is_available():
+            return 0
+        count = ctypes.c_int()
+        K.check(K.lib().cr_device_count(ctypes.byref(count)))
+        return count.value
+
+    def current_device(self):
+        index = ctypes.c_int()
+        K.check(K.lib().cr_get_device(ctypes.byref(index)))
+        return index.value
+
+    def synchronize(self, device=None):
+        if self.is_available():
+            K.check(K.lib().cr_device_synchronize())
+
+    def canonical(self, device):
+        reason = self.unavailable_reason()
+        if reason is not None:
+            raise RuntimeError(reason)
+        index = self.current_device() if device.index is None else device.index
+        if not 0 <= index < self.device_count():
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        return cr.device("cuda", index)
+
+    def to_device_array(self, arr, device, non_blocking=False):
+        if type(arr) is DeviceArray:
+            out = DeviceArray.empty(arr.shape, arr.dtype, device.index)
+            if arr.size:
+                K.copy(out, arr)
+            return out
+        return DeviceArray.from_host(np.asarray(arr), device.index)
+
+    def pin_memory(self, arr):
+        """A copy of ``arr`` in page-locked host memory (freed with the array)."""
+        ptr = ctypes.c_void_p()
+        K.check(K.lib().cr_host_alloc_pinned(ctypes.byref(ptr), ctypes.c_size_t(max(arr.nbytes, 1))))
+        buffer = (ctypes.c_char * max(arr.nbytes, 1)).from_address(ptr.value)
+        out = np.frombuffer(buffer, arr.dtype, arr.size).reshape(arr.shape)
+        weakref.finalize(buffer, K.lib().cr_host_free_pinned, ptr)
+        np.copyto(out, arr)
+        return out
+
+    def is_pinned(self, arr):
+        base = arr
+        while isinstance(base, np.ndarray) and base.base is not None:
+            base = base.base
+        library = K.lib()
+        if not hasattr(library, "cr_host_is_pinned") or arr.size == 0:
+            return False
+        pinned = ctypes.c_int()
+        K.check(library.cr_host_is_pinned(ctypes.c_void_p(arr.ctypes.data), ctypes.byref(pinned)))
+        return bool(pinned.value)
