@@ -9,6 +9,7 @@ import numpy as np
 import chainrule as cr
 
 from . import _kernels as K
+from . import runtime
 from ._array import DeviceArray
 
 
@@ -16,32 +17,19 @@ class CudaBackend:
     array_type = DeviceArray
 
     def is_available(self):
-        return self.unavailable_reason() is None
+        return runtime.is_available()
 
     def unavailable_reason(self):
-        try:
-            library = K.lib()
-        except (OSError, KeyError, ImportError) as e:
-            return f"the chainrule-cuda library could not be loaded: {e}"
-        library.cr_unavailable_reason.restype = ctypes.c_char_p
-        reason = library.cr_unavailable_reason()
-        return reason.decode() if reason else None
+        return runtime.unavailable_reason()
 
     def device_count(self):
-        if not self.is_available():
-            return 0
-        count = ctypes.c_int()
-        K.check(K.lib().cr_device_count(ctypes.byref(count)))
-        return count.value
+        return runtime.device_count()
 
     def current_device(self):
-        index = ctypes.c_int()
-        K.check(K.lib().cr_get_device(ctypes.byref(index)))
-        return index.value
+        return runtime.current_device()
 
     def synchronize(self, device=None):
-        if self.is_available():
-            K.check(K.lib().cr_device_synchronize())
+        runtime.synchronize(device)
 
     def canonical(self, device):
         reason = self.unavailable_reason()

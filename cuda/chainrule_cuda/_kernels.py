@@ -38,12 +38,8 @@ def lib():
 
 
 def _load():
-    try:
-        from . import _lib
-    except ImportError:
-        import os
-        return ctypes.CDLL(os.environ["CHAINRULE_CUDA_HOST_LIB"])
-    return _lib.load()
+    from . import _lib
+    return _lib.library()
 
 
 _P, _D = ctypes.c_void_p, ctypes.c_double
@@ -62,33 +58,22 @@ _ARGTYPES = {  # the entry points that take doubles, 64-bit integers or sizes
 
 
 def _configure(library):
-    library.cr_last_error.restype = ctypes.c_char_p
+    """Declares the entry points this module calls that the loader left undeclared."""
     library.cr_op_names.restype = ctypes.c_char_p
     library.cr_op_names.argtypes = [ctypes.c_char_p]
     for name, types in _ARGTYPES.items():
-        if hasattr(library, name):
-            getattr(library, name).argtypes = types
+        fn = getattr(library, name, None)
+        if fn is not None and fn.argtypes is None:
+            fn.argtypes = types
     return library
 
 
-class CudaError(RuntimeError):
-    """An error the library reported (its message is cr_last_error())."""
-
-
 def check(rc):
+    """Raises the error of a nonzero status (the loader's errors: OutOfMemoryError for
+    the allocator's out-of-memory, RuntimeError with cr_last_error() otherwise)."""
     if rc:
-        message = lib().cr_last_error().decode()
-        if rc == 2:                         # CR_ERROR_OUT_OF_MEMORY
-            raise cr_out_of_memory(message)
-        raise CudaError(message)
-
-
-def cr_out_of_memory(message):
-    try:
-        from .runtime import OutOfMemoryError
-    except ImportError:
-        return MemoryError(message)
-    return OutOfMemoryError(message)
+        from . import _lib
+        _lib.check(rc)
 
 
 def describe(a):

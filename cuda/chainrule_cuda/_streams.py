@@ -3,15 +3,12 @@
 import ctypes
 
 from . import _kernels as K
+from . import runtime
 
 
 def current_handle():
-    try:
-        from . import runtime
-    except ImportError:
-        return None
-    getter = getattr(runtime, "current_stream_handle", None)
-    return getter() if getter is not None else None
+    """The handle of this thread's current stream (None: the default stream)."""
+    return runtime.current_stream()._handle or None
 
 
 def synchronize_current():

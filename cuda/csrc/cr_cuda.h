@@ -79,6 +79,33 @@ CR_EXPORT int cr_memcpy(void* dst, const void* src, size_t nbytes, int kind, voi
 CR_EXPORT int cr_host_alloc_pinned(void** ptr, size_t nbytes);
 CR_EXPORT int cr_host_free_pinned(void* ptr);
 
+/* ---- runtime additions (cuda-runtime) ----------------------------------------- */
+/* Status codes (every nonzero return is one of these; the message is cr_last_error()). */
+enum cr_status {
+  CR_SUCCESS = 0,
+  CR_ERROR_INVALID_VALUE = 1,   /* bad argument: Python raises ValueError/RuntimeError */
+  CR_ERROR_OUT_OF_MEMORY = 2,   /* the allocator's "CUDA out of memory" (OutOfMemoryError) */
+  CR_ERROR_CUDA = 3,            /* a CUDA runtime call failed; the message names it */
+  CR_ERROR_UNAVAILABLE = 4,     /* no usable GPU (see cr_unavailable_reason) */
+  CR_ERROR_NOT_SUPPORTED = 5    /* not in this build (e.g. a testing hook on the GPU) */
+};
+CR_EXPORT int cr_device_capability(int device, int* major, int* minor);
+CR_EXPORT int cr_mem_get_info(int device, size_t* free_bytes, size_t* total_bytes);
+/* The allocator's counters as torch.cuda.memory_stats names them: cr_memory_stat_names()
+ * is their names, comma separated, in the order cr_memory_stats_all writes them. */
+CR_EXPORT const char* cr_memory_stat_names(void);
+CR_EXPORT int cr_memory_stats_all(int device, int64_t* out, int capacity);
+CR_EXPORT int cr_host_is_pinned(const void* ptr, int* pinned);
+/* Testing hooks (CI's proof of the allocator without a GPU):
+ * cr_testing_set_fake_capacity puts a fake device memory of `bytes` (host memory with
+ * that capacity) under the caching allocator of `device`; bytes < 0 restores the real
+ * one. The device must hold no allocation (its cache is emptied first).
+ * cr_testing_hold_stream (host build only): while held, work "queued" on the stream is
+ * not done (events recorded on it stay pending; queries say not ready); releasing it,
+ * or synchronizing it, the event or the device, completes that work. */
+CR_EXPORT int cr_testing_set_fake_capacity(int device, int64_t bytes);
+CR_EXPORT int cr_testing_hold_stream(void* stream, int hold);
+
 /* ---- kernels ------------------------------------------------------------------ */
 /* Op names per family, comma separated, in code order: Python maps name -> code
  * from these, so the numbering lives only in the C++ sources. family: "unary",
