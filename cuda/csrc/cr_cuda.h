@@ -127,6 +127,9 @@ CR_EXPORT int cr_reduce(int op, cr_tensor* out, const cr_tensor* in, uint64_t di
 CR_EXPORT int cr_arg_reduce(int op, cr_tensor* values, cr_tensor* indices,
                             const cr_tensor* in, int dim, void* stream);
 CR_EXPORT int cr_scan(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream);
+/* cummax/cummin: values (out) and the int64 index of each running extreme. */
+CR_EXPORT int cr_scan_with_indices(int op, cr_tensor* values, cr_tensor* indices,
+                                   const cr_tensor* in, int dim, void* stream);
 CR_EXPORT int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream);
 /* out = alpha * a @ b + beta * out over broadcast batch dims ((..., m, k) @ (..., k, n));
  * cuBLAS on the GPU (loaded at run time), the kernel's own loop in the host build. */

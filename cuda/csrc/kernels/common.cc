@@ -110,3 +110,54 @@ int IndexFlag::check(int dim, void* stream) {
 }
 
 }  // namespace cr
+
+#include "reduce_geom.h"
+
+namespace cr {
+
+/* Appends dim (size, a, b) to a group, merging it into the previous dim when both
+ * strides are contiguous across them; size-1 dims are dropped. */
+static void push_dim(int* n, int64_t* shape, int64_t* sa, int64_t* sb, int64_t size,
+                     int64_t a, int64_t b) {
+  if (size == 1) return;
+  int m = *n;
+  if (m > 0 && sa[m - 1] == a * size && sb[m - 1] == b * size) {
+    shape[m - 1] *= size;
+    sa[m - 1] = a;
+    sb[m - 1] = b;
+    return;
+  }
+  shape[m] = size;
+  sa[m] = a;
+  sb[m] = b;
+  *n = m + 1;
+}
+
+int make_rgeom(RGeom& g, const cr_tensor* in, const cr_tensor* out, uint64_t mask,
+               bool same_shape, const char* op) {
+  if (out->ndim != in->ndim)
+    return fail("%s: the output has %d dims, the input %d", op, out->ndim, in->ndim);
+  if (in->ndim < 64 && (mask >> in->ndim))
+    return fail("%s: dims mask 0x%llx names a dim beyond the input's %d", op,
+                (unsigned long long)mask, in->ndim);
+  g.kd = g.rd = 0;
+  g.M = g.R = 1;
+  for (int d = 0; d < in->ndim; ++d) {
+    bool reduced = (mask >> d) & 1;
+    int64_t want = (reduced && !same_shape) ? 1 : in->shape[d];
+    if (out->shape[d] != want)
+      return fail("%s: the output's size %lld at dim %d should be %lld", op,
+                  (long long)out->shape[d], d, (long long)want);
+    if (reduced) {
+      g.R *= in->shape[d];
+      push_dim(&g.rd, g.rs, g.rin, g.rout, in->shape[d], in->strides[d],
+               same_shape ? out->strides[d] : 0);
+    } else {
+      g.M *= in->shape[d];
+      push_dim(&g.kd, g.ks, g.kin, g.kout, in->shape[d], in->strides[d], out->strides[d]);
+    }
+  }
+  return 0;
+}
+
+}  // namespace cr

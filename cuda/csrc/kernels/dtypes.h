@@ -189,4 +189,28 @@ const char* dtype_name(int dt);
     default: return ::cr::fail("unknown dtype code %d", (int)(dt)); \
   }
 
+/* The same over the floating dtypes only, and over bool, integers and floats. */
+#define CR_DISPATCH_FLOAT(dt, ...)                               \
+  switch (dt) {                                                  \
+    CR_CASE(CR_FLOAT16, ::cr::half, __VA_ARGS__)                 \
+    CR_CASE(CR_BFLOAT16, ::cr::bfloat16, __VA_ARGS__)            \
+    CR_CASE(CR_FLOAT32, float, __VA_ARGS__)                      \
+    CR_CASE(CR_FLOAT64, double, __VA_ARGS__)                     \
+    default: return ::cr::fail("unsupported dtype %s", ::cr::dtype_name(dt)); \
+  }
+#define CR_DISPATCH_REAL(dt, ...)                                \
+  switch (dt) {                                                  \
+    CR_CASE(CR_BOOL, ::cr::crbool, __VA_ARGS__)                  \
+    CR_CASE(CR_UINT8, uint8_t, __VA_ARGS__)                      \
+    CR_CASE(CR_INT8, int8_t, __VA_ARGS__)                        \
+    CR_CASE(CR_INT16, int16_t, __VA_ARGS__)                      \
+    CR_CASE(CR_INT32, int32_t, __VA_ARGS__)                      \
+    CR_CASE(CR_INT64, int64_t, __VA_ARGS__)                      \
+    CR_CASE(CR_FLOAT16, ::cr::half, __VA_ARGS__)                 \
+    CR_CASE(CR_BFLOAT16, ::cr::bfloat16, __VA_ARGS__)            \
+    CR_CASE(CR_FLOAT32, float, __VA_ARGS__)                      \
+    CR_CASE(CR_FLOAT64, double, __VA_ARGS__)                     \
+    default: return ::cr::fail("unsupported dtype %s", ::cr::dtype_name(dt)); \
+  }
+
 #endif  /* CHAINRULE_CUDA_KERNELS_DTYPES_H_ */

@@ -1,6 +1,7 @@
 /* Element-wise kernels: fill, copy (any dtype to any dtype), unary, binary, ternary
  * and where, over strided operands (Note [element-wise geometry]). */
 #include "common.h"
+#include "any_value.h"
 #include "scalar_ops.h"
 
 namespace cr {
@@ -30,39 +31,6 @@ struct FillK {
     }
   }
 };
-
-/* A value of any dtype, for conversions in copies (int64 stays exact). */
-struct AnyValue {
-  int64_t i;
-  double re, im;
-  bool is_int;
-};
-CR_HD inline bool nonzero(AnyValue v) { return v.is_int ? v.i != 0 : (v.re != 0 || v.im != 0); }
-CR_HD inline double real_part(AnyValue v) { return v.is_int ? (double)v.i : v.re; }
-CR_HD inline double imag_part(AnyValue v) { return v.im; }
-CR_HD inline int64_t as_int(AnyValue v) { return v.is_int ? v.i : float_to_int(v.re); }
-
-template <class C> CR_HD inline AnyValue any_of(C v) {
-  return AnyValue{0, real_part(v), imag_part(v), false};
-}
-CR_HD inline AnyValue any_of(int64_t v) { return AnyValue{v, (double)v, 0, true}; }
-
-CR_HD inline AnyValue load_any(int dt, const char* base, int64_t off) {
-  switch (dt) {
-    case CR_BOOL: return any_of(load(((const crbool*)base)[off]));
-    case CR_UINT8: return any_of(load(((const uint8_t*)base)[off]));
-    case CR_INT8: return any_of(load(((const int8_t*)base)[off]));
-    case CR_INT16: return any_of(load(((const int16_t*)base)[off]));
-    case CR_INT32: return any_of(load(((const int32_t*)base)[off]));
-    case CR_INT64: return any_of(load(((const int64_t*)base)[off]));
-    case CR_FLOAT16: return any_of(load(((const half*)base)[off]));
-    case CR_BFLOAT16: return any_of(load(((const bfloat16*)base)[off]));
-    case CR_FLOAT32: return any_of(load(((const float*)base)[off]));
-    case CR_FLOAT64: return any_of(load(((const double*)base)[off]));
-    case CR_COMPLEX64: return any_of(load(((const cplx<float>*)base)[off]));
-    default: return any_of(load(((const cplx<double>*)base)[off]));
-  }
-}
 
 /* Same dtype: a move of W-byte words. */
 template <class W>
