@@ -139,6 +139,22 @@ def _as_data(arr):
     return arr if type(arr) in DEVICE_ARRAY_TYPES else np.asarray(arr)
 
 
+def asarray(x, dtype=None):
+    """``np.asarray(x, dtype)`` that keeps a device array on its device (Note [device
+    arrays]): forwards and helpers that normalise their results call this."""
+    if type(x) in DEVICE_ARRAY_TYPES:
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
+    return np.asarray(x, dtype)
+
+
+def strided_view(x, shape, strides, writeable=True):
+    """``np.lib.stride_tricks.as_strided`` for ndarrays and device arrays (Note [device
+    arrays]); strides in bytes."""
+    if type(x) is np.ndarray:
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=writeable)
+    return x.as_strided(shape, strides)
+
+
 def device_of(arr):
     """The device an array lives on (Note [device arrays])."""
     return CPU if type(arr) is np.ndarray or type(arr) not in DEVICE_ARRAY_TYPES else arr.device

@@ -68,8 +68,8 @@ def operand(x, index):
         if x._index != index:
             raise mixed_device_error(cr.device("cuda", index), x.device)
         return x
-    if isinstance(x, (bool, int, float, complex)):
-        return x
+    if type(x) in (bool, int, float, complex):
+        return x                                 # weak, as in NEP 50
     if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
         return DeviceArray.from_host(np.asarray(x), index)
     if isinstance(x, np.ndarray):
@@ -149,8 +149,13 @@ def _kernel_name(name, dtype):
 
 def call(ufunc, inputs, out=None, dtype=None, **kwargs):
     """``ufunc(*inputs)`` on the device."""
-    if kwargs.get("where", True) is not True:
-        raise NotImplementedError("chainrule-cuda: ufunc where= is not supported")
+    where = kwargs.pop("where", True)
+    if where is not True:
+        result = call(ufunc, inputs, None, dtype, **kwargs)
+        if out is None:
+            return result
+        np.copyto(out, result, where=where)
+        return out
     name = ufunc.__name__
     index = _device_of(inputs + ((out,) if out is not None else ()))
     operands = [operand(x, index) for x in inputs]

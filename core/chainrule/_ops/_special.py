@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .._tensor import asarray
+
 
 @functools.cache
 def implementation(name):
@@ -31,8 +33,8 @@ def in_float64(name, x, *args):
         raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
     fn = implementation(name)
     if x.dtype == np.float64:
-        return np.asarray(fn(*args, x), np.float64)
-    return np.asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+        return asarray(fn(*args, x), np.float64)
+    return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
 
 
 def _scipy_lgamma(sp):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._backends import move_array as _move_array
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
 from ._formula_helpers import helper
@@ -216,7 +216,7 @@ def _clamp(a, lo, hi):
         out = np.maximum(out, lo)
     if hi is not None:
         out = np.minimum(out, hi)
-    return np.asarray(out, dtype=a.dtype)
+    return asarray(out, dtype=a.dtype)
 
 
 # --- public functions ---------------------------------------------------------------

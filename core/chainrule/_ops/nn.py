@@ -14,10 +14,9 @@ import math
 import warnings
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .._dtypes import scalar_type_name
-from .._tensor import Tensor
+from .._tensor import Tensor, strided_view as as_strided
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper

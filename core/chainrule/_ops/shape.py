@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray, strided_view
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
@@ -918,7 +918,7 @@ def diagonal_array(a, offset, dim1, dim2):
     m = np.moveaxis(a, (dim1, dim2), (-2, -1))
     m = m[..., :, offset:] if offset >= 0 else m[..., -offset:, :]
     n = max(0, min(m.shape[-2], m.shape[-1]))
-    return np.lib.stride_tricks.as_strided(m, m.shape[:-2] + (n,),
+    return strided_view(m, m.shape[:-2] + (n,),
                                            m.strides[:-2] + (m.strides[-2] + m.strides[-1],))
 
 
@@ -1570,19 +1570,19 @@ def gather_positions_backward(F, g, self_shape, positions):
 def unfold_array(a, dimension, size, step):
     """Windows of ``size`` every ``step`` along ``dimension``, as a new last dim (a view)."""
     if a.ndim == 0:
-        return np.lib.stride_tricks.as_strided(a, (size,), (0,))
+        return strided_view(a, (size,), (0,))
     n, s = a.shape[dimension], a.strides[dimension]
     count = (n - size) // step + 1
     shape = a.shape[:dimension] + (count,) + a.shape[dimension + 1:] + (size,)
     strides = a.strides[:dimension] + (s * step,) + a.strides[dimension + 1:] + (s,)
-    return np.lib.stride_tricks.as_strided(a, shape, strides)
+    return strided_view(a, shape, strides)
 
 
 def as_strided_array(a, size, stride, storage_offset, geometry):
     """The storage that ``a`` lies in (``geometry``: a's offset in it, a's strides, its
     size; all in elements) read with ``size``, ``stride`` from ``storage_offset``."""
     item, (start, _, length) = a.itemsize, geometry
-    strided = np.lib.stride_tricks.as_strided
+    strided = strided_view
     back = strided(a, (start + 1,), (-item,))[::-1]        # points at the storage's start
     storage = strided(back, (length,), (item,))
     return strided(storage[storage_offset:], tuple(size), tuple(s * item for s in stride))
@@ -1695,7 +1695,7 @@ POLAR = defop("polar", lambda a, b: complex_array(a * np.cos(b), a * np.sin(b)),
 def view_as_real_array(a):
     """A complex array's memory as (..., 2) reals (a writable view)."""
     r = a.real
-    return np.lib.stride_tricks.as_strided(r, a.shape + (2,), r.strides + (r.itemsize,))
+    return strided_view(r, a.shape + (2,), r.strides + (r.itemsize,))
 
 
 def view_as_complex_array(a):
@@ -1932,7 +1932,7 @@ array_fn("complex")(complex_array)
 
 @array_fn("_new_zeros")
 def new_zeros_array(x, shape):
-    return np.zeros(shape, x.dtype)
+    return np.zeros(shape, x.dtype, like=x)
 
 
 @array_fn("_write_into")
