@@ -155,6 +155,15 @@ def strided_view(x, shape, strides, writeable=True):
     return x.as_strided(shape, strides)
 
 
+def on_device_of(arr, like):
+    """``arr``, an array core built on the host, moved to the device of the array
+    ``like`` (itself for a CPU ``like``: one type check)."""
+    if type(like) is np.ndarray or type(like) not in DEVICE_ARRAY_TYPES:
+        return arr
+    from ._backends import move_array
+    return move_array(arr, like.device)
+
+
 def device_of(arr):
     """The device an array lives on (Note [device arrays])."""
     return CPU if type(arr) is np.ndarray or type(arr) not in DEVICE_ARRAY_TYPES else arr.device

@@ -217,6 +217,16 @@ class DeviceArray:
             return out
         return self._component(1)
 
+    @real.setter
+    def real(self, value):
+        self.real[...] = value
+
+    @imag.setter
+    def imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        self.imag[...] = value
+
     def _component(self, which):
         part = np.dtype(np.float32 if self.dtype == np.complex64 else np.float64)
         return DeviceArray._view(self._mem, self._ptr + which * part.itemsize, self.shape,

@@ -623,10 +623,10 @@ RAD2DEG = _unary("rad2deg", np.rad2deg, lambda F, g: g * (180 / math.pi),
                  lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
 DEG2RAD = _unary("deg2rad", np.deg2rad, lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
-CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, np.asarray(min, a.dtype)),
+CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, asarray(min, a.dtype)),
                   attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
                   jvp=lambda F, t, self, min: t[0] * (self >= min))
-CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, np.asarray(max, a.dtype)),
+CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, asarray(max, a.dtype)),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
 CLAMP_MIN_TENSOR = defop("clamp_min_tensor", np.maximum, inputs=("self", "min"),

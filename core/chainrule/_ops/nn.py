@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .._dtypes import scalar_type_name
-from .._tensor import Tensor, strided_view as as_strided
+from .._tensor import Tensor, asarray, strided_view as as_strided
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
@@ -266,9 +266,9 @@ def _reduce_array(losses, reduction):
         return losses
     total = np.sum(losses)
     if reduction == "sum":
-        return np.asarray(total)
+        return asarray(total)
     with np.errstate(invalid="ignore"):          # the mean of nothing is nan, silently
-        return np.asarray(total / losses.size)
+        return asarray(total / losses.size)
 
 
 @helper
@@ -311,8 +311,8 @@ def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
     total = -(_add(picked, None) if element_weight is None else picked.dot(element_weight)
               if picked.ndim == 1 else _add(picked * element_weight, None))
     if reduction == "sum":
-        return np.asarray(total)
-    return np.asarray(_divide_quietly(total, total_weight, x.dtype))
+        return asarray(total)
+    return asarray(_divide_quietly(total, total_weight, x.dtype))
 
 
 def _quiet_divisor(divisor):
@@ -838,7 +838,7 @@ def _logsigmoid(x):
 def _keep_dtype(fn):
     """Forward ``fn`` cast back to the input's dtype (NumPy promotes float16 with
     Python floats in some formulas)."""
-    return lambda x, *p: np.asarray(fn(x, *p)).astype(x.dtype, copy=False)
+    return lambda x, *p: asarray(fn(x, *p)).astype(x.dtype, copy=False)
 
 
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),

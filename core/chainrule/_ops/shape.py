@@ -77,7 +77,7 @@ def _squeeze_op(name, node_name):
 SQUEEZE = _squeeze_op("squeeze", "SqueezeBackward0")            # squeeze()
 SQUEEZE_DIM = _squeeze_op("squeeze_dim", "SqueezeBackward1")    # squeeze(int)
 SQUEEZE_DIMS = _squeeze_op("squeeze_dims", "SqueezeBackward2")  # squeeze(tuple)
-CONTIGUOUS = defop("contiguous", lambda a: np.array(a, order="C", copy=True),
+CONTIGUOUS = defop("contiguous", lambda a: a.copy(order="C"),
                    node_name="CloneBackward0", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
 
 
@@ -946,7 +946,7 @@ TRIL = defop("tril", lambda a, diagonal: np.tril(a, diagonal), attrs=("diagonal"
 TRIU = defop("triu", lambda a, diagonal: np.triu(a, diagonal), attrs=("diagonal",),
              vjp=(lambda F, g, diagonal: F.triu(g, diagonal),),
              jvp=lambda F, t, diagonal: F.triu(t[0], diagonal))
-TRACE = defop("trace", lambda a: np.asarray(np.trace(a)),
+TRACE = defop("trace", lambda a: asarray(np.trace(a)),
               vjp=(lambda F, g, self_shape: F.trace_backward(g, self_shape),),
               jvp=lambda F, t: F.trace(t[0]))
 DIAGONAL_SCATTER = defop(
@@ -1703,7 +1703,8 @@ def view_as_complex_array(a):
 
 
 def complex_array(real, imag):
-    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype])
+    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype],
+                   like=real)
     out.real, out.imag = real, imag
     return out
 
@@ -1916,7 +1917,7 @@ def triu_array(x, diagonal=0):
 
 @array_fn("trace")
 def trace_array(x):
-    return np.asarray(np.trace(x))
+    return asarray(np.trace(x))
 
 
 @array_fn("diagonal_scatter")

@@ -211,7 +211,7 @@ def _like_root(g, shape, order):
             return g.clone() if g._data.flags.c_contiguous else g.contiguous()
         out = Tensor._wrap(_laid_out(np.empty, shape, g._data.dtype, order))
         return out.copy_(g)
-    out = _laid_out(np.empty, shape, g.dtype, order)
+    out = _laid_out(lambda s, d: np.empty(s, d, like=g), shape, g.dtype, order)
     out[...] = g
     return out
 

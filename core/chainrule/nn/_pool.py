@@ -291,8 +291,8 @@ def adaptive_avg_pool2d(input, output_size):
     _check_adaptive("adaptive_avg_pool2d", input, 2)
     oh, ow = _output_size(output_size, tuple(input.shape), 2)
     dtype = input._data.dtype
-    rows = _averaging_matrix(input.shape[-2], oh, dtype)
-    cols = _averaging_matrix(input.shape[-1], ow, dtype)
+    rows = _averaging_matrix(input.shape[-2], oh, dtype).to(input.device)
+    cols = _averaging_matrix(input.shape[-1], ow, dtype).to(input.device)
     matmul = _FUNCTIONS["matmul"]
     return matmul(matmul(rows, input), cols.transpose(0, 1))
 
@@ -307,7 +307,7 @@ def adaptive_avg_pool1d(input, output_size):
     """
     _check_adaptive("adaptive_avg_pool1d", input, 1)
     (out,) = _output_size(output_size, tuple(input.shape), 1)
-    cols = _averaging_matrix(input.shape[-1], out, input._data.dtype)
+    cols = _averaging_matrix(input.shape[-1], out, input._data.dtype).to(input.device)
     return _FUNCTIONS["matmul"](input, cols.transpose(0, 1))
 
 
@@ -433,7 +433,7 @@ def adaptive_avg_pool3d(input, output_size):
     out = input
     for k, size in enumerate(sizes):
         dim = input.dim() - 3 + k
-        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype)
+        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype).to(input.device)
         out = _FUNCTIONS["matmul"](out.movedim(dim, -1), matrix.transpose(0, 1)).movedim(-1, dim)
     return out
 
