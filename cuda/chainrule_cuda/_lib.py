@@ -40,6 +40,7 @@ class CrTensor(ctypes.Structure):
 
 
 _int, _vp, _size, _i64 = ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64
+_dbl = ctypes.c_double
 _P = ctypes.POINTER
 
 # name -> (restype, argtypes): every function of the C ABI Python calls. Each helper adds
@@ -83,6 +84,28 @@ PROTOTYPES = {
     "cr_host_is_pinned": (_int, [_vp, _P(_int)]),
     "cr_testing_set_fake_capacity": (_int, [_int, _i64]),
     "cr_testing_hold_stream": (_int, [_vp, _int]),
+    # kernels (cr_tensor arguments are pointers to CrTensor)
+    "cr_op_names": (ctypes.c_char_p, [ctypes.c_char_p]),
+    "cr_fill": (_int, [_vp, _dbl, _dbl, _vp]),
+    "cr_copy": (_int, [_vp, _vp, _vp]),
+    "cr_unary": (_int, [_int, _vp, _vp, _dbl, _vp]),
+    "cr_binary": (_int, [_int, _vp, _vp, _vp, _vp]),
+    "cr_ternary": (_int, [_int, _vp, _vp, _vp, _vp, _vp]),
+    "cr_reduce": (_int, [_int, _vp, _vp, ctypes.c_uint64, _dbl, _vp]),
+    "cr_arg_reduce": (_int, [_int, _vp, _vp, _vp, _int, _vp]),
+    "cr_scan": (_int, [_int, _vp, _vp, _int, _vp]),
+    "cr_scan_with_indices": (_int, [_int, _vp, _vp, _vp, _int, _vp]),
+    "cr_softmax": (_int, [_int, _vp, _vp, _int, _vp]),
+    "cr_matmul": (_int, [_vp, _vp, _vp, _dbl, _dbl, _vp]),
+    "cr_blas_library": (ctypes.c_char_p, []),
+    "cr_gather": (_int, [_vp, _vp, _int, _vp, _vp]),
+    "cr_scatter_add": (_int, [_vp, _int, _vp, _vp, _vp]),
+    "cr_index_select": (_int, [_vp, _vp, _int, _vp, _vp]),
+    "cr_index_add": (_int, [_vp, _int, _vp, _vp, _vp]),
+    "cr_masked_fill": (_int, [_vp, _vp, _dbl, _dbl, _vp]),
+    "cr_im2col": (_int, [_vp, _vp, _P(_i64), _P(_i64), _P(_i64), _P(_i64), _vp]),
+    "cr_col2im": (_int, [_vp, _vp, _P(_i64), _P(_i64), _P(_i64), _P(_i64), _vp]),
+    "cr_random": (_int, [_int, _vp, ctypes.c_uint64, ctypes.c_uint64, _dbl, _dbl, _vp]),
 }
 
 _LOCK = threading.Lock()

@@ -135,6 +135,9 @@ CR_EXPORT int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, v
  * cuBLAS on the GPU (loaded at run time), the kernel's own loop in the host build. */
 CR_EXPORT int cr_matmul(cr_tensor* out, const cr_tensor* a, const cr_tensor* b,
                         double alpha, double beta, void* stream);
+/* The cuBLAS library cr_matmul loaded (Note [matmul paths]), or "" (none found, or the
+ * host build: then matmul runs its own kernel). */
+CR_EXPORT const char* cr_blas_library(void);
 /* Indexing; index tensors are int64 and are checked (an out-of-range index is an error). */
 CR_EXPORT int cr_gather(cr_tensor* out, const cr_tensor* in, int dim, const cr_tensor* index, void* stream);
 CR_EXPORT int cr_scatter_add(cr_tensor* out, int dim, const cr_tensor* index, const cr_tensor* src, void* stream);

@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "runtime/errors.h"
+
 namespace cr {
 
 int fail(const char* fmt, ...) {
@@ -11,13 +13,12 @@ int fail(const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  cr_set_last_error(buf);
-  return 1;
+  return set_error(CR_ERROR_INVALID_VALUE, "%s", buf);
 }
 
 #if CR_DEVICE_BUILD
 int launch_failed(cudaError_t err) {
-  return fail("CUDA error: %s (kernel launch)", cudaGetErrorString(err));
+  return set_error(CR_ERROR_CUDA, "CUDA error: %s (kernel launch)", cudaGetErrorString(err));
 }
 #endif
 

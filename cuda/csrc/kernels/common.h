@@ -5,12 +5,9 @@
 
 #include "dtypes.h"
 
-/* Set by the runtime (runtime/): the message cr_last_error() returns on this thread. */
-extern "C" void cr_set_last_error(const char* message);
-
 namespace cr {
 
-/* Formats the message into cr_last_error() and returns the error code (1). */
+/* Formats the message into cr_last_error() and returns CR_ERROR_INVALID_VALUE. */
 int fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Note [element-wise geometry]
