@@ -344,11 +344,10 @@ class Tensor:
         root = self._base._data if self._base is not None else None
         if root is None:
             return 0
-        return (self._data.__array_interface__["data"][0]
-                - root.__array_interface__["data"][0]) // self._data.itemsize
+        return (_address(self._data) - _address(root)) // self._data.itemsize
 
     def data_ptr(self):
-        return self._data.__array_interface__["data"][0]
+        return _address(self._data)
 
     def is_contiguous(self, memory_format=None):
         return self._data.flags.c_contiguous
@@ -671,6 +670,13 @@ class Tensor:
         self._data = value._data
 
     # -- devices: to(), cpu(), cuda(), pin_memory() are in _ops/conversions.py ----------
+
+
+def _address(arr):
+    """The address of an array's first element (a device array's on its device)."""
+    if type(arr) is np.ndarray:
+        return arr.__array_interface__["data"][0]
+    return arr.data_ptr
 
 
 def _not_on_host(t):

@@ -133,7 +133,9 @@ class DeviceArray:
     @classmethod
     def from_host(cls, arr, device=0, dtype=None):
         """A device copy of a host array (any layout; NumPy scalars and lists too)."""
-        host = np.ascontiguousarray(arr if dtype is None else np.asarray(arr, dtype))
+        host = np.asarray(arr, dtype)
+        if not host.flags.c_contiguous:       # (np.ascontiguousarray makes 0-d arrays 1-d)
+            host = host.copy()
         out = cls.empty(host.shape, host.dtype, device)
         if host.nbytes:
             K.check(K.lib().cr_memcpy(ctypes.c_void_p(out._ptr),
@@ -312,9 +314,22 @@ class DeviceArray:
         if dtype is None or np.dtype(dtype) == self.dtype:
             return self._restride(self.shape, self._est)
         dtype = np.dtype(dtype)
-        if dtype.itemsize != self.dtype.itemsize:
-            raise ValueError("chainrule-cuda: view() between dtypes of different sizes")
-        return DeviceArray._view(self._mem, self._ptr, self.shape, self._est, dtype, self._index)
+        if dtype.itemsize == self.dtype.itemsize:
+            return DeviceArray._view(self._mem, self._ptr, self.shape, self._est, dtype,
+                                     self._index)
+        return self._view_resized(dtype)
+
+    def _view_resized(self, dtype):
+        """A view as a dtype of another size: the last axis, contiguous, changes length
+        (NumPy's rule), the other strides are rescaled."""
+        old, new = self.dtype.itemsize, dtype.itemsize
+        if not self.ndim or (self._est[-1] != 1 and self.shape[-1] != 1) or \
+                (self.shape[-1] * old) % new or any((s * old) % new for s in self._est[:-1]):
+            raise ValueError("To change to a dtype of a different size, the last axis must "
+                             "be contiguous")
+        shape = self.shape[:-1] + (self.shape[-1] * old // new,)
+        est = tuple(s * old // new for s in self._est[:-1]) + (1,)
+        return DeviceArray._view(self._mem, self._ptr, shape, est, dtype, self._index)
 
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

@@ -76,6 +76,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 
 def amax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is not None:
+        return _with_initial(np.maximum, amax, a, axis, out, keepdims, initial)
     _check_identity(a, axes_of(axis, a.ndim), "maximum")
     if a.dtype == np.bool_:
         return reduce("any", a, axis, None, out, keepdims)
@@ -83,10 +85,31 @@ def amax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
 
 
 def amin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    if initial is not None:
+        return _with_initial(np.minimum, amin, a, axis, out, keepdims, initial)
     _check_identity(a, axes_of(axis, a.ndim), "minimum")
     if a.dtype == np.bool_:
         return reduce("all", a, axis, None, out, keepdims)
     return reduce("amin", a, axis, None, out, keepdims)
+
+
+def _with_initial(ufunc, reduction, a, axis, out, keepdims, initial):
+    """max/min with ``initial`` (also the result of an empty reduction)."""
+    axes = axes_of(axis, a.ndim)
+    if any(a.shape[i] == 0 for i in axes):
+        shape = _kept_shape(a.shape, axes)
+        result = _finish(full_array(shape, initial, a), a.shape, axes, keepdims, None)
+    else:
+        result = ufunc(reduction(a, axis, None, keepdims), initial).astype(a.dtype, copy=False)
+    if out is not None:
+        np.copyto(out, result)
+        return out
+    return result
+
+
+def full_array(shape, value, like):
+    from ._array import full
+    return full(shape, value, like.dtype, like._index)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=True):
@@ -197,7 +220,7 @@ def ufunc_reduce(ufunc, inputs, out=None, axis=0, dtype=None, keepdims=False, in
     if ufunc.__name__ in ("logical_and", "logical_or"):
         return fn(a, axis, out, keepdims)
     if ufunc.__name__ in ("maximum", "minimum"):
-        return fn(a, axis, out, keepdims)
+        return fn(a, axis, out, keepdims, initial)
     return fn(a, axis, dtype, out, keepdims, initial)
 
 

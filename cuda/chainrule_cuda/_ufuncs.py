@@ -172,6 +172,9 @@ def call(ufunc, inputs, out=None, dtype=None, **kwargs):
     if name in SCALED:
         return elementwise(lambda o, a, arg: K.unary("mul_scalar", o, a, arg), operands, ins,
                            outs[0], out, SCALED[name])
+    if ins[0].kind == "c" and name in COMPLEX_FORMULAS:
+        result = COMPLEX_FORMULAS[name](as_device(operands[0], ins[0], index))
+        return result if out is None else np.copyto(out, result) or out
     kernel = _kernel_name(name, ins[0])
     if kernel is None:
         raise NotImplementedError(f"chainrule-cuda: no kernel for the ufunc '{name}'")
@@ -198,6 +201,17 @@ def _isneginf(x, out=None):
 
 
 SPECIAL = {"heaviside": _heaviside}
+
+# The inverse trigonometric functions of complex numbers (no kernels take complex
+# dtypes for them), from their logarithmic forms: the principal branches NumPy uses.
+COMPLEX_FORMULAS = {
+    "arcsin": lambda z: -1j * np.log(1j * z + np.sqrt(1 - z * z)),
+    "arccos": lambda z: math.pi / 2 + 1j * np.log(1j * z + np.sqrt(1 - z * z)),
+    "arctan": lambda z: 0.5j * (np.log(1 - 1j * z) - np.log(1 + 1j * z)),
+    "arcsinh": lambda z: np.log(z + np.sqrt(z * z + 1)),
+    "arccosh": lambda z: np.log(z + np.sqrt(z + 1) * np.sqrt(z - 1)),
+    "arctanh": lambda z: 0.5 * (np.log(1 + z) - np.log(1 - z)),
+}
 
 
 def array_ufunc(ufunc, method, inputs, kwargs):

@@ -642,7 +642,7 @@ CLAMP_MAX_TENSOR = defop("clamp_max_tensor", np.minimum, inputs=("self", "max"),
 
 
 def _mvlgamma_forward(a, p):
-    out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype)
+    out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype, like=a)
     for j in range(p):
         out += _special.in_float64("lgamma", a - a.dtype.type(j / 2))
     return out

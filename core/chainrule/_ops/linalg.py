@@ -893,8 +893,10 @@ def _lu_forward(a):
     return _permutation_from_pivots(pivots, m, lu.dtype), lower, upper
 
 # --- formula helpers of the decompositions (both namespaces) -----------------------------
-def _const(F, arr):
-    """A constant array as a formula value (a Tensor without history on the tensor path)."""
+def _const(F, arr, like):
+    """A constant array as a formula value on the device of ``like`` (a Tensor without
+    history on the tensor path)."""
+    arr = on_device_of(arr, _raw(F, like))
     return Tensor._wrap(arr) if F.is_tensor_path() else arr
 
 
@@ -917,18 +919,18 @@ def tri_part(F, x, upper, strict=False, half_diag=False):
     mask = np.triu(ones, k) if upper else np.tril(ones, -k)
     if half_diag:
         mask = mask + 0.5 * np.eye(n, m, dtype=mask.dtype)
-    return x * _const(F, mask)
+    return x * _const(F, mask, x)
 
 
 def _off_diagonal(F, x):
     n = x.shape[-1]
-    return x * _const(F, 1 - np.eye(n, dtype=_real_dtype(_raw(F, x).dtype)))
+    return x * _const(F, 1 - np.eye(n, dtype=_real_dtype(_raw(F, x).dtype)), x)
 
 
 def _gap_matrix(F, values):
     """E[i, j] = values[j] - values[i], with 1 on the diagonal (divided by, off it)."""
     n = values.shape[-1]
-    eye = _const(F, np.eye(n, dtype=_real_dtype(_raw(F, values).dtype)))
+    eye = _const(F, np.eye(n, dtype=_real_dtype(_raw(F, values).dtype)), values)
     return F.unsqueeze(values, -2) - F.unsqueeze(values, -1) + eye
 
 
@@ -969,7 +971,7 @@ def _right_solve_upper(F, y, r):
 @helper
 def det_grad(F, g, self, result):
     if np.any(_raw(F, result) == 0):                     # singular: the adjugate, via SVD
-        return _unsqueeze2(F, g) * _const(F, _adjugate_adjoint(_raw(F, self)))
+        return _unsqueeze2(F, g) * _const(F, _adjugate_adjoint(_raw(F, self)), g)
     return _unsqueeze2(F, g * F.conj(result)) * F.adjoint(F._linalg_inv(self))
 
 
@@ -977,7 +979,7 @@ def det_grad(F, g, self, result):
 def det_jvp(F, t, self, result):
     if np.any(_raw(F, result) == 0):
         adj_t = np.swapaxes(np.conj(_adjugate_adjoint(_raw(F, self))), -1, -2)
-        return F.sum(F.sum(_const(F, adj_t) * t[0], -1), -1)
+        return F.sum(F.sum(_const(F, adj_t, t[0]) * t[0], -1), -1)
     return result * _trace(F, F._linalg_solve(self, t[0]))
 
 

@@ -926,7 +926,7 @@ def diag_embed_array(a, offset, dim1, dim2):
     n = a.shape[-1] + abs(offset) if a.ndim else 1 + abs(offset)
     rest = iter(a.shape[:-1])
     shape = tuple(n if d in (dim1, dim2) else next(rest) for d in range(a.ndim + 1))
-    out = np.zeros(shape, a.dtype)
+    out = np.zeros(shape, a.dtype, like=a)
     diagonal_array(out, offset, dim1, dim2)[...] = a
     return out
 

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from .. import _random
-from .._tensor import Tensor, on_device_of
+from .._tensor import DEVICE_ARRAY_TYPES, Tensor, on_device_of
 
 _FORWARD_AD_MESSAGE = (
     "{flag}=True is not supported yet: forward-mode AD comes with the chainrule-forward-ad "
@@ -204,7 +204,7 @@ def _evaluate(func, inputs):
 def _host(arr):
     """A device array's values on the host (Note [device arrays]): the Jacobians are
     compared in NumPy whatever device the function runs on."""
-    return arr if type(arr) is np.ndarray else arr.get()
+    return arr.get() if type(arr) in DEVICE_ARRAY_TYPES else arr
 
 
 def _central_difference(func, inputs, arr, index, step, eps):
