@@ -155,6 +155,14 @@ def strided_view(x, shape, strides, writeable=True):
     return x.as_strided(shape, strides)
 
 
+def zeros_on(shape, dtype, like):
+    """``np.zeros(shape, dtype)`` on the device of ``like`` (an array or a NumPy
+    scalar; Note [device arrays])."""
+    if type(like) in DEVICE_ARRAY_TYPES:
+        return np.zeros(shape, dtype, like=like)
+    return np.zeros(shape, dtype)
+
+
 def on_device_of(arr, like):
     """``arr``, an array core built on the host, moved to the device of the array
     ``like`` (itself for a CPU ``like``: one type check)."""

@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from .. import _grad_mode
-from .._tensor import Tensor, _as_data
+from .._tensor import Tensor, _as_data, zeros_on
 from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
@@ -172,8 +172,7 @@ class OpNode(Node):
         like = like._data if isinstance(like, Tensor) else like
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:
-                g = np.zeros(shape, dtype) if like is None else \
-                    np.zeros(shape, dtype, like=like)      # on the gradients' device
+                g = zeros_on(shape, dtype, like)      # on the gradients' device
                 g = Tensor._wrap(g) if create_graph else g
             out.append(g)
         return out

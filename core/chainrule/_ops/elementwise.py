@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._backends import move_array as _move_array
-from .._tensor import Tensor, asarray
+from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
 from ._formula_helpers import helper
@@ -642,7 +642,8 @@ CLAMP_MAX_TENSOR = defop("clamp_max_tensor", np.minimum, inputs=("self", "max"),
 
 
 def _mvlgamma_forward(a, p):
-    out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype, like=a)
+    out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype)
+    out = on_device_of(out, a)
     for j in range(p):
         out += _special.in_float64("lgamma", a - a.dtype.type(j / 2))
     return out

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .._dtypes import scalar_type_name
-from .._tensor import Tensor, asarray, strided_view as as_strided
+from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
@@ -93,8 +93,7 @@ def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
     prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
     prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
-    out = np.empty(prod.shape, np.result_type(prod, bias) if bias.size else prod.dtype,
-                   like=prod)
+    out = np.empty_like(prod, np.result_type(prod, bias) if bias.size else prod.dtype, order="C")
     if bias.size:
         np.add(prod, bias.reshape(-1, 1, 1), out=out)
     else:
@@ -117,7 +116,8 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
     cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
-    padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype, like=cols)
+    padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
+    padded = on_device_of(padded, cols)
     for i in range(kh):                      # a loop over kernel taps, not pixels
         for j in range(kw):
             padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
@@ -339,7 +339,7 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
     quiet = reduction == "mean" and _quiet_divisor(grad.dtype.type(total_weight))
     scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
-    out = np.zeros(self_shape, grad.dtype, like=grad)
+    out = zeros_on(self_shape, grad.dtype, grad)
     if element_weight is None:
         values = -scale
     elif quiet:                         # g / 0 = inf: a zero weight gives nan, quietly
@@ -925,7 +925,7 @@ def _embedding_backward_forward(grad, indices, factor, scaled, num_weights):
     rows = grad.reshape(-1, width)
     if factor is not None:
         rows = rows * factor.reshape(-1, 1).astype(grad.dtype, copy=False)
-    out = np.zeros((num_weights, width), grad.dtype, like=grad)
+    out = zeros_on((num_weights, width), grad.dtype, grad)
     np.add.at(out, indices.reshape(-1), rows)
     return out
 

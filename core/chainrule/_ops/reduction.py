@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import asarray
+from .._tensor import asarray, on_device_of
 from .. import _dtypes, _grad_mode, return_types
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
@@ -156,7 +156,7 @@ def _index_mask_array(indices, dim, keepdim, shape):
     (d,) = dim
     if not keepdim:
         indices = np.expand_dims(indices, d)
-    positions = np.arange(shape[d], like=indices).reshape((-1,) + (1,) * (len(shape) - d - 1))
+    positions = on_device_of(np.arange(shape[d]), indices).reshape((-1,) + (1,) * (len(shape) - d - 1))
     return indices == positions
 
 

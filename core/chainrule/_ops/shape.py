@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
-from .._tensor import Tensor, asarray, strided_view
+from .._tensor import Tensor, asarray, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
@@ -926,7 +926,7 @@ def diag_embed_array(a, offset, dim1, dim2):
     n = a.shape[-1] + abs(offset) if a.ndim else 1 + abs(offset)
     rest = iter(a.shape[:-1])
     shape = tuple(n if d in (dim1, dim2) else next(rest) for d in range(a.ndim + 1))
-    out = np.zeros(shape, a.dtype, like=a)
+    out = zeros_on(shape, a.dtype, a)
     diagonal_array(out, offset, dim1, dim2)[...] = a
     return out
 
@@ -1703,8 +1703,8 @@ def view_as_complex_array(a):
 
 
 def complex_array(real, imag):
-    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype],
-                   like=real)
+    out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype])
+    out = on_device_of(out, real)
     out.real, out.imag = real, imag
     return out
 
@@ -1933,7 +1933,7 @@ array_fn("complex")(complex_array)
 
 @array_fn("_new_zeros")
 def new_zeros_array(x, shape):
-    return np.zeros(shape, x.dtype, like=x)
+    return zeros_on(shape, x.dtype, x)
 
 
 @array_fn("_write_into")
