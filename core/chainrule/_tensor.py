@@ -150,9 +150,9 @@ def asarray(x, dtype=None):
 def strided_view(x, shape, strides, writeable=True):
     """``np.lib.stride_tricks.as_strided`` for ndarrays and device arrays (Note [device
     arrays]); strides in bytes."""
-    if type(x) is np.ndarray:
-        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=writeable)
-    return x.as_strided(shape, strides)
+    if type(x) in DEVICE_ARRAY_TYPES:
+        return x.as_strided(shape, strides)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=writeable)
 
 
 def zeros_on(shape, dtype, like):
