@@ -27,6 +27,7 @@ CODE = {dt: i for i, dt in enumerate(DTYPES)}
 def view(a):
     """A cr_tensor over ndarray `a` (strides converted from bytes to elements)."""
     t = _lib.CrTensor()
+    t.array = a  # the memory stays alive as long as the view
     t.data = a.ctypes.data if a.size else None
     t.dtype = CODE[a.dtype]
     t.ndim = a.ndim

@@ -67,6 +67,11 @@ def layouts(x):
     """x laid out as: contiguous, Fortran order (transposed), negative strides through
     a strided base, and (for ndim >= 1) broadcast by stride 0 along dim 0."""
     yield "contiguous", x
+    if x.size:  # contiguous but not 16-byte aligned: the element path, not the packed one
+        base = np.zeros(x.size + 1, x.dtype)
+        v = base[1:].reshape(x.shape)
+        v[...] = x
+        yield "unaligned", v
     if x.ndim >= 2:
         yield "transposed", np.asfortranarray(x)
     if x.ndim >= 1:

@@ -28,6 +28,15 @@ struct Geom {
 
   CR_HD void offsets(int64_t i, int64_t* off) const {
     for (int k = 0; k < N; ++k) off[k] = 0;
+    if (numel <= 2147483647) {  /* 32-bit division: several times cheaper on the GPU */
+      uint32_t u = (uint32_t)i;
+      for (int d = ndim - 1; d >= 0; --d) {
+        uint32_t q = u / (uint32_t)shape[d], r = u - q * (uint32_t)shape[d];
+        u = q;
+        for (int k = 0; k < N; ++k) off[k] += (int64_t)r * strides[k][d];
+      }
+      return;
+    }
     for (int d = ndim - 1; d >= 0; --d) {
       int64_t q = i / shape[d], r = i - q * shape[d];
       i = q;
