@@ -211,12 +211,25 @@ def _scatter_assign(flat, offsets, values):
     K.scatter_add(touched, 0, offsets, ones)
     placed = zeros(flat.shape, flat.dtype, flat._index)
     K.scatter_add(_as_scatterable(placed), 0, offsets, _as_scatterable(values))
+    if flat.dtype != np.bool_:      # a position written n times holds n values: their mean
+        divide = np.floor_divide if flat.dtype.kind in "iu" else np.true_divide
+        placed = np.where(touched > 1, divide(placed, np.maximum(touched, 1)), placed)
     np.copyto(flat, np.where(touched > 0, placed, flat))
+
+
+def _index_device(*values):
+    for v in values:
+        for x in (v if isinstance(v, tuple) else (v,)):
+            if type(x) is DeviceArray:
+                return x.device
+    return cr.device("cuda", 0)
 
 
 def ufunc_at(ufunc, a, key, values=None):
     """``ufunc.at(a, key, values)``: unbuffered in-place updates at the key's elements
     (add through a scatter-add; the others through the host)."""
+    if type(a) is not DeviceArray:
+        raise mixed_device_error(_index_device(key, values), cr.device("cpu"))
     if ufunc is np.add:
         view, advanced = _basic(a, _normalize(a, key))
         if not advanced:

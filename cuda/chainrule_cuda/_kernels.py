@@ -147,6 +147,11 @@ def scan(name, out, a, axis):
     check(lib().cr_scan(op_code("scan", name), describe(out), describe(a), axis, stream()))
 
 
+def scan_with_indices(name, values, indices, a, axis):
+    check(lib().cr_scan_with_indices(op_code("scan", name), describe(values), describe(indices),
+                                     describe(a), axis, stream()))
+
+
 def softmax(name, out, a, axis):
     check(lib().cr_softmax(op_code("softmax", name), describe(out), describe(a), axis, stream()))
 

@@ -188,7 +188,10 @@ def scan(kernel, a, axis=None, dtype=None, out=None):
         (_sum_dtype(a.dtype) if kernel in ("cumsum", "cumprod") else a.dtype)
     src = src if src.dtype == compute else src.astype(compute)
     result = DeviceArray.empty(src.shape, compute, a._index)
-    if result.size:
+    if result.size and kernel in ("cummax", "cummin"):     # values and their positions
+        K.scan_with_indices(kernel, result, DeviceArray.empty(src.shape, np.int64, a._index),
+                            src, axis)
+    elif result.size:
         K.scan(kernel, result, src, axis)
     result = result.reshape(a.shape)
     if out is not None:

@@ -169,6 +169,8 @@ class OpNode(Node):
         if len(grads) < len(self._out_meta):
             grads = list(grads) + [None] * (len(self._out_meta) - len(grads))
         like = next((g for g in grads if g is not None), None)
+        if like is None and self._saved:     # no gradient arrived: a saved value's device
+            like = next(iter(self._saved.values())).array(self)
         like = like._data if isinstance(like, Tensor) else like
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:

@@ -195,7 +195,7 @@ def gather_array(a, dim, index):
 
 def _scatter_target(out, dim, index, src):
     """Where scatter writes in ``out`` and the values (``src``'s used corner)."""
-    if isinstance(src, np.ndarray) and src.ndim:
+    if getattr(src, "ndim", 0):                 # an ndarray or a device array
         src = _corner(src, index.shape) if src.ndim == index.ndim else src.reshape(-1)[:1]
     if index.ndim != out.ndim or out.ndim == 0:   # 0-d and 1-d mixed: both vectors
         return out.reshape(-1), (index.reshape(-1),), np.reshape(src, -1)

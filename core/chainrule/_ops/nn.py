@@ -122,7 +122,7 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
         for j in range(kw):
             padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
                    j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, i, j]
-    return np.ascontiguousarray(padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3))
+    return padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3).copy(order="C")
 
 
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups")

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import asarray, on_device_of
+from .._tensor import asarray, on_device_of, zeros_on
 from .. import _dtypes, _grad_mode, return_types
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
@@ -1150,14 +1150,14 @@ def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
     d = _one_dim(input, dim, name)
     a = input._data
     if d is None:
-        indices = np.zeros((), np.int64)
+        indices = zeros_on((), np.int64, a)
         return result_type(*_take(op, input, indices, 0, True))
     values = ufunc.accumulate(_sortable(a), axis=d[0])
     # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
     setting = (_sortable(a) == values) | np.isnan(a)
     shape = [1] * a.ndim
     shape[d[0]] = a.shape[d[0]]
-    positions = np.where(setting, np.arange(a.shape[d[0]]).reshape(shape), 0)
+    positions = np.where(setting, on_device_of(np.arange(a.shape[d[0]]).reshape(shape), a), 0)
     indices = np.maximum.accumulate(positions, axis=d[0]) if a.size else positions
     return result_type(*_take(op, input, indices.astype(np.int64), d[0], True))
 

@@ -271,7 +271,8 @@ def _stack_rows(rows, n_rows, func, inputs):
 def _numerical_directional(func, inputs, tensor, u, eps):
     """Per tensor output, (dx, dy): derivatives along ``u`` and (complex input) ``1j*u``."""
     with _PrivateCopy(tensor) as arr:
-        per_step = [_central_difference(func, inputs, arr, Ellipsis, step * u, eps)
+        per_step = [_central_difference(func, inputs, arr, Ellipsis,
+                                        on_device_of(step * u, arr), eps)
                     for step in _steps(arr, eps)]
     dys = per_step[1] if len(per_step) > 1 else [None] * len(per_step[0])
     return list(zip(per_step[0], dys))
