@@ -111,6 +111,9 @@ def manual_seed(seed):
     >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
     True
     """
+    from ._backends import BACKENDS
+    for backend in BACKENDS.values():          # the reference seeds every device too
+        backend.manual_seed_all(seed)
     return default_generator.manual_seed(seed)
 
 

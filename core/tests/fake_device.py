@@ -111,6 +111,7 @@ class FakeBackend:
     def __init__(self, count=2):
         self.count = count
         self.pinned = set()
+        self.seed = 0
 
     def is_available(self):
         return True
@@ -130,6 +131,16 @@ class FakeBackend:
     def to_device_array(self, arr, device, non_blocking=False):
         host = arr.get() if isinstance(arr, FakeDeviceArray) else np.array(arr)
         return FakeDeviceArray(host, device.index)
+
+    def random(self, kind, shape, dtype, device, arg0, arg1):
+        rng = np.random.default_rng(self.seed)
+        values = {"uniform": lambda: rng.uniform(arg0, arg1, shape),
+                  "normal": lambda: rng.normal(arg0, arg1, shape),
+                  "randint": lambda: rng.integers(arg0, arg1, shape)}[kind]()
+        return FakeDeviceArray(values.astype(dtype), device.index)
+
+    def manual_seed_all(self, seed):
+        self.seed = seed
 
     def pin_memory(self, arr):
         out = arr.copy()

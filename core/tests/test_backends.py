@@ -175,3 +175,13 @@ def test_serialization_keeps_the_device_and_map_location(cuda):
 def test_bad_device_index(cuda):
     with pytest.raises(RuntimeError, match="invalid device ordinal"):
         cr.ones(2, device="cuda:7")
+
+
+def test_random_factories_draw_on_the_device_from_manual_seed(cuda):
+    cr.manual_seed(3)
+    a = cr.rand(4, device="cuda")
+    cr.manual_seed(3)
+    b = cr.rand(4, device="cuda")
+    assert a.device == cr.device("cuda:0") and a.tolist() == b.tolist()
+    assert cr.randint(0, 5, (3,), device="cuda").dtype == cr.int64
+    assert cr.randn(2, 2, device="cuda", requires_grad=True).is_leaf

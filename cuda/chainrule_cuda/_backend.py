@@ -48,6 +48,22 @@ class CudaBackend:
             return out
         return DeviceArray.from_host(np.asarray(arr), device.index)
 
+    def random(self, kind, shape, dtype, device, arg0, arg1):
+        """Random numbers made on the device by the Philox kernels (Note [random
+        streams] in csrc/kernels/random.cc): ``kind`` uniform(low, high),
+        normal(mean, std) or randint(low, high); the device's generator (seeded by
+        ``chainrule.manual_seed``) gives the seed and advances its offset per call."""
+        out = DeviceArray.empty(shape, dtype, device.index)
+        generator = runtime.default_generator(device.index)
+        offset = generator.next_offset(1)
+        if out.size:
+            K.random(kind, out, generator.seed, offset, arg0, arg1)
+        return out
+
+    def manual_seed_all(self, seed):
+        if self.is_available():
+            runtime.manual_seed_all(seed)
+
     def pin_memory(self, arr):
         """A copy of ``arr`` in page-locked host memory (freed with the array)."""
         ptr = ctypes.c_void_p()
