@@ -103,28 +103,39 @@ def numpy_rng(generator=None):
                     f"{type(generator).__name__}")
 
 
+def _seed_cuda(seed):
+    """Seeds every CUDA device too, like the reference's ``manual_seed``, when the
+    chainrule-cuda layer is already loaded; a device's generator made later starts
+    from the default generator's initial seed (the reference's lazy seeding)."""
+    from .cuda import _LAYER
+    if _LAYER and _LAYER[0] is not None:
+        _LAYER[0].manual_seed_all(seed)
+
+
 def manual_seed(seed):
     """Seed the default generator (what every random function uses without
-    ``generator=``); returns it.
+    ``generator=``) and every CUDA device's; returns the default generator.
 
     >>> import chainrule as cr
     >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
     True
     """
-    from ._backends import BACKENDS
-    for backend in BACKENDS.values():          # the reference seeds every device too
-        backend.manual_seed_all(seed)
-    return default_generator.manual_seed(seed)
+    generator = default_generator.manual_seed(seed)
+    _seed_cuda(seed)
+    return generator
 
 
 def seed():
-    """Seed the default generator from the operating system's entropy; returns the seed.
+    """Seed the default generator (and the CUDA devices') from the operating system's
+    entropy; returns the seed.
 
     >>> import chainrule as cr
     >>> s = cr.seed(); cr.initial_seed() == s
     True
     """
-    return default_generator.seed()
+    seed = default_generator.seed()
+    _seed_cuda(seed)
+    return seed
 
 
 def initial_seed():

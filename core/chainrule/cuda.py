@@ -164,6 +164,17 @@ def get_device_properties(device=None):
     return _required().get_device_properties(device)
 
 
+def is_bf16_supported(including_emulation=True):
+    """True when the current GPU computes in bfloat16 natively (False without one).
+
+    >>> import chainrule as cr
+    >>> isinstance(cr.cuda.is_bf16_supported(), bool)
+    True
+    """
+    runtime = _runtime()
+    return bool(runtime and runtime.is_bf16_supported(including_emulation))
+
+
 def current_stream(device=None):
     """This thread's current stream on a device (its default stream at first).
 

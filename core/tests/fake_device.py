@@ -139,9 +139,6 @@ class FakeBackend:
                   "randint": lambda: rng.integers(arg0, arg1, shape)}[kind]()
         return FakeDeviceArray(values.astype(dtype), device.index)
 
-    def manual_seed_all(self, seed):
-        self.seed = seed
-
     def pin_memory(self, arr):
         out = arr.copy()
         self.pinned.add(id(out))

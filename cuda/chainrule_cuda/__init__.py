@@ -10,7 +10,7 @@ DeviceArrays; users call ``chainrule.cuda``, which forwards here
 >>> isinstance(chainrule_cuda.runtime.is_available(), bool)
 True
 """
-from chainrule import _backends, _random
+from chainrule import _backends
 
 from . import runtime  # noqa: F401
 from ._array import DeviceArray  # noqa: F401
@@ -18,6 +18,3 @@ from ._backend import CudaBackend
 
 BACKEND = CudaBackend()
 _backends.register_backend("cuda", BACKEND)
-# chainrule.manual_seed seeds every registered device; a seed set before this layer was
-# imported reaches the device generators now (the reference seeds them lazily too).
-BACKEND.manual_seed_all(_random.default_generator.initial_seed())

@@ -60,10 +60,6 @@ class CudaBackend:
             K.random(kind, out, generator.seed, offset, arg0, arg1)
         return out
 
-    def manual_seed_all(self, seed):
-        if self.is_available():
-            runtime.manual_seed_all(seed)
-
     def pin_memory(self, arr):
         """A copy of ``arr`` in page-locked host memory (freed with the array)."""
         ptr = ctypes.c_void_p()

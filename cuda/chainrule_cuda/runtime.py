@@ -21,7 +21,8 @@ from . import _lib
 __all__ = [
     "is_available", "unavailable_reason", "is_initialized", "init", "device_count",
     "current_device", "set_device", "device", "device_of", "synchronize",
-    "get_device_name", "get_device_capability", "get_device_properties", "Stream", "Event",
+    "get_device_name", "get_device_capability", "get_device_properties", "is_bf16_supported",
+    "Stream", "Event",
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
@@ -205,6 +206,17 @@ def get_device_capability(device=None):
     return major.value, minor.value
 
 
+def is_bf16_supported(including_emulation=True):
+    """True when the current device computes in bfloat16 natively (compute capability
+    8.0 or later; the host build emulates sm_90).
+
+    >>> import chainrule as cr
+    >>> isinstance(cr.cuda.is_bf16_supported(), bool)
+    True
+    """
+    return is_available() and get_device_capability() >= (8, 0)
+
+
 _DeviceProperties = collections.namedtuple(
     "_CudaDeviceProperties", ["name", "major", "minor", "total_memory"])
 
@@ -313,7 +325,7 @@ class Event:
     ...     assert start.elapsed_time(end) >= 0.0
     """
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
         if interprocess:
             raise NotImplementedError("interprocess events are not supported")
         self._owned = False
@@ -575,20 +587,23 @@ class _Generator:
         return offset
 
 
-_DEFAULT_SEED = 67280421310721  # the reference's default seed
 _GENERATORS = {}
 
 
 def default_generator(device=None):
     """The random-number state of a device (seed and offset for the kernels).
 
+    >>> import chainrule as cr
     >>> from chainrule_cuda import runtime
-    >>> runtime.default_generator(0).seed if runtime.is_available() else 67280421310721
-    67280421310721
+    >>> _ = cr.manual_seed(4)
+    >>> runtime.default_generator(0).seed if runtime.is_available() else 4
+    4
     """
     index = _device_index(device)
     if index not in _GENERATORS:
-        _GENERATORS[index] = _Generator(_DEFAULT_SEED)
+        # Lazy seeding: the seed core's manual_seed/seed gave before this device was used.
+        from chainrule._random import default_generator as cpu_generator
+        _GENERATORS[index] = _Generator(cpu_generator.initial_seed())
     return _GENERATORS[index]
 
 

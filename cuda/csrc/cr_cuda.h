@@ -97,9 +97,10 @@ CR_EXPORT const char* cr_memory_stat_names(void);
 CR_EXPORT int cr_memory_stats_all(int device, int64_t* out, int capacity);
 CR_EXPORT int cr_host_is_pinned(const void* ptr, int* pinned);
 /* Testing hooks (CI's proof of the allocator without a GPU):
- * cr_testing_set_fake_capacity puts a fake device memory of `bytes` (host memory with
- * that capacity) under the caching allocator of `device`; bytes < 0 restores the real
- * one. The device must hold no allocation (its cache is emptied first).
+ * cr_testing_set_fake_capacity gives `device` a fresh caching allocator over a fake
+ * device memory of `bytes` (host memory with that capacity; a fake device in place must
+ * be empty, its cache is freed); bytes < 0 restores the real one. Allocations made
+ * before stay valid and go back to the allocator they came from.
  * cr_testing_hold_stream (host build only): while held, work "queued" on the stream is
  * not done (events recorded on it stay pending; queries say not ready); releasing it,
  * or synchronizing it, the event or the device, completes that work. */

@@ -4,9 +4,10 @@ out-of-memory retry and the error's text, statistics."""
 import pytest
 
 import chainrule as cr
-from chainrule_cuda import runtime
+from chainrule_cuda import _lib, runtime
 
-from conftest import MiB, hold, host_build_only, needs_device
+from runtime_support import (  # noqa: F401  (fake_device: a fixture)
+    Allocator, MiB, fake_device, hold, host_build_only, needs_device)
 
 pytestmark = needs_device
 
@@ -187,12 +188,26 @@ def test_freeing_an_unknown_or_freed_pointer_is_an_error(fake_device):
         a.record_stream(p, cr.cuda.Stream())
 
 
-def test_the_fake_device_cannot_replace_memory_in_use(fake_device):
+def test_a_fake_device_in_use_cannot_be_replaced(fake_device):
     a = fake_device(64 * MiB)
     p = a.alloc(4096)
-    with pytest.raises(RuntimeError, match="still holds 4096 bytes"):
+    with pytest.raises(RuntimeError, match="the fake device 0 still holds 4096 bytes"):
         fake_device(32 * MiB)
     a.free(p)
+
+
+def test_real_allocations_outlive_a_fake_device(fake_device):
+    runtime.empty_cache()
+    real = Allocator()
+    p = real.alloc(4096)
+    before = runtime.memory_stats()
+    a = fake_device(64 * MiB)
+    assert runtime.memory_allocated() == 0  # the fake device's figures
+    a.free(a.alloc(100))
+    real.free(p)  # back to the real allocator
+    assert runtime.memory_allocated() == 0
+    _lib.call("cr_testing_set_fake_capacity", 0, -1)
+    assert runtime.memory_allocated() == before["allocated_bytes.all.current"] - 4096
 
 
 def test_mem_get_info_reports_the_fake_device(fake_device):

@@ -8,7 +8,7 @@ import pytest
 import chainrule as cr
 from chainrule_cuda import DeviceArray
 
-from conftest import needs_device
+from runtime_support import needs_device
 
 pytestmark = needs_device
 

@@ -11,7 +11,7 @@ import pytest
 import chainrule as cr
 from chainrule._ops import _registry
 
-from conftest import needs_device
+from runtime_support import needs_device
 from device_samples import check_against_cpu, failures, not_implemented_derivative, to_device
 from samples import all_samples
 from samples._inputs import make_inputs

@@ -71,6 +71,12 @@ build() {
     lib="$here/chainrule_cuda/libchainrule_cuda.so"
   fi
   export COMMON_FLAGS_STR="${COMMON_FLAGS[*]}"
+  # Objects of an older version of this script (other flags, other compiler) are stale.
+  local stamp
+  stamp="$(cat "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16) $CXX ${NVCC_BIN:-}"
+  if [[ "$(cat "$objdir/.stamp" 2>/dev/null)" != "$stamp" ]]; then
+    rm -rf "$objdir" && mkdir -p "$objdir" && echo "$stamp" > "$objdir/.stamp"
+  fi
   echo "building $lib"
   mkdir -p "$(dirname "$lib")"
   local objs=()

@@ -49,6 +49,7 @@ size_t segment_size_for(size_t n) {
 }
 
 struct Block;
+struct DeviceAllocator;
 
 struct BlockOrder {  // pools sort by (stream, size, address): best fit on the stream
   bool operator()(const Block* a, const Block* b) const;
@@ -56,8 +57,11 @@ struct BlockOrder {  // pools sort by (stream, size, address): best fit on the s
 using Pool = std::set<Block*, BlockOrder>;
 
 struct Block {
-  Block(int device, void* stream, size_t size, char* ptr, Pool* pool, bool small)
-      : device(device), stream(stream), size(size), ptr(ptr), pool(pool), small(small) {}
+  Block(DeviceAllocator* owner, int device, void* stream, size_t size, char* ptr, Pool* pool,
+        bool small)
+      : owner(owner), device(device), stream(stream), size(size), ptr(ptr), pool(pool),
+        small(small) {}
+  DeviceAllocator* owner;  // the allocator it came from (a device's, or a fake device's)
   int device;
   void* stream;          // the stream it was allocated on
   size_t size;
@@ -121,6 +125,9 @@ struct DeviceAllocator {
 
 std::mutex mutex;
 std::vector<std::unique_ptr<DeviceAllocator>> devices;
+// The real allocators of devices that cr_testing_set_fake_capacity put a fake device
+// under: their live blocks still go back to them (Block::owner).
+std::vector<std::unique_ptr<DeviceAllocator>> stashed;
 std::unordered_map<void*, Block*> allocated_blocks;
 
 DeviceAllocator& device_allocator(int device) {
@@ -132,8 +139,10 @@ DeviceAllocator& device_allocator(int device) {
 }
 
 int check_device(int device) {
-  int count = 0;
-  CR_RETURN_IF_ERROR(cr_device_count(&count));
+  static const int count = [] {  // constant in a process: asked once
+    int n = 0;
+    return cr_device_count(&n) == CR_SUCCESS ? n : 0;
+  }();
   CR_CHECK_ARG(device >= 0 && device < count,
                "CUDA error: invalid device ordinal (device %d; %d device(s))", device, count);
   return CR_SUCCESS;
@@ -141,7 +150,7 @@ int check_device(int device) {
 
 // Takes the best-fitting free block of `stream` out of `pool`, or nullptr.
 Block* take_free_block(Pool& pool, void* stream, size_t size) {
-  Block key(0, stream, size, nullptr, &pool, false);
+  Block key(nullptr, 0, stream, size, nullptr, &pool, false);
   auto it = pool.lower_bound(&key);
   if (it == pool.end() || (*it)->stream != stream) return nullptr;
   Block* b = *it;
@@ -235,7 +244,8 @@ int new_segment(DeviceAllocator& d, Pool& pool, void* stream, size_t size, Block
   size_t seg = segment_size_for(size);
   void* ptr = nullptr;
   CR_RETURN_IF_ERROR(d.memory->raw_alloc(d.device, seg, &ptr));
-  *out = new Block(d.device, stream, seg, static_cast<char*>(ptr), &pool, &pool == &d.small_pool);
+  *out = new Block(&d, d.device, stream, seg, static_cast<char*>(ptr), &pool,
+                   &pool == &d.small_pool);
   d.count(kReservedBytes, *out, static_cast<int64_t>(seg));
   d.count(kSegments, *out, 1);
   return CR_SUCCESS;
@@ -260,7 +270,7 @@ int find_or_make_block(DeviceAllocator& d, Pool& pool, void* stream, size_t size
 void split(Block* b, size_t size) {
   size_t rest = b->size - size;
   if (b->small ? rest < kRound : rest <= kSmallSize) return;
-  auto* r = new Block(b->device, b->stream, rest, b->ptr + size, b->pool, b->small);
+  auto* r = new Block(b->owner, b->device, b->stream, rest, b->ptr + size, b->pool, b->small);
   r->prev = b;
   r->next = b->next;
   if (r->next) r->next->prev = r;
@@ -287,23 +297,44 @@ int allocate(int device, size_t nbytes, void* stream, void** ptr) {
   return CR_SUCCESS;
 }
 
+// Makes `device` current for its lifetime: record_stream's events are made on the
+// block's device (CUDA records an event only on a stream of the event's device).
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    int current = 0;
+    if (cr_get_device(&current) == CR_SUCCESS && current != device &&
+        cr_set_device(device) == CR_SUCCESS)
+      prev_ = current;
+  }
+  ~DeviceGuard() {
+    if (prev_ >= 0) cr_set_device(prev_);
+  }
+
+ private:
+  int prev_ = -1;
+};
+
 int deallocate(void* ptr) {
   auto it = allocated_blocks.find(ptr);
   CR_CHECK_ARG(it != allocated_blocks.end(),
                "cr_free: %p was not allocated by the caching allocator (or is freed already)", ptr);
   Block* b = it->second;
   allocated_blocks.erase(it);
-  DeviceAllocator& d = device_allocator(b->device);
+  DeviceAllocator& d = *b->owner;
   b->allocated = false;
   d.count(kAllocatedBytes, b, -static_cast<int64_t>(b->size));
   d.count(kAllocations, b, -1);
   // Other streams may still be using the block: reuse waits for their work.
-  for (void* s : b->stream_uses) {
-    void* event = nullptr;
-    CR_RETURN_IF_ERROR(cr_event_create(&event, 0));
-    CR_RETURN_IF_ERROR(cr_event_record(event, s));
-    d.pending.emplace_back(event, b);
-    b->pending_events++;
+  if (!b->stream_uses.empty()) {
+    DeviceGuard guard(b->device);
+    for (void* s : b->stream_uses) {
+      void* event = nullptr;
+      CR_RETURN_IF_ERROR(cr_event_create(&event, 0));
+      CR_RETURN_IF_ERROR(cr_event_record(event, s));
+      d.pending.emplace_back(event, b);
+      b->pending_events++;
+    }
   }
   b->stream_uses.clear();
   if (b->pending_events == 0) return_to_pool(d, b);
@@ -416,14 +447,28 @@ int cr_mem_get_info(int device, size_t* free_bytes, size_t* total_bytes) {
 int cr_testing_set_fake_capacity(int device, int64_t bytes) {
   CR_RETURN_IF_ERROR(check_device(device));
   std::lock_guard<std::mutex> lock(mutex);
-  DeviceAllocator& d = device_allocator(device);
-  CR_RETURN_IF_ERROR(release_cached(d));
-  CR_CHECK_ARG(d.stats.stat[kReservedBytes][0].current == 0,
-               "cr_testing_set_fake_capacity: device %d still holds %lld bytes of allocations",
-               device, static_cast<long long>(d.stats.stat[kAllocatedBytes][0].current));
-  d.fake.reset(bytes >= 0 ? new FakeDeviceMemory(static_cast<size_t>(bytes)) : nullptr);
-  d.memory = d.fake ? d.fake.get() : &platform_memory();
-  d.stats = DeviceStats();
+  DeviceAllocator& current = device_allocator(device);
+  if (current.fake) {  // the fake device in place goes away: it must be empty
+    CR_RETURN_IF_ERROR(release_cached(current));
+    CR_CHECK_ARG(current.stats.stat[kReservedBytes][0].current == 0,
+                 "cr_testing_set_fake_capacity: the fake device %d still holds %lld bytes of "
+                 "allocations", device,
+                 static_cast<long long>(current.stats.stat[kAllocatedBytes][0].current));
+  }
+  if (stashed.size() < devices.size()) stashed.resize(devices.size());
+  std::unique_ptr<DeviceAllocator> next;
+  if (bytes >= 0) {
+    next.reset(new DeviceAllocator);
+    next->device = device;
+    next->fake.reset(new FakeDeviceMemory(static_cast<size_t>(bytes)));
+    next->memory = next->fake.get();
+  } else if (current.fake) {
+    next = std::move(stashed[device]);
+  } else {
+    return CR_SUCCESS;  // the real device is in place already
+  }
+  if (!current.fake) stashed[device] = std::move(devices[device]);
+  devices[device] = std::move(next);
   return CR_SUCCESS;
 }
 

@@ -1,4 +1,5 @@
-"""Shared helpers of the CUDA layer's tests.
+"""Shared helpers of the CUDA layer's tests (a module of its own, not conftest.py: the
+GPU script runs cuda/tests beside core/tests' conftest).
 
 CI runs them on the host build (``CHAINRULE_CUDA_EMULATE=1``, set by cuda/BUILD.bazel);
 ``cuda/gpu/run_gpu_tests.sh`` runs them on a GPU. Tests that need a device skip with the
@@ -42,6 +43,11 @@ class Allocator:
         return runtime.memory_stats(device)
 
 
+def hold(stream, on=True):
+    """Host build: work queued on ``stream`` stays unfinished until released."""
+    _lib.call("cr_testing_hold_stream", stream.cuda_stream or None, int(on))
+
+
 @pytest.fixture
 def fake_device():
     """The allocator of device 0 on a fake device memory: ``fake_device(capacity)``
@@ -53,7 +59,3 @@ def fake_device():
     yield make
     _lib.call("cr_testing_set_fake_capacity", 0, -1)
 
-
-def hold(stream, on=True):
-    """Host build: work queued on ``stream`` stays unfinished until released."""
-    _lib.call("cr_testing_hold_stream", stream.cuda_stream or None, int(on))
