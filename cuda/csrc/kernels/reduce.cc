@@ -210,10 +210,18 @@ struct CombineK {
   }
 };
 
-/* Work items per output: enough items in all to fill the GPU, each reading >= 64. */
-static int64_t split_for(int64_t M, int64_t R) {
-  int64_t want = 16384 / (M > 0 ? M : 1), most = (R + 63) / 64;
+/* Work items per output: enough items in all to fill the GPU, each reading >= 64.
+ * When the reduced dims are the contiguous ones (rows summed along their length), one
+ * item per output would have each GPU thread walk its own row; up to 32 interleaved
+ * items per output make a warp read consecutive elements instead. */
+static int64_t split_for(const RGeom& g) {
+  int64_t want = 16384 / (g.M > 0 ? g.M : 1), most = (g.R + 63) / 64;
   int64_t P = want < most ? want : most;
+  bool rows = g.rd >= 1 && g.rin[g.rd - 1] == 1 && !(g.kd >= 1 && g.kin[g.kd - 1] == 1);
+  if (rows && g.R >= 64) {
+    int64_t coalesce = g.R / 16 < 32 ? g.R / 16 : 32;
+    P = P > coalesce ? P : coalesce;
+  }
   return P < 1 ? 1 : P;
 }
 
@@ -221,7 +229,7 @@ template <class T>
 int run_reduce(const RGeom& g, const cr_tensor* in, cr_tensor* out, Reducer<typename ReduceK<T>::A> red,
                void* stream) {
   typedef typename ReduceK<T>::A A;
-  int64_t P = split_for(g.M, g.R);
+  int64_t P = split_for(g);
   Scratch scratch;
   if (P > 1 && scratch.alloc(sizeof(RState<A>) * g.M * P, stream)) return 1;
   ReduceK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, red, P, (RState<A>*)scratch.ptr};
