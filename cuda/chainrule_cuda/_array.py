@@ -99,7 +99,7 @@ def contiguous_strides(shape):
 class DeviceArray:
     """An array in the memory of a CUDA device (Note [device array protocols]).
 
-    >>> import chainrule as cr
+    >>> import chainrule as cr, numpy as np
     >>> if cr.cuda.is_available():
     ...     from chainrule_cuda import DeviceArray
     ...     a = DeviceArray.from_host(np.arange(3.0))

@@ -19,6 +19,14 @@ def to_device(value):
     return value
 
 
+def fresh(value):
+    """A new leaf with a sample tensor's values (samples share their fixed Tensor
+    inputs between runs: their .grad would accumulate)."""
+    if isinstance(value, cr.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    return value
+
+
 def tensors(out):
     if isinstance(out, cr.Tensor):
         return [out]
@@ -42,7 +50,7 @@ def not_implemented_derivative(sample, error):
 def check_against_cpu(sample):
     """Run ``sample`` on the CPU and on the device; assert equal values, outputs on the
     device, and equal gradients (of the sum of the outputs) on the inputs' devices."""
-    cpu_inputs = make_inputs(sample)
+    cpu_inputs = [fresh(v) for v in make_inputs(sample)]
     dev_inputs = [to_device(v) for v in cpu_inputs]
     cpu_out, dev_out = tensors(sample.call(*cpu_inputs)), tensors(sample.call(*dev_inputs))
     assert len(cpu_out) == len(dev_out)
@@ -72,7 +80,7 @@ def failures():
         try:
             check_against_cpu(sample)
         except Exception as e:          # noqa: BLE001 - any failure marks the op
-            failed.setdefault(sample.op, f"{type(e).__name__}: {e}"[:200])
+            failed.setdefault(sample.op, f"{sample.id()}: {type(e).__name__}: {e}"[:300])
     return failed
 
 

@@ -59,7 +59,7 @@ def test_values_and_gradients_equal_the_cpus(sample):
 
 @pytest.mark.parametrize("sample", FIRST_PER_OP, ids=[s.id() for s in FIRST_PER_OP])
 def test_gradcheck_through_the_device(sample):
-    inputs = [to_device(v) for v in make_inputs(sample)]
+    inputs = [to_device(v) for v in make_inputs(sample)]      # new leaves
     fast = sum(t.numel() for t in inputs if isinstance(t, cr.Tensor) and t.requires_grad) > 48
     try:
         assert cr.autograd.gradcheck(sample.call, inputs, atol=sample.atol, rtol=sample.rtol,
