@@ -28,7 +28,6 @@ from . import _kernels as K
 
 def current_stream_handle():
     """The handle of the current stream (None: the default stream)."""
-    from . import _streams
     return _streams.current_handle()
 
 
@@ -402,28 +401,23 @@ class DeviceArray:
     def __getattr__(self, name):
         """The reduction and other methods with NumPy function twins (``a.sum(...)`` is
         ``np.sum(a, ...)``), from _functions.METHODS."""
-        from ._functions import METHODS
-        fn = METHODS.get(name)
+        fn = _functions.METHODS.get(name)
         if fn is None:
             raise AttributeError(f"'DeviceArray' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     # -- the protocols -----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ._ufuncs import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+        return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ._functions import array_function
-        return array_function(func, types, args, kwargs, self)
+        return _functions.array_function(func, types, args, kwargs, self)
 
     def __getitem__(self, key):
-        from ._indexing import getitem
-        return getitem(self, key)
+        return _indexing.getitem(self, key)
 
     def __setitem__(self, key, value):
-        from ._indexing import setitem
-        setitem(self, key, value)
+        _indexing.setitem(self, key, value)
 
 
 def _binary_operator(ufunc, reflected=False):
@@ -515,3 +509,7 @@ def full(shape, value, dtype, device=0):
     out = DeviceArray.empty(shape, dtype, device)
     out.fill(value)
     return out
+
+
+# The protocol implementations (they import this module; bound here, not per call).
+from . import _functions, _indexing, _streams, _ufuncs  # noqa: E402

@@ -32,7 +32,7 @@ _ABSENT = Tensor._wrap(np.zeros(0))
 
 # ndarray.sum() and .max() without their Python wrappers (the same reductions; pass
 # axis=None, the methods' default, as a ufunc's is 0)
-_add, _max = np.add.reduce, np.maximum.reduce
+_add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 # --- linear ------------------------------------------------------------------------------
@@ -649,8 +649,10 @@ def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
     where the ignored entries are (None: nowhere)."""
     # One maximum finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
-    unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
-    if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
+    unsigned = t.view(np.uint64) if t.dtype == np.int64 and type(t) is np.ndarray else t
+    in_range = not t.size or (_max(unsigned, None) < n_classes and
+                              (unsigned is not t or _min(t, None) >= 0))   # (device: no uint64)
+    if not 0 <= ignore_index < n_classes and in_range:
         return t, None if class_weight is None else class_weight[t], None
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
