@@ -692,9 +692,9 @@ def _tri_masked(a, upper, unitriangular):
     n = a.shape[-1]
     mask = np.triu(np.ones((n, n), bool), 1 if unitriangular else 0) if upper else \
         np.tril(np.ones((n, n), bool), -1 if unitriangular else 0)
-    out = np.where(mask, a, 0)
+    out = np.where(on_device_of(mask, a), a, 0)
     if unitriangular:
-        out = out + np.eye(n, dtype=a.dtype)
+        out = out + on_device_of(np.eye(n, dtype=a.dtype), a)
     return out
 
 

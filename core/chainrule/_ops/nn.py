@@ -918,7 +918,7 @@ def _constant_pad(x, pads, value):
 def _embedding_forward(weight, indices, factor, scaled):
     out = weight[indices]
     if scaled and factor is not None:
-        out *= factor[..., None].astype(out.dtype, copy=False)
+        out *= on_device_of(factor[..., None].astype(out.dtype, copy=False), out)
     return out
 
 
@@ -926,7 +926,7 @@ def _embedding_backward_forward(grad, indices, factor, scaled, num_weights):
     width = grad.shape[-1]
     rows = grad.reshape(-1, width)
     if factor is not None:
-        rows = rows * factor.reshape(-1, 1).astype(grad.dtype, copy=False)
+        rows = rows * on_device_of(factor.reshape(-1, 1).astype(grad.dtype, copy=False), grad)
     out = zeros_on((num_weights, width), grad.dtype, grad)
     np.add.at(out, indices.reshape(-1), rows)
     return out

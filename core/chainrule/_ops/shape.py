@@ -1490,7 +1490,7 @@ def block_diag(*tensors):
 
 
 def _zeros_like_block(t, shape):
-    return Tensor._wrap(np.zeros(shape, t._data.dtype))
+    return Tensor._wrap(zeros_on(shape, t._data.dtype, t._data))
 
 
 def _default_np_dtype():

@@ -17,7 +17,7 @@ import numpy as np
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._ops._registry import apply_op as _apply_op
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of
 
 
 def _tuple(value, n, name):
@@ -223,7 +223,8 @@ def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode, count_includ
     if divisor_override is not None:
         return _unbatch(total / divisor_override, unbatched)
     divisor = _avg_divisor(taps, tuple(x.shape)[2:], padding, count_include_pad)
-    return _unbatch(total / _Tensor._wrap(divisor.astype(x._data.dtype)), unbatched)
+    divisor = on_device_of(divisor.astype(x._data.dtype), x._data)
+    return _unbatch(total / _Tensor._wrap(divisor), unbatched)
 
 
 def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
