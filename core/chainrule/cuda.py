@@ -42,8 +42,8 @@ def _required():
     return runtime
 
 
-# The classes (Stream, Event, device, device_of, StreamContext) are the layer's.
-_CLASSES = ("Stream", "Event", "device", "device_of", "StreamContext")
+# The classes are the layer's.
+_CLASSES = ("Stream", "ExternalStream", "Event", "device", "device_of", "StreamContext")
 
 
 def __getattr__(name):
@@ -299,6 +299,46 @@ def memory_stats(device=None):
     """
     runtime = _runtime()
     return runtime.memory_stats(device) if runtime else {}
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Zeroes the allocator's cumulative counters (no-op without a GPU).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.reset_accumulated_memory_stats()
+    """
+    runtime = _runtime()
+    if runtime:
+        runtime.reset_accumulated_memory_stats(device)
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps what the caching allocator may reserve at ``fraction`` of a device's memory.
+
+    >>> import chainrule as cr
+    >>> cr.cuda.set_per_process_memory_fraction(1.0) if cr.cuda.is_available() else None
+    """
+    _required().set_per_process_memory_fraction(fraction, device)
+
+
+def get_per_process_memory_fraction(device=None):
+    """The cap :func:`set_per_process_memory_fraction` set (1.0 by default).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.get_per_process_memory_fraction() if cr.cuda.is_available() else 1.0
+    1.0
+    """
+    return _required().get_per_process_memory_fraction(device)
+
+
+def memory_summary(device=None, abbreviated=False):
+    """The caching allocator's statistics as a readable table.
+
+    >>> import chainrule as cr
+    >>> "Allocated memory" in cr.cuda.memory_summary() if cr.cuda.is_available() else True
+    True
+    """
+    return _required().memory_summary(device, abbreviated)
 
 
 def mem_get_info(device=None):

@@ -78,3 +78,4 @@ def test_chainrule_manual_seed_seeds_the_devices_once_the_layer_is_loaded(layer)
 
 def test_out_of_memory_error_is_a_runtime_error():
     assert issubclass(cr.cuda.OutOfMemoryError, RuntimeError)
+    assert cr.OutOfMemoryError is cr.cuda.OutOfMemoryError

@@ -79,9 +79,13 @@ PROTOTYPES = {
     "cr_reset_peak_memory_stats": (_int, [_int]),
     "cr_empty_cache": (_int, []),
     "cr_memcpy": (_int, [_vp, _vp, _size, _int, _vp]),
+    "cr_reset_accumulated_memory_stats": (_int, [_int]),
+    "cr_set_memory_fraction": (_int, [_int, ctypes.c_double]),
+    "cr_get_memory_fraction": (_int, [_int, _P(ctypes.c_double)]),
     "cr_host_alloc_pinned": (_int, [_P(_vp), _size]),
     "cr_host_free_pinned": (_int, [_vp]),
     "cr_host_is_pinned": (_int, [_vp, _P(_int)]),
+    "cr_host_empty_cache": (_int, []),
     "cr_testing_set_fake_capacity": (_int, [_int, _i64]),
     "cr_testing_hold_stream": (_int, [_vp, _int]),
     # kernels (cr_tensor arguments are pointers to CrTensor)

@@ -22,11 +22,12 @@ __all__ = [
     "is_available", "unavailable_reason", "is_initialized", "init", "device_count",
     "current_device", "set_device", "device", "device_of", "synchronize",
     "get_device_name", "get_device_capability", "get_device_properties", "is_bf16_supported",
-    "Stream", "Event",
+    "Stream", "ExternalStream", "Event",
     "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "empty_cache", "memory_stats",
-    "mem_get_info", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "mem_get_info", "reset_accumulated_memory_stats", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "memory_summary", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "OutOfMemoryError",
 ]
 
@@ -275,8 +276,9 @@ class Stream:
         return self._handle
 
     def wait_event(self, event):
-        """Makes later work on this stream wait for ``event``."""
-        _c("cr_stream_wait_event", self._handle or None, event._handle)
+        """Makes later work on this stream wait for ``event`` (unrecorded: no wait)."""
+        if event._handle is not None:
+            _c("cr_stream_wait_event", self._handle or None, event._handle)
 
     def wait_stream(self, stream):
         """Makes later work on this stream wait for the work queued on ``stream``."""
@@ -315,8 +317,27 @@ class Stream:
                 pass
 
 
+class ExternalStream(Stream):
+    """A stream made elsewhere (e.g. ``torch.cuda.current_stream().cuda_stream``),
+    wrapped by its ``cudaStream_t`` address; chainrule never destroys it.
+
+    >>> import chainrule as cr
+    >>> if cr.cuda.is_available():
+    ...     s = cr.cuda.Stream()
+    ...     assert cr.cuda.ExternalStream(s.cuda_stream) == s
+    """
+
+    def __init__(self, stream_ptr, device=None, **kwargs):
+        self._owned = False
+        self._handle, self.device_index, self.priority = int(stream_ptr), _device_index(device), 0
+
+
 class Event:
     """A marker in a stream's work: record it, wait for it, time between two.
+
+    Like the reference's, the CUDA event is made at the first ``record``, on the
+    recording stream's device; before that, ``query`` is True and ``wait`` and
+    ``synchronize`` do nothing.
 
     >>> import chainrule as cr
     >>> if cr.cuda.is_available():
@@ -328,46 +349,61 @@ class Event:
     def __init__(self, enable_timing=False, blocking=False, interprocess=False, external=False):
         if interprocess:
             raise NotImplementedError("interprocess events are not supported")
-        self._owned = False
         self.enable_timing, self.blocking = enable_timing, blocking
-        handle = ctypes.c_void_p()
-        _c("cr_event_create", ctypes.byref(handle), int(bool(enable_timing)))
-        self._handle, self._owned = handle.value, True
+        self._handle, self.device_index = None, None
 
     @property
     def cuda_event(self):
-        """The ``cudaEvent_t`` as an integer."""
-        return self._handle
+        """The ``cudaEvent_t`` as an integer (0 before the first record)."""
+        return self._handle or 0
+
+    @property
+    def device(self):
+        """The device of the stream it was first recorded on (None before)."""
+        import chainrule
+        return None if self.device_index is None else chainrule.device("cuda", self.device_index)
 
     def record(self, stream=None):
         """Records the event on ``stream`` (default: the current stream)."""
         stream = current_stream() if stream is None else stream
+        if self._handle is None:
+            handle = ctypes.c_void_p()
+            with globals()["device"](stream.device_index):
+                _c("cr_event_create", ctypes.byref(handle), int(bool(self.enable_timing)))
+            self._handle, self.device_index = handle.value, stream.device_index
+        elif stream.device_index != self.device_index:
+            raise ValueError(f"Event device {self.device_index} does not match recording "
+                             f"stream's device {stream.device_index}.")
         _c("cr_event_record", self._handle, stream._handle or None)
 
     def wait(self, stream=None):
         """Makes later work on ``stream`` (default: the current stream) wait for it."""
-        (current_stream() if stream is None else stream).wait_event(self)
+        if self._handle is not None:
+            (current_stream() if stream is None else stream).wait_event(self)
 
     def query(self):
         """True when the work before the event has finished."""
-        return bool(_get_int("cr_event_query", self._handle))
+        return self._handle is None or bool(_get_int("cr_event_query", self._handle))
 
     def synchronize(self):
         """Waits for the work before the event."""
-        _c("cr_event_synchronize", self._handle)
+        if self._handle is not None:
+            _c("cr_event_synchronize", self._handle)
 
     def elapsed_time(self, end_event):
         """Milliseconds between this event and ``end_event`` (both recorded, with
         ``enable_timing=True``)."""
+        if self._handle is None or end_event._handle is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         ms = ctypes.c_float()
         _c("cr_event_elapsed_ms", self._handle, end_event._handle, ctypes.byref(ms))
         return ms.value
 
     def __repr__(self):
-        return f"<chainrule.cuda.Event {self._handle:#x}>"
+        return f"<chainrule.cuda.Event {self.cuda_event:#x}>"
 
     def __del__(self):
-        if getattr(self, "_owned", False) and _lib is not None:
+        if getattr(self, "_handle", None) and _lib is not None:
             try:
                 _lib.library().cr_event_destroy(self._handle)
             except Exception:  # interpreter shutdown
@@ -554,6 +590,84 @@ def memory_stats(device=None):
     out = (ctypes.c_int64 * len(names))()
     _c("cr_memory_stats_all", _device_index(device), out, len(names))
     return collections.OrderedDict(sorted(zip(names, out)))
+
+
+def reset_accumulated_memory_stats(device=None):
+    """Zeroes the cumulative counters (".allocated", ".freed", retries, OOMs).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.reset_accumulated_memory_stats()
+    """
+    if _lib.unavailable_reason() is None:
+        _c("cr_reset_accumulated_memory_stats", _device_index(device))
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Caps what the caching allocator may reserve on a device at ``fraction`` of its
+    total memory; beyond it an allocation is "CUDA out of memory".
+
+    >>> import chainrule as cr
+    >>> if cr.cuda.is_available():
+    ...     cr.cuda.set_per_process_memory_fraction(1.0)
+    """
+    index = _device_index(device)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _c("cr_set_memory_fraction", index, fraction)
+
+
+def get_per_process_memory_fraction(device=None):
+    """The cap :func:`set_per_process_memory_fraction` set (1.0 by default).
+
+    >>> import chainrule as cr
+    >>> cr.cuda.get_per_process_memory_fraction() if cr.cuda.is_available() else 1.0
+    1.0
+    """
+    out = ctypes.c_double()
+    _c("cr_get_memory_fraction", _device_index(device), ctypes.byref(out))
+    return out.value
+
+
+_SUMMARY_ROWS = [
+    ("Allocated memory", "allocated_bytes", True), ("Active memory", "active_bytes", True),
+    ("GPU reserved memory", "reserved_bytes", True), ("Allocations", "allocation", False),
+    ("GPU reserved segments", "segment", False),
+]
+
+
+def memory_summary(device=None, abbreviated=False):
+    """The caching allocator's statistics as a table (current, peak, total allocated and
+    freed; per pool unless ``abbreviated``).
+
+    >>> import chainrule as cr
+    >>> "Allocated memory" in cr.cuda.memory_summary() if cr.cuda.is_available() else True
+    True
+    """
+    stats = memory_stats(device)
+    width = 22
+    lines = [f"chainrule CUDA memory summary, device {_device_index(device)}",
+             f"CUDA OOMs: {stats.get('num_ooms', 0)}    "
+             f"cudaMalloc retries: {stats.get('num_alloc_retries', 0)}",
+             f"{'Metric':<{width}} {'Cur Usage':>12} {'Peak Usage':>12} {'Tot Alloc':>12} "
+             f"{'Tot Freed':>12}"]
+    for title, key, in_bytes in _SUMMARY_ROWS:
+        for pool in ("all",) if abbreviated else ("all", "large_pool", "small_pool"):
+            label = title if pool == "all" else f"  from {pool.replace('_', ' ')}"
+            values = [stats.get(f"{key}.{pool}.{field}", 0)
+                      for field in ("current", "peak", "allocated", "freed")]
+            cells = [_format_size(v) if in_bytes else str(v) for v in values]
+            lines.append(f"{label:<{width}} " + " ".join(f"{c:>12}" for c in cells))
+    rule = "=" * len(lines[2])
+    return "\n".join([rule, *lines[:2], rule, lines[2], "-" * len(rule), *lines[3:], rule])
+
+
+def _format_size(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
 
 
 def mem_get_info(device=None):

@@ -95,7 +95,14 @@ CR_EXPORT int cr_mem_get_info(int device, size_t* free_bytes, size_t* total_byte
  * is their names, comma separated, in the order cr_memory_stats_all writes them. */
 CR_EXPORT const char* cr_memory_stat_names(void);
 CR_EXPORT int cr_memory_stats_all(int device, int64_t* out, int capacity);
+CR_EXPORT int cr_reset_accumulated_memory_stats(int device);
+/* The caching allocator of `device` reserves at most fraction x total memory (the
+ * reference's set_per_process_memory_fraction; 1.0 by default). */
+CR_EXPORT int cr_set_memory_fraction(int device, double fraction);
+CR_EXPORT int cr_get_memory_fraction(int device, double* fraction);
 CR_EXPORT int cr_host_is_pinned(const void* ptr, int* pinned);
+/* Frees the cached pinned host blocks nobody uses (cr_host_free_pinned caches them). */
+CR_EXPORT int cr_host_empty_cache(void);
 /* Testing hooks (CI's proof of the allocator without a GPU):
  * cr_testing_set_fake_capacity gives `device` a fresh caching allocator over a fake
  * device memory of `bytes` (host memory with that capacity; a fake device in place must

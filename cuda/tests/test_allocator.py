@@ -215,3 +215,30 @@ def test_mem_get_info_reports_the_fake_device(fake_device):
     p = a.alloc(4096)
     assert runtime.mem_get_info() == (62 * MiB, 64 * MiB)
     a.free(p)
+
+
+def test_memory_fraction_caps_what_the_allocator_reserves(fake_device):
+    a = fake_device(100 * MiB)
+    cr.cuda.set_per_process_memory_fraction(0.25)
+    assert cr.cuda.get_per_process_memory_fraction() == 0.25
+    p = a.alloc(20 * MiB)  # 20 MiB of the 25 allowed
+    with pytest.raises(cr.cuda.OutOfMemoryError, match="Tried to allocate 20.00 MiB"):
+        a.alloc(3 * MiB)  # would need another 20 MiB segment
+    a.free(p)
+    with pytest.raises(ValueError, match="Invalid fraction value: 1.5. Allowed range: 0~1"):
+        cr.cuda.set_per_process_memory_fraction(1.5)
+    with pytest.raises(TypeError, match="must be `float`"):
+        cr.cuda.set_per_process_memory_fraction(1)
+
+
+def test_accumulated_stats_reset_and_the_summary(fake_device):
+    a = fake_device(64 * MiB)
+    a.free(a.alloc(4096))
+    cr.cuda.reset_accumulated_memory_stats()
+    s = a.stats()
+    assert (s["allocation.all.allocated"], s["allocated_bytes.all.freed"]) == (0, 0)
+    assert s["reserved_bytes.all.current"] == 2 * MiB
+    summary = cr.cuda.memory_summary()
+    assert "GPU reserved memory" in summary and "2.00 MiB" in summary
+    assert "from small pool" in summary and "from small pool" not in cr.cuda.memory_summary(
+        abbreviated=True)

@@ -112,6 +112,15 @@ class TestStreams:
             t.start(), t.join()
         assert seen == [cr.cuda.default_stream()]
 
+    def test_an_external_stream_is_used_not_owned(self):
+        s = cr.cuda.Stream()
+        external = cr.cuda.ExternalStream(s.cuda_stream)
+        assert external == s and isinstance(external, cr.cuda.Stream)
+        with cr.cuda.stream(external):
+            cr.cuda.Event().record()
+        del external
+        assert s.query()  # still valid: the wrapper did not destroy it
+
     def test_query_and_synchronize(self):
         s = cr.cuda.Stream(priority=-1)
         assert s.query()
@@ -153,8 +162,14 @@ class TestEvents:
         with pytest.raises(RuntimeError, match="invalid resource handle"):
             start.elapsed_time(end)
 
-    def test_an_unrecorded_event_is_done(self):
-        assert cr.cuda.Event().query()
+    def test_an_unrecorded_event_is_done_and_has_no_handle_yet(self):
+        e = cr.cuda.Event()
+        assert e.query() and e.cuda_event == 0 and e.device is None
+        e.wait(), e.synchronize(), cr.cuda.Stream().wait_event(e)
+        with pytest.raises(ValueError, match="Both events must be recorded"):
+            e.elapsed_time(cr.cuda.Event())
+        e.record()
+        assert e.cuda_event != 0 and e.device == cr.device("cuda:0")
 
     def test_event_wait_and_record_on_a_stream(self):
         s = cr.cuda.Stream()
@@ -191,6 +206,44 @@ class TestMemory:
         _lib.call("cr_host_is_pinned", buf.ctypes.data, ctypes.byref(pinned))
         assert pinned.value == 0
         _lib.call("cr_host_free_pinned", ptr)
+
+    def _pinned(self, nbytes):
+        ptr = ctypes.c_void_p()
+        _lib.call("cr_host_alloc_pinned", ctypes.byref(ptr), nbytes)
+        return ptr.value
+
+    def _is_pinned(self, ptr):
+        pinned = ctypes.c_int()
+        _lib.call("cr_host_is_pinned", ptr, ctypes.byref(pinned))
+        return bool(pinned.value)
+
+    def test_freed_pinned_blocks_are_cached_and_reused(self):
+        p = self._pinned(4096)
+        _lib.call("cr_host_free_pinned", p)
+        assert self._is_pinned(p)  # cached, still page-locked
+        assert self._pinned(3000) == p  # the same power-of-two class
+        _lib.call("cr_host_free_pinned", p)
+        _lib.call("cr_host_empty_cache")
+        assert not self._is_pinned(p)
+        with pytest.raises(RuntimeError, match="not a live block of pinned memory"):
+            _lib.call("cr_host_free_pinned", p)
+
+    @host_build_only
+    def test_a_pinned_block_is_not_reused_while_a_copy_may_read_it(self):
+        s = cr.cuda.Stream()
+        device = ctypes.c_void_p()
+        _lib.call("cr_alloc", 0, 4096, s.cuda_stream, ctypes.byref(device))
+        p = self._pinned(4096)
+        hold(s)
+        _lib.call("cr_memcpy", device, p, 4096, 0, s.cuda_stream)  # queued, not done
+        _lib.call("cr_host_free_pinned", p)
+        q = self._pinned(4096)
+        assert q != p
+        hold(s, False)
+        assert self._pinned(4096) == p
+        for block in (p, q):
+            _lib.call("cr_host_free_pinned", block)
+        _lib.call("cr_free", device)
 
     def test_python_statistics_agree_with_memory_stats(self):
         ptr = ctypes.c_void_p()
@@ -266,3 +319,84 @@ def test_the_allocator_is_thread_safe():
 @needs_device
 def test_bf16_support_follows_the_capability():
     assert cr.cuda.is_bf16_supported() == (cr.cuda.get_device_capability() >= (8, 0))
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+gpu_only = pytest.mark.skipif(
+    not runtime.is_available() or _lib.is_emulated(),
+    reason="needs a GPU (cuda/gpu/run_gpu_tests.sh)" if runtime.is_available()
+    else f"no usable CUDA device: {runtime.unavailable_reason()}")
+
+
+@gpu_only
+def test_the_device_as_pytorch_sees_it():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("PyTorch with CUDA is not installed")
+    assert cr.cuda.device_count() == torch.cuda.device_count()
+    assert cr.cuda.get_device_name(0) == torch.cuda.get_device_name(0)
+    assert cr.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
+    assert cr.cuda.mem_get_info(0)[1] == torch.cuda.mem_get_info(0)[1]
+
+
+@gpu_only
+def test_real_out_of_memory_names_the_device_figures():
+    free, total = cr.cuda.mem_get_info()
+    ptr = ctypes.c_void_p()
+    with pytest.raises(cr.cuda.OutOfMemoryError,
+                       match=r"^CUDA out of memory\. Tried to allocate [\d.]+ GiB \(GPU 0; "
+                             r"[\d.]+ GiB total capacity; .* reserved in total by chainrule\)$"):
+        _lib.call("cr_alloc", 0, total + (1 << 30), None, ctypes.byref(ptr))
+    assert cr.cuda.memory_stats()["num_ooms"] >= 1
+
+
+@gpu_only
+def test_a_timed_copy_on_a_side_stream():
+    n = 64 << 20
+    src, dst = ctypes.c_void_p(), ctypes.c_void_p()
+    s = cr.cuda.Stream()
+    _lib.call("cr_alloc", 0, n, s.cuda_stream, ctypes.byref(src))
+    _lib.call("cr_alloc", 0, n, s.cuda_stream, ctypes.byref(dst))
+    start, end = cr.cuda.Event(enable_timing=True), cr.cuda.Event(enable_timing=True)
+    start.record(s)
+    _lib.call("cr_memcpy", dst, src, n, 2, s.cuda_stream)
+    end.record(s)
+    end.synchronize()
+    assert s.query() and 0.0 < start.elapsed_time(end) < 1000.0
+    _lib.call("cr_free", src), _lib.call("cr_free", dst)
+
+
+@needs_device
+def test_the_real_device_reuses_a_freed_block():
+    cr.cuda.empty_cache()
+    ptr = ctypes.c_void_p()
+    _lib.call("cr_alloc", 0, 3 << 20, None, ctypes.byref(ptr))
+    first, reserved = ptr.value, cr.cuda.memory_reserved()
+    _lib.call("cr_free", ptr)
+    _lib.call("cr_alloc", 0, 3 << 20, None, ctypes.byref(ptr))
+    assert (ptr.value, cr.cuda.memory_reserved()) == (first, reserved)
+    _lib.call("cr_free", ptr)
+    cr.cuda.empty_cache()
+
+
+@needs_device
+def test_the_last_error_is_per_thread():
+    with pytest.raises(RuntimeError, match="got 7"):
+        _lib.call("cr_memcpy", None, None, 0, 7, None)
+    seen = []
+
+    def other():
+        with pytest.raises(RuntimeError, match="got 9"):
+            _lib.call("cr_memcpy", None, None, 0, 9, None)
+        seen.append(_lib.last_error())
+    t = threading.Thread(target=other)
+    t.start(), t.join()
+    assert seen == ["cr_memcpy: kind must be 0..3, got 9"]
+    assert _lib.last_error() == "cr_memcpy: kind must be 0..3, got 7"

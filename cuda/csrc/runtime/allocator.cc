@@ -114,6 +114,7 @@ struct DeviceAllocator {
   DeviceMemory* memory = &platform_memory();
   std::unique_ptr<FakeDeviceMemory> fake;
   Pool small_pool, large_pool;
+  double fraction = 1.0;  // of the device's total memory this allocator may reserve
   std::vector<std::pair<void*, Block*>> pending;  // (event, block) of deferred frees
   DeviceStats stats;
 
@@ -242,6 +243,13 @@ int out_of_memory(DeviceAllocator& d, size_t requested) {
 // without a message, when it is full).
 int new_segment(DeviceAllocator& d, Pool& pool, void* stream, size_t size, Block** out) {
   size_t seg = segment_size_for(size);
+  if (d.fraction < 1.0) {  // cr_set_memory_fraction's cap on what this process reserves
+    size_t free_bytes = 0, total = 0;
+    CR_RETURN_IF_ERROR(d.memory->mem_info(d.device, &free_bytes, &total));
+    auto reserved = static_cast<double>(d.stats.stat[kReservedBytes][0].current);
+    if (reserved + static_cast<double>(seg) > d.fraction * static_cast<double>(total))
+      return CR_ERROR_OUT_OF_MEMORY;
+  }
   void* ptr = nullptr;
   CR_RETURN_IF_ERROR(d.memory->raw_alloc(d.device, seg, &ptr));
   *out = new Block(&d, d.device, stream, seg, static_cast<char*>(ptr), &pool,
@@ -400,6 +408,32 @@ int cr_memory_stats(int device, int64_t* out) {
   out[3] = s.stat[kReservedBytes][0].peak;
   out[4] = s.stat[kAllocations][0].allocated;
   out[5] = s.stat[kAllocations][0].freed;
+  return CR_SUCCESS;
+}
+
+int cr_reset_accumulated_memory_stats(int device) {
+  CR_RETURN_IF_ERROR(check_device(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  DeviceStats& s = device_allocator(device).stats;
+  for (auto& kind : s.stat)
+    for (Stat& stat : kind) stat.allocated = stat.freed = 0;
+  s.num_alloc_retries = s.num_ooms = 0;
+  return CR_SUCCESS;
+}
+
+int cr_set_memory_fraction(int device, double fraction) {
+  CR_RETURN_IF_ERROR(check_device(device));
+  CR_CHECK_ARG(fraction >= 0.0 && fraction <= 1.0,
+               "Invalid fraction value: %g. Allowed range: 0~1", fraction);
+  std::lock_guard<std::mutex> lock(mutex);
+  device_allocator(device).fraction = fraction;
+  return CR_SUCCESS;
+}
+
+int cr_get_memory_fraction(int device, double* fraction) {
+  CR_RETURN_IF_ERROR(check_device(device));
+  std::lock_guard<std::mutex> lock(mutex);
+  *fraction = device_allocator(device).fraction;
   return CR_SUCCESS;
 }
 

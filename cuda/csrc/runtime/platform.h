@@ -46,6 +46,16 @@ class FakeDeviceMemory : public DeviceMemory {
   std::unordered_map<void*, size_t> sizes_;
 };
 
+// Page-locked host memory from the platform (cudaHostAlloc, or host memory in the host
+// build): CR_ERROR_OUT_OF_MEMORY (no message) when there is none; pinned_memory.cc
+// caches it.
+int raw_pinned_alloc(void** ptr, size_t nbytes);
+int raw_pinned_free(void* ptr);
+
+// cr_memcpy tells the pinned-memory cache that a copy queued on `stream` reads or
+// writes a pinned block, which is then not reused before that copy is done.
+int record_pinned_copy(void* dst, const void* src, int kind, void* stream);
+
 // Host memory aligned like cudaMalloc's (512 bytes), or nullptr.
 void* aligned_host_alloc(size_t nbytes);
 

@@ -102,6 +102,22 @@ DeviceMemory& platform_memory() {
   return memory;
 }
 
+int raw_pinned_alloc(void** ptr, size_t nbytes) {
+  CR_RETURN_IF_ERROR(require_gpu());
+  cudaError_t err = cudaHostAlloc(ptr, nbytes, cudaHostAllocDefault);
+  if (err == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return CR_ERROR_OUT_OF_MEMORY;
+  }
+  CR_CUDA(err);
+  return CR_SUCCESS;
+}
+
+int raw_pinned_free(void* ptr) {
+  CR_CUDA(cudaFreeHost(ptr));
+  return CR_SUCCESS;
+}
+
 }  // namespace cr
 
 using namespace cr;
@@ -242,38 +258,7 @@ int cr_memcpy(void* dst, const void* src, size_t nbytes, int kind, void* stream)
   // Device -> host: the caller reads the result next, so wait for it (the reference's
   // non_blocking=False); the other kinds stay queued on the stream.
   if (kind == 1) CR_CUDA(cudaStreamSynchronize(s));
-  return CR_SUCCESS;
-}
-
-int cr_host_alloc_pinned(void** ptr, size_t nbytes) {
-  CR_REQUIRE_GPU();
-  cudaError_t err = cudaHostAlloc(ptr, nbytes == 0 ? 1 : nbytes, cudaHostAllocDefault);
-  if (err == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    return set_error(CR_ERROR_OUT_OF_MEMORY, "pinned host memory: cannot allocate %s",
-                     format_size(static_cast<double>(nbytes)).c_str());
-  }
-  CR_CUDA(err);
-  return CR_SUCCESS;
-}
-
-int cr_host_free_pinned(void* ptr) {
-  if (ptr == nullptr) return CR_SUCCESS;
-  CR_CUDA(cudaFreeHost(ptr));
-  return CR_SUCCESS;
-}
-
-int cr_host_is_pinned(const void* ptr, int* pinned) {
-  *pinned = 0;
-  if (!unavailable().empty()) return CR_SUCCESS;
-  cudaPointerAttributes attr;
-  cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
-  if (err != cudaSuccess) {
-    cudaGetLastError();
-    return CR_SUCCESS;
-  }
-  *pinned = attr.type == cudaMemoryTypeHost ? 1 : 0;
-  return CR_SUCCESS;
+  return record_pinned_copy(dst, src, kind, stream);
 }
 
 int cr_testing_hold_stream(void*, int) {

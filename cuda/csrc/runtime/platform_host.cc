@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -40,7 +39,6 @@ struct HostEvent {
 std::mutex mutex;                  // guards every stream and event below
 std::set<HostStream*> streams;     // created streams (handles are checked against it)
 std::set<HostEvent*> events;
-std::map<char*, size_t> pinned;    // pinned host blocks: start -> size
 thread_local int current_device = 0;
 
 double now_ms() {
@@ -124,6 +122,16 @@ int check_device(int device) {
 DeviceMemory& platform_memory() {
   static HostMemory memory;
   return memory;
+}
+
+int raw_pinned_alloc(void** ptr, size_t nbytes) {
+  *ptr = aligned_host_alloc(nbytes);
+  return *ptr ? CR_SUCCESS : CR_ERROR_OUT_OF_MEMORY;
+}
+
+int raw_pinned_free(void* ptr) {
+  free(ptr);
+  return CR_SUCCESS;
 }
 
 }  // namespace cr
@@ -300,39 +308,7 @@ int cr_memcpy(void* dst, const void* src, size_t nbytes, int kind, void* stream)
                  stream);
   }
   if (nbytes) memmove(dst, src, nbytes);
-  return CR_SUCCESS;
-}
-
-int cr_host_alloc_pinned(void** ptr, size_t nbytes) {
-  *ptr = aligned_host_alloc(nbytes);
-  if (*ptr == nullptr)
-    return set_error(CR_ERROR_OUT_OF_MEMORY, "pinned host memory: cannot allocate %s",
-                     format_size(static_cast<double>(nbytes)).c_str());
-  std::lock_guard<std::mutex> lock(mutex);
-  pinned[static_cast<char*>(*ptr)] = nbytes;
-  return CR_SUCCESS;
-}
-
-int cr_host_free_pinned(void* ptr) {
-  if (ptr == nullptr) return CR_SUCCESS;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = pinned.find(static_cast<char*>(ptr));
-  CR_CHECK_ARG(it != pinned.end(), "cr_host_free_pinned: %p is not pinned memory", ptr);
-  pinned.erase(it);
-  free(ptr);
-  return CR_SUCCESS;
-}
-
-int cr_host_is_pinned(const void* ptr, int* is_pinned) {
-  std::lock_guard<std::mutex> lock(mutex);
-  auto* p = static_cast<char*>(const_cast<void*>(ptr));
-  auto it = pinned.upper_bound(p);
-  *is_pinned = 0;
-  if (it != pinned.begin()) {
-    --it;
-    *is_pinned = p < it->first + std::max<size_t>(it->second, 1) ? 1 : 0;
-  }
-  return CR_SUCCESS;
+  return record_pinned_copy(dst, src, kind, stream);
 }
 
 int cr_testing_hold_stream(void* stream, int hold) {
