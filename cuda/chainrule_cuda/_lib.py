@@ -100,6 +100,8 @@ PROTOTYPES = {
     "cr_scan": (_int, [_int, _vp, _vp, _int, _vp]),
     "cr_scan_with_indices": (_int, [_int, _vp, _vp, _vp, _int, _vp]),
     "cr_softmax": (_int, [_int, _vp, _vp, _int, _vp]),
+    "cr_sort": (_int, [_vp, _vp, _vp, _int, _int, _vp]),
+    "cr_nonzero": (_int, [_vp, _vp, _vp]),
     "cr_matmul": (_int, [_vp, _vp, _vp, _dbl, _dbl, _vp]),
     "cr_blas_library": (ctypes.c_char_p, []),
     "cr_gather": (_int, [_vp, _vp, _int, _vp, _vp]),

@@ -292,3 +292,18 @@ def test_shape_mismatch_and_wrong_out_dtype_are_errors():
     with pytest.raises(KernelError, match="one dtype, got float32 and float64"):
         call("binary", BINARY_CODES["add"], view(np.empty((2, 3), np.float32)), view(a),
              view(a.astype(np.float64)))
+
+
+@pytest.mark.parametrize("name,dt", [(n, np.dtype(d)) for n in ("sub", "div", "eq")
+                                     for d in (np.float16, np.float32, np.int8, np.complex128)
+                                     if not (n == "div" and d == np.int8)], ids=str)
+def test_binary_with_a_scalar_on_either_side(name, dt):
+    rng = np.random.default_rng(21)
+    x, s = values(rng, (1031,), dt, "nonzero"), values(rng, (), dt, "nonzero")
+    ref = BINARY[name][3]
+    for a, b in ((x, s), (s, x)):
+        out = np.empty(1031, np.bool_ if name == "eq" else dt)
+        call("binary", BINARY_CODES[name], view(out), view(a), view(b))
+        with np.errstate(all="ignore"):
+            expected = ref(as_ref_input(a), as_ref_input(b))
+        assert_close(out, expected, out.dtype, f"{name} {dt} scalar {'b' if a is x else 'a'}")

@@ -176,3 +176,14 @@ def test_im2col_and_col2im(dt):
             probe.reshape(-1)[e] = 1
             flat[e] = np.sum(_im2col_ref(probe, k, s, p, d) * as_ref_input(y).astype(flat.dtype))
         assert_close(back, expected, dt, f"col2im {shape}")
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_nonzero(dt):
+    rng = np.random.default_rng(20)
+    for shape in [(), (5,), (4, 6), (3, 0), (3, 1, 5), (2500,)]:
+        for layout, x in layouts(values(rng, shape, dt, "small")):
+            expected = np.argwhere(x)
+            out = np.full((len(expected), x.ndim), -1, np.int64)
+            call("nonzero", view(out), view(x))
+            np.testing.assert_array_equal(out, expected, err_msg=f"{dt} {shape} {layout}")

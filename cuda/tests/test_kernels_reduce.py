@@ -15,7 +15,7 @@ REDUCE = op_codes("reduce")
 ARG = op_codes("arg_reduce")
 SCAN = op_codes("scan")
 SOFTMAX = op_codes("softmax")
-R_SHAPES = SHAPES + [(3, 700), (2, 1100)]  # few outputs, long rows: the two-pass path
+R_SHAPES = SHAPES + [(3, 700), (2, 1100), (700, 3)]  # few outputs, long reductions: two passes
 
 
 def _real(dt):
@@ -99,9 +99,9 @@ def test_empty_max_is_an_error():
         call("reduce", REDUCE["amax"], view(np.empty((3, 1))), view(np.empty((3, 0))), 0b10, 0.0)
 
 
-def _line_cases(rng, dt, domain="any"):
+def _line_cases(rng, dt, domain="any", extra=()):
     """(x laid out, dim) over the shapes, every dim, every layout; 0-d uses dim 0."""
-    for shape in R_SHAPES:
+    for shape in R_SHAPES + list(extra):
         x0 = values(rng, shape, dt, domain)
         for dim in range(max(len(shape), 1)):
             for layout, x in layouts(x0):
@@ -145,9 +145,11 @@ def _cum_extreme(x, dim, is_max):
     return np.moveaxis(xm, -1, dim), np.moveaxis(idx, -1, dim)
 
 
+LONG_LINES = [(3000,), (2, 2500)]  # few long lines: the chunked scan (Note [chunked scans])
+
 SCANS = {
     "cumsum": ("ifc", lambda x, d: np.cumsum(x, axis=d), _int_sum_dtype, "any"),
-    "cumprod": ("ifc", lambda x, d: np.cumprod(x, axis=d), _int_sum_dtype, "small"),
+    "cumprod": ("ifc", lambda x, d: np.cumprod(x, axis=d), _int_sum_dtype, "unit"),  # no overflow
     "logcumsumexp": ("f", lambda x, d: np.logaddexp.accumulate(x, axis=d), lambda d: d, "any"),
     "cummax": ("if", lambda x, d: _cum_extreme(x, d, True), lambda d: d, "special"),
     "cummin": ("if", lambda x, d: _cum_extreme(x, d, False), lambda d: d, "special"),
@@ -158,7 +160,7 @@ SCANS = {
 def test_scan(name, dt):
     kinds, ref, out_dt, domain = SCANS[name]
     rng = np.random.default_rng(10)
-    for x, dim, what in _line_cases(rng, dt, domain if is_float(dt) else "small"):
+    for x, dim, what in _line_cases(rng, dt, domain if is_float(dt) else "small", LONG_LINES):
         out = empty_out(x.shape, out_dt(dt), transposed=True)
         xr = as_ref_input(x).reshape(x.shape or (1,))
         if name in ("cummax", "cummin"):
@@ -186,9 +188,30 @@ def test_softmax(name, dt):
         assert_close(out, expected.reshape(x.shape), dt, f"{name} {what}")
 
 
-def test_softmax_is_stable_for_large_and_infinite_inputs():
-    x = np.array([[1000.0, 1001.0, -np.inf], [-np.inf, -np.inf, -np.inf]])
+@pytest.mark.parametrize("repeat", [1, 200], ids=["short rows", "long rows"])
+def test_softmax_is_stable_for_large_and_infinite_inputs(repeat):
+    x = np.tile(np.array([[1000.0, 1001.0, -np.inf], [-np.inf, -np.inf, -np.inf]]), (1, repeat))
     out = np.empty_like(x)
     call("softmax", SOFTMAX["softmax"], view(out), view(x), 1)
-    np.testing.assert_allclose(out[0], [1 / (1 + np.e), np.e / (1 + np.e), 0.0])
+    np.testing.assert_allclose(out[0, :3], np.array([1, np.e, 0.0]) / (1 + np.e) / repeat)
     assert np.isnan(out[1]).all()  # 0 / 0, as the reference gives
+
+
+def test_logsumexp_with_infinities_and_large_values():
+    x = np.array([[1000.0, 1000.0, -np.inf], [-np.inf, -np.inf, -np.inf], [np.inf, 1.0, np.inf],
+                  [np.nan, 1.0, 2.0]])
+    for xs in (x, np.repeat(x, 400, axis=1)):  # one pass and two passes
+        out = np.empty((4, 1))
+        call("reduce", REDUCE["logsumexp"], view(out), view(xs), 0b10, 0.0)
+        n = xs.shape[1] // 3
+        expected = [1000.0 + np.log(2 * n), -np.inf, np.inf, np.nan]
+        np.testing.assert_allclose(out[:, 0], expected, rtol=1e-12)
+
+
+def test_int64_sums_and_extremes_are_exact():
+    x = np.array([[2 ** 62, 2 ** 62, 5], [-(2 ** 63), 2 ** 63 - 1, 1]], np.int64)
+    out = np.empty((2, 1), np.int64)
+    call("reduce", REDUCE["sum"], view(out), view(x), 0b10, 0.0)
+    np.testing.assert_array_equal(out[:, 0], x.sum(axis=1))  # wraps like NumPy
+    call("reduce", REDUCE["amax"], view(out), view(x), 0b10, 0.0)
+    np.testing.assert_array_equal(out[:, 0], [2 ** 62, 2 ** 63 - 1])

@@ -1,10 +1,10 @@
 /* Element-wise kernels: fill, copy (any dtype to any dtype), unary, binary, ternary
  * and where, over strided operands (Note [element-wise geometry]). */
-#include "common.h"
-#include "any_value.h"
-#include "scalar_ops.h"
-
 #include <initializer_list>
+
+#include "any_value.h"
+#include "common.h"
+#include "scalar_ops.h"
 
 namespace cr {
 
@@ -123,14 +123,18 @@ struct BinaryK {
   const Tin* b;
   int op;
   bool packed;
+  bool a_scalar, b_scalar;  /* packed with a broadcast scalar operand (stride 0) */
   CR_HD Tout at(Tin x, Tin y) const { return store<Tout>(binary_op(OP >= 0 ? OP : op, load(x), load(y))); }
   CR_HD void operator()(const cr_launch_idx& li) const {
     const int V = VecWidth<Tin>::value;
     int64_t start = 0;
     if (packed) {
       const int64_t np = g.numel / V;
+      Pack<Tin, V> sa, sb;
+      for (int k = 0; k < V; ++k) { sa.v[k] = a[0]; sb.v[k] = b[0]; }
       for (int64_t j = li.global(); j < np; j += li.stride()) {
-        Pack<Tin, V> x = ((const Pack<Tin, V>*)a)[j], y = ((const Pack<Tin, V>*)b)[j];
+        Pack<Tin, V> x = a_scalar ? sa : ((const Pack<Tin, V>*)a)[j];
+        Pack<Tin, V> y = b_scalar ? sb : ((const Pack<Tin, V>*)b)[j];
         Pack<Tout, V> r;
         for (int k = 0; k < V; ++k) r.v[k] = at(x.v[k], y.v[k]);
         ((Pack<Tout, V>*)out)[j] = r;
@@ -190,9 +194,14 @@ int run_unary(const Geom<2>& g, cr_tensor* out, const cr_tensor* in, int op, dou
 template <class Tin, class Tout, int OP>
 int run_binary(const Geom<3>& g, cr_tensor* out, const cr_tensor* a, const cr_tensor* b, int op,
                void* s) {
-  bool packed = packable<Tin, Tout>(out->data, {a->data, b->data}, g.flat);
+  /* One dim, out contiguous, each input contiguous or a broadcast scalar (x * 2). */
+  const int V = VecWidth<Tin>::value;
+  bool line = g.ndim == 1 && g.strides[0][0] == 1 && V > 1 && aligned_to(out->data, V * sizeof(Tout));
+  bool a_scalar = line && g.strides[1][0] == 0, b_scalar = line && g.strides[2][0] == 0;
+  bool packed = line && (a_scalar || (g.strides[1][0] == 1 && aligned_to(a->data, V * sizeof(Tin)))) &&
+                (b_scalar || (g.strides[2][0] == 1 && aligned_to(b->data, V * sizeof(Tin))));
   return launch(BinaryK<Tin, Tout, OP>{g, (Tout*)out->data, (const Tin*)a->data, (const Tin*)b->data,
-                                       op, packed}, g.numel, s);
+                                       op, packed, a_scalar, b_scalar}, g.numel, s);
 }
 
 /* Output dtype is the input's, bool, or the real dtype of a complex input (ops.h). */

@@ -10,22 +10,12 @@
  *   the host build always) runs the kernel below: one work item per output element,
  *   accumulating in the reduction accumulator type (double for floats).
  */
+#include "accumulate.h"
 #include "any_value.h"
 #include "common.h"
 #include "scalar_ops.h"
 
 namespace cr {
-
-template <class C> struct MAcc { typedef double type; };
-template <> struct MAcc<int64_t> { typedef int64_t type; };
-template <class R> struct MAcc<cplx<R>> { typedef cplx<double> type; };
-CR_HD inline int64_t macc(int64_t x) { return x; }
-CR_HD inline double macc(float x) { return x; }
-CR_HD inline double macc(double x) { return x; }
-template <class R> CR_HD inline cplx<double> macc(cplx<R> x) { return {x.re, x.im}; }
-CR_HD inline int64_t mscale(int64_t x, double s) { return wrap_mul(x, float_to_int(s)); }
-CR_HD inline double mscale(double x, double s) { return x * s; }
-CR_HD inline cplx<double> mscale(cplx<double> x, double s) { return x * s; }
 
 struct MatGeom {
   Geom<3> batch;  /* batch dims of out, a, b (collapsed) */
@@ -41,7 +31,7 @@ struct MatmulK {
   const T* b;
   double alpha, beta;
   CR_HD void operator()(const cr_launch_idx& li) const {
-    typedef typename MAcc<typename Compute<T>::type>::type A;
+    typedef typename Acc<typename Compute<T>::type>::type A;
     const int64_t per = g.m * g.n;
     for (int64_t t = li.global(); t < g.batch.numel * per; t += li.stride()) {
       int64_t bi = t / per, e = t - bi * per, i = e / g.n, j = e - i * g.n, off[3];
@@ -51,10 +41,10 @@ struct MatmulK {
       const T* bc = b + off[2] + j * g.bs1;
       A acc = FromDouble<A>::make(0, 0);
       for (int64_t p = 0; p < g.k; ++p)
-        acc = acc + macc(load(ar[p * g.as1])) * macc(load(bc[p * g.bs0]));
+        acc = acc + to_acc(load(ar[p * g.as1])) * to_acc(load(bc[p * g.bs0]));
       T* o = out + off[0] + i * g.os0 + j * g.os1;
-      A r = mscale(acc, alpha);
-      if (beta != 0) r = r + mscale(macc(load(*o)), beta);
+      A r = scale_acc(acc, alpha);
+      if (beta != 0) r = r + scale_acc(to_acc(load(*o)), beta);
       *o = store<T>(r);
     }
   }

@@ -3,39 +3,12 @@
  * may have another dtype than the input (int64 sums of int8, bool for all/any). */
 #include <type_traits>
 
+#include "accumulate.h"
 #include "any_value.h"
 #include "reduce_geom.h"
 #include "scalar_ops.h"
 
 namespace cr {
-
-/* Accumulator types: float types accumulate in double, complex in cplx<double>. */
-template <class C> struct Acc { typedef double type; };
-template <> struct Acc<int64_t> { typedef int64_t type; };
-template <class R> struct Acc<cplx<R>> { typedef cplx<double> type; };
-
-CR_HD inline int64_t to_acc(int64_t x) { return x; }
-CR_HD inline double to_acc(float x) { return x; }
-CR_HD inline double to_acc(double x) { return x; }
-template <class R> CR_HD inline cplx<double> to_acc(cplx<R> x) { return {x.re, x.im}; }
-
-CR_HD inline int64_t add_acc(int64_t a, int64_t b) { return wrap_add(a, b); }
-CR_HD inline double add_acc(double a, double b) { return a + b; }
-CR_HD inline cplx<double> add_acc(cplx<double> a, cplx<double> b) { return a + b; }
-CR_HD inline int64_t mul_acc(int64_t a, int64_t b) { return wrap_mul(a, b); }
-CR_HD inline double mul_acc(double a, double b) { return a * b; }
-CR_HD inline cplx<double> mul_acc(cplx<double> a, cplx<double> b) { return a * b; }
-CR_HD inline double abs_acc(int64_t a) { return a < 0 ? -(double)a : (double)a; }
-CR_HD inline double abs_acc(double a) { return fabs(a); }
-CR_HD inline double abs_acc(cplx<double> a) { return c_abs(a); }
-CR_HD inline bool nan_acc(int64_t) { return false; }
-CR_HD inline bool nan_acc(double a) { return a != a; }
-CR_HD inline bool nan_acc(cplx<double> a) { return a.re != a.re || a.im != a.im; }
-/* Re(d1 * conj(d2)): the Welford update of the sum of squared deviations. */
-CR_HD inline double dot_acc(double a, double b) { return a * b; }
-CR_HD inline double dot_acc(cplx<double> a, cplx<double> b) { return a.re * b.re + a.im * b.im; }
-CR_HD inline cplx<double> scale_acc(cplx<double> a, double s) { return a * s; }
-CR_HD inline double scale_acc(double a, double s) { return a * s; }
 
 template <class A> struct RState {
   A a;
@@ -179,14 +152,15 @@ struct ReduceK {
   Reducer<A> red;
   int64_t P;              /* work items per output */
   RState<A>* partial;     /* M * P states when P > 1 */
+  bool m_fastest;         /* neighbouring items take neighbouring outputs (kept dim contiguous) */
   CR_HD void operator()(const cr_launch_idx& li) const {
     for (int64_t t = li.global(); t < g.M * P; t += li.stride()) {
-      int64_t m = t / P, c = t - m * P, in_off, out_off;
+      int64_t m = m_fastest ? t % g.M : t / P, c = m_fastest ? t / g.M : t % P, in_off, out_off;
       g.kept(m, &in_off, &out_off);
       RState<A> s = red.init();
       for (int64_t r = c; r < g.R; r += P) red.update(s, to_acc(load(in[in_off + g.reduced_in(r)])));
       if (P == 1) store_any(out_dtype, out, out_off, red.finish(s, g.R));
-      else partial[t] = s;
+      else partial[m * P + c] = s;
     }
   }
 };
@@ -232,7 +206,11 @@ int run_reduce(const RGeom& g, const cr_tensor* in, cr_tensor* out, Reducer<type
   int64_t P = split_for(g);
   Scratch scratch;
   if (P > 1 && scratch.alloc(sizeof(RState<A>) * g.M * P, stream)) return 1;
-  ReduceK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, red, P, (RState<A>*)scratch.ptr};
+  /* Which of (output, split) varies fastest across neighbouring threads: the one whose
+   * input dim is contiguous, so a warp reads consecutive elements. */
+  bool m_fastest = g.kd >= 1 && g.kin[g.kd - 1] == 1;
+  ReduceK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, red, P, (RState<A>*)scratch.ptr,
+               m_fastest};
   if (launch(k, g.M * P, stream)) return 1;
   if (P == 1) return 0;
   return launch(CombineK<A>{g, (char*)out->data, out->dtype, red, P, (const RState<A>*)scratch.ptr},
@@ -293,50 +271,128 @@ struct ArgReduceK {
   }
 };
 
-/* ---- scans along one dim: one work item per line ---- */
+/* ---- scans along one dim ----
+ * Note [chunked scans]
+ *   A line is scanned by one work item, or, when there are few lines and they are
+ *   long, split into C chunks: pass 1 folds each chunk into a state, pass 2 turns each
+ *   line's chunk states into exclusive prefixes, pass 3 rescans each chunk from its
+ *   prefix and writes it. Every op's state combines associatively: sums, products,
+ *   (max, sum of exp), and (extreme, index) with the same NaN/tie rule as the
+ *   element step, so the chunked result is the sequential one (up to rounding). */
+template <class A> struct ScanState {
+  A acc;
+  double lse_max, lse_sum;
+  int64_t at;
+  bool started;
+};
+
+template <class A> struct Scanner {
+  int op;
+  CR_HD ScanState<A> init() const {
+    return ScanState<A>{FromDouble<A>::make(op == scan::OP_cumprod ? 1 : 0, 0), -(double)INFINITY, 0, 0,
+                        false};
+  }
+  /* cummax/cummin: b's extreme replaces a's when NaN, or not worse (ties: the later). */
+  CR_HD bool takes(const ScanState<A>& a, A x) const {
+    double xr = real_part(x), best = real_part(a.acc);
+    return !a.started || xr != xr || (best == best && (op == scan::OP_cummax ? xr >= best : xr <= best));
+  }
+  CR_HD void step(ScanState<A>& s, A x, int64_t r) const {
+    switch (op) {
+      case scan::OP_cumsum: s.acc = add_acc(s.acc, x); break;
+      case scan::OP_cumprod: s.acc = mul_acc(s.acc, x); break;
+      case scan::OP_logcumsumexp: lse_merge(&s.lse_max, &s.lse_sum, real_part(x), 1); break;
+      default:
+        if (takes(s, x)) { s.acc = x; s.at = r; }
+    }
+    s.started = true;
+  }
+  CR_HD void combine(ScanState<A>& s, const ScanState<A>& t) const {
+    if (!t.started) return;
+    switch (op) {
+      case scan::OP_cumsum: s.acc = add_acc(s.acc, t.acc); break;
+      case scan::OP_cumprod: s.acc = mul_acc(s.acc, t.acc); break;
+      case scan::OP_logcumsumexp: lse_merge(&s.lse_max, &s.lse_sum, t.lse_max, t.lse_sum); break;
+      default:
+        if (takes(s, t.acc)) { s.acc = t.acc; s.at = t.at; }
+    }
+    s.started = true;
+  }
+  CR_HD AnyValue value(const ScanState<A>& s) const {
+    if (op != scan::OP_logcumsumexp) return any_of(s.acc);
+    if (s.lse_sum == 0) return any_of(-(double)INFINITY);
+    return any_of((s.lse_max != s.lse_max || m_isinf(s.lse_max)) ? s.lse_max : s.lse_max + log(s.lse_sum));
+  }
+};
+
+/* phase 0: whole lines; 1: chunk states; 3: chunks rescanned from their prefixes. */
 template <class T>
 struct ScanK {
+  typedef typename Acc<typename Compute<T>::type>::type A;
   RGeom g;
   const T* in;
   char* out;
   int out_dtype;
-  int op;
+  Scanner<A> sc;
   int64_t* indices;  /* cummax/cummin */
   RGeom gi;
+  int64_t C;         /* chunks per line */
+  int phase;
+  ScanState<A>* states;  /* M * C */
   CR_HD void operator()(const cr_launch_idx& li) const {
-    typedef typename Acc<typename Compute<T>::type>::type A;
-    for (int64_t m = li.global(); m < g.M; m += li.stride()) {
-      int64_t in_off, out_off, idx_in = 0, idx_off = 0;
+    const int64_t len = (g.R + C - 1) / C;
+    for (int64_t t = li.global(); t < g.M * C; t += li.stride()) {
+      int64_t m = t / C, c = t - m * C, in_off, out_off, idx_in = 0, idx_off = 0;
       g.kept(m, &in_off, &out_off);
       if (indices) gi.kept(m, &idx_in, &idx_off);
-      A acc = FromDouble<A>::make(op == scan::OP_cumprod ? 1 : 0, 0);
-      double lse_max = -(double)INFINITY, lse_sum = 0;
-      int64_t at = 0;
-      for (int64_t r = 0; r < g.R; ++r) {
-        A x = to_acc(load(in[in_off + r * g.rin[0]]));
-        AnyValue v;
-        switch (op) {
-          case scan::OP_cumsum: acc = add_acc(acc, x); v = any_of(acc); break;
-          case scan::OP_cumprod: acc = mul_acc(acc, x); v = any_of(acc); break;
-          case scan::OP_logcumsumexp:
-            lse_merge(&lse_max, &lse_sum, real_part(x), 1);
-            v = any_of(lse_sum == 0 ? -(double)INFINITY
-                       : (lse_max != lse_max || m_isinf(lse_max)) ? lse_max : lse_max + log(lse_sum));
-            break;
-          default: {  /* cummax, cummin: NaN sticks; ties take the later index */
-            double xr = real_part(x), best = real_part(acc);
-            bool take = r == 0 || xr != xr ||
-                        (best == best && (op == scan::OP_cummax ? xr >= best : xr <= best));
-            if (take) { acc = x; at = r; }
-            v = any_of(acc);
-            if (indices) indices[idx_off + r * gi.rout[0]] = at;
-          }
-        }
-        store_any(out_dtype, out, out_off + r * g.rout[0], v);
+      ScanState<A> s = phase == 3 ? states[t] : sc.init();
+      const int64_t end = (c + 1) * len < g.R ? (c + 1) * len : g.R;
+      for (int64_t r = c * len; r < end; ++r) {
+        sc.step(s, to_acc(load(in[in_off + r * g.rin[0]])), r);
+        if (phase == 1) continue;
+        store_any(out_dtype, out, out_off + r * g.rout[0], sc.value(s));
+        if (indices) indices[idx_off + r * gi.rout[0]] = s.at;
+      }
+      if (phase == 1) states[t] = s;
+    }
+  }
+};
+
+/* Pass 2: each line's chunk states become exclusive prefixes. */
+template <class A>
+struct ScanPrefixK {
+  Scanner<A> sc;
+  ScanState<A>* states;
+  int64_t M, C;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    for (int64_t m = li.global(); m < M; m += li.stride()) {
+      ScanState<A> run = sc.init();
+      for (int64_t c = 0; c < C; ++c) {
+        ScanState<A> chunk = states[m * C + c];
+        states[m * C + c] = run;
+        sc.combine(run, chunk);
       }
     }
   }
 };
+
+template <class T>
+int run_scan(const RGeom& g, const RGeom& gi, const cr_tensor* in, cr_tensor* out, int op,
+             int64_t* indices, void* stream) {
+  typedef typename ScanK<T>::A A;
+  Scanner<A> sc{op};
+  int64_t C = (g.M >= 4096 || g.R < 2048) ? 1 : (g.R + 255) / 256;
+  if (C > 1 && C * g.M > 16384) C = 16384 / g.M > 1 ? 16384 / g.M : 1;
+  ScanK<T> k{g, (const T*)in->data, (char*)out->data, out->dtype, sc, indices, gi, C, 0, nullptr};
+  if (C == 1) return launch(k, g.M, stream);
+  Scratch scratch;
+  if (scratch.alloc(sizeof(ScanState<A>) * g.M * C, stream)) return 1;
+  k.states = (ScanState<A>*)scratch.ptr;
+  k.phase = 1;
+  if (launch(k, g.M * C, stream) || launch(ScanPrefixK<A>{sc, k.states, g.M, C}, g.M, stream)) return 1;
+  k.phase = 3;
+  return launch(k, g.M * C, stream);
+}
 
 /* ---- softmax / log_softmax along one dim: one work item per line, three passes
  * over the line (max, sum of exp, write) in double. ---- */
@@ -414,10 +470,8 @@ static int scan_impl(int op, cr_tensor* out, cr_tensor* indices, const cr_tensor
   RGeom g, gi = RGeom();
   if (line_geom(g, in, out, dim, true, name) || (extreme && line_geom(gi, in, indices, dim, true, name)))
     return 1;
-  CR_DISPATCH(in->dtype,
-              return launch(ScanK<T>{g, (const T*)in->data, (char*)out->data, out->dtype, op,
-                                     extreme ? (int64_t*)indices->data : nullptr, gi},
-                            g.M, stream));
+  CR_DISPATCH(in->dtype, return run_scan<T>(g, gi, in, out, op,
+                                            extreme ? (int64_t*)indices->data : nullptr, stream));
   return 0;
 }
 
@@ -430,6 +484,49 @@ extern "C" int cr_scan_with_indices(int op, cr_tensor* values, cr_tensor* indice
   return scan_impl(op, values, indices, in, dim, stream);
 }
 
+namespace cr {
+
+/* Long rows: the row logsumexps by the (split, coalesced) reduction into float64
+ * scratch, then one element-wise pass out = exp(x - lse) or x - lse, so every element
+ * gets its own thread instead of each row one thread. */
+template <class T>
+struct SoftmaxWriteK {
+  Geom<3> g;  /* out, in, lse (stride 0 along dim) */
+  T* out;
+  const T* in;
+  const double* lse;
+  bool log_out;
+  CR_HD void operator()(const cr_launch_idx& li) const {
+    for (int64_t i = li.global(); i < g.numel; i += li.stride()) {
+      int64_t o[3];
+      g.offsets(i, o);
+      double z = real_part(load(in[o[1]])) - lse[o[2]];
+      out[o[0]] = store<T>(log_out ? z : exp(z));
+    }
+  }
+};
+
+static int long_softmax(bool log_out, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
+  cr_tensor lse = *in;  /* contiguous float64, size 1 along dim */
+  lse.dtype = CR_FLOAT64;
+  lse.shape[dim] = 1;
+  int64_t stride = 1;
+  for (int d = in->ndim - 1; d >= 0; --d) { lse.strides[d] = stride; stride *= lse.shape[d]; }
+  Scratch scratch;
+  if (scratch.alloc(sizeof(double) * stride, stream)) return 1;
+  lse.data = scratch.ptr;
+  if (cr_reduce(reduce::OP_logsumexp, &lse, in, 1ull << dim, 0, stream)) return 1;
+  Geom<3> g;
+  const cr_tensor* ts[3] = {out, in, &lse};
+  if (build_geom(g, ts)) return 1;
+  CR_DISPATCH_FLOAT(in->dtype, return launch(SoftmaxWriteK<T>{g, (T*)out->data, (const T*)in->data,
+                                                              (const double*)lse.data, log_out},
+                                             g.numel, stream));
+  return 0;
+}
+
+}  // namespace cr
+
 extern "C" int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, void* stream) {
   int want;
   if (check_tensor(out, "softmax") || check_tensor(in, "softmax") ||
@@ -439,6 +536,7 @@ extern "C" int cr_softmax(int op, cr_tensor* out, const cr_tensor* in, int dim, 
   if (out->dtype != in->dtype) return fail("%s: the output must have the input's dtype", name);
   RGeom g;
   if (line_geom(g, in, out, dim, true, name)) return 1;
+  if (g.R >= 512 && in->ndim) return long_softmax(op == softmax::OP_log_softmax, out, in, dim, stream);
   CR_DISPATCH_FLOAT(in->dtype, return launch(SoftmaxK<T>{g, (const T*)in->data, (T*)out->data,
                                                           op == softmax::OP_log_softmax}, g.M, stream));
   return 0;
