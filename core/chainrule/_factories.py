@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
+from ._backends import BACKENDS, canonical_device, move_array
 from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
@@ -102,15 +103,14 @@ def set_default_device(device):
 def _finish(arr, requires_grad, device=None):
     if device is None:
         device = DEFAULT_DEVICE.device        # Note [default device]
+    if device is not None:
+        arr = move_array(arr, device)         # before requires_grad: the result is a leaf
     t = Tensor._wrap(arr)
     if _MODE.inference:
         t._extras().inference = True
     if requires_grad:
         _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
         t.requires_grad_(True)
-    if device is not None and _device(device).type != "cpu":
-        from ._backends import to_device
-        return to_device(t, device)
     return t
 
 
@@ -265,15 +265,30 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
                    requires_grad, device)
 
 
+def _on_device(kind, shape, dtype, device, generator, arg0, arg1):
+    """Random numbers drawn on the device (Note [device backend]: its ``random``), or
+    None for the CPU, an explicit generator or a complex dtype (drawn on the host)."""
+    device = DEFAULT_DEVICE.device if device is None else device
+    if device is None or generator is not None or dtype.is_complex:
+        return None
+    target = canonical_device(device)
+    if target.type == "cpu":
+        return None
+    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1)
+
+
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    """Uniform samples in [0, 1).
+    """Uniform samples in [0, 1) (on a CUDA device, from its Philox generator).
 
     >>> import chainrule as cr
     >>> cr.rand(2, 2).shape
     chainrule.Size([2, 2])
     """
-    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
+    drawn = _on_device("uniform", _size_args(size), d, device, generator, 0.0, 1.0)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
 
 
@@ -284,9 +299,12 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.randn(3).dtype
     chainrule.float32
     """
-    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     shape = _size_args(size)
+    drawn = _on_device("normal", shape, d, device, generator, 0.0, 1.0)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     if d.is_complex:
         arr = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
     else:
@@ -306,8 +324,11 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    rng = _numpy_rng(generator)
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    drawn = _on_device("randint", _size_args((size,)), d, device, generator, low, high)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
                    requires_grad, device)
 

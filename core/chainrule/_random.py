@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
-from ._tensor import Tensor, device as _device
+from ._tensor import Tensor, device as _device, on_device_of
 
 _DEFAULT_SEED = 67280421310721          # the reference's default seed
 _MASK64 = (1 << 64) - 1
@@ -182,7 +182,7 @@ def _constant(arr, requires_grad=False):
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype (a constant)."""
     arr = numpy_rng(generator).uniform(low, high, input._data.shape)
-    return _constant(arr.astype(input._data.dtype))
+    return _constant(on_device_of(arr.astype(input._data.dtype), input._data))
 
 
 def bernoulli_mask(shape, keep, dtype, generator=None):

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from .._tensor import asarray
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
@@ -194,7 +195,7 @@ def gather_array(a, dim, index):
 
 def _scatter_target(out, dim, index, src):
     """Where scatter writes in ``out`` and the values (``src``'s used corner)."""
-    if isinstance(src, np.ndarray) and src.ndim:
+    if getattr(src, "ndim", 0):                 # an ndarray or a device array
         src = _corner(src, index.shape) if src.ndim == index.ndim else src.reshape(-1)[:1]
     if index.ndim != out.ndim or out.ndim == 0:   # 0-d and 1-d mixed: both vectors
         return out.reshape(-1), (index.reshape(-1),), np.reshape(src, -1)
@@ -223,7 +224,7 @@ def scatter_array(a, dim, index, src):
 
 
 def masked_fill_array(a, mask, value):
-    value = np.asarray(value)
+    value = asarray(value)
     if value.dtype != a.dtype:
         value = value.astype(a.dtype)
     return np.where(mask, value, a)
@@ -317,7 +318,7 @@ def _as_index_array(k):
     if not isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
-    arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+    arr = k._data if isinstance(k, Tensor) else asarray(k)
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
@@ -506,7 +507,7 @@ def _write_plain(t, key, value):
 def _value_tensor(value, like):
     if isinstance(value, Tensor):
         return value
-    return Tensor._wrap(np.asarray(value, dtype=like._data.dtype))
+    return Tensor._wrap(asarray(value, dtype=like._data.dtype))
 
 
 def _strip_leading_ones(value, ndim):
@@ -605,7 +606,7 @@ def _same_dtype(what, dst, src):
 def _index_put(input, key, values, accumulate=False):
     """Out-of-place index_put with a ready key (formulas)."""
     if not isinstance(values, Tensor):
-        values = Tensor._wrap(np.asarray(values, input._data.dtype))
+        values = Tensor._wrap(asarray(values, input._data.dtype))
     return apply_op(INDEX_PUT, (input, values), {"key": key, "accumulate": accumulate,
                                                   "inplace": False})
 

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from .._tensor import asarray, on_device_of, zeros_on
 from .. import _dtypes, _grad_mode, return_types
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
@@ -155,7 +156,7 @@ def _index_mask_array(indices, dim, keepdim, shape):
     (d,) = dim
     if not keepdim:
         indices = np.expand_dims(indices, d)
-    positions = np.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+    positions = on_device_of(np.arange(shape[d]), indices).reshape((-1,) + (1,) * (len(shape) - d - 1))
     return indices == positions
 
 
@@ -193,7 +194,7 @@ def _mean_forward(a, dim, keepdim, dtype):
     if n:
         return total / n
     with np.errstate(invalid="ignore"):                  # the mean of nothing is nan
-        return total / np.asarray(0, total.dtype)
+        return total / asarray(0, total.dtype)
 
 
 def _nan_like(a, dim, keepdim):
@@ -207,9 +208,9 @@ def _var_forward(a, dim, keepdim, correction):
     total = _add(sq, axis=dim, keepdims=keepdim)
     dof = n - correction
     if dof > 0:
-        return total / np.asarray(dof, total.dtype)
+        return total / asarray(dof, total.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return total / np.asarray(0, total.dtype)
+        return total / asarray(0, total.dtype)
 
 
 def _logsumexp_forward(a, dim, keepdim):
@@ -252,7 +253,7 @@ def _norm_forward(a, p, dim, keepdim):
         return _add(mag != 0, axis=dim, keepdims=keepdim, dtype=mag.dtype)
     with np.errstate(divide="ignore"):                  # 0 ** negative p is inf, like torch
         out = _add(mag ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
-    return np.asarray(out, mag.dtype)                   # (bfloat16 ** float is float32)
+    return asarray(out, mag.dtype)                   # (bfloat16 ** float is float32)
 
 
 def _extreme_at_forward(reducer):
@@ -679,7 +680,7 @@ def _arg_extreme(input, dim, keepdim, fn, name):
     _check_nonempty(input, dims, name, error=IndexError)
     axis = None if dims is None else dims[0]
     out = fn(input._data, axis=axis, keepdims=bool(keepdim))
-    return Tensor._wrap(np.asarray(out, np.int64))
+    return Tensor._wrap(asarray(out, np.int64))
 
 
 @public
@@ -712,7 +713,7 @@ def _logical_reduce(input, dim, keepdim, fn):
     if axis is not None and a.ndim == 0:
         axis = None
     out = fn(a, axis=axis, keepdims=bool(keepdim))
-    return Tensor._wrap(np.asarray(out, np.uint8 if a.dtype == np.uint8 else bool))
+    return Tensor._wrap(asarray(out, np.uint8 if a.dtype == np.uint8 else bool))
 
 
 @public
@@ -1149,14 +1150,14 @@ def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
     d = _one_dim(input, dim, name)
     a = input._data
     if d is None:
-        indices = np.zeros((), np.int64)
+        indices = zeros_on((), np.int64, a)
         return result_type(*_take(op, input, indices, 0, True))
     values = ufunc.accumulate(_sortable(a), axis=d[0])
     # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
     setting = (_sortable(a) == values) | np.isnan(a)
     shape = [1] * a.ndim
     shape[d[0]] = a.shape[d[0]]
-    positions = np.where(setting, np.arange(a.shape[d[0]]).reshape(shape), 0)
+    positions = np.where(setting, on_device_of(np.arange(a.shape[d[0]]).reshape(shape), a), 0)
     indices = np.maximum.accumulate(positions, axis=d[0]) if a.size else positions
     return result_type(*_take(op, input, indices.astype(np.int64), d[0], True))
 
@@ -1417,7 +1418,7 @@ def count_nonzero(input, dim=None):
     [1, 2]
     """
     dims = _dims(input, dim)
-    return Tensor._wrap(np.asarray(np.count_nonzero(input._data, axis=dims), np.int64))
+    return Tensor._wrap(asarray(np.count_nonzero(input._data, axis=dims), np.int64))
 
 
 # --- quantile, nanquantile (composed of sort, gather and lerp: differentiable) ----------
