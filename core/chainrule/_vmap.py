@@ -1,16 +1,93 @@
-"""``chainrule.vmap``: map a function over a dimension of its inputs.
+"""``chainrule.vmap``: map a function over a dimension of its inputs in one evaluation.
 
-Each batch entry runs as its own call on slices (``select`` along the mapped dim,
-differentiable, so gradients flow through vmap), and the outputs are stacked along
-``out_dims``. The results equal a vectorised evaluation's; speed is one call per
-entry. Inputs and outputs may be tensors or (nested) tuples, lists and dicts of them;
-``in_dims`` / ``out_dims`` is an int or None for all, or a structure matching them.
+The mapped inputs become batched tensors (Note [batched tensors] in _batched.py) and
+``func`` runs ONCE on them: every table op runs its batching rule (Note [batching
+rules by family] in _ops/_batching_rules.py) on the whole batch. Inputs and outputs may
+be tensors or (nested) tuples, lists and dicts of them; ``in_dims`` / ``out_dims`` is
+an int or None for all, or a structure matching them.
 """
+import contextlib
+import threading
+
+from . import _batched
+from ._batched import LEVELS, BatchedTensor, Level, batched_at, wrap
+from ._ops import _registry
 from ._tensor import Tensor
 
 
+# --- the dispatcher (Note [dispatch slot]), registered while a level is active ----------
+def _dispatch(run, op, inputs, attrs, view_base):
+    level = None
+    for t in inputs:
+        if type(t) is BatchedTensor and (level is None or t._level.id > level.id):
+            level = t._level
+    if level is None:
+        return run(op, inputs, attrs, view_base)
+    from ._ops._batching_rules import rule_for
+    batched = [batched_at(t, level) for t in inputs]
+    args = [t._value if b else t for t, b in zip(inputs, batched)]
+    base = view_base._value if batched_at(view_base, level) else view_base
+
+    def call(op_, args_, attrs_):
+        return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
+    out = rule_for(op)(call, op, args, batched, attrs)
+    if isinstance(out, tuple):
+        return tuple(_wrap_out(o, level) for o in out)
+    return _wrap_out(out, level)
+
+
+def _wrap_out(physical, level):
+    return wrap(physical, level)
+
+
+_ACTIVE = {"count": 0, "handle": None}
+_REGISTRATION = threading.Lock()
+
+
+@contextlib.contextmanager
+def batch_level(size, randomness="error"):
+    """Enter a new vmap level of batch size ``size`` (registers the dispatcher while
+    any level is active, in any thread)."""
+    with _REGISTRATION:
+        if _ACTIVE["count"] == 0:
+            _ACTIVE["handle"] = _registry.add_dispatcher(_dispatch)
+        _ACTIVE["count"] += 1
+    LEVELS.counter += 1
+    level = Level(LEVELS.counter, size, randomness)
+    LEVELS.stack.append(level)
+    try:
+        yield level
+    finally:
+        LEVELS.stack.pop()
+        with _REGISTRATION:
+            _ACTIVE["count"] -= 1
+            if _ACTIVE["count"] == 0:
+                _ACTIVE["handle"].remove()
+                _ACTIVE["handle"] = None
+
+
+class _DrawPerEntry(Exception):
+    """A random op ran under ``randomness="different"``: the call is redone per entry."""
+
+
+def check_random():
+    """Called by every random draw (``_random.numpy_rng``) while a level is active."""
+    mode = LEVELS.stack[-1].randomness
+    if mode == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                           "Please either use the 'same' or 'different' randomness flags on "
+                           "vmap or perform the randomness operation out of vmap")
+    if mode == "different":
+        raise _DrawPerEntry()
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """Vectorise ``func`` over dimension ``in_dims`` of its inputs.
+    """Vectorise ``func`` over dimension ``in_dims`` of its inputs: one evaluation on
+    the whole batch (Note [batched tensors]).
+
+    ``randomness``: "error" (random ops raise), "same" (one draw shared by the batch)
+    or "different" (independent draws per entry; the call then runs per entry).
+    ``chunk_size``: evaluate that many entries at a time (less memory).
 
     >>> import chainrule as cr
     >>> batched_dot = cr.vmap(cr.dot)
@@ -18,6 +95,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     [3.0, 6.0]
     >>> cr.vmap(lambda x, w: x * w, in_dims=(0, None))(cr.ones(3, 2), cr.tensor([2., 3.])).shape
     chainrule.Size([3, 2])
+    >>> cr.vmap(cr.vmap(lambda a, b: a * b), in_dims=(0, None))(cr.ones(4, 3), cr.ones(3)).shape
+    chainrule.Size([4, 3])
     """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
@@ -26,14 +105,88 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     def wrapped(*args, **kwargs):
+        name = _name(func)
         dims = _broadcast_dims(in_dims if isinstance(in_dims, tuple) else
-                               (in_dims,) * len(args), args, _name(func))
-        size = _batch_size(args, dims, _name(func))
-        results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
-        return _stack_outputs(results, out_dims, _name(func))
+                               (in_dims,) * len(args), args, name)
+        size = _batch_size(args, dims, name)
+        if chunk_size is None or chunk_size >= size:
+            return _call(func, args, kwargs, dims, size, out_dims, randomness, name)
+        chunks = [_call(func, _narrow(args, dims, start, min(chunk_size, size - start)),
+                        kwargs, dims, min(chunk_size, size - start), out_dims, randomness, name)
+                  for start in range(0, size, chunk_size)]
+        return _concat_outputs(chunks, out_dims)
     return wrapped
 
 
+def _call(func, args, kwargs, dims, size, out_dims, randomness, name):
+    try:
+        with batch_level(size, randomness) as level:
+            inputs = _zip_map(lambda v, d: v if d is None else wrap(_to_front(v, d), level),
+                              args, dims)
+            return _unwrap_outputs(func(*inputs, **kwargs), out_dims, level, name)
+    except _DrawPerEntry:
+        results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
+        return _stack_outputs(results, out_dims, name)
+
+
+def _to_front(value, dim):
+    from ._ops import FUNCTIONS
+    return value if dim % value.ndim == 0 else FUNCTIONS["movedim"](value, dim, 0)
+
+
+def _unwrap_outputs(out, out_dims, level, name):
+    if isinstance(out, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(out)
+        if len(dims) != len(out):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims!r}): out_dims is not "
+                             "compatible with the structure of `outputs`.")
+        return type(out)(_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims))
+    if isinstance(out, dict):
+        return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
+    if not isinstance(out, Tensor):
+        raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                         f"{type(out).__name__}. Did you mean to set out_dims= to None for "
+                         "output?")
+    from ._ops import FUNCTIONS
+    if not batched_at(out, level):
+        if out_dims is None:
+            return out
+        from ._ops._batching_rules import _expand_batch
+        physical = _expand_batch(out, level.size)
+    elif out_dims is None:
+        raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                         "out_dim is None")
+    else:
+        physical = out._value
+    return physical if out_dims == 0 else FUNCTIONS["movedim"](physical, 0, out_dims)
+
+
+def _narrow(args, dims, start, length):
+    from ._ops import FUNCTIONS
+    return _zip_map(lambda v, d: v if d is None else FUNCTIONS["narrow"](v, d, start, length),
+                    args, dims)
+
+
+def _concat_outputs(chunks, out_dims):
+    from ._ops import FUNCTIONS
+    first = chunks[0]
+    if isinstance(first, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
+        return type(first)(_concat_outputs([c[k] for c in chunks], d)
+                           for k, d in enumerate(dims))
+    if isinstance(first, dict):
+        return {k: _concat_outputs([c[k] for c in chunks], out_dims) for k in first}
+    if out_dims is None:
+        return first
+    return FUNCTIONS["cat"](list(chunks), dim=out_dims)
+
+
+def _zip_map(fn, values, dims):
+    if isinstance(values, (tuple, list)):
+        return type(values)(_zip_map(fn, v, d) for v, d in zip(values, dims))
+    if isinstance(values, dict):
+        return {k: _zip_map(fn, values[k], dims[k]) for k in values}
+    return fn(values, dims)
 def _name(func):
     return getattr(func, "__name__", repr(func))
 
