@@ -17,10 +17,11 @@ Note [batched tensors]
     tensors: grad of vmap, and one backward pass for a whole batch of cotangents
     (``grad(..., is_grads_batched=True)``), need nothing special from either engine.
 
-    ``_data`` of a wrapper is a read-only view of batch entry 0 (a ``_LogicalSample``)
-    so that code reading only metadata (shapes, dtypes, dim wrapping) works as is;
-    NumPy computation on it raises, so code that would compute on values outside the
-    table fails loudly instead of silently using one entry.
+    ``_data`` of a wrapper is a ``_LogicalSample``: the logical shape and dtype, so
+    that code reading only metadata (shapes, dtypes, dim wrapping) works as is. Code
+    that reads values outside the table (the indices max(dim) computes, a loss's
+    targets) raises ValuesOutsideTable on it, and vmap then evaluates the function
+    once per entry: correct, never silently one entry's values.
 """
 import threading
 
@@ -30,14 +31,64 @@ from ._tensor import Tensor
 from ._version_counter import counter_of
 
 
-class _LogicalSample(np.ndarray):
-    """The metadata of a batched tensor's logical value (Note [batched tensors])."""
+class ValuesOutsideTable(RuntimeError):
+    """NumPy computation on a batched tensor's ``_data``: code outside the table read
+    its values. vmap then evaluates the function once per entry instead."""
+
+
+class _LogicalSample:
+    """The metadata of a batched tensor's logical value (Note [batched tensors]): shape,
+    dtype and the like, and indexing (for the shapes it gives); reading values or
+    computing on it raises ValuesOutsideTable."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "flags", "itemsize", "_strides")
+
+    def __init__(self, shape, dtype, layout):
+        self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.flags, self._strides, self.itemsize = layout.flags, layout.strides, dtype.itemsize
+
+    def _template(self):
+        """A zero-copy array of this shape and layout (for layout questions only)."""
+        return np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
+                                               self._strides)
+
+    def __getitem__(self, key):
+        template = self._template()[key]
+        return _LogicalSample(template.shape, template.dtype, template)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __getattr__(self, name):
+        raise ValuesOutsideTable(_VALUES_MESSAGE)
+
+    def __array__(self, *args, **kwargs):
+        raise ValuesOutsideTable(_VALUES_MESSAGE)
 
     def __array_ufunc__(self, *args, **kwargs):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise ValuesOutsideTable(_VALUES_MESSAGE)
 
-    def __array_function__(self, *args, **kwargs):
-        raise RuntimeError(_VALUES_MESSAGE)
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.reshape:          # whether a view can have that shape
+            out = np.reshape(self._template(), *args[1:], **kwargs)
+            return _LogicalSample(out.shape, out.dtype, out)
+        raise ValuesOutsideTable(_VALUES_MESSAGE)
+
+    def __iter__(self):
+        raise ValuesOutsideTable(_VALUES_MESSAGE)
+
+
+def _reads_values(self, *args):
+    raise ValuesOutsideTable(_VALUES_MESSAGE)
+
+
+for _name in ("lt", "le", "gt", "ge", "add", "radd", "sub", "rsub", "mul", "rmul",
+              "truediv", "rtruediv", "pow", "neg", "abs", "bool", "float", "int", "and",
+              "or", "invert", "matmul", "mod", "floordiv"):
+    setattr(_LogicalSample, f"__{_name}__", _reads_values)
 
 
 _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor outside the "
@@ -126,10 +177,7 @@ def wrap(value, level):
     """The level-``level`` wrapper of ``value`` (batch at dimension 0)."""
     t = object.__new__(BatchedTensor)
     data = value._data
-    sample = data[0, ...] if data.shape[0] else np.empty(data.shape[1:], data.dtype)
-    sample = sample.view(_LogicalSample)
-    sample.flags.writeable = False
-    t._data = sample
+    t._data = _LogicalSample(data.shape[1:], data.dtype, _entry_layout(data))
     t._value = value
     t._level = level
     t._output_nr = 0
@@ -137,6 +185,13 @@ def wrap(value, level):
     t._grad = t._base = t._extra = None
     t._vc = counter_of(value)
     return t
+
+
+def _entry_layout(data):
+    """An array with one entry's layout (what reshape/contiguous decide on)."""
+    if type(data) is _LogicalSample:
+        return data._template()[0, ...]
+    return data[0, ...] if data.shape[0] else np.empty(data.shape[1:], data.dtype)
 
 
 def level_of(t):
@@ -162,3 +217,17 @@ def rewrap(physical, levels):
     for level in levels:
         physical = wrap(physical, level)
     return physical
+
+
+def raw_batched(fn, tensors):
+    """An element-wise NumPy function of batched tensors outside the table (comparisons,
+    isnan, ...): on the physical arrays, ranks aligned after the batch dimension."""
+    level = max((t._level for t in tensors if type(t) is BatchedTensor), key=lambda lv: lv.id)
+    batched = [type(t) is BatchedTensor and t._level is level for t in tensors]
+    rank = max(t.ndim for t in tensors)
+    from ._ops._batching_rules import _pad
+    args = [_pad(t._value, rank) if b else t for t, b in zip(tensors, batched)]
+    for t in args:
+        if type(t) is BatchedTensor:
+            return wrap(raw_batched(fn, args), level)
+    return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)

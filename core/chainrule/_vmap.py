@@ -70,6 +70,12 @@ class _DrawPerEntry(Exception):
     """A random op ran under ``randomness="different"``: the call is redone per entry."""
 
 
+# What makes ``_call`` evaluate the function once per entry instead (the rare paths
+# that have no one-pass form: random draws per entry, code outside the table that
+# computes on values, e.g. the indices of max(dim) or a loss's targets).
+_PER_ENTRY = (_DrawPerEntry, _batched.ValuesOutsideTable)
+
+
 def check_random():
     """Called by every random draw (``_random.numpy_rng``) while a level is active."""
     mode = LEVELS.stack[-1].randomness
@@ -124,7 +130,10 @@ def _call(func, args, kwargs, dims, size, out_dims, randomness, name):
             inputs = _zip_map(lambda v, d: v if d is None else wrap(_to_front(v, d), level),
                               args, dims)
             return _unwrap_outputs(func(*inputs, **kwargs), out_dims, level, name)
-    except _DrawPerEntry:
+    except _PER_ENTRY as reason:
+        from ._ops import _batching_rules
+        if _batching_rules.LOOP_LOG is not None:
+            _batching_rules.LOOP_LOG.add(type(reason).__name__)
         results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
         return _stack_outputs(results, out_dims, name)
 
@@ -140,7 +149,8 @@ def _unwrap_outputs(out, out_dims, level, name):
         if len(dims) != len(out):
             raise ValueError(f"vmap({name}, ..., out_dims={out_dims!r}): out_dims is not "
                              "compatible with the structure of `outputs`.")
-        return type(out)(_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims))
+        items = [_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims)]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
     if isinstance(out, dict):
         return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
     if not isinstance(out, Tensor):
@@ -251,7 +261,8 @@ def _take(args, dims, index):
         return type(args)(_take(a, d, index) for a, d in zip(args, dims))
     if isinstance(args, dict):
         return {k: _take(args[k], dims[k], index) for k in args}
-    return args if dims is None else args.select(dims, index)
+    # a copy: a row that is a view into the batch would give as_strided another storage
+    return args if dims is None else args.select(dims, index).clone()
 
 
 def _stack_outputs(results, out_dims, name):

@@ -31,6 +31,8 @@ from . import nn as _nn
 from ._common import FUNCTIONS
 from ._registry import OPS
 
+_NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
+LOOP_LOG = None     # a set while a test records which ops ran per entry
 DIM_ATTRS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
 
 
@@ -91,16 +93,34 @@ def elementwise_on_self(call, op, args, batched, attrs):
     return elementwise(call, op, args, batched, attrs)
 
 
+def zero_dim_aware(rule):
+    """A 0-d logical ``self`` has no dimension for the batch one to move past: the op
+    runs on (B, 1) with its dimension 0 (or -1) pointing at the 1, which is dropped."""
+    def wrapper(call, op, args, batched, attrs):
+        if not batched[0] or args[0].ndim != 1 or op.name in _NEW_DIM_OPS:
+            return rule(call, op, args, batched, attrs)
+        if op.name == "unfold" or len([a for a in args if a is not None]) > 1:
+            return per_entry(call, op, args, batched, attrs)    # scatters into a 0-d entry
+        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        out = rule(call, op, args, batched, attrs)
+        if isinstance(out, tuple):
+            return tuple(o.reshape(o.shape[:1]) for o in out)
+        return out.reshape(out.shape[:1])
+    return wrapper
+
+
+@zero_dim_aware
 def shift_dims(call, op, args, batched, attrs):
     if sum(batched) < len([a for a in args if a is not None]):
         args = _materialized(args, batched)
     return call(op, args, _shifted(attrs))
 
 
+@zero_dim_aware
 def reduction(call, op, args, batched, attrs):
     attrs = _shifted(attrs)
     if "dim" in attrs and attrs["dim"] is None:
-        attrs["dim"] = tuple(range(1, args[0].ndim))
+        attrs["dim"] = tuple(range(1, args[0].ndim)) if args[0].ndim > 1 else None
     return call(op, args, attrs)
 
 
@@ -213,19 +233,72 @@ def _advanced_adjacent(key):
 def solve(call, op, args, batched, attrs):
     """linalg.solve / solve_triangular: a vector right-hand side becomes a column."""
     a, b = args
-    vector = _lnd(b, batched[1]) == 1 or (_lnd(b, batched[1]) == _lnd(a, batched[0]) - 1 and
-                                           b.shape[-1] == a.shape[-1] and op.name == "linalg_solve")
+    a_shape = tuple(a.shape)[1:] if batched[0] else tuple(a.shape)
+    b_shape = tuple(b.shape)[1:] if batched[1] else tuple(b.shape)
+    vector = len(b_shape) == 1 or (op.name == "linalg_solve" and b_shape == a_shape[:-1])
     if vector:
         b = FUNCTIONS["unsqueeze"](b, -1)
     a, b = _materialized([a, b], batched)
-    out = call(op, [a, b], attrs)
+    rank = max(a.ndim, b.ndim) - 1
+    out = call(op, [_pad(a, rank), _pad(b, rank)], attrs)
     return FUNCTIONS["squeeze"](out, -1) if vector else out
+
+
+def squeeze_all(call, op, args, batched, attrs):
+    ones = tuple(d for d, n in enumerate(tuple(args[0].shape)) if n == 1 and d > 0)
+    return call(op, args, dict(attrs, dim=ones))
+
+
+def roll(call, op, args, batched, attrs):
+    if attrs["dims"] is not None:
+        return call(op, args, _shifted(attrs))
+    x = args[0]                     # a roll of the flattened entry
+    flat = FUNCTIONS["reshape"](x, (x.shape[0], -1))
+    out = call(op, [flat], dict(attrs, dims=(1,)))
+    return FUNCTIONS["reshape"](out, tuple(x.shape))
+
+
+def trace(call, op, args, batched, attrs):
+    return FUNCTIONS["sum"](FUNCTIONS["diagonal"](args[0], 0, 1, 2), -1)
+
+
+def constant_pad(call, op, args, batched, attrs):
+    """The pad widths run over every dimension: none for the batch one."""
+    pads = tuple(attrs["pads"])
+    if len(pads) == args[0].ndim - 1:
+        pads = ((0, 0),) + pads
+    return call(op, args, dict(attrs, pads=pads))
+
+
+def mse_loss(call, op, args, batched, attrs):
+    losses = elementwise(call, op, args, batched, dict(attrs, reduction="none"))
+    if attrs["reduction"] == "none":
+        return losses
+    if losses.ndim == 1:
+        return losses
+    reduce = FUNCTIONS["sum" if attrs["reduction"] == "sum" else "mean"]
+    return reduce(losses, tuple(range(1, losses.ndim)))
+
+
+def convolution(call, op, args, batched, attrs):
+    """A batched input only: the batch folds into the convolution's own batch (N)."""
+    x, w, bias = args
+    if batched[1] or batched[2]:
+        return per_entry(call, op, args, batched, attrs)
+    shape = tuple(x.shape)
+    if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
+        return call(op, [x, w, bias], attrs)
+    folded = FUNCTIONS["reshape"](x, (shape[0] * shape[1],) + shape[2:])
+    out = call(op, [folded, w, bias], attrs)
+    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
 
 
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked."""
-    size = _batch_size(args, batched)
-    rows = [call(op, [FUNCTIONS["select"](a, 0, i) if b else a
+    if LOOP_LOG is not None:
+        LOOP_LOG.add(op.name)
+    size = _batch_size(args, batched)       # clone: as_strided reads from a row's start
+    rows = [call(op, [FUNCTIONS["select"](a, 0, i).clone() if b else a
                       for a, b in zip(args, batched)], attrs) for i in range(size)]
     if op.multi_output:
         return tuple(FUNCTIONS["stack"]([r[k] for r in rows]) for k in range(len(rows[0])))
@@ -248,12 +321,11 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh",
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
-               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "median",
-               "nanmedian", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
+               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
                "logcumsumexp"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
-              "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv", "linalg_lu",
+              "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
               "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy"}
 _SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
@@ -268,15 +340,16 @@ RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
 RULES.update({n: unbatched_index("index") for n in ("index_select", "index_add",
-                                                    "index_copy", "index_fill",
-                                                    "index_fill_tensor")})
+                                                    "index_copy", "index_fill")})
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
               "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
               "permute": permute, "t": transpose_2d, "outer": outer, "linear": linear,
               "einsum": einsum, "index": index_key, "index_put": index_key,
-              "linalg_solve": solve, "linalg_solve_triangular": solve})
+              "linalg_solve": solve, "linalg_solve_triangular": solve,
+              "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss,
+              "convolution": convolution, "constant_pad_nd": constant_pad})
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
+from .._batched import BatchedTensor
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -532,6 +533,9 @@ def _check_expandable(value, shape):
 
 def _index_put_inplace(t, key, values, accumulate):
     """index_put_ without copying ``t``: the forward writes into t's memory."""
+    if type(t) is BatchedTensor or type(values) is BatchedTensor:   # inside vmap
+        return commit_inplace(t, apply_op(INDEX_PUT, (t, values), {
+            "key": key, "accumulate": accumulate, "inplace": False}))
     if values._data.dtype != t._data.dtype:
         values = values.to(t.dtype)
     records = _grad_mode.STATE.grad_enabled and (t._requires_grad or values._requires_grad)
