@@ -41,7 +41,8 @@ class _LogicalSample:
     dtype and the like, and indexing (for the shapes it gives); reading values or
     computing on it raises ValuesOutsideTable."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "flags", "itemsize", "_strides")
+    __slots__ = ("shape", "dtype", "ndim", "size", "flags", "itemsize", "_strides",
+                 "__weakref__")
 
     def __init__(self, shape, dtype, layout):
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)

@@ -9,6 +9,8 @@ an int or None for all, or a structure matching them.
 import contextlib
 import threading
 
+import numpy as np
+
 from . import _batched
 from ._batched import LEVELS, BatchedTensor, Level, batched_at, wrap
 from ._ops import _registry
@@ -197,6 +199,38 @@ def _zip_map(fn, values, dims):
     if isinstance(values, dict):
         return {k: _zip_map(fn, values[k], dims[k]) for k in values}
     return fn(values, dims)
+def differentiable_input(leaf, nested):
+    """Note [per-sample gradients]
+        A transform that differentiates (chainrule.func's grad, vjp, jacrev) inside vmap
+        takes each input batched at every active level: an input shared by the batch
+        (a weight) becomes a broadcast copy per entry. Every entry then has its own
+        input, so one backward pass over the physical tensors gives each entry its own
+        gradient (per-sample gradients), with no loop. Outside vmap: None.
+    """
+    if not LEVELS.stack:
+        return None
+    from ._batched import rewrap, unwrap_all
+    physical, levels = unwrap_all(leaf)
+    ids = [lv.id for lv in levels]
+    shape, have = [], iter(physical.shape)
+    for level in LEVELS.stack:
+        shape.append(next(have) if level.id in ids else level.size)
+    shape += list(have)
+    if not nested:
+        data = np.broadcast_to(physical.detach()._data.reshape(
+            [n if lv.id in ids else 1 for lv, n in zip(LEVELS.stack, shape)] +
+            list(physical.shape)[len(ids):]), shape)
+        fresh = Tensor._wrap(data).requires_grad_()
+    else:
+        from ._ops import FUNCTIONS
+        view = FUNCTIONS["reshape"](physical, [n if lv.id in ids else 1 for lv, n in
+                                               zip(LEVELS.stack, shape)] +
+                                    list(physical.shape)[len(ids):])
+        fresh = FUNCTIONS["expand"](view, tuple(shape))
+        fresh = fresh if fresh.requires_grad else fresh.requires_grad_()
+    return rewrap(fresh, list(LEVELS.stack))
+
+
 def _name(func):
     return getattr(func, "__name__", repr(func))
 

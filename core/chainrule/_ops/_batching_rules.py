@@ -169,6 +169,11 @@ def matmul(call, op, args, batched, attrs):
     aligned after the batch dimension, and the added dimensions are dropped again."""
     a, b = args
     a_vec, b_vec = _lnd(a, batched[0]) == 1, _lnd(b, batched[1]) == 1
+    if b_vec and batched[1] and not batched[0] and not a_vec:
+        # a shared matrix times a batch of vectors: one product with the vectors as
+        # rows, (B, k) @ (..., k, n) -> (..., B, n), the batch then moved to the front
+        out = call(OPS["matmul"], [b, FUNCTIONS["transpose"](a, -1, -2)], {})
+        return out if out.ndim == 2 else FUNCTIONS["movedim"](out, -2, 0)
     if a_vec:
         a = FUNCTIONS["unsqueeze"](a, -2)
     if b_vec:

@@ -18,6 +18,7 @@ Note [one backward for a batch of cotangents]
 import warnings
 
 from .. import _grad_mode
+from . import tangent_slot
 from .._batched import BatchedTensor, batched_at, rewrap, unwrap_all, wrap
 
 
@@ -26,6 +27,11 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
     from .backward import _make_grads
     batch = _batch_size(grad_outputs)
     _make_grads(outputs, grad_outputs, is_grads_batched=True)
+    if batch == 1 or tangent_slot.SLOT is not None:
+        # one row needs no batching; under a dual level the tangents (forward_ad)
+        # would have to flow through batched tensors, which that layer does not do
+        return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph,
+                            create_graph, allow_unused, materialize_grads)
     blocker = _unbatchable_node(outputs)
     if blocker is not None:
         warnings.warn(f"There is a performance drop because we have not yet implemented the "
@@ -150,8 +156,9 @@ def grad_in_vmap(outputs, inputs, grads, retain_graph, create_graph, allow_unuse
                                       allow_unused, materialize_grads)
     from .backward import _make_grads, _run_grad
     physical_out = [unwrap_all(o)[0] for o in outputs]
-    physical_grads = [None if g is None else _physical_like(g, levels)
-                      for g, levels in zip(grads, out_levels)]
+    physical_grads = [_physical_like(g, levels) if g is not None else
+                      _ones_for_scalar(o, p) if levels else None
+                      for g, o, p, levels in zip(grads, outputs, physical_out, out_levels)]
     unwrapped = [unwrap_all(t) for t in inputs]
     for levels in out_levels:
         for physical, in_levels in unwrapped:
@@ -167,6 +174,14 @@ def grad_in_vmap(outputs, inputs, grads, retain_graph, create_graph, allow_unuse
                        create_graph, allow_unused, materialize_grads)
     return tuple(None if g is None else rewrap(g, levels)
                  for g, (_, levels) in zip(result, unwrapped))
+
+
+def _ones_for_scalar(output, physical):
+    """The implicit gradient of a batched scalar output: ones for every entry."""
+    if output.numel() != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    from .._factories import ones_like
+    return ones_like(physical)
 
 
 def _physical_like(g, levels):
