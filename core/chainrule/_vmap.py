@@ -199,6 +199,51 @@ def _zip_map(fn, values, dims):
     if isinstance(values, dict):
         return {k: _zip_map(fn, values[k], dims[k]) for k in values}
     return fn(values, dims)
+class VmapInfo:
+    """What a custom Function's ``vmap`` staticmethod is told about the vmap."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size, randomness):
+        self.batch_size, self.randomness = batch_size, randomness
+
+
+def apply_function_batched(cls, args, kwargs):
+    """Note [custom Functions under vmap]
+        ``Function.apply`` with batched arguments: the class's ``vmap`` staticmethod,
+        called once with the physical arguments (batch dimension 0, or None) and
+        returning ``(outputs, out_dims)``; with ``generate_vmap_rule=True`` and no
+        ``vmap``, ``apply`` once per entry (a generated rule), the results stacked;
+        otherwise the reference's error. NotImplemented when no argument is batched.
+    """
+    levels = [a._level for a in args if type(a) is BatchedTensor]
+    if not levels:
+        return NotImplemented
+    level = max(levels, key=lambda lv: lv.id)
+    from .autograd.function import Function
+    physical = [a._value if batched_at(a, level) else a for a in args]
+    in_dims = tuple(0 if batched_at(a, level) else None for a in args)
+    if cls.vmap is not Function.vmap:
+        outputs, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
+                                     *physical, **kwargs)
+        return _rewrap_outputs(outputs, out_dims, level)
+    if not cls.generate_vmap_rule:
+        raise RuntimeError("To use autograd.Function with vmap, you must either override the "
+                           "vmap staticmethod or set generate_vmap_rule=True.")
+    rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
+    return _rewrap_outputs(_stack_outputs(rows, 0, cls.__name__), 0, level)
+
+
+def _rewrap_outputs(outputs, out_dims, level):
+    from ._ops import FUNCTIONS
+    if isinstance(outputs, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outputs)
+        return type(outputs)(_rewrap_outputs(o, d, level) for o, d in zip(outputs, dims))
+    if out_dims is None or not isinstance(outputs, Tensor):
+        return outputs
+    return wrap(outputs if out_dims == 0 else FUNCTIONS["movedim"](outputs, out_dims, 0), level)
+
+
 def differentiable_input(leaf, nested):
     """Note [per-sample gradients]
         A transform that differentiates (chainrule.func's grad, vjp, jacrev) inside vmap

@@ -70,3 +70,109 @@ def test_parity_with_torch_vmap():
     ours = cr.vmap(lambda m: m.t() @ m, in_dims=0, out_dims=2)(cr.tensor(a))
     theirs = torch.vmap(lambda m: m.t() @ m, in_dims=0, out_dims=2)(torch.tensor(a))
     assert np.allclose(ours.numpy(), theirs.numpy())
+
+
+class _Cube(cr.autograd.Function):
+    """x ** 3, setup_context style."""
+
+    forward = staticmethod(lambda x: x ** 3)
+    setup_context = staticmethod(lambda ctx, inputs, output: ctx.save_for_backward(*inputs))
+    backward = staticmethod(lambda ctx, g: 3 * g * ctx.saved_tensors[0] ** 2)
+
+
+class _CubeWithRule(_Cube):
+    calls = 0
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        _CubeWithRule.calls += 1
+        return _Cube.apply(x), in_dims[0]
+
+
+class _CubeGenerated(_Cube):
+    generate_vmap_rule = True
+
+
+def test_custom_function_vmap_staticmethod_runs_once():
+    x = cr.randn(4, 3, dtype=cr.float64, requires_grad=True)
+    _CubeWithRule.calls = 0
+    out = cr.vmap(_CubeWithRule.apply)(x)
+    assert _CubeWithRule.calls == 1 and np.allclose(out.detach().numpy(), x.detach().numpy() ** 3)
+    out.sum().backward()
+    assert np.allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
+
+
+def test_custom_function_generated_rule_and_missing_rule():
+    x = cr.randn(4, 3, dtype=cr.float64)
+    assert np.allclose(cr.vmap(_CubeGenerated.apply)(x).numpy(), x.numpy() ** 3)
+    with pytest.raises(RuntimeError, match="override the vmap staticmethod or set "
+                                           "generate_vmap_rule=True"):
+        cr.vmap(_Cube.apply)(x)
+
+
+def test_one_evaluation_not_a_loop():
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return x.sin() @ cr.ones(3, dtype=cr.float64)
+    out = cr.vmap(f)(cr.randn(5, 3, dtype=cr.float64))
+    assert calls == [(3,)] and out.shape == (5,)
+
+
+def test_nested_vmap_and_out_dims():
+    x = cr.randn(2, 3, 4, dtype=cr.float64)
+    y = cr.randn(4, dtype=cr.float64)
+    out = cr.vmap(cr.vmap(lambda a, b: a * b + a.sum(), in_dims=(0, None)),
+                  in_dims=(0, None), out_dims=1)(x, y)
+    a = x.numpy()
+    expected = (a * y.numpy() + a.sum(-1, keepdims=True)).transpose(1, 0, 2)
+    assert out.shape == (3, 2, 4) and np.allclose(out.numpy(), expected)
+
+
+def test_chunk_size_matches_one_pass():
+    x = cr.randn(7, 3, dtype=cr.float64)
+    f = lambda r: (r.exp() * 2).cumsum(0)        # noqa: E731
+    assert np.allclose(cr.vmap(f, chunk_size=3)(x).numpy(), cr.vmap(f)(x).numpy())
+
+
+def test_randomness_modes():
+    x = cr.ones(4, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        cr.vmap(lambda r: r * cr.rand(3))(x)
+    same = cr.vmap(lambda r: r * cr.rand(3), randomness="same")(x)
+    assert np.allclose(same.numpy(), same.numpy()[0])
+    different = cr.vmap(lambda r: r * cr.rand(3), randomness="different")(x)
+    assert not np.allclose(different.numpy(), different.numpy()[0])
+
+
+def test_inplace_into_unbatched_tensor_is_the_reference_error():
+    def f(row):
+        buffer = cr.zeros(3)
+        buffer.add_(row)
+        return buffer
+    with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+        cr.vmap(f)(cr.ones(2, 3))
+    out = cr.vmap(lambda row: row.clone().mul_(2))(cr.ones(2, 3))
+    assert np.allclose(out.numpy(), 2)
+
+
+def test_convolution_with_a_batched_input_folds_the_batch():
+    from chainrule._ops import _batching_rules
+    x = cr.randn(3, 2, 2, 5, 5, dtype=cr.float64)
+    w = cr.randn(4, 2, 3, 3, dtype=cr.float64)
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(lambda xi: cr.nn.functional.conv2d(xi, w))(x)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([cr.nn.functional.conv2d(x[i], w) for i in range(3)])
+    assert not log and np.allclose(out.numpy(), loop.numpy())
+
+
+def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
+    x = cr.randn(3, dtype=cr.float64, requires_grad=True)
+    y = _Cube.apply(x)
+    with pytest.warns(UserWarning, match="performance drop"):
+        (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True)
+    assert np.allclose(g.numpy(), np.diag(3 * x.detach().numpy() ** 2))

@@ -239,7 +239,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if _LEVELS.stack and has_batched(outputs, inputs_t, grads):   # inside vmap
         from .batched import grad_in_vmap
         return grad_in_vmap(outputs, inputs_t, grads, retain_graph, create_graph,
-                            allow_unused, materialize_grads)
+                            allow_unused, materialize_grads, is_grads_batched)
     if is_grads_batched:
         from .batched import batched_grad
         return batched_grad(outputs, inputs_t, grads, retain_graph, create_graph,

@@ -147,26 +147,27 @@ def has_batched(*groups):
 
 
 def grad_in_vmap(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
-                 materialize_grads):
+                 materialize_grads, is_grads_batched=False):
     """``grad`` with batched tensors among its arguments (Note [one backward for a
     batch of cotangents])."""
     out_levels = [unwrap_all(o)[1] for o in outputs]
     if not any(out_levels) and not any(type(t) is BatchedTensor for t in inputs):
+        if is_grads_batched:
+            return batched_grad(outputs, inputs, grads, retain_graph, create_graph,
+                                allow_unused, materialize_grads)
         return cotangent_batched_grad(outputs, inputs, grads, retain_graph, create_graph,
                                       allow_unused, materialize_grads)
     from .backward import _make_grads, _run_grad
     physical_out = [unwrap_all(o)[0] for o in outputs]
+    if is_grads_batched:
+        return _batched_grads_in_vmap(outputs, physical_out, out_levels, inputs, grads,
+                                      retain_graph, create_graph, allow_unused,
+                                      materialize_grads)
     physical_grads = [_physical_like(g, levels) if g is not None else
                       _ones_for_scalar(o, p) if levels else None
                       for g, o, p, levels in zip(grads, outputs, physical_out, out_levels)]
     unwrapped = [unwrap_all(t) for t in inputs]
-    for levels in out_levels:
-        for physical, in_levels in unwrapped:
-            if [lv.id for lv in in_levels] != [lv.id for lv in levels]:
-                raise RuntimeError(
-                    "vmap: grad of a batched output with respect to an input not batched the "
-                    "same way: use chainrule.func.grad (or vjp), which batches its inputs, or "
-                    "take the gradient outside vmap.")
+    _check_same_levels(out_levels, unwrapped)
     physical_grads = _make_grads(physical_out, physical_grads)
     if retain_graph is None:
         retain_graph = create_graph
@@ -189,3 +190,35 @@ def _physical_like(g, levels):
     if [lv.id for lv in g_levels] != [lv.id for lv in levels]:
         raise RuntimeError("vmap: grad_outputs must be batched like the outputs they go with")
     return physical
+
+
+def _batched_grads_in_vmap(outputs, physical_out, out_levels, inputs, grads, retain_graph,
+                           create_graph, allow_unused, materialize_grads):
+    """is_grads_batched inside vmap (jacrev under vmap): the unbatched rows of
+    cotangents are broadcast over the vmap entries, one batched backward runs over the
+    physical graph, and each entry's block of rows is rewrapped."""
+    from .._ops import FUNCTIONS
+    unwrapped = [unwrap_all(t) for t in inputs]
+    _check_same_levels(out_levels, unwrapped)
+    physical_grads = []
+    for g, p, levels in zip(grads, physical_out, out_levels):
+        if g is not None:
+            lead = tuple(p.shape)[:len(levels)]
+            g = FUNCTIONS["reshape"](g, (g.shape[0],) + (1,) * len(lead) + tuple(g.shape)[1:])
+            g = FUNCTIONS["expand"](g, (g.shape[0],) + lead + tuple(g.shape)[1 + len(lead):])
+        physical_grads.append(g)
+    result = batched_grad(physical_out, [p for p, _ in unwrapped], physical_grads,
+                          retain_graph, create_graph, allow_unused, materialize_grads)
+    return tuple(None if g is None else
+                 rewrap(FUNCTIONS["movedim"](g, 0, len(levels)), levels)
+                 for g, (_, levels) in zip(result, unwrapped))
+
+
+def _check_same_levels(out_levels, unwrapped):
+    for levels in out_levels:
+        for _, in_levels in unwrapped:
+            if [lv.id for lv in in_levels] != [lv.id for lv in levels]:
+                raise RuntimeError(
+                    "vmap: grad of a batched output with respect to an input not batched the "
+                    "same way: use chainrule.func.grad (or vjp), which batches its inputs, or "
+                    "take the gradient outside vmap.")
