@@ -156,6 +156,8 @@ def _unwrap_outputs(out, out_dims, level, name):
     if isinstance(out, dict):
         return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
     if not isinstance(out, Tensor):
+        if out_dims is None:
+            return out
         raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                          f"{type(out).__name__}. Did you mean to set out_dims= to None for "
                          "output?")
