@@ -15,6 +15,7 @@ from . import _batched
 from ._batched import LEVELS, BatchedTensor, Level, batched_at, wrap
 from ._ops import _registry
 from ._tensor import Tensor
+from .autograd import tangent_slot
 
 
 # --- the dispatcher (Note [dispatch slot]), registered while a level is active ----------
@@ -25,6 +26,8 @@ def _dispatch(run, op, inputs, attrs, view_base):
             level = t._level
     if level is None:
         return run(op, inputs, attrs, view_base)
+    if tangent_slot.SLOT is not None:
+        raise _TangentsPerEntry()
     from ._ops._batching_rules import rule_for
     batched = [batched_at(t, level) for t in inputs]
     args = [t._value if b else t for t, b in zip(inputs, batched)]
@@ -72,10 +75,16 @@ class _DrawPerEntry(Exception):
     """A random op ran under ``randomness="different"``: the call is redone per entry."""
 
 
+class _TangentsPerEntry(Exception):
+    """A batched op ran while a dual level is active: forward-mode tangents are kept per
+    tensor by the forward_ad layer, which does not see through batched tensors, so the
+    call is redone per entry (jvp/jacfwd/hessian under vmap, vmap under jvp)."""
+
+
 # What makes ``_call`` evaluate the function once per entry instead (the rare paths
 # that have no one-pass form: random draws per entry, code outside the table that
 # computes on values, e.g. the indices of max(dim) or a loss's targets).
-_PER_ENTRY = (_DrawPerEntry, _batched.ValuesOutsideTable)
+_PER_ENTRY = (_DrawPerEntry, _TangentsPerEntry, _batched.ValuesOutsideTable)
 
 
 def check_random():

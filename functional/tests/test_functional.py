@@ -103,3 +103,21 @@ def test_jacrev_under_vmap_and_grad_of_vmap():
     outer = grad(lambda x: vmap(g)(x).sum())(xs)
     assert np.allclose(outer.numpy(), cr.stack([grad(lambda r: g(r).sum())(xs[i])
                                                  for i in range(4)]).numpy())
+
+
+def test_forward_mode_transforms_under_vmap_equal_the_loop():
+    # tangents do not flow through batched tensors: such calls run per entry
+    from chainrule.func import hessian, jacfwd, jvp, vmap
+    a = cr.randn(3, 3, dtype=cr.float64)
+    xs = cr.randn(4, 3, dtype=cr.float64)
+    g = lambda x: cr.tanh(a @ x)                             # noqa: E731
+    f = lambda x: (g(x) ** 2).sum()                          # noqa: E731
+    ones = cr.ones(3, dtype=cr.float64)
+    for transform, single in ((vmap(jacfwd(g)), jacfwd(g)), (vmap(hessian(f)), hessian(f)),
+                              (vmap(lambda x: jvp(g, (x,), (ones,))[1]),
+                               lambda x: jvp(g, (x,), (ones,))[1])):
+        loop = cr.stack([single(xs[i]) for i in range(4)])
+        assert np.allclose(transform(xs).numpy(), loop.numpy())
+    outer = jvp(vmap(g), (xs,), (cr.ones(4, 3, dtype=cr.float64),))[1]
+    assert np.allclose(outer.numpy(), cr.stack([jvp(g, (xs[i],), (ones,))[1]
+                                                for i in range(4)]).numpy())
