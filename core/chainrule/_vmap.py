@@ -20,6 +20,9 @@ from .autograd import tangent_slot
 
 # --- the dispatcher (Note [dispatch slot]), registered while a level is active ----------
 def _dispatch(run, op, inputs, attrs, view_base):
+    """A table op whose inputs include batched tensors: the rule of its family at the
+    highest level present, on that level's physical tensors; ``call`` handles the
+    lower levels the same way before the op runs (Note [batched tensors])."""
     level = None
     for t in inputs:
         if type(t) is BatchedTensor and (level is None or t._level.id > level.id):
@@ -37,12 +40,8 @@ def _dispatch(run, op, inputs, attrs, view_base):
         return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
     out = rule_for(op)(call, op, args, batched, attrs)
     if isinstance(out, tuple):
-        return tuple(_wrap_out(o, level) for o in out)
-    return _wrap_out(out, level)
-
-
-def _wrap_out(physical, level):
-    return wrap(physical, level)
+        return tuple(wrap(o, level) for o in out)
+    return wrap(out, level)
 
 
 _ACTIVE = {"count": 0, "handle": None}
