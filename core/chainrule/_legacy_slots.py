@@ -5,12 +5,16 @@ argument, an index or a call that would raise), so an empty slot costs modern co
 nothing.
 
 Note [legacy attribute slot]
-    ``Tensor.__getattr__`` runs only when ordinary lookup fails. It looks the name up
-    in ``LEGACY_ATTRIBUTES`` (name -> ``fn(tensor)``, e.g. ``volatile``, ``creator``,
-    ``new``) and returns ``fn(tensor)``; without an entry it raises the usual
-    AttributeError. Attributes that exist are never slowed down. The module's
-    ``__getattr__`` does the same with ``LEGACY_MODULE_ATTRIBUTES`` (name -> the
-    object, e.g. ``chainrule.FloatTensor``).
+    ``add_legacy_attribute(name, fn)`` gives Tensor a read-only property ``name``
+    returning ``fn(tensor)`` (e.g. ``volatile``, ``creator``, ``new``); it refuses a
+    name Tensor already has, so attributes that exist keep their meaning, and
+    ``remove_legacy_attribute(name)`` takes it away again. Without an entry the name
+    raises Python's usual AttributeError. Tensor deliberately has no ``__getattr__``:
+    a class that defines one makes every attribute lookup on its instances slower
+    (CPython can no longer specialize ``x.sin()``; about 3% of the bench's chain).
+    ``LEGACY_MODULE_ATTRIBUTES`` (name -> the object, e.g. ``chainrule.FloatTensor``)
+    is read by the module's ``__getattr__``, which Python consults only after a
+    lookup fails.
 
 Note [deprecated keyword slot]
     ``Tensor.backward`` and ``autograd.backward`` accept extra keyword arguments
@@ -49,7 +53,7 @@ Note [Function wrapper slot]
 True
 """
 
-LEGACY_ATTRIBUTES = {}     # Note [legacy attribute slot]
+LEGACY_ATTRIBUTES = {}     # Note [legacy attribute slot]: name -> fn, as installed
 LEGACY_MODULE_ATTRIBUTES = {}
 DEPRECATED_KWARGS = None   # Note [deprecated keyword slot]
 ZERO_DIM_INDEX = None      # Note [zero-dim index slot]
@@ -60,6 +64,32 @@ FUNCTION_WRAPPER = None    # Note [Function wrapper slot]
 
 class ZeroDimIndexError(IndexError):
     """An index into a 0-dim tensor (Note [zero-dim index slot])."""
+
+
+def add_legacy_attribute(name, getter):
+    """Give Tensor the legacy attribute ``name`` (Note [legacy attribute slot]).
+
+    >>> import chainrule as cr
+    >>> from chainrule import _legacy_slots
+    >>> _legacy_slots.add_legacy_attribute("old_size", lambda t: tuple(t.shape))
+    >>> cr.zeros(2, 3).old_size
+    (2, 3)
+    >>> _legacy_slots.remove_legacy_attribute("old_size")
+    """
+    from ._tensor import Tensor
+    if name not in LEGACY_ATTRIBUTES and hasattr(Tensor, name):
+        raise ValueError(f"Tensor already has an attribute '{name}'; a legacy attribute "
+                         f"may not replace it")
+    LEGACY_ATTRIBUTES[name] = getter
+    setattr(Tensor, name, property(getter, doc=f"Legacy attribute (Note [legacy "
+                                                f"attribute slot]): {name}"))
+
+
+def remove_legacy_attribute(name):
+    """Take away a legacy attribute added by ``add_legacy_attribute``."""
+    from ._tensor import Tensor
+    if LEGACY_ATTRIBUTES.pop(name, None) is not None:
+        delattr(Tensor, name)
 
 
 def deprecated_kwargs(api, kwargs, stacklevel):

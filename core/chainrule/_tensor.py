@@ -207,14 +207,6 @@ class Tensor:
         t._vc = vc
         return t
 
-    def __getattr__(self, name):
-        """Only for names ordinary lookup does not find (Note [legacy attribute slot])."""
-        from ._legacy_slots import LEGACY_ATTRIBUTES
-        getter = LEGACY_ATTRIBUTES.get(name)
-        if getter is None:
-            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
-        return getter(self)
-
     def _extras(self):
         extra = self._extra
         if extra is None:

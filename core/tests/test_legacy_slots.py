@@ -8,10 +8,21 @@ from chainrule import _legacy_slots
 
 @pytest.fixture
 def empty_slots(monkeypatch):
-    monkeypatch.setattr(_legacy_slots, "LEGACY_ATTRIBUTES", {})
+    installed = dict(_legacy_slots.LEGACY_ATTRIBUTES)
+    for name in installed:
+        _legacy_slots.remove_legacy_attribute(name)
+    yield from _empty_other_slots(monkeypatch)
+    for name in list(_legacy_slots.LEGACY_ATTRIBUTES):
+        _legacy_slots.remove_legacy_attribute(name)
+    for name, getter in installed.items():
+        _legacy_slots.add_legacy_attribute(name, getter)
+
+
+def _empty_other_slots(monkeypatch):
     monkeypatch.setattr(_legacy_slots, "LEGACY_MODULE_ATTRIBUTES", {})
     for slot in ("DEPRECATED_KWARGS", "ZERO_DIM_INDEX", "LEGACY_FUNCTION", "SCALAR_FIRST"):
         monkeypatch.setattr(_legacy_slots, slot, None)
+    yield
 
 
 class Old(cr.autograd.Function):
@@ -42,7 +53,7 @@ def test_empty_slots_give_the_modern_errors(empty_slots):
 
 def test_filled_slots_are_reached(empty_slots, monkeypatch):
     calls = []
-    monkeypatch.setitem(_legacy_slots.LEGACY_ATTRIBUTES, "volatile", lambda t: "v")
+    _legacy_slots.add_legacy_attribute("volatile", lambda t: "v")
     monkeypatch.setattr(_legacy_slots, "DEPRECATED_KWARGS",
                         lambda api, kw, up: calls.append((api, kw, up)) or {"retain_graph": True})
     monkeypatch.setattr(_legacy_slots, "ZERO_DIM_INDEX", lambda t, key, up: ("item", key, up))
@@ -60,3 +71,14 @@ def test_filled_slots_are_reached(empty_slots, monkeypatch):
     assert cr.zeros(2).add_(3, cr.ones(2)).tolist() == [3.0, 3.0]
     with pytest.raises(ValueError, match="only one of retain_graph"):
         (x * 2).sum().backward(retain_graph=True, retain_variables=True)
+
+
+def test_a_legacy_attribute_never_replaces_a_modern_one(empty_slots):
+    with pytest.raises(ValueError, match="already has an attribute 'grad_fn'"):
+        _legacy_slots.add_legacy_attribute("grad_fn", lambda t: None)
+    assert cr.ones(1).grad_fn is None
+
+
+def test_tensor_has_no_getattr():
+    # Note [legacy attribute slot]: a __getattr__ on Tensor slows every method lookup.
+    assert "__getattr__" not in vars(cr.Tensor)
