@@ -48,6 +48,9 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
                                             True, False)
             result = tuple(_unbatched(g, level) for g in result)
     except ValuesOutsideTable:
+        from .._ops import _batching_rules
+        if _batching_rules.LOOP_LOG is not None:
+            _batching_rules.LOOP_LOG.add("ValuesOutsideTable")
         return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph, create_graph,
                             allow_unused, materialize_grads)
     return tuple(_stack_column([g], t, j, None, allow_unused, materialize_grads, batch)
