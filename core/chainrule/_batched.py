@@ -232,3 +232,11 @@ def raw_batched(fn, tensors):
         if type(t) is BatchedTensor:
             return wrap(raw_batched(fn, args), level)
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
+
+
+def along_axis(fn, t, axis, **kwargs):
+    """``fn(array, axis=axis, **kwargs)`` (argmax, argsort, ...) of a batched tensor's
+    entries, computed on the physical array in one call: a batched tensor of results."""
+    physical, levels = unwrap_all(t)
+    axis = axis + len(levels) if axis >= 0 else axis
+    return rewrap(Tensor._wrap(fn(physical._data, axis=axis, **kwargs)), levels)

@@ -22,8 +22,8 @@ LOOPED = {
     "as_strided": "strides address the whole batch's storage",
     "conv2d_input_grad": "backward helper of convolution (weights batched too)",
     "conv2d_weight_grad": "backward helper of convolution (weights batched too)",
-    "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES, "max_dim": _INDICES,
-    "min_dim": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
+    "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES,
+    "median_dim": _INDICES, "nanmedian_dim": _INDICES,
     "sort": _INDICES, "sort_stable": _INDICES, "topk": _INDICES,
     "median": "the median of the flattened entry (no dim argument)",
     "nanmedian": "the median of the flattened entry (no dim argument)",
@@ -45,6 +45,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
+    "max_dim": "a 0-d entry", "min_dim": "a 0-d entry",
 }
 # Ops some of whose public functions compute on values outside the table (indices,
 # targets, domain checks) or draw random numbers per entry: vmap then evaluates such a
@@ -57,8 +58,8 @@ WHOLE_CALL_PER_ENTRY = {
     "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
     "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
-    "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES, "max_dim": _INDICES,
-    "min_dim": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
+    "max_dim": "max_pool's indices", "cummax": _INDICES, "cummin": _INDICES,
+    "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
     "sort": _INDICES, "sort_stable": _INDICES, "topk": _INDICES,
 }
 # Ops whose backward formulas compute on values outside the table: is_grads_batched

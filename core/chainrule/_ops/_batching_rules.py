@@ -336,7 +336,8 @@ _SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
-               "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross"}
+               "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
+               "max_dim", "min_dim"}
 
 RULES = {}
 RULES.update({n: elementwise for n in (_module_ops(_elementwise) | _NUMPY_ELEMENTWISE |

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _grad_mode, return_types
+from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
 from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
@@ -623,12 +624,12 @@ def _reduce_dim(input, dim, keepdim, op, arg, result_type, name):
         raise RuntimeError(f"{name}(): does not support complex input")
     dims = _one_dim(input, dim, name)
     _check_nonempty(input, dims, name)
-    a = input._data
     if dims is None:
-        indices = np.zeros((), np.int64)
+        index_t = Tensor._wrap(np.zeros((), np.int64))
+    elif type(input) is BatchedTensor:                # inside vmap
+        index_t = along_axis(arg, input, dims[0], keepdims=bool(keepdim))
     else:
-        indices = arg(a, axis=dims[0], keepdims=bool(keepdim))
-    index_t = Tensor._wrap(indices)
+        index_t = Tensor._wrap(arg(input._data, axis=dims[0], keepdims=bool(keepdim)))
     values = apply_op(op, (input, index_t), {"dim": dims, "keepdim": bool(keepdim)})
     return result_type(values, index_t)
 
