@@ -176,3 +176,22 @@ def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
     with pytest.warns(UserWarning, match="performance drop"):
         (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True)
     assert np.allclose(g.numpy(), np.diag(3 * x.detach().numpy() ** 2))
+
+
+def test_is_grads_batched_with_create_graph_is_differentiable():
+    a = cr.randn(4, 4, dtype=cr.float64)
+    x = cr.randn(4, dtype=cr.float64, requires_grad=True)
+    y = cr.tanh(a @ x) * x
+    eye = cr.eye(4, dtype=cr.float64)
+    (jac,) = cr.autograd.grad(y, x, eye, create_graph=True, is_grads_batched=True)
+    rows = [cr.autograd.grad(y, x, eye[i], create_graph=True)[0] for i in range(4)]
+    assert np.allclose(jac.detach().numpy(), cr.stack(rows).detach().numpy())
+    (second,) = cr.autograd.grad(jac.sum(), x, retain_graph=True)
+    (expected,) = cr.autograd.grad(cr.stack(rows).sum(), x)
+    assert np.allclose(second.numpy(), expected.numpy())
+
+
+def test_grad_of_batched_output_needs_batched_inputs():
+    w = cr.randn(3, dtype=cr.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not batched the same way"):
+        cr.vmap(lambda x: cr.autograd.grad((x * w).sum(), w))(cr.randn(2, 3, dtype=cr.float64))
