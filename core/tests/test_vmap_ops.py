@@ -23,8 +23,7 @@ LOOPED = {
     "conv2d_input_grad": "backward helper of convolution (weights batched too)",
     "conv2d_weight_grad": "backward helper of convolution (weights batched too)",
     "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES,
-    "median_dim": _INDICES, "nanmedian_dim": _INDICES,
-    "sort": _INDICES, "sort_stable": _INDICES, "topk": _INDICES,
+    "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
     "median": "the median of the flattened entry (no dim argument)",
     "nanmedian": "the median of the flattened entry (no dim argument)",
     "embedding": "indices are an attribute, the weight is batched",
@@ -45,7 +44,8 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
-    "max_dim": "a 0-d entry", "min_dim": "a 0-d entry",
+    "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
+    "sort_stable": "a 0-d entry",
 }
 # Ops some of whose public functions compute on values outside the table (indices,
 # targets, domain checks) or draw random numbers per entry: vmap then evaluates such a
@@ -60,7 +60,7 @@ WHOLE_CALL_PER_ENTRY = {
     "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
     "max_dim": "max_pool's indices", "cummax": _INDICES, "cummin": _INDICES,
     "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
-    "sort": _INDICES, "sort_stable": _INDICES, "topk": _INDICES,
+    "topk": _INDICES,
 }
 # Ops whose backward formulas compute on values outside the table: is_grads_batched
 # runs one backward per row for them (with a one-pass backward for every other op).

@@ -337,7 +337,7 @@ _SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
                "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
-               "max_dim", "min_dim"}
+               "max_dim", "min_dim", "sort", "sort_stable"}
 
 RULES = {}
 RULES.update({n: elementwise for n in (_module_ops(_elementwise) | _NUMPY_ELEMENTWISE |

@@ -1219,9 +1219,13 @@ def sort(input, dim=-1, descending=False, stable=None):
     ([3.0, 2.0, 1.0], [0, 2, 1])
     """
     d = _sort_dim(input, dim, "sort")
+    op = SORT if stable is None else SORT_STABLE
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: one argsort
+        index_t = argsort(input, d, descending)
+        return return_types.sort(apply_op(op, (input, index_t), {"dim": d, "keepdim": True}),
+                                 index_t)
     a = input._data
     indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
-    op = SORT if stable is None else SORT_STABLE
     return return_types.sort(*_take(op, input, indices, d, True))
 
 
@@ -1234,6 +1238,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     [1, 2, 0]
     """
     d = _sort_dim(input, dim, "argsort")
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: the whole batch
+        return along_axis(lambda a, axis: _argsort(a, axis, descending), input, d)
     a = input._data
     return Tensor._wrap(_argsort(a, d, descending) if a.ndim else np.zeros((), np.int64))
 
