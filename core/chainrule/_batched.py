@@ -23,6 +23,7 @@ Note [batched tensors]
     targets) raises ValuesOutsideTable on it, and vmap then evaluates the function
     once per entry: correct, never silently one entry's values.
 """
+import math
 import threading
 
 import numpy as np
@@ -46,7 +47,7 @@ class _LogicalSample:
 
     def __init__(self, shape, dtype, layout):
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, len(shape)
-        self.size = int(np.prod(shape, dtype=np.int64))
+        self.size = math.prod(shape)
         self.flags, self._strides, self.itemsize = layout.flags, layout.strides, dtype.itemsize
 
     def _template(self):
