@@ -265,23 +265,17 @@ def differentiable_input(leaf, nested):
     if not LEVELS.stack:
         return None
     from ._batched import rewrap, unwrap_all
+    from ._ops import FUNCTIONS
     physical, levels = unwrap_all(leaf)
-    ids = [lv.id for lv in levels]
-    shape, have = [], iter(physical.shape)
-    for level in LEVELS.stack:
-        shape.append(next(have) if level.id in ids else level.size)
-    shape += list(have)
-    if not nested:
-        data = np.broadcast_to(physical.detach()._data.reshape(
-            [n if lv.id in ids else 1 for lv, n in zip(LEVELS.stack, shape)] +
-            list(physical.shape)[len(ids):]), shape)
-        fresh = Tensor._wrap(data).requires_grad_()
-    else:
-        from ._ops import FUNCTIONS
-        view = FUNCTIONS["reshape"](physical, [n if lv.id in ids else 1 for lv, n in
-                                               zip(LEVELS.stack, shape)] +
-                                    list(physical.shape)[len(ids):])
-        fresh = FUNCTIONS["expand"](view, tuple(shape))
+    ids = {lv.id for lv in levels}
+    entry, sizes = list(physical.shape)[len(levels):], iter(physical.shape)
+    present = [next(sizes) if lv.id in ids else 1 for lv in LEVELS.stack] + entry
+    full = [lv.size for lv in LEVELS.stack] + entry
+    if not nested:          # a fresh leaf: the shared values broadcast, no copy
+        arr = np.broadcast_to(physical.detach()._data.reshape(present), full)
+        fresh = Tensor._wrap(arr).requires_grad_()
+    else:                   # keeps the history an outer transform differentiates
+        fresh = FUNCTIONS["expand"](FUNCTIONS["reshape"](physical, present), tuple(full))
         fresh = fresh if fresh.requires_grad else fresh.requires_grad_()
     return rewrap(fresh, list(LEVELS.stack))
 
