@@ -195,3 +195,19 @@ def test_grad_of_batched_output_needs_batched_inputs():
     w = cr.randn(3, dtype=cr.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="not batched the same way"):
         cr.vmap(lambda x: cr.autograd.grad((x * w).sum(), w))(cr.randn(2, 3, dtype=cr.float64))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_cross_entropy_with_batched_targets_is_one_pass(reduction):
+    from chainrule._ops import _batching_rules
+    x = cr.randn(4, 5, 3, dtype=cr.float64)
+    target = cr.tensor(np.random.default_rng(0).integers(0, 3, (4, 5)))
+    target[0, 1] = -100                                   # ignore_index
+    loss = lambda a, b: cr.nn.functional.cross_entropy(a, b, reduction=reduction)  # noqa
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(loss)(x, target)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([loss(x[i], target[i]) for i in range(4)])
+    assert not log and np.allclose(out.numpy(), loop.numpy())
