@@ -3,11 +3,14 @@ arange, linspace, rand, randn, randint and the *_like forms (random numbers come
 the generators of _random.py)."""
 import numbers
 
+import functools
+
 import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._backends import BACKENDS, canonical_device, move_array
+from ._batched import BatchedTensor, rewrap, unwrap_all
 from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
@@ -342,6 +345,19 @@ def _like_device(input, device):
     return input.device if device is None else device
 
 
+
+def _batch_aware(factory):
+    """A ``*_like`` factory that, given a batched tensor (inside vmap), makes a batched
+    result of the same batch (Note [batched tensors])."""
+    @functools.wraps(factory)
+    def like(input, *args, **kwargs):
+        if type(input) is BatchedTensor:
+            physical, levels = unwrap_all(input)
+            return rewrap(factory(physical, *args, **kwargs), levels)
+        return factory(input, *args, **kwargs)
+    return like
+
+@_batch_aware
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """Zeros with the shape (and by default dtype) of ``input``.
@@ -355,6 +371,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
     """Ones with the shape (and by default dtype) of ``input``.
@@ -368,6 +385,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """An uninitialised tensor shaped like ``input``.
@@ -381,6 +399,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
     """A tensor shaped like ``input`` filled with ``fill_value``.

@@ -14,6 +14,8 @@ import os
 
 import numpy as np
 
+from ._batched import LEVELS as _LEVELS
+
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._tensor import Tensor, device as _device, on_device_of
@@ -93,6 +95,9 @@ default_generator = Generator()
 
 def numpy_rng(generator=None):
     """The NumPy Generator behind ``generator`` (the default one when None)."""
+    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+        from ._vmap import check_random
+        check_random()
     if generator is None:
         return default_generator._rng
     if isinstance(generator, Generator):

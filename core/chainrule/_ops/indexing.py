@@ -20,6 +20,7 @@ from .._tensor import asarray
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
+from .._batched import BatchedTensor, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -533,6 +534,9 @@ def _check_expandable(value, shape):
 
 def _index_put_inplace(t, key, values, accumulate):
     """index_put_ without copying ``t``: the forward writes into t's memory."""
+    if type(t) is BatchedTensor or type(values) is BatchedTensor:   # inside vmap
+        return commit_inplace(t, apply_op(INDEX_PUT, (t, values), {
+            "key": key, "accumulate": accumulate, "inplace": False}))
     if values._data.dtype != t._data.dtype:
         values = values.to(t.dtype)
     records = _grad_mode.STATE.grad_enabled and (t._requires_grad or values._requires_grad)
@@ -623,8 +627,9 @@ def _index_tensor(index, name, allow_matrix=True):
 
 
 def _check_bounds(index, n, dim):
-    """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones)."""
-    idx = index._data
+    """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones); a
+    batched index (inside vmap) is checked on all its entries."""
+    idx = index._data if type(index) is not BatchedTensor else unwrap_all(index)[0]._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .._dtypes import scalar_type_name
+from .._batched import BatchedTensor
 from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
@@ -669,6 +670,8 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     x = require_tensor(input, "nll_loss", "input", 1)
     target = require_tensor(target, "nll_loss", "target", 2)
     _check_nll_target(x, target)
+    if weight is None and (type(x) is BatchedTensor or type(target) is BatchedTensor):
+        return _nll_loss_batched(x, target, ignore_index, reduction)
     unbatched = x._data.ndim == 1
     if unbatched:
         x = _reshape(x, (1,) + x._data.shape)
@@ -688,6 +691,22 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     if unbatched and reduction == "none":
         return _reshape(out, ())
     return out
+
+
+def _nll_loss_batched(x, target, ignore_index, reduction):
+    """nll_loss inside vmap (Note [batched tensors]), from table ops: the targets are
+    values, so the gather that picks each element's log-probability runs on the whole
+    batch instead of reading them. (Class weights still run per entry.)"""
+    class_dim = 0 if x.ndim == 1 else 1
+    kept = target != ignore_index
+    safe = FUNCTIONS["where"](kept, target, 0)
+    picked = FUNCTIONS["gather"](x, class_dim, FUNCTIONS["unsqueeze"](safe, class_dim))
+    losses = -FUNCTIONS["squeeze"](picked, class_dim) * kept
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / kept.sum()
 
 
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._tensor import asarray, on_device_of, zeros_on
 from .. import _dtypes, _grad_mode, return_types
+from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
 from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
@@ -624,12 +625,12 @@ def _reduce_dim(input, dim, keepdim, op, arg, result_type, name):
         raise RuntimeError(f"{name}(): does not support complex input")
     dims = _one_dim(input, dim, name)
     _check_nonempty(input, dims, name)
-    a = input._data
     if dims is None:
-        indices = np.zeros((), np.int64)
+        index_t = Tensor._wrap(np.zeros((), np.int64))
+    elif type(input) is BatchedTensor:                # inside vmap
+        index_t = along_axis(arg, input, dims[0], keepdims=bool(keepdim))
     else:
-        indices = arg(a, axis=dims[0], keepdims=bool(keepdim))
-    index_t = Tensor._wrap(indices)
+        index_t = Tensor._wrap(arg(input._data, axis=dims[0], keepdims=bool(keepdim)))
     values = apply_op(op, (input, index_t), {"dim": dims, "keepdim": bool(keepdim)})
     return result_type(values, index_t)
 
@@ -1219,9 +1220,13 @@ def sort(input, dim=-1, descending=False, stable=None):
     ([3.0, 2.0, 1.0], [0, 2, 1])
     """
     d = _sort_dim(input, dim, "sort")
+    op = SORT if stable is None else SORT_STABLE
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: one argsort
+        index_t = argsort(input, d, descending)
+        return return_types.sort(apply_op(op, (input, index_t), {"dim": d, "keepdim": True}),
+                                 index_t)
     a = input._data
     indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
-    op = SORT if stable is None else SORT_STABLE
     return return_types.sort(*_take(op, input, indices, d, True))
 
 
@@ -1234,6 +1239,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     [1, 2, 0]
     """
     d = _sort_dim(input, dim, "argsort")
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: the whole batch
+        return along_axis(lambda a, axis: _argsort(a, axis, descending), input, d)
     a = input._data
     return Tensor._wrap(_argsort(a, d, descending) if a.ndim else np.zeros((), np.int64))
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
+from .._batched import BatchedTensor, rewrap, unwrap_all
 from .._tensor import Tensor, asarray, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
@@ -1943,7 +1944,12 @@ def write_into_array(view, value):
 
 @formula_helper
 def _new_zeros(x, shape):
-    """Zeros of ``shape`` with ``x``'s dtype (a constant: no history)."""
+    """Zeros of ``shape`` with ``x``'s dtype (a constant: no history), batched like a
+    batched ``x`` (Note [batched tensors])."""
+    if type(x) is BatchedTensor:
+        physical, levels = unwrap_all(x)
+        lead = tuple(physical.shape)[:len(levels)]
+        return rewrap(Tensor._wrap(np.zeros(lead + tuple(shape), x._data.dtype)), levels)
     return Tensor._wrap(np.zeros(shape, x._data.dtype))
 
 
