@@ -51,9 +51,10 @@ def _clean_env():
     return env
 
 
-def _run(cmd, cwd, check=True):
+def _run(cmd, cwd, check=True, env=None):
     proc = subprocess.run(
-        cmd, cwd=cwd, env=_clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, cwd=cwd, env=dict(_clean_env(), **(env or {})), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True
     )
     if check and proc.returncode != 0:
         pytest.fail("%s exited with %d:\n%s" % (cmd, proc.returncode, proc.stdout))
@@ -299,3 +300,46 @@ def test_compat_layer_needs_its_wheel_and_installs_the_command(wheel, venv_pytho
     assert _run([command, "--write", old], cwd=cwd).returncode == 0
     with open(old) as f:
         assert f.read() == "loss.backward(retain_graph=True)\n"
+
+
+CUDA_PROBE = textwrap.dedent(
+    """
+    import os, sys
+    import chainrule as cr
+    print(cr.cuda.is_available(), cr.cuda.device_count(), cr.cuda.unavailable_reason())
+    if cr.cuda.is_available():
+        import chainrule_cuda
+        here = os.path.realpath(os.path.dirname(chainrule_cuda.__file__))
+        assert here.startswith(os.path.realpath(sys.argv[1])), here
+        with cr.cuda.stream(cr.cuda.Stream()):
+            cr.cuda.synchronize()
+        print(cr.cuda.get_device_name(), cr.cuda.memory_allocated())
+    """
+)
+
+
+def test_cuda_layer_says_why_and_runs_on_its_host_build(wheel, tmp_path):
+    """Core alone: chainrule.cuda says to install chainrule-cuda; with the wheel and no
+    GPU it says why (no driver, or no GPU library in a wheel built without nvcc); with
+    CHAINRULE_CUDA_EMULATE=1 its host build is a usable device."""
+    python, purelib, cwd = _fresh_venv(tmp_path)
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", wheel], cwd=cwd)
+    script = os.path.join(str(cwd), "cuda_probe.py")
+    with open(script, "w") as f:
+        f.write(CUDA_PROBE)
+    alone = _run([python, script, purelib], cwd=cwd).stdout
+    assert alone.startswith("False 0 chainrule-cuda is not installed: install the "
+                            "chainrule-cuda wheel"), alone
+    found = sorted(glob.glob(os.path.join(_runfiles_root(), "cuda", "chainrule_cuda-*.whl")))
+    assert len(found) == 1, found
+    with zipfile.ZipFile(found[0]) as zf:
+        has_gpu_library = "chainrule_cuda/libchainrule_cuda.so" in zf.namelist()
+        assert "chainrule_cuda/libchainrule_cuda_host.so" in zf.namelist()
+    _run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", found[0]], cwd=cwd)
+    check = _run([python, "-m", "pip", "check"], cwd=cwd, check=False)
+    assert check.returncode == 0, check.stdout
+    no_gpu = _run([python, script, purelib], cwd=cwd).stdout
+    why = "False 0 no NVIDIA driver" if has_gpu_library else "False 0 chainrule-cuda has no GPU library"
+    assert no_gpu.startswith(why), no_gpu
+    emulated = _run([python, script, purelib], cwd=cwd, env={"CHAINRULE_CUDA_EMULATE": "1"})
+    assert emulated.stdout.splitlines() == ["True 1 None", "chainrule host emulation (CPU) 0"]

@@ -19,7 +19,7 @@ def creator(tensor):
     >>> (x * 2).creator.name()
     'MulBackward0'
     """
-    warn_once("Variable.creator is deprecated; use .grad_fn", DeprecationWarning, 2)
+    warn_once("Variable.creator is deprecated; use .grad_fn", DeprecationWarning, 1)
     return tensor.grad_fn
 
 

@@ -150,5 +150,5 @@ def volatile_attribute(tensor):
     ...     (Variable(cr.ones(1), volatile=True) * 2).volatile, cr.ones(1).volatile
     (True, False)
     """
-    warn_once(VOLATILE_MESSAGE, DeprecationWarning, 2)
+    warn_once(VOLATILE_MESSAGE, DeprecationWarning, 1)
     return is_volatile(tensor)

@@ -1,9 +1,11 @@
+import sys
 import warnings
 
 import pytest
 
 import chainrule as cr
 import chainrule_compat  # noqa: F401
+from chainrule_compat import Variable
 
 
 def test_loss_data_index_gives_the_number_with_a_warning():
@@ -97,3 +99,14 @@ def test_the_other_2017_forms_core_keeps():
         cr.nn.utils.clip_grad_norm([x], 1.0)
     with pytest.warns(DeprecationWarning, match="only_inputs"):
         cr.autograd.grad((x * x).sum(), x, only_inputs=False)
+
+
+def test_attribute_warnings_name_the_line_that_reads_the_attribute():
+    # the getters run as properties (Note [legacy attribute slot]): one frame below
+    x = Variable(cr.ones(1), volatile=True)
+    y = cr.ones(1, requires_grad=True) * 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        x.volatile, y.creator
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)] * 2

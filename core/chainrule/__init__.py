@@ -31,6 +31,7 @@ from . import optim  # noqa: F401
 from . import utils  # noqa: F401
 from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
+from .cuda import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError)
 from . import special  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 from . import serialization  # noqa: F401

@@ -1,12 +1,35 @@
 """Device-backend registry: upper layers (chainrule-cuda) register here; core never
-imports them. Without a registered backend, asking for the device names the wheel."""
+imports them. Without a registered backend, asking for the device names the wheel.
+
+Note [device backend]
+    A backend (registered with ``register_backend(device_type, backend)``) is an object
+    with
+        is_available(), device_count(), synchronize(device)
+        canonical(device)             the device with its index filled in ("cuda" ->
+                                      "cuda:<current>"); raises for a bad index
+        to_device_array(arr, device, non_blocking)   an ndarray or a device array copied
+                                      onto ``device`` (the same array when it is there)
+        array_type                    its device-array class (Note [device arrays])
+        pin_memory(arr), is_pinned(arr)   page-locked host copies of ndarrays
+        random(kind, shape, dtype, device, generator, low, high)   rand/randn/randint
+    and registers its array type in ``_tensor.DEVICE_ARRAY_TYPES``.
+"""
+from ._tensor import CPU, DEVICE_ARRAY_TYPES, device as _device, device_of
 
 BACKENDS = {}
 
 
 def register_backend(device_type, backend):
-    """Register a backend object with ``to_device(tensor, device)`` and ``is_available()``."""
+    """Register a backend object (Note [device backend]) for ``device_type``.
+
+    >>> from chainrule import _backends
+    >>> sorted(set(_backends.BACKENDS) - {"cuda"})
+    []
+    """
     BACKENDS[device_type] = backend
+    array_type = getattr(backend, "array_type", None)
+    if array_type is not None:
+        DEVICE_ARRAY_TYPES.add(array_type)
 
 
 def find_backend(device_type):
@@ -28,9 +51,31 @@ def require_backend(device_type):
     return backend
 
 
-def to_device(tensor, device):
-    from ._tensor import device as _device
-    d = _device(device)
+def canonical_device(device):
+    """``device`` as a chainrule.device with its index (CPU has none), checking that
+    its backend is installed."""
+    d = _device(device) if not isinstance(device, _device) else device
     if d.type == "cpu":
+        return CPU
+    return require_backend(d.type).canonical(d)
+
+
+def move_array(arr, device, non_blocking=False):
+    """``arr`` (an ndarray or a device array) on ``device``: the array itself when it is
+    there already, else a copy (Note [device arrays])."""
+    target = canonical_device(device)
+    if device_of(arr) == target:
+        return arr
+    if target.type == "cpu":
+        return arr.get()
+    return BACKENDS[target.type].to_device_array(arr, target, non_blocking)
+
+
+def to_device(tensor, device, non_blocking=False):
+    """``tensor`` moved to ``device`` (differentiable: records ToCopyBackward0); itself
+    when it is there already."""
+    target = canonical_device(device)
+    if tensor.device == target:
         return tensor
-    return require_backend(d.type).to_device(tensor, d)
+    from ._ops.conversions import transfer
+    return transfer(tensor, target, non_blocking)

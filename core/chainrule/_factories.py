@@ -3,10 +3,14 @@ arange, linspace, rand, randn, randint and the *_like forms (random numbers come
 the generators of _random.py)."""
 import numbers
 
+import functools
+
 import numpy as np
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
+from ._backends import BACKENDS, canonical_device, move_array
+from ._batched import BatchedTensor, rewrap, unwrap_all
 from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
@@ -102,15 +106,14 @@ def set_default_device(device):
 def _finish(arr, requires_grad, device=None):
     if device is None:
         device = DEFAULT_DEVICE.device        # Note [default device]
+    if device is not None:
+        arr = move_array(arr, device)         # before requires_grad: the result is a leaf
     t = Tensor._wrap(arr)
     if _MODE.inference:
         t._extras().inference = True
     if requires_grad:
         _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
         t.requires_grad_(True)
-    if device is not None and _device(device).type != "cpu":
-        from ._backends import to_device
-        return to_device(t, device)
     return t
 
 
@@ -265,15 +268,30 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
                    requires_grad, device)
 
 
+def _on_device(kind, shape, dtype, device, generator, arg0, arg1):
+    """Random numbers drawn on the device (Note [device backend]: its ``random``), or
+    None for the CPU, an explicit generator or a complex dtype (drawn on the host)."""
+    device = DEFAULT_DEVICE.device if device is None else device
+    if device is None or generator is not None or dtype.is_complex:
+        return None
+    target = canonical_device(device)
+    if target.type == "cpu":
+        return None
+    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1)
+
+
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    """Uniform samples in [0, 1).
+    """Uniform samples in [0, 1) (on a CUDA device, from its Philox generator).
 
     >>> import chainrule as cr
     >>> cr.rand(2, 2).shape
     chainrule.Size([2, 2])
     """
-    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
+    drawn = _on_device("uniform", _size_args(size), d, device, generator, 0.0, 1.0)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
 
 
@@ -284,9 +302,12 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     >>> cr.randn(3).dtype
     chainrule.float32
     """
-    rng = _numpy_rng(generator)
     d = _float_dtype(dtype)
     shape = _size_args(size)
+    drawn = _on_device("normal", shape, d, device, generator, 0.0, 1.0)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     if d.is_complex:
         arr = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
     else:
@@ -306,8 +327,11 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    rng = _numpy_rng(generator)
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    drawn = _on_device("randint", _size_args((size,)), d, device, generator, low, high)
+    if drawn is not None:
+        return _finish(drawn, requires_grad, device)
+    rng = _numpy_rng(generator)
     return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
                    requires_grad, device)
 
@@ -321,6 +345,19 @@ def _like_device(input, device):
     return input.device if device is None else device
 
 
+
+def _batch_aware(factory):
+    """A ``*_like`` factory that, given a batched tensor (inside vmap), makes a batched
+    result of the same batch (Note [batched tensors])."""
+    @functools.wraps(factory)
+    def like(input, *args, **kwargs):
+        if type(input) is BatchedTensor:
+            physical, levels = unwrap_all(input)
+            return rewrap(factory(physical, *args, **kwargs), levels)
+        return factory(input, *args, **kwargs)
+    return like
+
+@_batch_aware
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """Zeros with the shape (and by default dtype) of ``input``.
@@ -334,6 +371,7 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
     """Ones with the shape (and by default dtype) of ``input``.
@@ -347,6 +385,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None):
     """An uninitialised tensor shaped like ``input``.
@@ -360,6 +399,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
 
 
+@_batch_aware
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
     """A tensor shaped like ``input`` filled with ``fill_value``.

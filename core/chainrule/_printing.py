@@ -49,6 +49,8 @@ def _fmt_array(arr):
 def tensor_repr(t):
     from . import _dtypes
     arr = t._data
+    if type(arr) is not np.ndarray:           # Note [device arrays]: print a host copy
+        arr = arr.get()
     body = _fmt_array(arr)
     extras = []
     default = _dtypes.get_default_dtype()
@@ -56,6 +58,8 @@ def tensor_repr(t):
     # the reference names every dtype but the default of an empty tensor ([] says none)
     implied = {default} if arr.size == 0 else \
         {default, _dtypes.int64, _dtypes.bool_, default.to_complex()}
+    if t._data is not arr:
+        extras.append(f"device='{t.device}'")
     if dtype not in implied:
         extras.append(f"dtype={dtype!r}")
     if arr.size == 0 and arr.ndim != 1:

@@ -14,9 +14,11 @@ import os
 
 import numpy as np
 
+from ._batched import LEVELS as _LEVELS
+
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
-from ._tensor import Tensor, device as _device
+from ._tensor import Tensor, device as _device, on_device_of
 
 _DEFAULT_SEED = 67280421310721          # the reference's default seed
 _MASK64 = (1 << 64) - 1
@@ -93,6 +95,9 @@ default_generator = Generator()
 
 def numpy_rng(generator=None):
     """The NumPy Generator behind ``generator`` (the default one when None)."""
+    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+        from ._vmap import check_random
+        check_random()
     if generator is None:
         return default_generator._rng
     if isinstance(generator, Generator):
@@ -103,25 +108,39 @@ def numpy_rng(generator=None):
                     f"{type(generator).__name__}")
 
 
+def _seed_cuda(seed):
+    """Seeds every CUDA device too, like the reference's ``manual_seed``, when the
+    chainrule-cuda layer is already loaded; a device's generator made later starts
+    from the default generator's initial seed (the reference's lazy seeding)."""
+    from .cuda import _LAYER
+    if _LAYER and _LAYER[0] is not None:
+        _LAYER[0].manual_seed_all(seed)
+
+
 def manual_seed(seed):
     """Seed the default generator (what every random function uses without
-    ``generator=``); returns it.
+    ``generator=``) and every CUDA device's; returns the default generator.
 
     >>> import chainrule as cr
     >>> _ = cr.manual_seed(0); a = cr.rand(2); _ = cr.manual_seed(0); cr.equal(a, cr.rand(2))
     True
     """
-    return default_generator.manual_seed(seed)
+    generator = default_generator.manual_seed(seed)
+    _seed_cuda(seed)
+    return generator
 
 
 def seed():
-    """Seed the default generator from the operating system's entropy; returns the seed.
+    """Seed the default generator (and the CUDA devices') from the operating system's
+    entropy; returns the seed.
 
     >>> import chainrule as cr
     >>> s = cr.seed(); cr.initial_seed() == s
     True
     """
-    return default_generator.seed()
+    seed = default_generator.seed()
+    _seed_cuda(seed)
+    return seed
 
 
 def initial_seed():
@@ -168,7 +187,7 @@ def _constant(arr, requires_grad=False):
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype (a constant)."""
     arr = numpy_rng(generator).uniform(low, high, input._data.shape)
-    return _constant(arr.astype(input._data.dtype))
+    return _constant(on_device_of(arr.astype(input._data.dtype), input._data))
 
 
 def bernoulli_mask(shape, keep, dtype, generator=None):

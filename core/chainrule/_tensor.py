@@ -120,6 +120,69 @@ class device:
 CPU = device("cpu")
 
 
+# Note [device arrays]
+#     A tensor's ``_data`` is an ndarray (the CPU) or a device array of a registered
+#     backend (chainrule-cuda's DeviceArray): a type listed in DEVICE_ARRAY_TYPES that
+#     implements NumPy's ``__array_ufunc__`` / ``__array_function__`` protocols and the
+#     ndarray methods core uses, so the derivative table's forwards and formulas run on
+#     it unchanged, and that says its ``device`` (a chainrule.device). Core tells the
+#     two apart by ``type(arr) is np.ndarray`` (the hot paths test nothing more; the
+#     C++ fast paths take ndarrays only and leave device arrays to the Python code).
+#     Operations mixing a device array with a host array other than a 0-d one (a
+#     Python scalar's constant) raise ``mixed_device_error``.
+DEVICE_ARRAY_TYPES = set()
+
+
+def _as_data(arr):
+    """``arr`` as a tensor's data: a device array as it is, anything else through
+    ``np.asarray`` (NumPy scalars from full reductions become 0-d arrays)."""
+    return arr if type(arr) in DEVICE_ARRAY_TYPES else np.asarray(arr)
+
+
+def asarray(x, dtype=None):
+    """``np.asarray(x, dtype)`` that keeps a device array on its device (Note [device
+    arrays]): forwards and helpers that normalise their results call this."""
+    if type(x) in DEVICE_ARRAY_TYPES:
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
+    return np.asarray(x, dtype)
+
+
+def strided_view(x, shape, strides, writeable=True):
+    """``np.lib.stride_tricks.as_strided`` for ndarrays and device arrays (Note [device
+    arrays]); strides in bytes."""
+    if type(x) in DEVICE_ARRAY_TYPES:
+        return x.as_strided(shape, strides)
+    return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=writeable)
+
+
+def zeros_on(shape, dtype, like):
+    """``np.zeros(shape, dtype)`` on the device of ``like`` (an array or a NumPy
+    scalar; Note [device arrays])."""
+    if type(like) in DEVICE_ARRAY_TYPES:
+        return np.zeros(shape, dtype, like=like)
+    return np.zeros(shape, dtype)
+
+
+def on_device_of(arr, like):
+    """``arr``, an array core built on the host, moved to the device of the array
+    ``like`` (itself for a CPU ``like``: one type check)."""
+    if type(like) is np.ndarray or type(like) not in DEVICE_ARRAY_TYPES:
+        return arr
+    from ._backends import move_array
+    return move_array(arr, like.device)
+
+
+def device_of(arr):
+    """The device an array lives on (Note [device arrays])."""
+    return CPU if type(arr) is np.ndarray or type(arr) not in DEVICE_ARRAY_TYPES else arr.device
+
+
+def mixed_device_error(a, b):
+    """The reference's error for one op given tensors on two devices."""
+    return RuntimeError("Expected all tensors to be on the same device, but found at least "
+                        f"two devices, {a} and {b}!")
+
+
 def _constructor_arguments(args):
     """``(data, None)`` or ``(None, sizes)`` from ``Tensor(*args)``'s positional
     arguments, with the reference's TypeErrors for anything else."""
@@ -190,7 +253,7 @@ class Tensor:
     def _wrap(cls, arr):
         """A leaf that needs no grad around an ndarray (taken as is)."""
         t = object.__new__(Tensor)
-        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t._data = arr if type(arr) is np.ndarray else _as_data(arr)
         t.grad_fn = t._grad = t._vc = t._base = t._extra = None
         t._output_nr = 0
         t._requires_grad = False
@@ -199,7 +262,7 @@ class Tensor:
     @classmethod
     def _make_output(cls, arr, node, output_nr, vc=None):
         t = object.__new__(Tensor)
-        t._data = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t._data = arr if type(arr) is np.ndarray else _as_data(arr)
         t.grad_fn = node
         t._output_nr = output_nr
         t._requires_grad = True
@@ -230,11 +293,28 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        """Where the data lives (Note [device arrays]).
+
+        >>> import chainrule as cr
+        >>> cr.ones(2).device
+        device(type='cpu')
+        """
+        data = self._data
+        return CPU if type(data) is np.ndarray else device_of(data)
 
     @property
     def is_cuda(self):
-        return False
+        return type(self._data) is not np.ndarray and self.device.type == "cuda"
+
+    def get_device(self):
+        """The device index of a CUDA tensor, -1 for a CPU tensor (like the reference).
+
+        >>> import chainrule as cr
+        >>> cr.ones(2).get_device()
+        -1
+        """
+        d = self.device
+        return -1 if d.type == "cpu" else d.index
 
     @property
     def ndim(self):
@@ -264,11 +344,10 @@ class Tensor:
         root = self._base._data if self._base is not None else None
         if root is None:
             return 0
-        return (self._data.__array_interface__["data"][0]
-                - root.__array_interface__["data"][0]) // self._data.itemsize
+        return (_address(self._data) - _address(root)) // self._data.itemsize
 
     def data_ptr(self):
-        return self._data.__array_interface__["data"][0]
+        return _address(self._data)
 
     def is_contiguous(self, memory_format=None):
         return self._data.flags.c_contiguous
@@ -344,6 +423,10 @@ class Tensor:
         ...     x.numpy()
         array([1., 1.], dtype=float32)
         """
+        if type(self._data) is not np.ndarray:
+            if force:
+                return self._data.get()          # the reference copies to the host
+            _not_on_host(self)
         if self._requires_grad and not force and _MODE.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -353,6 +436,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         arr = self._data
+        if type(arr) is not np.ndarray:
+            _not_on_host(self)
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         if copy:
@@ -584,13 +669,19 @@ class Tensor:
             raise TypeError("Tensor.data must be a Tensor")
         self._data = value._data
 
-    # -- devices ---------------------------------------------------------------------
-    def cpu(self):
-        return self
+    # -- devices: to(), cpu(), cuda(), pin_memory() are in _ops/conversions.py ----------
 
-    def cuda(self, device=None, non_blocking=False):
-        from ._backends import to_device
-        return to_device(self, "cuda" if device is None else device)
+
+def _address(arr):
+    """The address of an array's first element (a device array's on its device)."""
+    if type(arr) is np.ndarray:
+        return arr.__array_interface__["data"][0]
+    return arr.data_ptr
+
+
+def _not_on_host(t):
+    raise TypeError(f"can't convert {t.device} device type tensor to numpy. Use Tensor.cpu() "
+                    "to copy the tensor to host memory first.")
 
 
 def _rebuild(arr, requires_grad):

@@ -1,16 +1,109 @@
-"""``chainrule.vmap``: map a function over a dimension of its inputs.
+"""``chainrule.vmap``: map a function over a dimension of its inputs in one evaluation.
 
-Each batch entry runs as its own call on slices (``select`` along the mapped dim,
-differentiable, so gradients flow through vmap), and the outputs are stacked along
-``out_dims``. The results equal a vectorised evaluation's; speed is one call per
-entry. Inputs and outputs may be tensors or (nested) tuples, lists and dicts of them;
-``in_dims`` / ``out_dims`` is an int or None for all, or a structure matching them.
+The mapped inputs become batched tensors (Note [batched tensors] in _batched.py) and
+``func`` runs ONCE on them: every table op runs its batching rule (Note [batching
+rules by family] in _ops/_batching_rules.py) on the whole batch. Inputs and outputs may
+be tensors or (nested) tuples, lists and dicts of them; ``in_dims`` / ``out_dims`` is
+an int or None for all, or a structure matching them.
 """
+import contextlib
+import threading
+
+import numpy as np
+
+from . import _batched
+from ._batched import LEVELS, BatchedTensor, Level, batched_at, wrap
+from ._ops import _registry
 from ._tensor import Tensor
+from .autograd import tangent_slot
+
+
+# --- the dispatcher (Note [dispatch slot]), registered while a level is active ----------
+def _dispatch(run, op, inputs, attrs, view_base):
+    """A table op whose inputs include batched tensors: the rule of its family at the
+    highest level present, on that level's physical tensors; ``call`` handles the
+    lower levels the same way before the op runs (Note [batched tensors])."""
+    level = None
+    for t in inputs:
+        if type(t) is BatchedTensor and (level is None or t._level.id > level.id):
+            level = t._level
+    if level is None:
+        return run(op, inputs, attrs, view_base)
+    if tangent_slot.SLOT is not None:
+        raise _TangentsPerEntry()
+    from ._ops._batching_rules import rule_for
+    batched = [batched_at(t, level) for t in inputs]
+    args = [t._value if b else t for t, b in zip(inputs, batched)]
+    base = view_base._value if batched_at(view_base, level) else view_base
+
+    def call(op_, args_, attrs_):
+        return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
+    out = rule_for(op)(call, op, args, batched, attrs)
+    if isinstance(out, tuple):
+        return tuple(wrap(o, level) for o in out)
+    return wrap(out, level)
+
+
+_ACTIVE = {"count": 0, "handle": None}
+_REGISTRATION = threading.Lock()
+
+
+@contextlib.contextmanager
+def batch_level(size, randomness="error"):
+    """Enter a new vmap level of batch size ``size`` (registers the dispatcher while
+    any level is active, in any thread)."""
+    with _REGISTRATION:
+        if _ACTIVE["count"] == 0:
+            _ACTIVE["handle"] = _registry.add_dispatcher(_dispatch)
+        _ACTIVE["count"] += 1
+    LEVELS.counter += 1
+    level = Level(LEVELS.counter, size, randomness)
+    LEVELS.stack.append(level)
+    try:
+        yield level
+    finally:
+        LEVELS.stack.pop()
+        with _REGISTRATION:
+            _ACTIVE["count"] -= 1
+            if _ACTIVE["count"] == 0:
+                _ACTIVE["handle"].remove()
+                _ACTIVE["handle"] = None
+
+
+class _DrawPerEntry(Exception):
+    """A random op ran under ``randomness="different"``: the call is redone per entry."""
+
+
+class _TangentsPerEntry(Exception):
+    """A batched op ran while a dual level is active: forward-mode tangents are kept per
+    tensor by the forward_ad layer, which does not see through batched tensors, so the
+    call is redone per entry (jvp/jacfwd/hessian under vmap, vmap under jvp)."""
+
+
+# What makes ``_call`` evaluate the function once per entry instead (the rare paths
+# that have no one-pass form: random draws per entry, code outside the table that
+# computes on values, e.g. the indices of max(dim) or a loss's targets).
+_PER_ENTRY = (_DrawPerEntry, _TangentsPerEntry, _batched.ValuesOutsideTable)
+
+
+def check_random():
+    """Called by every random draw (``_random.numpy_rng``) while a level is active."""
+    mode = LEVELS.stack[-1].randomness
+    if mode == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. "
+                           "Please either use the 'same' or 'different' randomness flags on "
+                           "vmap or perform the randomness operation out of vmap")
+    if mode == "different":
+        raise _DrawPerEntry()
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """Vectorise ``func`` over dimension ``in_dims`` of its inputs.
+    """Vectorise ``func`` over dimension ``in_dims`` of its inputs: one evaluation on
+    the whole batch (Note [batched tensors]).
+
+    ``randomness``: "error" (random ops raise), "same" (one draw shared by the batch)
+    or "different" (independent draws per entry; the call then runs per entry).
+    ``chunk_size``: evaluate that many entries at a time (less memory).
 
     >>> import chainrule as cr
     >>> batched_dot = cr.vmap(cr.dot)
@@ -18,6 +111,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     [3.0, 6.0]
     >>> cr.vmap(lambda x, w: x * w, in_dims=(0, None))(cr.ones(3, 2), cr.tensor([2., 3.])).shape
     chainrule.Size([3, 2])
+    >>> cr.vmap(cr.vmap(lambda a, b: a * b), in_dims=(0, None))(cr.ones(4, 3), cr.ones(3)).shape
+    chainrule.Size([4, 3])
     """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
@@ -26,12 +121,163 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     def wrapped(*args, **kwargs):
+        name = _name(func)
         dims = _broadcast_dims(in_dims if isinstance(in_dims, tuple) else
-                               (in_dims,) * len(args), args, _name(func))
-        size = _batch_size(args, dims, _name(func))
-        results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
-        return _stack_outputs(results, out_dims, _name(func))
+                               (in_dims,) * len(args), args, name)
+        size = _batch_size(args, dims, name)
+        if chunk_size is None or chunk_size >= size:
+            return _call(func, args, kwargs, dims, size, out_dims, randomness, name)
+        chunks = [_call(func, _narrow(args, dims, start, min(chunk_size, size - start)),
+                        kwargs, dims, min(chunk_size, size - start), out_dims, randomness, name)
+                  for start in range(0, size, chunk_size)]
+        return _concat_outputs(chunks, out_dims)
     return wrapped
+
+
+def _call(func, args, kwargs, dims, size, out_dims, randomness, name):
+    try:
+        with batch_level(size, randomness) as level:
+            inputs = _zip_map(lambda v, d: v if d is None else wrap(_to_front(v, d), level),
+                              args, dims)
+            return _unwrap_outputs(func(*inputs, **kwargs), out_dims, level, name)
+    except _PER_ENTRY as reason:
+        from ._ops import _batching_rules
+        if _batching_rules.LOOP_LOG is not None:
+            _batching_rules.LOOP_LOG.add(type(reason).__name__)
+        results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
+        return _stack_outputs(results, out_dims, name)
+
+
+def _to_front(value, dim):
+    from ._ops import FUNCTIONS
+    return value if dim % value.ndim == 0 else FUNCTIONS["movedim"](value, dim, 0)
+
+
+def _unwrap_outputs(out, out_dims, level, name):
+    if isinstance(out, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(out)
+        if len(dims) != len(out):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims!r}): out_dims is not "
+                             "compatible with the structure of `outputs`.")
+        items = [_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims)]
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+    if isinstance(out, dict):
+        return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
+    if not isinstance(out, Tensor):
+        if out_dims is None:
+            return out
+        raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                         f"{type(out).__name__}. Did you mean to set out_dims= to None for "
+                         "output?")
+    from ._ops import FUNCTIONS
+    if not batched_at(out, level):
+        if out_dims is None:
+            return out
+        from ._ops._batching_rules import _expand_batch
+        physical = _expand_batch(out, level.size)
+    elif out_dims is None:
+        raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                         "out_dim is None")
+    else:
+        physical = out._value
+    return physical if out_dims == 0 else FUNCTIONS["movedim"](physical, 0, out_dims)
+
+
+def _narrow(args, dims, start, length):
+    from ._ops import FUNCTIONS
+    return _zip_map(lambda v, d: v if d is None else FUNCTIONS["narrow"](v, d, start, length),
+                    args, dims)
+
+
+def _concat_outputs(chunks, out_dims):
+    from ._ops import FUNCTIONS
+    first = chunks[0]
+    if isinstance(first, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
+        return type(first)(_concat_outputs([c[k] for c in chunks], d)
+                           for k, d in enumerate(dims))
+    if isinstance(first, dict):
+        return {k: _concat_outputs([c[k] for c in chunks], out_dims) for k in first}
+    if out_dims is None:
+        return first
+    return FUNCTIONS["cat"](list(chunks), dim=out_dims)
+
+
+def _zip_map(fn, values, dims):
+    if isinstance(values, (tuple, list)):
+        return type(values)(_zip_map(fn, v, d) for v, d in zip(values, dims))
+    if isinstance(values, dict):
+        return {k: _zip_map(fn, values[k], dims[k]) for k in values}
+    return fn(values, dims)
+class VmapInfo:
+    """What a custom Function's ``vmap`` staticmethod is told about the vmap."""
+
+    __slots__ = ("batch_size", "randomness")
+
+    def __init__(self, batch_size, randomness):
+        self.batch_size, self.randomness = batch_size, randomness
+
+
+def apply_function_batched(cls, args, kwargs):
+    """Note [custom Functions under vmap]
+        ``Function.apply`` with batched arguments: the class's ``vmap`` staticmethod,
+        called once with the physical arguments (batch dimension 0, or None) and
+        returning ``(outputs, out_dims)``; with ``generate_vmap_rule=True`` and no
+        ``vmap``, ``apply`` once per entry (a generated rule), the results stacked;
+        otherwise the reference's error. NotImplemented when no argument is batched.
+    """
+    levels = [a._level for a in args if type(a) is BatchedTensor]
+    if not levels:
+        return NotImplemented
+    level = max(levels, key=lambda lv: lv.id)
+    from .autograd.function import Function
+    physical = [a._value if batched_at(a, level) else a for a in args]
+    in_dims = tuple(0 if batched_at(a, level) else None for a in args)
+    if cls.vmap is not Function.vmap:
+        outputs, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
+                                     *physical, **kwargs)
+        return _rewrap_outputs(outputs, out_dims, level)
+    if not cls.generate_vmap_rule:
+        raise RuntimeError("To use autograd.Function with vmap, you must either override the "
+                           "vmap staticmethod or set generate_vmap_rule=True.")
+    rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
+    return _rewrap_outputs(_stack_outputs(rows, 0, cls.__name__), 0, level)
+
+
+def _rewrap_outputs(outputs, out_dims, level):
+    from ._ops import FUNCTIONS
+    if isinstance(outputs, (tuple, list)):
+        dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(outputs)
+        return type(outputs)(_rewrap_outputs(o, d, level) for o, d in zip(outputs, dims))
+    if out_dims is None or not isinstance(outputs, Tensor):
+        return outputs
+    return wrap(outputs if out_dims == 0 else FUNCTIONS["movedim"](outputs, out_dims, 0), level)
+
+
+def differentiable_input(leaf, nested):
+    """Note [per-sample gradients]
+        A transform that differentiates (chainrule.func's grad, vjp, jacrev) inside vmap
+        takes each input batched at every active level: an input shared by the batch
+        (a weight) becomes a broadcast copy per entry. Every entry then has its own
+        input, so one backward pass over the physical tensors gives each entry its own
+        gradient (per-sample gradients), with no loop. Outside vmap: None.
+    """
+    if not LEVELS.stack:
+        return None
+    from ._batched import rewrap, unwrap_all
+    from ._ops import FUNCTIONS
+    physical, levels = unwrap_all(leaf)
+    ids = {lv.id for lv in levels}
+    entry, sizes = list(physical.shape)[len(levels):], iter(physical.shape)
+    present = [next(sizes) if lv.id in ids else 1 for lv in LEVELS.stack] + entry
+    full = [lv.size for lv in LEVELS.stack] + entry
+    if not nested:          # a fresh leaf: the shared values broadcast, no copy
+        arr = np.broadcast_to(physical.detach()._data.reshape(present), full)
+        fresh = Tensor._wrap(arr).requires_grad_()
+    else:                   # keeps the history an outer transform differentiates
+        fresh = FUNCTIONS["expand"](FUNCTIONS["reshape"](physical, present), tuple(full))
+        fresh = fresh if fresh.requires_grad else fresh.requires_grad_()
+    return rewrap(fresh, list(LEVELS.stack))
 
 
 def _name(func):
@@ -98,7 +344,8 @@ def _take(args, dims, index):
         return type(args)(_take(a, d, index) for a, d in zip(args, dims))
     if isinstance(args, dict):
         return {k: _take(args[k], dims[k], index) for k in args}
-    return args if dims is None else args.select(dims, index)
+    # a copy: a row that is a view into the batch would give as_strided another storage
+    return args if dims is None else args.select(dims, index).clone()
 
 
 def _stack_outputs(results, out_dims, name):

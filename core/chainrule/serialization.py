@@ -176,6 +176,8 @@ class _Writer:
         if index is not None:
             return index
         arr = t._data
+        if type(arr) is not np.ndarray:        # Note [device arrays]: stored from a host copy
+            arr = arr.get()
         owner = _memory_owner(arr)
         start = owner.__array_interface__["data"][0]
         entry = {"storage": self._storage(owner),
@@ -280,10 +282,10 @@ class _Reader:
         dtype = _dtypes.to_dtype(entry["dtype"]).np
         arr = np.ndarray(tuple(entry["shape"]), dtype, buffer=self._storage(entry["storage"]),
                          offset=entry["offset"], strides=tuple(entry["strides"]))
-        t = _tensor_of_class(entry.get("class"), arr)
+        t = self._place(_tensor_of_class(entry.get("class"), arr), entry["device"])
         if entry["requires_grad"]:
             t.requires_grad_(True)
-        return self._place(t, entry["device"])
+        return t
 
     def _storage(self, name):
         storage = self.storages.get(name)
@@ -307,8 +309,9 @@ class _Reader:
             target = target.get(location, location)
         if target is None:
             target = location
-        from ._backends import to_device
-        return to_device(t, _device(target) if isinstance(target, str) else target)
+        from ._backends import move_array
+        t._data = move_array(t._data, target)      # still a leaf
+        return t
 
 
 _CONTAINERS = {"tuple": tuple, "set": set, "frozenset": frozenset, "size": Size}

@@ -111,23 +111,11 @@ def test_factories():
         cr.zeros(-1)
 
 
-class _FakeBackend:
-    """A device backend that tags tensors instead of moving them."""
-
-    def __init__(self):
-        self.moved = []
-
-    def to_device(self, t, device):
-        self.moved.append(str(device))
-        return t
-
-
 @pytest.fixture
-def fake_cuda(monkeypatch):
-    from chainrule import _backends
-    backend = _FakeBackend()
-    monkeypatch.setitem(_backends.BACKENDS, "cuda", backend)
-    return backend
+def fake_cuda():
+    from fake_device import fake_cuda as fake     # Note [device backend]
+    with fake() as backend:
+        yield backend
 
 
 def test_default_device_is_where_factories_put_tensors(fake_cuda):
@@ -135,14 +123,14 @@ def test_default_device_is_where_factories_put_tensors(fake_cuda):
     assert cr.get_default_device() == cr.device("cpu")
     cr.set_default_device("cuda:1")
     assert cr.get_default_device() == cr.device("cuda", 1)
-    cr.ones(2), cr.tensor([1.0]), cr.arange(3), cr.randn(2)
-    cr.zeros(2, device="cpu")                       # an explicit device wins
-    cr.zeros_like(cr.from_numpy(np.ones(2)))        # *_like follow their input
-    assert fake_cuda.moved == ["cuda:1"] * 4
+    made = [cr.ones(2), cr.tensor([1.0]), cr.arange(3), cr.randn(2)]
+    assert [str(t.device) for t in made] == ["cuda:1"] * 4
+    assert cr.zeros(2, device="cpu").device == cr.device("cpu")    # an explicit device wins
+    like = cr.zeros_like(cr.from_numpy(np.ones(2)))                # *_like follow their input
+    assert like.device == cr.device("cpu")
     cr.set_default_device(None)
     assert cr.get_default_device() == cr.device("cpu")
-    cr.ones(2)
-    assert len(fake_cuda.moved) == 4
+    assert cr.ones(2).device == cr.device("cpu")
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
         cr.set_default_device("foo")
 
@@ -151,10 +139,10 @@ def test_device_as_a_context_manager_sets_the_default_device(fake_cuda):
     with cr.device("cuda"):
         assert cr.get_default_device() == cr.device("cuda")
         with cr.device("cpu"):
-            cr.ones(1)
+            assert cr.ones(1).device == cr.device("cpu")
             assert cr.get_default_device() == cr.device("cpu")
-        cr.ones(1)
-    assert cr.get_default_device() == cr.device("cpu") and fake_cuda.moved == ["cuda"]
+        assert cr.ones(1).device == cr.device("cuda:0")
+    assert cr.get_default_device() == cr.device("cpu")
 
 
 def test_default_device_is_per_thread():

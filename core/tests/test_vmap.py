@@ -70,3 +70,144 @@ def test_parity_with_torch_vmap():
     ours = cr.vmap(lambda m: m.t() @ m, in_dims=0, out_dims=2)(cr.tensor(a))
     theirs = torch.vmap(lambda m: m.t() @ m, in_dims=0, out_dims=2)(torch.tensor(a))
     assert np.allclose(ours.numpy(), theirs.numpy())
+
+
+class _Cube(cr.autograd.Function):
+    """x ** 3, setup_context style."""
+
+    forward = staticmethod(lambda x: x ** 3)
+    setup_context = staticmethod(lambda ctx, inputs, output: ctx.save_for_backward(*inputs))
+    backward = staticmethod(lambda ctx, g: 3 * g * ctx.saved_tensors[0] ** 2)
+
+
+class _CubeWithRule(_Cube):
+    calls = 0
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        _CubeWithRule.calls += 1
+        return _Cube.apply(x), in_dims[0]
+
+
+class _CubeGenerated(_Cube):
+    generate_vmap_rule = True
+
+
+def test_custom_function_vmap_staticmethod_runs_once():
+    x = cr.randn(4, 3, dtype=cr.float64, requires_grad=True)
+    _CubeWithRule.calls = 0
+    out = cr.vmap(_CubeWithRule.apply)(x)
+    assert _CubeWithRule.calls == 1 and np.allclose(out.detach().numpy(), x.detach().numpy() ** 3)
+    out.sum().backward()
+    assert np.allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
+
+
+def test_custom_function_generated_rule_and_missing_rule():
+    x = cr.randn(4, 3, dtype=cr.float64)
+    assert np.allclose(cr.vmap(_CubeGenerated.apply)(x).numpy(), x.numpy() ** 3)
+    with pytest.raises(RuntimeError, match="override the vmap staticmethod or set "
+                                           "generate_vmap_rule=True"):
+        cr.vmap(_Cube.apply)(x)
+
+
+def test_one_evaluation_not_a_loop():
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return x.sin() @ cr.ones(3, dtype=cr.float64)
+    out = cr.vmap(f)(cr.randn(5, 3, dtype=cr.float64))
+    assert calls == [(3,)] and out.shape == (5,)
+
+
+def test_nested_vmap_and_out_dims():
+    x = cr.randn(2, 3, 4, dtype=cr.float64)
+    y = cr.randn(4, dtype=cr.float64)
+    out = cr.vmap(cr.vmap(lambda a, b: a * b + a.sum(), in_dims=(0, None)),
+                  in_dims=(0, None), out_dims=1)(x, y)
+    a = x.numpy()
+    expected = (a * y.numpy() + a.sum(-1, keepdims=True)).transpose(1, 0, 2)
+    assert out.shape == (3, 2, 4) and np.allclose(out.numpy(), expected)
+
+
+def test_chunk_size_matches_one_pass():
+    x = cr.randn(7, 3, dtype=cr.float64)
+    f = lambda r: (r.exp() * 2).cumsum(0)        # noqa: E731
+    assert np.allclose(cr.vmap(f, chunk_size=3)(x).numpy(), cr.vmap(f)(x).numpy())
+
+
+def test_randomness_modes():
+    x = cr.ones(4, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        cr.vmap(lambda r: r * cr.rand(3))(x)
+    same = cr.vmap(lambda r: r * cr.rand(3), randomness="same")(x)
+    assert np.allclose(same.numpy(), same.numpy()[0])
+    different = cr.vmap(lambda r: r * cr.rand(3), randomness="different")(x)
+    assert not np.allclose(different.numpy(), different.numpy()[0])
+
+
+def test_inplace_into_unbatched_tensor_is_the_reference_error():
+    def f(row):
+        buffer = cr.zeros(3)
+        buffer.add_(row)
+        return buffer
+    with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+        cr.vmap(f)(cr.ones(2, 3))
+    out = cr.vmap(lambda row: row.clone().mul_(2))(cr.ones(2, 3))
+    assert np.allclose(out.numpy(), 2)
+
+
+def test_convolution_with_a_batched_input_folds_the_batch():
+    from chainrule._ops import _batching_rules
+    x = cr.randn(3, 2, 2, 5, 5, dtype=cr.float64)
+    w = cr.randn(4, 2, 3, 3, dtype=cr.float64)
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(lambda xi: cr.nn.functional.conv2d(xi, w))(x)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([cr.nn.functional.conv2d(x[i], w) for i in range(3)])
+    assert not log and np.allclose(out.numpy(), loop.numpy())
+
+
+def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
+    x = cr.randn(3, dtype=cr.float64, requires_grad=True)
+    y = _Cube.apply(x)
+    with pytest.warns(UserWarning, match="performance drop"):
+        (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True)
+    assert np.allclose(g.numpy(), np.diag(3 * x.detach().numpy() ** 2))
+
+
+def test_is_grads_batched_with_create_graph_is_differentiable():
+    a = cr.randn(4, 4, dtype=cr.float64)
+    x = cr.randn(4, dtype=cr.float64, requires_grad=True)
+    y = cr.tanh(a @ x) * x
+    eye = cr.eye(4, dtype=cr.float64)
+    (jac,) = cr.autograd.grad(y, x, eye, create_graph=True, is_grads_batched=True)
+    rows = [cr.autograd.grad(y, x, eye[i], create_graph=True)[0] for i in range(4)]
+    assert np.allclose(jac.detach().numpy(), cr.stack(rows).detach().numpy())
+    (second,) = cr.autograd.grad(jac.sum(), x, retain_graph=True)
+    (expected,) = cr.autograd.grad(cr.stack(rows).sum(), x)
+    assert np.allclose(second.numpy(), expected.numpy())
+
+
+def test_grad_of_batched_output_needs_batched_inputs():
+    w = cr.randn(3, dtype=cr.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not batched the same way"):
+        cr.vmap(lambda x: cr.autograd.grad((x * w).sum(), w))(cr.randn(2, 3, dtype=cr.float64))
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_cross_entropy_with_batched_targets_is_one_pass(reduction):
+    from chainrule._ops import _batching_rules
+    x = cr.randn(4, 5, 3, dtype=cr.float64)
+    target = cr.tensor(np.random.default_rng(0).integers(0, 3, (4, 5)))
+    target[0, 1] = -100                                   # ignore_index
+    loss = lambda a, b: cr.nn.functional.cross_entropy(a, b, reduction=reduction)  # noqa
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(loss)(x, target)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([loss(x[i], target[i]) for i in range(4)])
+    assert not log and np.allclose(out.numpy(), loop.numpy())

@@ -7,8 +7,8 @@ Note [one-pass jacobians]
     one backward per output element and gives the same values: the forward_ad layer
     is installed, no dual level is active (an outer one would need nesting), no graph
     of the result is wanted (create_graph, strict and outer reverse transforms keep
-    the reverse path), at least MIN_OUTPUTS output elements, at most MAX_INPUTS input
-    elements (the batched tangents hold MAX_INPUTS copies of every intermediate), and
+    the reverse path), at least MIN_OUTPUTS output elements and as many as input
+    elements for reverse-mode requests, at most MAX_INPUTS input elements (the batched tangents hold MAX_INPUTS copies of every intermediate), and
     for reverse-mode requests real inputs and outputs only (``worth_it``).
     When the pass meets something it cannot batch (an op without a forward rule, a
     custom Function without ``jvp``, an in-place op on a view) it raises
@@ -30,9 +30,12 @@ def usable(inputs):
 
 
 def worth_it(outputs, inputs):
-    """For a reverse-mode request: enough outputs, and real values only (for complex
-    values reverse mode's Jacobian is the conjugate convention's, not forward mode's)."""
-    return sum(o.numel() for o in outputs) >= MIN_OUTPUTS and \
+    """For a reverse-mode request: enough outputs, no more inputs than outputs (else
+    the one batched backward of core's is_grads_batched, one row per output element,
+    does less work), and real values only (for complex values reverse mode's Jacobian
+    is the conjugate convention's, not forward mode's)."""
+    n_out = sum(o.numel() for o in outputs)
+    return MIN_OUTPUTS <= n_out >= sum(x.numel() for x in inputs) and \
         not any(t.is_complex() for t in list(outputs) + list(inputs))
 
 

@@ -15,6 +15,7 @@ Note [nested transforms]
 Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
 import chainrule as cr
+from chainrule._vmap import differentiable_input
 
 from . import _forward_jacobian as _one_pass
 from ._common import forward_ad
@@ -102,6 +103,9 @@ def _level_active():
 def _fresh(leaf, nested):
     if not isinstance(leaf, cr.Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+    batched = differentiable_input(leaf, nested)      # Note [per-sample gradients]
+    if batched is not None:
+        return batched
     if not nested:
         return leaf.detach().requires_grad_()
     alias = leaf.view_as(leaf)

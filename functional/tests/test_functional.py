@@ -107,3 +107,45 @@ def test_hvp_reverse_over_forward_equals_the_double_backward_trick(monkeypatch):
     np.testing.assert_allclose(graph.detach().numpy(), trick.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(third.numpy(), cr.autograd.grad(trick.sum(), xr2)[0].numpy(),
                                atol=1e-12)
+
+
+def test_per_sample_gradients_equal_the_loop():
+    # Note [per-sample gradients]: vmap(grad) is one pass, nested vmaps too
+    from chainrule.func import grad, vmap
+    w = cr.randn(3, 4, dtype=cr.float64)
+    x = cr.randn(2, 5, 4, dtype=cr.float64)
+    loss = lambda w, x: (cr.tanh(w @ x) ** 2).sum()          # noqa: E731
+    batched = vmap(vmap(grad(loss), in_dims=(None, 0)), in_dims=(None, 0))(w, x)
+    loop = cr.stack([cr.stack([grad(loss)(w, x[i, j]) for j in range(5)]) for i in range(2)])
+    assert np.allclose(batched.numpy(), loop.numpy())
+
+
+def test_jacrev_under_vmap_and_grad_of_vmap():
+    from chainrule.func import grad, jacrev, vmap
+    a = cr.randn(3, 3, dtype=cr.float64)
+    xs = cr.randn(4, 3, dtype=cr.float64)
+    g = lambda x: cr.tanh(a @ x)                             # noqa: E731
+    batched = vmap(jacrev(g))(xs)
+    loop = cr.stack([jacrev(g)(xs[i]) for i in range(4)])
+    assert np.allclose(batched.numpy(), loop.numpy())
+    outer = grad(lambda x: vmap(g)(x).sum())(xs)
+    assert np.allclose(outer.numpy(), cr.stack([grad(lambda r: g(r).sum())(xs[i])
+                                                 for i in range(4)]).numpy())
+
+
+def test_forward_mode_transforms_under_vmap_equal_the_loop():
+    # tangents do not flow through batched tensors: such calls run per entry
+    from chainrule.func import hessian, jacfwd, jvp, vmap
+    a = cr.randn(3, 3, dtype=cr.float64)
+    xs = cr.randn(4, 3, dtype=cr.float64)
+    g = lambda x: cr.tanh(a @ x)                             # noqa: E731
+    f = lambda x: (g(x) ** 2).sum()                          # noqa: E731
+    ones = cr.ones(3, dtype=cr.float64)
+    for transform, single in ((vmap(jacfwd(g)), jacfwd(g)), (vmap(hessian(f)), hessian(f)),
+                              (vmap(lambda x: jvp(g, (x,), (ones,))[1]),
+                               lambda x: jvp(g, (x,), (ones,))[1])):
+        loop = cr.stack([single(xs[i]) for i in range(4)])
+        assert np.allclose(transform(xs).numpy(), loop.numpy())
+    outer = jvp(vmap(g), (xs,), (cr.ones(4, 3, dtype=cr.float64),))[1]
+    assert np.allclose(outer.numpy(), cr.stack([jvp(g, (xs[i],), (ones,))[1]
+                                                for i in range(4)]).numpy())

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtypes
 from .. import _tensor as _tensor_module
 from .._grad_mode import STATE as _MODE
+from .._batched import BatchedTensor
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -251,6 +252,8 @@ def check_inplace(t):
 
 def commit_inplace(t, result):
     """Write an out-of-place result into ``t`` and make ``t`` its output."""
+    if type(t) is BatchedTensor or type(result) is BatchedTensor:
+        return commit_batched(t, result)
     check_inplace(t)
     if _saved_hooks.ACTIVE[0]:
         from ..autograd.graph import before_inplace_mutation
@@ -291,3 +294,24 @@ def _keep_original_self(node, t):
                 saved.tensor = Tensor._wrap(saved.data)
             if _tangent_slot.SLOT is not None:  # Note [tangent slot]
                 _tangent_slot.SLOT.kept_original(t, saved.tensor)
+
+
+def commit_batched(t, result):
+    """commit_inplace for batched tensors (Note [batched tensors]): the physical result
+    is written into ``t``'s physical tensor; writing batched values into a tensor not
+    batched at that level is the reference's error."""
+    from .._batched import batched_at
+    from ._batching_rules import _expand_batch
+    level = result._level if type(result) is BatchedTensor else None
+    if level is not None and (type(t) is not BatchedTensor or t._level.id < level.id):
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
+            "exists a Tensor `other` in extra_args that has more elements than `self`. This "
+            "happened due to `other` being vmapped over but `self` not being vmapped over in "
+            "a vmap. Please try to use out-of-place operators instead of inplace arithmetic. "
+            "If said operator is being called inside the PyTorch framework, please file a "
+            "bug report instead.")
+    physical = result._value if batched_at(result, t._level) else \
+        _expand_batch(result, t._level.size)
+    commit_inplace(t._value, physical)
+    return t

@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from .. import _grad_mode
-from .._tensor import Tensor
+from .._tensor import Tensor, _as_data, zeros_on
 from .._version_counter import counter_of
 from ..autograd import anomaly_mode
 from ..autograd.engine import needed_edges
@@ -168,9 +168,13 @@ class OpNode(Node):
         out = []
         if len(grads) < len(self._out_meta):
             grads = list(grads) + [None] * (len(self._out_meta) - len(grads))
+        like = next((g for g in grads if g is not None), None)
+        if like is None and self._saved:     # no gradient arrived: a saved value's device
+            like = next(iter(self._saved.values())).array(self)
+        like = like._data if isinstance(like, Tensor) else like
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None:
-                g = np.zeros(shape, dtype)
+                g = zeros_on(shape, dtype, like)      # on the gradients' device
                 g = Tensor._wrap(g) if create_graph else g
             out.append(g)
         return out
@@ -343,7 +347,7 @@ def set_recorder(fn):
 
 def _output(arr, node, output_nr, view_base):
     if type(arr) is not np.ndarray:
-        arr = np.asarray(arr)
+        arr = _as_data(arr)                    # Note [device arrays]
     if arr.dtype.kind in "biu":
         t = Tensor._wrap(arr)          # integer outputs (indices) are not differentiable
     else:

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .._tensor import DEVICE_ARRAY_TYPES, asarray, on_device_of
+
 
 @functools.cache
 def implementation(name):
@@ -30,9 +32,12 @@ def in_float64(name, x, *args):
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
     fn = implementation(name)
+    if type(x) is not np.ndarray and type(x) in DEVICE_ARRAY_TYPES:
+        # SciPy's non-ufunc functions (polygamma) take host arrays: a round trip
+        return on_device_of(in_float64(name, x.get(), *args), x)
     if x.dtype == np.float64:
-        return np.asarray(fn(*args, x), np.float64)
-    return np.asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+        return asarray(fn(*args, x), np.float64)
+    return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
 
 
 def _scipy_lgamma(sp):
@@ -61,7 +66,7 @@ lgamma_fallback = _vectorized(_lgamma_scalar)
 def digamma_fallback(x):
     """psi(x): reflection below 1/2, recurrence up to 10, then the asymptotic series
     (its first omitted term is below 1e-14 there)."""
-    x = np.asarray(x, np.float64)
+    x = asarray(x, np.float64)
     reflect = x < 0.5
     y = np.where(reflect, 1 - x, x)
     shift = np.zeros_like(y)
@@ -87,7 +92,7 @@ _ZETA_TAIL = [1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
 def hurwitz_zeta_fallback(s, x):
     """zeta(s, x) = sum_k (x + k)**-s for an integer s >= 2: the first terms summed
     until x + k >= 10 + s, then the Euler-Maclaurin tail."""
-    x = np.asarray(x, np.float64)
+    x = asarray(x, np.float64)
     bound = 10.0 + s
     total = np.zeros_like(x)
     a = np.where(np.isfinite(x), x, np.abs(x))      # -inf and nan never reach the bound
@@ -111,7 +116,7 @@ def polygamma_fallback(n, x):
     """The n-th derivative of digamma: (-1)**(n+1) n! zeta(n + 1, x) for n >= 1."""
     if n == 0:
         return digamma_fallback(x)
-    x = np.asarray(x, np.float64)
+    x = asarray(x, np.float64)
     out = (-1.0) ** (n + 1) * math.factorial(n) * hurwitz_zeta_fallback(n + 1, x)
     return np.where(np.isnan(x) | np.isneginf(x), np.nan, out)
 
@@ -122,7 +127,7 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 def erfinv_fallback(y):
     """erf's inverse: Winitzki's approximation, then Halley steps on erf (|y| <= 1/2)
     or on erfc (beyond, where 1 - |y| is exact and erf(x) - y would cancel)."""
-    y = np.asarray(y, np.float64)
+    y = asarray(y, np.float64)
     a = np.abs(y)
     inside = a < 1
     q = np.where(inside, 1 - a, 0.5)           # 1 - |y|, exact for |y| >= 1/2

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from .. import _dtypes
-from .._tensor import Tensor
+from .._backends import move_array as _move_array
+from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
                       promote, public, method)
 from ._formula_helpers import helper
@@ -173,8 +174,19 @@ FLOOR = _unary("floor", np.floor, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 CEIL = _unary("ceil", np.ceil, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 ROUND = _unary("round", np.round, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 TRUNC = _unary("trunc", np.trunc, lambda F, g: g * 0, lambda F, t: t[0] * 0)
-TO = defop("to_copy", lambda a, dtype: a.astype(dtype.np), attrs=("dtype",),
-           node_name="ToCopyBackward0", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
+
+
+def _to_copy(a, dtype, device, source):
+    """The forward of ``to_copy``: a cast and/or a move to another device (``device``
+    None: the same device; ``source``, the input's device, takes the gradient back)."""
+    out = a if dtype is None or a.dtype == dtype.np else a.astype(dtype.np)
+    return out if device is None else _move_array(out, device)
+
+
+TO = defop("to_copy", _to_copy, attrs=("dtype", "device", "source"),
+           node_name="ToCopyBackward0",
+           vjp=(lambda F, g, source: g if source is None else F.to_device(g, source),),
+           jvp=lambda F, t, device: t[0] if device is None else F.to_device(t[0], device))
 CLONE = _unary("clone", np.copy, lambda F, g: g, lambda F, t: t[0])
 
 
@@ -204,7 +216,7 @@ def _clamp(a, lo, hi):
         out = np.maximum(out, lo)
     if hi is not None:
         out = np.minimum(out, hi)
-    return np.asarray(out, dtype=a.dtype)
+    return asarray(out, dtype=a.dtype)
 
 
 # --- public functions ---------------------------------------------------------------
@@ -519,7 +531,7 @@ def to_dtype(t, dtype):
     dtype = _dtypes.to_dtype(dtype)
     if t._data.dtype == dtype.np:
         return t
-    return apply_op(TO, (t,), {"dtype": dtype})
+    return apply_op(TO, (t,), {"dtype": dtype, "device": None, "source": None})
 
 
 public(FUNCTIONS["neg"], name="negative")
@@ -611,10 +623,10 @@ RAD2DEG = _unary("rad2deg", np.rad2deg, lambda F, g: g * (180 / math.pi),
                  lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
 DEG2RAD = _unary("deg2rad", np.deg2rad, lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
-CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, np.asarray(min, a.dtype)),
+CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, asarray(min, a.dtype)),
                   attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
                   jvp=lambda F, t, self, min: t[0] * (self >= min))
-CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, np.asarray(max, a.dtype)),
+CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, asarray(max, a.dtype)),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
 CLAMP_MIN_TENSOR = defop("clamp_min_tensor", np.maximum, inputs=("self", "min"),
@@ -631,6 +643,7 @@ CLAMP_MAX_TENSOR = defop("clamp_max_tensor", np.minimum, inputs=("self", "max"),
 
 def _mvlgamma_forward(a, p):
     out = np.full(a.shape, p * (p - 1) / 4 * math.log(math.pi), a.dtype)
+    out = on_device_of(out, a)
     for j in range(p):
         out += _special.in_float64("lgamma", a - a.dtype.type(j / 2))
     return out

@@ -16,9 +16,11 @@ import math
 
 import numpy as np
 
+from .._tensor import asarray
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
+from .._batched import BatchedTensor, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -194,7 +196,7 @@ def gather_array(a, dim, index):
 
 def _scatter_target(out, dim, index, src):
     """Where scatter writes in ``out`` and the values (``src``'s used corner)."""
-    if isinstance(src, np.ndarray) and src.ndim:
+    if getattr(src, "ndim", 0):                 # an ndarray or a device array
         src = _corner(src, index.shape) if src.ndim == index.ndim else src.reshape(-1)[:1]
     if index.ndim != out.ndim or out.ndim == 0:   # 0-d and 1-d mixed: both vectors
         return out.reshape(-1), (index.reshape(-1),), np.reshape(src, -1)
@@ -223,7 +225,7 @@ def scatter_array(a, dim, index, src):
 
 
 def masked_fill_array(a, mask, value):
-    value = np.asarray(value)
+    value = asarray(value)
     if value.dtype != a.dtype:
         value = value.astype(a.dtype)
     return np.where(mask, value, a)
@@ -317,7 +319,7 @@ def _as_index_array(k):
     if not isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
-    arr = k._data if isinstance(k, Tensor) else np.asarray(k)
+    arr = k._data if isinstance(k, Tensor) else asarray(k)
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
@@ -506,7 +508,7 @@ def _write_plain(t, key, value):
 def _value_tensor(value, like):
     if isinstance(value, Tensor):
         return value
-    return Tensor._wrap(np.asarray(value, dtype=like._data.dtype))
+    return Tensor._wrap(asarray(value, dtype=like._data.dtype))
 
 
 def _strip_leading_ones(value, ndim):
@@ -532,6 +534,9 @@ def _check_expandable(value, shape):
 
 def _index_put_inplace(t, key, values, accumulate):
     """index_put_ without copying ``t``: the forward writes into t's memory."""
+    if type(t) is BatchedTensor or type(values) is BatchedTensor:   # inside vmap
+        return commit_inplace(t, apply_op(INDEX_PUT, (t, values), {
+            "key": key, "accumulate": accumulate, "inplace": False}))
     if values._data.dtype != t._data.dtype:
         values = values.to(t.dtype)
     records = _grad_mode.STATE.grad_enabled and (t._requires_grad or values._requires_grad)
@@ -605,7 +610,7 @@ def _same_dtype(what, dst, src):
 def _index_put(input, key, values, accumulate=False):
     """Out-of-place index_put with a ready key (formulas)."""
     if not isinstance(values, Tensor):
-        values = Tensor._wrap(np.asarray(values, input._data.dtype))
+        values = Tensor._wrap(asarray(values, input._data.dtype))
     return apply_op(INDEX_PUT, (input, values), {"key": key, "accumulate": accumulate,
                                                   "inplace": False})
 
@@ -622,8 +627,9 @@ def _index_tensor(index, name, allow_matrix=True):
 
 
 def _check_bounds(index, n, dim):
-    """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones)."""
-    idx = index._data
+    """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones); a
+    batched index (inside vmap) is checked on all its entries."""
+    idx = index._data if type(index) is not BatchedTensor else unwrap_all(index)[0]._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")

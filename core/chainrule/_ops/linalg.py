@@ -12,7 +12,7 @@ import string
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
                       promote, public, require_tensor)
 from ._formula_helpers import helper
@@ -102,7 +102,7 @@ MV = defop("mv", np.matmul, inputs=("self", "vec"),
            vjp=(lambda F, g, vec: F.outer(g, F.conj(vec)),
                 lambda F, g, self: F.matmul(F.conj(F.transpose(self, 0, 1)), g)),
            jvp=lambda F, t, self, vec: _product_jvp(F, t, self, vec))
-DOT = defop("dot", lambda a, b: np.asarray(np.dot(a, b)), inputs=("self", "tensor"),
+DOT = defop("dot", lambda a, b: asarray(np.dot(a, b)), inputs=("self", "tensor"),
             vjp=(lambda F, g, tensor: g * F.conj(tensor),
                  lambda F, g, self: g * F.conj(self)),
             jvp=lambda F, t, self, tensor: _product_jvp(F, t, self, tensor))
@@ -335,7 +335,7 @@ def einsum_arrays(equation, *arrays):
     if len(arrays) < 2:
         return np.einsum(equation, *arrays)
     optimize = _einsum_work(equation, tuple(a.shape for a in arrays)) > _OPTIMIZE_WORK
-    return np.asarray(np.einsum(equation, *arrays, optimize=optimize))
+    return asarray(np.einsum(equation, *arrays, optimize=optimize))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -354,7 +354,8 @@ def einsum_grad(F, g, other, equation, which, shape):
     only this operand has."""
     eq, consts = _einsum_grad_equation(equation, which, tuple(shape))
     dtype = (g._data if F.is_tensor_path() else g).dtype
-    extra = [np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype)
+    like = g._data if F.is_tensor_path() else g
+    extra = [on_device_of(np.ones(n, dtype) if kind == "ones" else np.eye(n, dtype=dtype), like)
              for kind, n in consts]
     return _broadcast_back(F, F.einsum(eq, g, F.conj(other), *extra), tuple(shape))
 
@@ -576,7 +577,7 @@ def einsum(equation, *operands):
         equation, operands = _sublist_equation((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    tensors = [o if isinstance(o, Tensor) else Tensor._wrap(np.asarray(o)) for o in operands]
+    tensors = [o if isinstance(o, Tensor) else Tensor._wrap(asarray(o)) for o in operands]
     for t in tensors[1:]:
         check_same_dtype(tensors[0], t, "expected scalar type {a} but found {b}")
     terms, out, sizes = _parse_einsum(equation, tuple(t._data.shape for t in tensors))
@@ -693,9 +694,9 @@ def _tri_masked(a, upper, unitriangular):
     n = a.shape[-1]
     mask = np.triu(np.ones((n, n), bool), 1 if unitriangular else 0) if upper else \
         np.tril(np.ones((n, n), bool), -1 if unitriangular else 0)
-    out = np.where(mask, a, 0)
+    out = np.where(on_device_of(mask, a), a, 0)
     if unitriangular:
-        out = out + np.eye(n, dtype=a.dtype)
+        out = out + on_device_of(np.eye(n, dtype=a.dtype), a)
     return out
 
 
@@ -728,7 +729,7 @@ def _matrix_exp_forward(a):
         from scipy.linalg import expm
     except ImportError:                    # core depends on NumPy only
         return _expm_pade(a)
-    return np.asarray(expm(a), a.dtype) if a.size else a.copy()
+    return asarray(expm(a), a.dtype) if a.size else a.copy()
 
 
 # Padé(13) coefficients (Higham 2005, "The scaling and squaring method for the matrix
@@ -805,7 +806,7 @@ def _eig_forward(a):
 
 def _slogdet_forward(a):
     sign, logabsdet = np.linalg.slogdet(a)
-    return np.asarray(sign, a.dtype), np.asarray(logabsdet, _real_dtype(a.dtype))
+    return asarray(sign, a.dtype), asarray(logabsdet, _real_dtype(a.dtype))
 
 
 def _pinv_threshold(s, atol, rtol, m, n):
@@ -816,8 +817,8 @@ def _pinv_threshold(s, atol, rtol, m, n):
     atol = 0.0 if atol is None else atol
     smax = np.max(s, axis=-1, keepdims=True) if s.shape[-1] else np.zeros(s.shape[:-1] + (1,),
                                                                            s.dtype)
-    return np.maximum(np.asarray(atol)[..., None] if np.ndim(atol) else atol,
-                      (np.asarray(rtol)[..., None] if np.ndim(rtol) else rtol) * smax)
+    return np.maximum(asarray(atol)[..., None] if np.ndim(atol) else atol,
+                      (asarray(rtol)[..., None] if np.ndim(rtol) else rtol) * smax)
 
 
 def _pinv_forward(a, atol, rtol, hermitian):
@@ -894,8 +895,10 @@ def _lu_forward(a):
     return _permutation_from_pivots(pivots, m, lu.dtype), lower, upper
 
 # --- formula helpers of the decompositions (both namespaces) -----------------------------
-def _const(F, arr):
-    """A constant array as a formula value (a Tensor without history on the tensor path)."""
+def _const(F, arr, like):
+    """A constant array as a formula value on the device of ``like`` (a Tensor without
+    history on the tensor path)."""
+    arr = on_device_of(arr, _raw(F, like))
     return Tensor._wrap(arr) if F.is_tensor_path() else arr
 
 
@@ -918,18 +921,18 @@ def tri_part(F, x, upper, strict=False, half_diag=False):
     mask = np.triu(ones, k) if upper else np.tril(ones, -k)
     if half_diag:
         mask = mask + 0.5 * np.eye(n, m, dtype=mask.dtype)
-    return x * _const(F, mask)
+    return x * _const(F, mask, x)
 
 
 def _off_diagonal(F, x):
     n = x.shape[-1]
-    return x * _const(F, 1 - np.eye(n, dtype=_real_dtype(_raw(F, x).dtype)))
+    return x * _const(F, 1 - np.eye(n, dtype=_real_dtype(_raw(F, x).dtype)), x)
 
 
 def _gap_matrix(F, values):
     """E[i, j] = values[j] - values[i], with 1 on the diagonal (divided by, off it)."""
     n = values.shape[-1]
-    eye = _const(F, np.eye(n, dtype=_real_dtype(_raw(F, values).dtype)))
+    eye = _const(F, np.eye(n, dtype=_real_dtype(_raw(F, values).dtype)), values)
     return F.unsqueeze(values, -2) - F.unsqueeze(values, -1) + eye
 
 
@@ -970,7 +973,7 @@ def _right_solve_upper(F, y, r):
 @helper
 def det_grad(F, g, self, result):
     if np.any(_raw(F, result) == 0):                     # singular: the adjugate, via SVD
-        return _unsqueeze2(F, g) * _const(F, _adjugate_adjoint(_raw(F, self)))
+        return _unsqueeze2(F, g) * _const(F, _adjugate_adjoint(_raw(F, self)), g)
     return _unsqueeze2(F, g * F.conj(result)) * F.adjoint(F._linalg_inv(self))
 
 
@@ -978,7 +981,7 @@ def det_grad(F, g, self, result):
 def det_jvp(F, t, self, result):
     if np.any(_raw(F, result) == 0):
         adj_t = np.swapaxes(np.conj(_adjugate_adjoint(_raw(F, self))), -1, -2)
-        return F.sum(F.sum(_const(F, adj_t) * t[0], -1), -1)
+        return F.sum(F.sum(_const(F, adj_t, t[0]) * t[0], -1), -1)
     return result * _trace(F, F._linalg_solve(self, t[0]))
 
 
@@ -1343,7 +1346,7 @@ def _lu_square_jvp(F, b, L, U):
     return F.matmul(L, F.tri_part(x, False, strict=True)), F.matmul(F.tri_part(x, True), U)
 
 # --- the table: decompositions, inverses, solvers ---------------------------------------------
-DET = defop("linalg_det", lambda a: np.asarray(np.linalg.det(a)), inputs=("A",),
+DET = defop("linalg_det", lambda a: asarray(np.linalg.det(a)), inputs=("A",),
             vjp=(lambda F, g, A, result: F.det_grad(g, A, result),),
             jvp=lambda F, t, A, result: F.det_jvp(t, A, result))
 SLOGDET = defop("linalg_slogdet", _slogdet_forward, inputs=("A",), multi_output=True,

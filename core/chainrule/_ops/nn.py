@@ -14,10 +14,10 @@ import math
 import warnings
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from .._dtypes import scalar_type_name
-from .._tensor import Tensor
+from .._batched import BatchedTensor
+from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
@@ -33,7 +33,7 @@ _ABSENT = Tensor._wrap(np.zeros(0))
 
 # ndarray.sum() and .max() without their Python wrappers (the same reductions; pass
 # axis=None, the methods' default, as a ufunc's is 0)
-_add, _max = np.add.reduce, np.maximum.reduce
+_add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 # --- linear ------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
     prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
     prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
-    out = np.empty(prod.shape, np.result_type(prod, bias) if bias.size else prod.dtype)
+    out = np.empty_like(prod, np.result_type(prod, bias) if bias.size else prod.dtype, order="C")
     if bias.size:
         np.add(prod, bias.reshape(-1, 1, 1), out=out)
     else:
@@ -118,11 +118,12 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
     cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
     padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
+    padded = on_device_of(padded, cols)
     for i in range(kh):                      # a loop over kernel taps, not pixels
         for j in range(kw):
             padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
                    j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, i, j]
-    return np.ascontiguousarray(padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3))
+    return padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3).copy(order="C")
 
 
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups")
@@ -267,9 +268,9 @@ def _reduce_array(losses, reduction):
         return losses
     total = np.sum(losses)
     if reduction == "sum":
-        return np.asarray(total)
+        return asarray(total)
     with np.errstate(invalid="ignore"):          # the mean of nothing is nan, silently
-        return np.asarray(total / losses.size)
+        return asarray(total / losses.size)
 
 
 @helper
@@ -312,8 +313,8 @@ def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
     total = -(_add(picked, None) if element_weight is None else picked.dot(element_weight)
               if picked.ndim == 1 else _add(picked * element_weight, None))
     if reduction == "sum":
-        return np.asarray(total)
-    return np.asarray(_divide_quietly(total, total_weight, x.dtype))
+        return asarray(total)
+    return asarray(_divide_quietly(total, total_weight, x.dtype))
 
 
 def _quiet_divisor(divisor):
@@ -339,7 +340,7 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
     quiet = reduction == "mean" and _quiet_divisor(grad.dtype.type(total_weight))
     scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
-    out = np.zeros(self_shape, grad.dtype)
+    out = zeros_on(self_shape, grad.dtype, grad)
     if element_weight is None:
         values = -scale
     elif quiet:                         # g / 0 = inf: a zero weight gives nan, quietly
@@ -649,8 +650,10 @@ def _nll_element_weights(t, class_weight, ignore_index, n_classes, dtype):
     where the ignored entries are (None: nowhere)."""
     # One maximum finds the common case (nothing ignored, all in range): negative
     # int64 targets (ignore_index=-100 among them) read as huge unsigned numbers.
-    unsigned = t.view(np.uint64) if t.dtype == np.int64 else t
-    if not 0 <= ignore_index < n_classes and (not t.size or _max(unsigned, None) < n_classes):
+    unsigned = t.view(np.uint64) if t.dtype == np.int64 and type(t) is np.ndarray else t
+    in_range = not t.size or (_max(unsigned, None) < n_classes and
+                              (unsigned is not t or _min(t, None) >= 0))   # (device: no uint64)
+    if not 0 <= ignore_index < n_classes and in_range:
         return t, None if class_weight is None else class_weight[t], None
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
@@ -667,6 +670,8 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     x = require_tensor(input, "nll_loss", "input", 1)
     target = require_tensor(target, "nll_loss", "target", 2)
     _check_nll_target(x, target)
+    if weight is None and (type(x) is BatchedTensor or type(target) is BatchedTensor):
+        return _nll_loss_batched(x, target, ignore_index, reduction)
     unbatched = x._data.ndim == 1
     if unbatched:
         x = _reshape(x, (1,) + x._data.shape)
@@ -686,6 +691,22 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     if unbatched and reduction == "none":
         return _reshape(out, ())
     return out
+
+
+def _nll_loss_batched(x, target, ignore_index, reduction):
+    """nll_loss inside vmap (Note [batched tensors]), from table ops: the targets are
+    values, so the gather that picks each element's log-probability runs on the whole
+    batch instead of reading them. (Class weights still run per entry.)"""
+    class_dim = 0 if x.ndim == 1 else 1
+    kept = target != ignore_index
+    safe = FUNCTIONS["where"](kept, target, 0)
+    picked = FUNCTIONS["gather"](x, class_dim, FUNCTIONS["unsqueeze"](safe, class_dim))
+    losses = -FUNCTIONS["squeeze"](picked, class_dim) * kept
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / kept.sum()
 
 
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):
@@ -839,7 +860,7 @@ def _logsigmoid(x):
 def _keep_dtype(fn):
     """Forward ``fn`` cast back to the input's dtype (NumPy promotes float16 with
     Python floats in some formulas)."""
-    return lambda x, *p: np.asarray(fn(x, *p)).astype(x.dtype, copy=False)
+    return lambda x, *p: asarray(fn(x, *p)).astype(x.dtype, copy=False)
 
 
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
@@ -916,7 +937,7 @@ def _constant_pad(x, pads, value):
 def _embedding_forward(weight, indices, factor, scaled):
     out = weight[indices]
     if scaled and factor is not None:
-        out *= factor[..., None].astype(out.dtype, copy=False)
+        out *= on_device_of(factor[..., None].astype(out.dtype, copy=False), out)
     return out
 
 
@@ -924,8 +945,8 @@ def _embedding_backward_forward(grad, indices, factor, scaled, num_weights):
     width = grad.shape[-1]
     rows = grad.reshape(-1, width)
     if factor is not None:
-        rows = rows * factor.reshape(-1, 1).astype(grad.dtype, copy=False)
-    out = np.zeros((num_weights, width), grad.dtype)
+        rows = rows * on_device_of(factor.reshape(-1, 1).astype(grad.dtype, copy=False), grad)
+    out = zeros_on((num_weights, width), grad.dtype, grad)
     np.add.at(out, indices.reshape(-1), rows)
     return out
 

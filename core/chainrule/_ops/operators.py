@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import _dtypes, _legacy_slots
 from .._grad_mode import STATE as _MODE
+from .._batched import BatchedTensor, raw_batched
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
@@ -64,12 +65,21 @@ def _scalar_like(value, like):
     return promote(value, like)[0]
 
 
+
+def raw(fn, *tensors):
+    """``fn`` on the tensors' arrays as a tensor (no gradient: comparisons, tests);
+    batched tensors go through ``raw_batched`` (Note [batched tensors])."""
+    for t in tensors:
+        if type(t) is BatchedTensor:
+            return raw_batched(fn, tensors)
+    return Tensor._wrap(fn(*[t._data for t in tensors]))
+
 # --- comparisons and logical ops (not differentiable) -----------------------------
 def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5"):
     def compare(input, other):
         a, b = binary_operands(as_tensor_arg(input), other)
         try:
-            return Tensor._wrap(ufunc(a._data, b._data))
+            return raw(ufunc, a, b)
         except ValueError:
             raise broadcast_error(a._data.shape, b._data.shape) from None
     compare.__name__ = name
@@ -111,10 +121,10 @@ def logical_not(input):
     >>> cr.logical_not(cr.tensor([True, False])).tolist()
     [False, True]
     """
-    return Tensor._wrap(np.logical_not(input._data))
+    return raw(np.logical_not, input)
 
 
-Tensor.__invert__ = lambda self: Tensor._wrap(np.invert(self._data))
+Tensor.__invert__ = lambda self: raw(np.invert, self)
 
 
 @public
@@ -125,7 +135,7 @@ def isnan(input):
     >>> cr.isnan(cr.tensor([float("nan"), 1.])).tolist()
     [True, False]
     """
-    return Tensor._wrap(np.isnan(input._data))
+    return raw(np.isnan, input)
 
 
 @public
@@ -136,7 +146,7 @@ def isfinite(input):
     >>> cr.isfinite(cr.tensor([float("inf"), 1.])).tolist()
     [False, True]
     """
-    return Tensor._wrap(np.isfinite(input._data))
+    return raw(np.isfinite, input)
 
 
 @public
@@ -147,7 +157,7 @@ def isinf(input):
     >>> cr.isinf(cr.tensor([float("inf"), 1.])).tolist()
     [True, False]
     """
-    return Tensor._wrap(np.isinf(input._data))
+    return raw(np.isinf, input)
 
 
 def _real_only(input, name):
@@ -188,7 +198,7 @@ def signbit(input):
     """
     if input._data.dtype.kind == "c":
         raise RuntimeError("signbit is not implemented for complex tensors.")
-    return Tensor._wrap(np.signbit(input._data))
+    return raw(np.signbit, input)
 
 
 @public

@@ -20,7 +20,9 @@ import warnings
 
 import numpy as np
 
+from .._tensor import asarray, on_device_of, zeros_on
 from .. import _dtypes, _grad_mode, return_types
+from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
 from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
@@ -155,7 +157,7 @@ def _index_mask_array(indices, dim, keepdim, shape):
     (d,) = dim
     if not keepdim:
         indices = np.expand_dims(indices, d)
-    positions = np.arange(shape[d]).reshape((-1,) + (1,) * (len(shape) - d - 1))
+    positions = on_device_of(np.arange(shape[d]), indices).reshape((-1,) + (1,) * (len(shape) - d - 1))
     return indices == positions
 
 
@@ -193,7 +195,7 @@ def _mean_forward(a, dim, keepdim, dtype):
     if n:
         return total / n
     with np.errstate(invalid="ignore"):                  # the mean of nothing is nan
-        return total / np.asarray(0, total.dtype)
+        return total / asarray(0, total.dtype)
 
 
 def _nan_like(a, dim, keepdim):
@@ -207,9 +209,9 @@ def _var_forward(a, dim, keepdim, correction):
     total = _add(sq, axis=dim, keepdims=keepdim)
     dof = n - correction
     if dof > 0:
-        return total / np.asarray(dof, total.dtype)
+        return total / asarray(dof, total.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return total / np.asarray(0, total.dtype)
+        return total / asarray(0, total.dtype)
 
 
 def _logsumexp_forward(a, dim, keepdim):
@@ -252,7 +254,7 @@ def _norm_forward(a, p, dim, keepdim):
         return _add(mag != 0, axis=dim, keepdims=keepdim, dtype=mag.dtype)
     with np.errstate(divide="ignore"):                  # 0 ** negative p is inf, like torch
         out = _add(mag ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
-    return np.asarray(out, mag.dtype)                   # (bfloat16 ** float is float32)
+    return asarray(out, mag.dtype)                   # (bfloat16 ** float is float32)
 
 
 def _extreme_at_forward(reducer):
@@ -623,12 +625,12 @@ def _reduce_dim(input, dim, keepdim, op, arg, result_type, name):
         raise RuntimeError(f"{name}(): does not support complex input")
     dims = _one_dim(input, dim, name)
     _check_nonempty(input, dims, name)
-    a = input._data
     if dims is None:
-        indices = np.zeros((), np.int64)
+        index_t = Tensor._wrap(np.zeros((), np.int64))
+    elif type(input) is BatchedTensor:                # inside vmap
+        index_t = along_axis(arg, input, dims[0], keepdims=bool(keepdim))
     else:
-        indices = arg(a, axis=dims[0], keepdims=bool(keepdim))
-    index_t = Tensor._wrap(indices)
+        index_t = Tensor._wrap(arg(input._data, axis=dims[0], keepdims=bool(keepdim)))
     values = apply_op(op, (input, index_t), {"dim": dims, "keepdim": bool(keepdim)})
     return result_type(values, index_t)
 
@@ -679,7 +681,7 @@ def _arg_extreme(input, dim, keepdim, fn, name):
     _check_nonempty(input, dims, name, error=IndexError)
     axis = None if dims is None else dims[0]
     out = fn(input._data, axis=axis, keepdims=bool(keepdim))
-    return Tensor._wrap(np.asarray(out, np.int64))
+    return Tensor._wrap(asarray(out, np.int64))
 
 
 @public
@@ -712,7 +714,7 @@ def _logical_reduce(input, dim, keepdim, fn):
     if axis is not None and a.ndim == 0:
         axis = None
     out = fn(a, axis=axis, keepdims=bool(keepdim))
-    return Tensor._wrap(np.asarray(out, np.uint8 if a.dtype == np.uint8 else bool))
+    return Tensor._wrap(asarray(out, np.uint8 if a.dtype == np.uint8 else bool))
 
 
 @public
@@ -1149,14 +1151,14 @@ def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
     d = _one_dim(input, dim, name)
     a = input._data
     if d is None:
-        indices = np.zeros((), np.int64)
+        indices = zeros_on((), np.int64, a)
         return result_type(*_take(op, input, indices, 0, True))
     values = ufunc.accumulate(_sortable(a), axis=d[0])
     # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
     setting = (_sortable(a) == values) | np.isnan(a)
     shape = [1] * a.ndim
     shape[d[0]] = a.shape[d[0]]
-    positions = np.where(setting, np.arange(a.shape[d[0]]).reshape(shape), 0)
+    positions = np.where(setting, on_device_of(np.arange(a.shape[d[0]]).reshape(shape), a), 0)
     indices = np.maximum.accumulate(positions, axis=d[0]) if a.size else positions
     return result_type(*_take(op, input, indices.astype(np.int64), d[0], True))
 
@@ -1218,9 +1220,13 @@ def sort(input, dim=-1, descending=False, stable=None):
     ([3.0, 2.0, 1.0], [0, 2, 1])
     """
     d = _sort_dim(input, dim, "sort")
+    op = SORT if stable is None else SORT_STABLE
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: one argsort
+        index_t = argsort(input, d, descending)
+        return return_types.sort(apply_op(op, (input, index_t), {"dim": d, "keepdim": True}),
+                                 index_t)
     a = input._data
     indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
-    op = SORT if stable is None else SORT_STABLE
     return return_types.sort(*_take(op, input, indices, d, True))
 
 
@@ -1233,6 +1239,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     [1, 2, 0]
     """
     d = _sort_dim(input, dim, "argsort")
+    if type(input) is BatchedTensor and input.ndim:          # inside vmap: the whole batch
+        return along_axis(lambda a, axis: _argsort(a, axis, descending), input, d)
     a = input._data
     return Tensor._wrap(_argsort(a, d, descending) if a.ndim else np.zeros((), np.int64))
 
@@ -1417,7 +1425,7 @@ def count_nonzero(input, dim=None):
     [1, 2]
     """
     dims = _dims(input, dim)
-    return Tensor._wrap(np.asarray(np.count_nonzero(input._data, axis=dims), np.int64))
+    return Tensor._wrap(asarray(np.count_nonzero(input._data, axis=dims), np.int64))
 
 
 # --- quantile, nanquantile (composed of sort, gather and lerp: differentiable) ----------

@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
-from .._tensor import Tensor
+from .._batched import BatchedTensor, rewrap, unwrap_all
+from .._tensor import Tensor, asarray, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
@@ -77,7 +78,7 @@ def _squeeze_op(name, node_name):
 SQUEEZE = _squeeze_op("squeeze", "SqueezeBackward0")            # squeeze()
 SQUEEZE_DIM = _squeeze_op("squeeze_dim", "SqueezeBackward1")    # squeeze(int)
 SQUEEZE_DIMS = _squeeze_op("squeeze_dims", "SqueezeBackward2")  # squeeze(tuple)
-CONTIGUOUS = defop("contiguous", lambda a: np.array(a, order="C", copy=True),
+CONTIGUOUS = defop("contiguous", lambda a: a.copy(order="C"),
                    node_name="CloneBackward0", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
 
 
@@ -918,7 +919,7 @@ def diagonal_array(a, offset, dim1, dim2):
     m = np.moveaxis(a, (dim1, dim2), (-2, -1))
     m = m[..., :, offset:] if offset >= 0 else m[..., -offset:, :]
     n = max(0, min(m.shape[-2], m.shape[-1]))
-    return np.lib.stride_tricks.as_strided(m, m.shape[:-2] + (n,),
+    return strided_view(m, m.shape[:-2] + (n,),
                                            m.strides[:-2] + (m.strides[-2] + m.strides[-1],))
 
 
@@ -926,7 +927,7 @@ def diag_embed_array(a, offset, dim1, dim2):
     n = a.shape[-1] + abs(offset) if a.ndim else 1 + abs(offset)
     rest = iter(a.shape[:-1])
     shape = tuple(n if d in (dim1, dim2) else next(rest) for d in range(a.ndim + 1))
-    out = np.zeros(shape, a.dtype)
+    out = zeros_on(shape, a.dtype, a)
     diagonal_array(out, offset, dim1, dim2)[...] = a
     return out
 
@@ -946,7 +947,7 @@ TRIL = defop("tril", lambda a, diagonal: np.tril(a, diagonal), attrs=("diagonal"
 TRIU = defop("triu", lambda a, diagonal: np.triu(a, diagonal), attrs=("diagonal",),
              vjp=(lambda F, g, diagonal: F.triu(g, diagonal),),
              jvp=lambda F, t, diagonal: F.triu(t[0], diagonal))
-TRACE = defop("trace", lambda a: np.asarray(np.trace(a)),
+TRACE = defop("trace", lambda a: asarray(np.trace(a)),
               vjp=(lambda F, g, self_shape: F.trace_backward(g, self_shape),),
               jvp=lambda F, t: F.trace(t[0]))
 DIAGONAL_SCATTER = defop(
@@ -1490,7 +1491,7 @@ def block_diag(*tensors):
 
 
 def _zeros_like_block(t, shape):
-    return Tensor._wrap(np.zeros(shape, t._data.dtype))
+    return Tensor._wrap(zeros_on(shape, t._data.dtype, t._data))
 
 
 def _default_np_dtype():
@@ -1570,19 +1571,19 @@ def gather_positions_backward(F, g, self_shape, positions):
 def unfold_array(a, dimension, size, step):
     """Windows of ``size`` every ``step`` along ``dimension``, as a new last dim (a view)."""
     if a.ndim == 0:
-        return np.lib.stride_tricks.as_strided(a, (size,), (0,))
+        return strided_view(a, (size,), (0,))
     n, s = a.shape[dimension], a.strides[dimension]
     count = (n - size) // step + 1
     shape = a.shape[:dimension] + (count,) + a.shape[dimension + 1:] + (size,)
     strides = a.strides[:dimension] + (s * step,) + a.strides[dimension + 1:] + (s,)
-    return np.lib.stride_tricks.as_strided(a, shape, strides)
+    return strided_view(a, shape, strides)
 
 
 def as_strided_array(a, size, stride, storage_offset, geometry):
     """The storage that ``a`` lies in (``geometry``: a's offset in it, a's strides, its
     size; all in elements) read with ``size``, ``stride`` from ``storage_offset``."""
     item, (start, _, length) = a.itemsize, geometry
-    strided = np.lib.stride_tricks.as_strided
+    strided = strided_view
     back = strided(a, (start + 1,), (-item,))[::-1]        # points at the storage's start
     storage = strided(back, (length,), (item,))
     return strided(storage[storage_offset:], tuple(size), tuple(s * item for s in stride))
@@ -1695,7 +1696,7 @@ POLAR = defop("polar", lambda a, b: complex_array(a * np.cos(b), a * np.sin(b)),
 def view_as_real_array(a):
     """A complex array's memory as (..., 2) reals (a writable view)."""
     r = a.real
-    return np.lib.stride_tricks.as_strided(r, a.shape + (2,), r.strides + (r.itemsize,))
+    return strided_view(r, a.shape + (2,), r.strides + (r.itemsize,))
 
 
 def view_as_complex_array(a):
@@ -1704,6 +1705,7 @@ def view_as_complex_array(a):
 
 def complex_array(real, imag):
     out = np.empty(np.broadcast_shapes(real.shape, imag.shape), _COMPLEX_OF[real.dtype])
+    out = on_device_of(out, real)
     out.real, out.imag = real, imag
     return out
 
@@ -1916,7 +1918,7 @@ def triu_array(x, diagonal=0):
 
 @array_fn("trace")
 def trace_array(x):
-    return np.asarray(np.trace(x))
+    return asarray(np.trace(x))
 
 
 @array_fn("diagonal_scatter")
@@ -1932,7 +1934,7 @@ array_fn("complex")(complex_array)
 
 @array_fn("_new_zeros")
 def new_zeros_array(x, shape):
-    return np.zeros(shape, x.dtype)
+    return zeros_on(shape, x.dtype, x)
 
 
 @array_fn("_write_into")
@@ -1942,7 +1944,12 @@ def write_into_array(view, value):
 
 @formula_helper
 def _new_zeros(x, shape):
-    """Zeros of ``shape`` with ``x``'s dtype (a constant: no history)."""
+    """Zeros of ``shape`` with ``x``'s dtype (a constant: no history), batched like a
+    batched ``x`` (Note [batched tensors])."""
+    if type(x) is BatchedTensor:
+        physical, levels = unwrap_all(x)
+        lead = tuple(physical.shape)[:len(levels)]
+        return rewrap(Tensor._wrap(np.zeros(lead + tuple(shape), x._data.dtype)), levels)
     return Tensor._wrap(np.zeros(shape, x._data.dtype))
 
 

@@ -38,7 +38,7 @@ import weakref
 import numpy as np
 
 from .. import _grad_mode
-from .._tensor import Tensor
+from .._tensor import Tensor, on_device_of
 from ..autograd._sum_to import sum_to
 from ..autograd.node import Node
 from ..autograd.saved_tensor import FREED_MESSAGE
@@ -211,7 +211,7 @@ def _like_root(g, shape, order):
             return g.clone() if g._data.flags.c_contiguous else g.contiguous()
         out = Tensor._wrap(_laid_out(np.empty, shape, g._data.dtype, order))
         return out.copy_(g)
-    out = _laid_out(np.empty, shape, g.dtype, order)
+    out = _laid_out(lambda s, d: on_device_of(np.empty(s, d), g), shape, g.dtype, order)
     out[...] = g
     return out
 

@@ -7,6 +7,8 @@ from .. import _grad_mode
 from .accumulate import accumulate_into_grad
 from .engine import get_engine
 from .node import gradient_edge
+from .batched import has_batched
+from .._batched import LEVELS as _LEVELS
 from .._tensor import Tensor
 from .graph import GradientEdge
 
@@ -234,6 +236,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad requires one grad_output per output: got {len(grads)} "
                            f"grad_outputs for {len(outputs)} outputs")
+    if _LEVELS.stack and has_batched(outputs, inputs_t, grads):   # inside vmap
+        from .batched import grad_in_vmap
+        return grad_in_vmap(outputs, inputs_t, grads, retain_graph, create_graph,
+                            allow_unused, materialize_grads, is_grads_batched)
     if is_grads_batched:
         from .batched import batched_grad
         return batched_grad(outputs, inputs_t, grads, retain_graph, create_graph,
@@ -256,6 +262,12 @@ def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
         captured = get_engine().execute(roots, _engine_grads(grads, create_graph),
                                          retain_graph, create_graph, targets,
                                          accumulate_grad=False)
+    return _finish(inputs, captured, allow_unused, materialize_grads)
+
+
+def _finish(inputs, captured, allow_unused, materialize_grads):
+    """The engine's captured gradients as grad's result (zeros or the unused-input
+    error for inputs no gradient reached)."""
     result = []
     for index, (t, g) in enumerate(zip(inputs, captured)):
         if g is None:

@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from .. import _grad_mode, _legacy_slots
+from .._batched import LEVELS as _LEVELS
 from .._tensor import Tensor
 from .node import Node, grad_accumulator
 from .saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
@@ -209,10 +210,24 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
 
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule (Note [custom Functions under vmap]): ``info.batch_size``,
+        ``info.randomness``, the batch dimension of each argument (None: unbatched);
+        returns ``(outputs, out_dims)``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run the function on ``args``, recording one node when any input needs grad."""
         _check_static(cls)
+        if _LEVELS.stack:                       # inside vmap
+            from .._vmap import apply_function_batched
+            out = apply_function_batched(cls, args, kwargs)
+            if out is not NotImplemented:
+                return out
         from .custom_apply import apply_function
         return apply_function(cls, args, kwargs)
 

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from .. import _random
-from .._tensor import Tensor
+from .._tensor import DEVICE_ARRAY_TYPES, Tensor, on_device_of
 
 _FORWARD_AD_MESSAGE = (
     "{flag}=True is not supported yet: forward-mode AD comes with the chainrule-forward-ad "
@@ -197,8 +197,14 @@ def _project(jx, jy, part):
 def _evaluate(func, inputs):
     """Double-precision copies of func's tensor outputs (copies: an output may be a
     view of the input being perturbed)."""
-    return [o._data.astype(np.complex128 if o._data.dtype.kind == "c" else np.float64)
+    return [_host(o._data).astype(np.complex128 if o._data.dtype.kind == "c" else np.float64)
             for o in _tensor_outputs(func(*inputs))]
+
+
+def _host(arr):
+    """A device array's values on the host (Note [device arrays]): the Jacobians are
+    compared in NumPy whatever device the function runs on."""
+    return arr.get() if type(arr) in DEVICE_ARRAY_TYPES else arr
 
 
 def _central_difference(func, inputs, arr, index, step, eps):
@@ -265,7 +271,8 @@ def _stack_rows(rows, n_rows, func, inputs):
 def _numerical_directional(func, inputs, tensor, u, eps):
     """Per tensor output, (dx, dy): derivatives along ``u`` and (complex input) ``1j*u``."""
     with _PrivateCopy(tensor) as arr:
-        per_step = [_central_difference(func, inputs, arr, Ellipsis, step * u, eps)
+        per_step = [_central_difference(func, inputs, arr, Ellipsis,
+                                        on_device_of(step * u, arr), eps)
                     for step in _steps(arr, eps)]
     dys = per_step[1] if len(per_step) > 1 else [None] * len(per_step[0])
     return list(zip(per_step[0], dys))
@@ -283,6 +290,7 @@ def _vjp(output, diff, grad_output, config):
     """The gradient arrays of ``output`` w.r.t. each input for ``grad_output`` (zeros
     where an input is unused)."""
     from .backward import grad
+    grad_output = on_device_of(grad_output, output._data)
     grads = grad(output, [t for _, t in diff], Tensor._wrap(grad_output), retain_graph=True,
                  allow_unused=True)
     return [_grad_array(g, t, config.check_grad_dtypes) for g, (_, t) in zip(grads, diff)]
@@ -295,7 +303,7 @@ def _grad_array(g, t, check_grad_dtypes):
         raise GradcheckError("Analytical gradient has incorrect size")
     if check_grad_dtypes and g._data.dtype != t._data.dtype:
         raise GradcheckError("Gradient has dtype mismatch")
-    return g._data
+    return _host(g._data)
 
 
 def _unit_grad_output(output, k, part):
@@ -452,14 +460,15 @@ def _batched_vjp(output, diff, stacked, looped):
     from .backward import grad
     tensors = [t for _, t in diff]
     try:
-        grads = grad(output, tensors, Tensor._wrap(stacked), retain_graph=True,
+        grads = grad(output, tensors, Tensor._wrap(on_device_of(stacked, output._data)),
+                     retain_graph=True,
                      allow_unused=True, is_grads_batched=True)
     except (ImportError, NotImplementedError):
         return [np.stack([grads[i] for grads in looped]) for i in range(len(tensors))]
     except Exception as e:
         raise GradcheckError(f"While computing batched gradients, got: {e}") from e
-    return [np.zeros((len(stacked),) + t._data.shape, t._data.dtype) if g is None else g._data
-            for g, t in zip(grads, tensors)]
+    return [np.zeros((len(stacked),) + t._data.shape, t._data.dtype) if g is None
+            else _host(g._data) for g, t in zip(grads, tensors)]
 
 
 def _check_zero_grad_outputs(outputs, diff):
@@ -507,7 +516,7 @@ def _backward_with_undefined(outputs, diff, undefined):
             "Expected backward function to handle undefined output grads (None): a backward "
             "formula must treat an undefined gradient as zero.") from e
     for g in grads:
-        if g is not None and np.any(np.asarray(getattr(g, "_data", g)) != 0):
+        if g is not None and np.any(_host(getattr(g, "_data", g)) != 0):
             raise GradcheckError("Expected all input grads to be undefined or zero when all "
                                  "output grads are undefined or zero.")
 
@@ -582,7 +591,7 @@ def _random_grad_output(output, noncontiguous):
     values = rng.uniform(-1, 1, shape)
     if np.dtype(dtype).kind == "c":
         values = values + 1j * rng.uniform(-1, 1, shape)
-    values = values.astype(dtype)
+    values = on_device_of(values.astype(dtype), arr)
     if noncontiguous and shape:
         values = values[..., ::2]
     return Tensor._wrap(values).requires_grad_()

@@ -75,11 +75,17 @@ class save_on_cpu(saved_tensors_hooks):
 
     def __init__(self, pin_memory=False, device_type="cuda"):
         def pack(tensor):
-            return (tensor.device, tensor.cpu())
+            device = tensor.device
+            if device.type == "cpu":
+                return device, tensor                   # kept as it is
+            host = tensor.detach().cpu()
+            if pin_memory:
+                host = host.pin_memory()
+            return device, host
 
         def unpack(packed):
             device, tensor = packed
-            return tensor.to(device)
+            return tensor.to(device, non_blocking=pin_memory)
         super().__init__(pack, unpack)
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of
 from ._dropout import _apply as _dropout, _check_p
 
 
@@ -24,7 +24,8 @@ def _masked_scores(scores, attn_mask, is_causal):
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        attn_mask = _Tensor._wrap(np.tril(np.ones((length, source), dtype=bool)))
+        attn_mask = _Tensor._wrap(on_device_of(np.tril(np.ones((length, source), dtype=bool)),
+                                               scores._data))
     if attn_mask is None:
         return scores
     if attn_mask._data.dtype == np.bool_:

@@ -5,7 +5,7 @@ import math
 import warnings
 
 from .. import _random
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of
 
 _SELU_NEG = 1.7580993408473766       # -(selu scale * selu alpha), the reference's alpha'
 
@@ -23,7 +23,7 @@ def _noise(input, p, feature):
         if len(shape) < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (len(shape) - 2)
-    return _random.bernoulli_mask(shape, 1.0 - p, input._data.dtype)
+    return on_device_of(_random.bernoulli_mask(shape, 1.0 - p, input._data.dtype), input._data)
 
 
 def _apply(input, p, training, inplace, feature=False, alpha=False):

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._tensor import asarray
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor
@@ -25,7 +26,7 @@ def _reduce(losses, reduction):
 
 def _const(value, like):
     """A constant tensor (no history) in ``like``'s dtype."""
-    return _Tensor._wrap(np.asarray(value, dtype=like._data.dtype))
+    return _Tensor._wrap(asarray(value, dtype=like._data.dtype))
 
 
 def _warn_size(input, target):

@@ -17,7 +17,7 @@ import numpy as np
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._ops._registry import apply_op as _apply_op
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of
 
 
 def _tuple(value, n, name):
@@ -223,7 +223,8 @@ def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode, count_includ
     if divisor_override is not None:
         return _unbatch(total / divisor_override, unbatched)
     divisor = _avg_divisor(taps, tuple(x.shape)[2:], padding, count_include_pad)
-    return _unbatch(total / _Tensor._wrap(divisor.astype(x._data.dtype)), unbatched)
+    divisor = on_device_of(divisor.astype(x._data.dtype), x._data)
+    return _unbatch(total / _Tensor._wrap(divisor), unbatched)
 
 
 def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -291,8 +292,8 @@ def adaptive_avg_pool2d(input, output_size):
     _check_adaptive("adaptive_avg_pool2d", input, 2)
     oh, ow = _output_size(output_size, tuple(input.shape), 2)
     dtype = input._data.dtype
-    rows = _averaging_matrix(input.shape[-2], oh, dtype)
-    cols = _averaging_matrix(input.shape[-1], ow, dtype)
+    rows = _averaging_matrix(input.shape[-2], oh, dtype).to(input.device)
+    cols = _averaging_matrix(input.shape[-1], ow, dtype).to(input.device)
     matmul = _FUNCTIONS["matmul"]
     return matmul(matmul(rows, input), cols.transpose(0, 1))
 
@@ -307,7 +308,7 @@ def adaptive_avg_pool1d(input, output_size):
     """
     _check_adaptive("adaptive_avg_pool1d", input, 1)
     (out,) = _output_size(output_size, tuple(input.shape), 1)
-    cols = _averaging_matrix(input.shape[-1], out, input._data.dtype)
+    cols = _averaging_matrix(input.shape[-1], out, input._data.dtype).to(input.device)
     return _FUNCTIONS["matmul"](input, cols.transpose(0, 1))
 
 
@@ -433,7 +434,7 @@ def adaptive_avg_pool3d(input, output_size):
     out = input
     for k, size in enumerate(sizes):
         dim = input.dim() - 3 + k
-        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype)
+        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype).to(input.device)
         out = _FUNCTIONS["matmul"](out.movedim(dim, -1), matrix.transpose(0, 1)).movedim(-1, dim)
     return out
 

@@ -155,6 +155,7 @@ def _weight_matrix(in_size, out_size, scale, align_corners, mode, dtype):
 def _along(x, dim, matrix):
     """Apply ``matrix`` (out, in) along ``dim`` of x."""
     moved = x.movedim(dim, -1)
+    matrix = matrix.to(x.device)
     return _FUNCTIONS["matmul"](moved, matrix.transpose(0, 1)).movedim(-1, dim)
 
 

@@ -89,11 +89,11 @@ def _lib(x):
 
 def _shifted(a, by=4.0):
     """a + by * I: far from singular for entries in (-2, 2)."""
-    return a + _lib(a).eye(a.shape[-1], dtype=a.dtype) * by
+    return a + _lib(a).eye(a.shape[-1], dtype=a.dtype, device=a.device) * by
 
 
 def _spd(a):
-    return a @ a.mH + _lib(a).eye(a.shape[-1], dtype=a.dtype) * a.shape[-1]
+    return a @ a.mH + _lib(a).eye(a.shape[-1], dtype=a.dtype, device=a.device) * a.shape[-1]
 
 
 def _hermitian(a):

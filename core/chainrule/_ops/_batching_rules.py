@@ -1,0 +1,365 @@
+"""Batching rules: how each table op runs once on a whole batch (Note [batched tensors]).
+
+Note [batching rules by family]
+    A rule is ``rule(call, op, args, batched, attrs)``: ``args`` are the op's inputs
+    at the level being handled (the physical tensor, batch at dimension 0, for a
+    batched input; the tensor itself otherwise), ``batched`` says which are batched,
+    ``call(op, args, attrs)`` runs an op on physical tensors (lower vmap levels still
+    dispatched) and the rule returns the physical result(s), batch at dimension 0.
+    Rules are declared per family, from what the table says about an op (its module
+    and the names of its attributes), so a new op of a family needs no new rule:
+
+    - element-wise ops: batched inputs get singleton dimensions after the batch one
+      up to the largest logical rank, then NumPy's broadcasting does the rest;
+    - ops with dimension attributes (``dim``, ``dims``, ``dim0``, ...): non-negative
+      dimensions move one place right (negative ones already count from the end);
+      a reduction over every dimension (``dim=None``) reduces all but the batch one;
+      ops with several data inputs get the unbatched ones expanded to the batch;
+    - ops with a shape attribute (view, expand, repeat): the batch size is prepended;
+    - matmul and its family (mm, bmm, mv, dot, outer, linear): rewritten as matmul,
+      which broadcasts batch dimensions; einsum: a fresh letter for the batch;
+    - linalg ops on the last two dimensions: they already broadcast over leading ones;
+    - indexing with a key: a full slice prepended to the key.
+
+    Every other op (``LOOPED``) runs once per batch entry, its results stacked: correct,
+    and listed by a test (core/tests/test_vmap_ops.py) so the list cannot grow silently.
+"""
+import string
+
+from . import elementwise as _elementwise
+from . import nn as _nn
+from ._common import FUNCTIONS
+from ._registry import OPS
+
+_NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
+LOOP_LOG = None     # a set while a test records which ops ran per entry
+DIM_ATTRS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
+
+
+# --- physical-tensor helpers ---------------------------------------------------------
+def _lnd(t, is_batched):
+    """The logical rank of a physical argument."""
+    return t.ndim - 1 if is_batched else t.ndim
+
+
+def _pad(t, rank):
+    """A batched physical tensor with singleton dimensions after the batch one, up to
+    logical rank ``rank``."""
+    missing = rank - (t.ndim - 1)
+    if missing <= 0:
+        return t
+    shape = tuple(t.shape)
+    return FUNCTIONS["reshape"](t, shape[:1] + (1,) * missing + shape[1:])
+
+
+def _expand_batch(t, size):
+    """An unbatched tensor broadcast to a batch of ``size`` (no copy)."""
+    return FUNCTIONS["expand"](FUNCTIONS["unsqueeze"](t, 0), (size,) + tuple(t.shape))
+
+
+def _batch_size(args, batched):
+    return next(a.shape[0] for a, b in zip(args, batched) if b)
+
+
+def _materialized(args, batched):
+    size = _batch_size(args, batched)
+    return [a if b or a is None else _expand_batch(a, size) for a, b in zip(args, batched)]
+
+
+def _shift(d):
+    if d is None:
+        return None
+    if isinstance(d, (tuple, list)):
+        return type(d)(_shift(x) for x in d)
+    return d + 1 if d >= 0 else d
+
+
+def _shifted(attrs):
+    return {k: _shift(v) if k in DIM_ATTRS else v for k, v in attrs.items()}
+
+
+# --- rules ---------------------------------------------------------------------------
+def elementwise(call, op, args, batched, attrs):
+    rank = max(_lnd(a, b) for a, b in zip(args, batched) if a is not None)
+    args = [_pad(a, rank) if b else a for a, b in zip(args, batched)]
+    return call(op, args, attrs)
+
+
+def elementwise_on_self(call, op, args, batched, attrs):
+    """Element-wise ops whose result has ``self``'s shape (copy, masked_fill): ``self``
+    is expanded to the batch when only another input is batched."""
+    if not batched[0]:
+        args, batched = _materialized(args, batched), [True] * len(args)
+    return elementwise(call, op, args, batched, attrs)
+
+
+def zero_dim_aware(rule):
+    """A 0-d logical ``self`` has no dimension for the batch one to move past: the op
+    runs on (B, 1) with its dimension 0 (or -1) pointing at the 1, which is dropped."""
+    def wrapper(call, op, args, batched, attrs):
+        if not batched[0] or args[0].ndim != 1 or op.name in _NEW_DIM_OPS:
+            return rule(call, op, args, batched, attrs)
+        if op.name == "unfold" or len([a for a in args if a is not None]) > 1:
+            return per_entry(call, op, args, batched, attrs)    # scatters into a 0-d entry
+        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        out = rule(call, op, args, batched, attrs)
+        if isinstance(out, tuple):
+            return tuple(o.reshape(o.shape[:1]) for o in out)
+        return out.reshape(out.shape[:1])
+    return wrapper
+
+
+@zero_dim_aware
+def shift_dims(call, op, args, batched, attrs):
+    if sum(batched) < len([a for a in args if a is not None]):
+        args = _materialized(args, batched)
+    return call(op, args, _shifted(attrs))
+
+
+@zero_dim_aware
+def reduction(call, op, args, batched, attrs):
+    attrs = _shifted(attrs)
+    if "dim" in attrs and attrs["dim"] is None:
+        attrs["dim"] = tuple(range(1, args[0].ndim)) if args[0].ndim > 1 else None
+    return call(op, args, attrs)
+
+
+def unbatched_index(index_name):
+    """Ops with a 1-D index input (index_select, index_add, ...): batched data inputs
+    only; a batched index runs per entry."""
+    def rule(call, op, args, batched, attrs):
+        if batched[op.inputs.index(index_name)]:
+            return per_entry(call, op, args, batched, attrs)
+        keep = [n == index_name for n in op.inputs]
+        size = _batch_size(args, batched)
+        args = [a if b or k or a is None else _expand_batch(a, size)
+                for a, b, k in zip(args, batched, keep)]
+        return call(op, args, _shifted(attrs))
+    return rule
+
+
+def prepend_shape(call, op, args, batched, attrs):
+    key = "shape" if "shape" in attrs else "repeats"
+    target = tuple(attrs[key])
+    x = _pad(args[0], len(target))
+    lead = x.shape[0] if key == "shape" else 1
+    return call(op, [x], dict(attrs, **{key: (lead,) + target}))
+
+
+def permute(call, op, args, batched, attrs):
+    return call(op, args, dict(attrs, dims=(0,) + tuple(d + 1 for d in attrs["dims"])))
+
+
+def last_dims(call, op, args, batched, attrs):
+    """Ops acting on trailing dimensions that broadcast over leading ones."""
+    if len([a for a in args if a is not None]) > 1:
+        return elementwise(call, op, _materialized(args, batched),
+                           [a is not None for a in args], attrs)
+    return call(op, args, attrs)
+
+
+def transpose_2d(call, op, args, batched, attrs):
+    if args[0].ndim < 3:
+        return args[0]
+    return call(OPS["transpose"], args, {"dim0": 1, "dim1": 2})
+
+
+def matmul(call, op, args, batched, attrs):
+    """matmul on physical tensors: 1-D logical operands become matrices, ranks are
+    aligned after the batch dimension, and the added dimensions are dropped again."""
+    a, b = args
+    a_vec, b_vec = _lnd(a, batched[0]) == 1, _lnd(b, batched[1]) == 1
+    if b_vec and batched[1] and not batched[0] and not a_vec:
+        # a shared matrix times a batch of vectors: one product with the vectors as
+        # rows, (B, k) @ (..., k, n) -> (..., B, n), the batch then moved to the front
+        out = call(OPS["matmul"], [b, FUNCTIONS["transpose"](a, -1, -2)], {})
+        return out if out.ndim == 2 else FUNCTIONS["movedim"](out, -2, 0)
+    if a_vec:
+        a = FUNCTIONS["unsqueeze"](a, -2)
+    if b_vec:
+        b = FUNCTIONS["unsqueeze"](b, -1)
+    rank = max(_lnd(a, batched[0]), _lnd(b, batched[1]))
+    a = _pad(a, rank) if batched[0] else a
+    b = _pad(b, rank) if batched[1] else b
+    out = call(OPS["matmul"], [a, b], {})
+    if b_vec:
+        out = FUNCTIONS["squeeze"](out, -1)
+    if a_vec:
+        out = FUNCTIONS["squeeze"](out, -1 if b_vec else -2)
+    return out
+
+
+def outer(call, op, args, batched, attrs):
+    a = FUNCTIONS["unsqueeze"](args[0], -1)
+    b = _pad(args[1], 2) if batched[1] else args[1]
+    return elementwise(call, OPS["mul"], [a, b], batched, {})
+
+
+def linear(call, op, args, batched, attrs):
+    x, w, bias = args
+    out = matmul(call, op, [x, call(OPS["transpose"], [w], {"dim0": -1, "dim1": -2})
+                            if w.ndim > 1 else w], batched[:2], {})
+    if bias is None:
+        return out
+    return elementwise(call, OPS["add"], [out, bias], [True, batched[2]], {"alpha": 1})
+
+
+def einsum(call, op, args, batched, attrs):
+    equation = attrs["equation"].replace(" ", "")
+    if "->" not in equation or "." in equation:
+        return per_entry(call, op, args, batched, attrs)
+    letter = next(c for c in string.ascii_letters if c not in equation)
+    lhs, out = equation.split("->")
+    terms = [letter + t if b else t for t, b in zip(lhs.split(","), batched)]
+    return call(op, args, dict(attrs, equation=",".join(terms) + "->" + letter + out))
+
+
+def index_key(call, op, args, batched, attrs):
+    key = attrs["key"]
+    key = key if isinstance(key, tuple) else (key,)
+    if not _advanced_adjacent(key):
+        return per_entry(call, op, args, batched, attrs)
+    if op.name == "index_put":
+        args = _materialized(args, batched)
+        if batched[1]:
+            rank = args[0]._data[0][key].ndim if args[0].shape[0] else 0
+            args[1] = _pad(args[1], rank)
+    return call(op, args, dict(attrs, key=(slice(None),) + key))
+
+
+def _advanced_adjacent(key):
+    """Whether the advanced (array) indices of ``key`` sit side by side: then NumPy
+    keeps the dimensions before them, the batch one included, in place."""
+    positions = [i for i, k in enumerate(key)
+                 if not isinstance(k, (slice, int, type(None), type(Ellipsis)))]
+    return not positions or positions[-1] - positions[0] == len(positions) - 1
+
+
+def solve(call, op, args, batched, attrs):
+    """linalg.solve / solve_triangular: a vector right-hand side becomes a column."""
+    a, b = args
+    a_shape = tuple(a.shape)[1:] if batched[0] else tuple(a.shape)
+    b_shape = tuple(b.shape)[1:] if batched[1] else tuple(b.shape)
+    vector = len(b_shape) == 1 or (op.name == "linalg_solve" and b_shape == a_shape[:-1])
+    if vector:
+        b = FUNCTIONS["unsqueeze"](b, -1)
+    a, b = _materialized([a, b], batched)
+    rank = max(a.ndim, b.ndim) - 1
+    out = call(op, [_pad(a, rank), _pad(b, rank)], attrs)
+    return FUNCTIONS["squeeze"](out, -1) if vector else out
+
+
+def squeeze_all(call, op, args, batched, attrs):
+    ones = tuple(d for d, n in enumerate(tuple(args[0].shape)) if n == 1 and d > 0)
+    return call(op, args, dict(attrs, dim=ones))
+
+
+def roll(call, op, args, batched, attrs):
+    if attrs["dims"] is not None:
+        return call(op, args, _shifted(attrs))
+    x = args[0]                     # a roll of the flattened entry
+    flat = FUNCTIONS["reshape"](x, (x.shape[0], -1))
+    out = call(op, [flat], dict(attrs, dims=(1,)))
+    return FUNCTIONS["reshape"](out, tuple(x.shape))
+
+
+def trace(call, op, args, batched, attrs):
+    return FUNCTIONS["sum"](FUNCTIONS["diagonal"](args[0], 0, 1, 2), -1)
+
+
+def constant_pad(call, op, args, batched, attrs):
+    """The pad widths run over every dimension: none for the batch one."""
+    pads = tuple(attrs["pads"])
+    if len(pads) == args[0].ndim - 1:
+        pads = ((0, 0),) + pads
+    return call(op, args, dict(attrs, pads=pads))
+
+
+def mse_loss(call, op, args, batched, attrs):
+    losses = elementwise(call, op, args, batched, dict(attrs, reduction="none"))
+    if attrs["reduction"] == "none":
+        return losses
+    if losses.ndim == 1:
+        return losses
+    reduce = FUNCTIONS["sum" if attrs["reduction"] == "sum" else "mean"]
+    return reduce(losses, tuple(range(1, losses.ndim)))
+
+
+def convolution(call, op, args, batched, attrs):
+    """A batched input only: the batch folds into the convolution's own batch (N)."""
+    x, w, bias = args
+    if batched[1] or batched[2]:
+        return per_entry(call, op, args, batched, attrs)
+    shape = tuple(x.shape)
+    if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
+        return call(op, [x, w, bias], attrs)
+    folded = FUNCTIONS["reshape"](x, (shape[0] * shape[1],) + shape[2:])
+    out = call(op, [folded, w, bias], attrs)
+    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+
+
+def per_entry(call, op, args, batched, attrs):
+    """The fallback: the op once per batch entry, the results stacked."""
+    if LOOP_LOG is not None:
+        LOOP_LOG.add(op.name)
+    size = _batch_size(args, batched)       # clone: as_strided reads from a row's start
+    rows = [call(op, [FUNCTIONS["select"](a, 0, i).clone() if b else a
+                      for a, b in zip(args, batched)], attrs) for i in range(size)]
+    if op.multi_output:
+        return tuple(FUNCTIONS["stack"]([r[k] for r in rows]) for k in range(len(rows[0])))
+    return FUNCTIONS["stack"](rows)
+
+
+# --- the table -------------------------------------------------------------------------
+def _module_ops(module):
+    return {v.name for v in vars(module).values() if getattr(v, "forward", None) is not None
+            and getattr(v, "name", None) in OPS}
+
+
+_NUMPY_ELEMENTWISE = {
+    "mul", "div", "maximum", "minimum", "remainder", "floor_divide", "neg", "exp", "log",
+    "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign", "conj", "real",
+    "imag", "floor", "ceil", "round", "trunc", "clone", "atan", "asinh", "rad2deg",
+    "deg2rad", "clamp_min_tensor", "clamp_max_tensor", "atan2", "hypot", "copysign",
+    "logaddexp", "logaddexp2", "fmax", "fmin", "heaviside"}
+_NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh",
+                   "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
+                   "hardshrink", "threshold", "log_sigmoid"}
+_REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
+               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
+               "logcumsumexp"}
+_LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
+              "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
+              "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
+              "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy"}
+_SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
+               "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
+               "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
+               "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
+               "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
+               "max_dim", "min_dim", "sort", "sort_stable"}
+
+RULES = {}
+RULES.update({n: elementwise for n in (_module_ops(_elementwise) | _NUMPY_ELEMENTWISE |
+                                       _NN_ELEMENTWISE) - {"copy"}})
+RULES.update({n: reduction for n in _REDUCTIONS})
+RULES.update({n: shift_dims for n in _SHIFT_DIMS})
+RULES.update({n: last_dims for n in _LAST_DIMS})
+RULES.update({n: unbatched_index("index") for n in ("index_select", "index_add",
+                                                    "index_copy", "index_fill")})
+RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
+RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
+              "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
+              "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
+              "permute": permute, "t": transpose_2d, "outer": outer, "linear": linear,
+              "einsum": einsum, "index": index_key, "index_put": index_key,
+              "linalg_solve": solve, "linalg_solve_triangular": solve,
+              "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss,
+              "convolution": convolution, "constant_pad_nd": constant_pad})
+RULES = {n: r for n, r in RULES.items() if n in OPS}
+
+LOOPED = frozenset(OPS) - set(RULES)
+
+
+def rule_for(op):
+    return RULES.get(op.name, per_entry)

@@ -1,0 +1,166 @@
+"""vmap and is_grads_batched on every op of the derivative table, generated from the
+Samples (core/tests/samples/): each op once on a batch against the op per entry, and
+one batched backward against one backward per grad_output row. The ops that still
+run per entry (Note [batching rules by family]) are listed here exactly."""
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule._ops import _batching_rules, _registry
+from chainrule.autograd import batched as _batched_grad
+
+from samples import all_samples
+from samples._inputs import make_inputs
+
+SAMPLES = all_samples()
+IDS = [s.id() for s in SAMPLES]
+BATCH = 3
+
+# Ops whose batching rule is the per-entry loop, and why (asserted exactly below).
+_INDICES = "the indices come from values computed outside the table"
+LOOPED = {
+    "as_strided": "strides address the whole batch's storage",
+    "conv2d_input_grad": "backward helper of convolution (weights batched too)",
+    "conv2d_weight_grad": "backward helper of convolution (weights batched too)",
+    "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES,
+    "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
+    "median": "the median of the flattened entry (no dim argument)",
+    "nanmedian": "the median of the flattened entry (no dim argument)",
+    "embedding": "indices are an attribute, the weight is batched",
+    "embedding_dense_backward": "indices are an attribute",
+    "index_fill_tensor": "a batched fill value",
+    "linalg_lstsq": "driver-dependent shapes of the solution",
+    "linalg_lu": "pivots are computed outside the table",
+    "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
+    "masked_select": "data-dependent output size",
+    "take": "flat indices into each entry",
+    "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
+}
+# Ops with a rule that runs per entry for some arguments only.
+SOME_ARGUMENTS_PER_ENTRY = {
+    "index": "advanced indices separated by a slice move the batch dimension",
+    "unfold": "a 0-d entry", "einsum": "an equation with '...' or without '->'",
+    "index_select": "a batched index", "index_add": "a batched index",
+    "index_copy": "a batched index", "index_fill": "a batched index",
+    "convolution": "a batched weight or bias",
+    "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
+    "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
+    "sort_stable": "a 0-d entry",
+}
+# Ops some of whose public functions compute on values outside the table (indices,
+# targets, domain checks) or draw random numbers per entry: vmap then evaluates such a
+# call once per entry (Note [batched tensors]).
+WHOLE_CALL_PER_ENTRY = {
+    "add": "alpha_dropout draws per entry", "mul": "dropout draws per entry",
+    "where": "rrelu draws per entry", "as_strided": "reads strides",
+    "clamp": "binary_cross_entropy checks its input's range",
+    "log": "losses check their inputs' values", "logsumexp": "ctc_loss masks by value",
+    "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
+    "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
+    "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
+    "max_dim": "max_pool's indices", "cummax": _INDICES, "cummin": _INDICES,
+    "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
+    "topk": _INDICES,
+}
+# Ops whose backward formulas compute on values outside the table: is_grads_batched
+# runs one backward per row for them (with a one-pass backward for every other op).
+BACKWARD_PER_ROW = {"diagonal_scatter": "moves axes of the array",
+                    "linalg_eig": "eigenvector phases", "linalg_eigh": "eigenvalue gaps",
+                    "linalg_svd": "singular value gaps"}
+# batch_norm in training updates its (unbatched) running statistics in place with
+# batched values: the reference's in-place error under vmap.
+INPLACE_INTO_UNBATCHED = {"var"}
+_WHOLE_CALL = {"ValuesOutsideTable", "_DrawPerEntry"}
+
+
+def _batched_inputs(sample):
+    """Per entry inputs (a list of BATCH input lists) and the stacked batch, in_dims."""
+    rows = [make_inputs(sample, seed=i) for i in range(BATCH)]
+    batch, dims = [], []
+    random = [isinstance(i, tuple) for i in sample.inputs]
+    if not any(random):         # fixed values only: a batch of copies of the floating ones
+        random = [isinstance(v, cr.Tensor) and v.is_floating_point() for v in rows[0]]
+    for k, value in enumerate(rows[0]):
+        if random[k]:
+            stacked = cr.stack([r[k].detach() for r in rows])
+            batch.append(stacked.requires_grad_(value.requires_grad))
+            dims.append(0)
+        else:
+            batch.append(value)
+            dims.append(None)
+    return rows, batch, tuple(dims)
+
+
+def _leaves(out):
+    if isinstance(out, (tuple, list)):
+        return [x for o in out for x in _leaves(o)]
+    return [out] if isinstance(out, cr.Tensor) else []
+
+
+def _same(a, b, sample):
+    a, b = np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy())
+    assert a.shape == b.shape and a.dtype == b.dtype
+    assert np.allclose(a, b, atol=1e-8, rtol=1e-6, equal_nan=True)
+
+
+def _with_log(fn):
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        return fn(), log
+    finally:
+        _batching_rules.LOOP_LOG = None
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
+def test_vmap_matches_per_entry(sample):
+    rows, batch, dims = _batched_inputs(sample)
+    cr.manual_seed(0)            # random ops (dropout) draw per entry under "different"
+    expected = [_leaves(sample.call(*r)) for r in rows]
+    cr.manual_seed(0)
+    mapped = cr.vmap(sample.call, in_dims=dims, randomness="different")
+    try:
+        got, log = _with_log(lambda: _leaves(mapped(*batch)))
+    except RuntimeError as e:
+        assert sample.op in INPLACE_INTO_UNBATCHED and "vmap: inplace arithmetic" in str(e)
+        return
+    for k, g in enumerate(got):
+        _same(g, cr.stack([e[k] for e in expected]), sample)
+    if log & _WHOLE_CALL:
+        assert sample.op in WHOLE_CALL_PER_ENTRY, f"{sample.op}: the call ran per entry"
+    assert log & {sample.op} <= set(LOOPED) | set(SOME_ARGUMENTS_PER_ENTRY), \
+        f"{sample.op} ran per entry under vmap"
+
+
+def _differentiable_outputs(sample):
+    inputs = make_inputs(sample)
+    wrt = [t for t in inputs if isinstance(t, cr.Tensor) and t.requires_grad]
+    outs = [o for o in _leaves(sample.call(*inputs)) if o.requires_grad]
+    return wrt, outs
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
+def test_is_grads_batched_matches_loop(sample):
+    wrt, outs = _differentiable_outputs(sample)
+    if not outs or not wrt:
+        return
+    cr.manual_seed(0)
+    cotangents = [cr.randn(BATCH, *o.shape, dtype=o.dtype) for o in outs]
+    try:
+        expected = _batched_grad._looped_grad(outs, wrt, cotangents, BATCH, True, False,
+                                              True, True)
+    except NotImplementedError:
+        assert _registry.NOT_IMPLEMENTED in _registry.OPS[sample.op].vjps
+        return
+    got, log = _with_log(lambda: cr.autograd.grad(
+        outs, wrt, cotangents, retain_graph=True, allow_unused=True, materialize_grads=True,
+        is_grads_batched=True))
+    for g, e in zip(got, expected):
+        _same(g, e, sample)
+    if "ValuesOutsideTable" in log:
+        assert sample.op in BACKWARD_PER_ROW, f"{sample.op}: one backward per row"
+    assert log - {"ValuesOutsideTable"} <= set(LOOPED) | set(SOME_ARGUMENTS_PER_ENTRY), log
+
+
+def test_looped_ops_are_exactly_the_listed_ones():
+    assert _batching_rules.LOOPED == frozenset(LOOPED), \
+        sorted(_batching_rules.LOOPED ^ frozenset(LOOPED))
