@@ -31,7 +31,9 @@ def pow_grad_base(F, self, exponent):
 def pow_grad_base_scalar(F, self, exponent):
     if exponent == 0:
         return self * 0
-    if exponent == 2:                   # x ** 2, the common case: one operation
+    if exponent == 2 and not F.is_tensor_path():
+        # x ** 2 on arrays: one operation. Recorded (create_graph), the reference's
+        # ops (pow, mul), which a profile of double backward compares against.
         return 2 * self
     return exponent * self ** (exponent - 1)
 
