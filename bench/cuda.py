@@ -18,10 +18,15 @@ over rounds of the median over repetitions; wall clock around a device synchroni
 """
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
-SIZES = {"full": dict(mlp=(4096, 4096, 4096, 10), batch=1024, ew=1 << 26, chain=1000,
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import CHAIN_OPS, CHAIN_SIZE, chain_cycle  # noqa: E402
+
+SIZES = {"full": dict(mlp=(4096, 4096, 4096, 10), batch=1024, ew=1 << 26, chain=CHAIN_OPS,
                       reps=10, rounds=5),
          "smoke": dict(mlp=(64, 32, 32, 10), batch=16, ew=1 << 12, chain=40, reps=2,
                        rounds=1)}
@@ -82,14 +87,13 @@ def elementwise(lib, n):
 
 def chain(lib, ops):
     """Forward with recording + backward through the peers' chain cycle."""
-    x = lib.linspace(0.1, 1.0, 16, dtype=lib.float64, device="cuda").requires_grad_()
+    x = lib.linspace(0.1, 1.0, CHAIN_SIZE, dtype=lib.float64, device="cuda").requires_grad_()
 
     def run():
         y = x
         for i in range(ops):
-            kind = i % 4
-            y = y * 1.0001 if kind == 0 else y.sin() if kind == 1 else \
-                y + x if kind == 2 else y.tanh()
+            k = chain_cycle(i)
+            y = y * 1.0001 if k == 0 else y.sin() if k == 1 else y + x if k == 2 else y.tanh()
         y.sum().backward()
         x.grad = None
     return run
