@@ -11,7 +11,7 @@ from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._backends import BACKENDS, canonical_device, move_array
 from ._batched import BatchedTensor, rewrap, unwrap_all
-from ._random import numpy_rng as _numpy_rng
+from ._random import check_generator_device as _check_generator_device, numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
 
@@ -269,15 +269,17 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def _on_device(kind, shape, dtype, device, generator, arg0, arg1):
-    """Random numbers drawn on the device (Note [device backend]: its ``random``), or
-    None for the CPU, an explicit generator or a complex dtype (drawn on the host)."""
+    """Random numbers drawn on the device (Note [random numbers on a device] in
+    _random.py: its backend's ``random``, from the device's or ``generator``'s state),
+    or None for the CPU."""
     device = DEFAULT_DEVICE.device if device is None else device
-    if device is None or generator is not None or dtype.is_complex:
+    if device is None:
         return None
     target = canonical_device(device)
     if target.type == "cpu":
         return None
-    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1)
+    _check_generator_device(generator, target)
+    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1, generator)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):

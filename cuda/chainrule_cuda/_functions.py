@@ -3,10 +3,14 @@ protocols] in _array.py): shape functions as views, the rest over kernels. A fun
 with no entry here raises NumPy's TypeError naming it.
 
 Note [host-run functions]
-    A few functions have no device kernel yet (sorting, the decompositions of
-    ``np.linalg``, ``nonzero``): they copy their operands to the host, run NumPy and
-    copy the results back (``on_host``), synchronising the stream. They are listed in
-    HOST_RUN, so tests and users can tell.
+    The LAPACK-type functions of ``np.linalg`` have no device kernel: inv, det, slogdet,
+    solve, cholesky, qr, svd (svdvals), eigh, eig, eigvals, eigvalsh, lstsq, pinv and
+    matrix_rank copy their operands to the host, run NumPy and copy the results back
+    (``on_host``), synchronising the stream. They are listed in HOST_RUN, so tests and
+    users can tell; core's table reaches them through its linalg decompositions and the
+    linalg_solve / matrix_exp (Padé's solve) forwards. Nothing else goes through the
+    host: sort, argsort and nonzero (so boolean-mask indexing and masked_select) run
+    their kernels, nonzero reading back only its count, as the reference does.
 """
 import itertools
 import math
@@ -77,15 +81,10 @@ def _mapper(fn, kind=DeviceArray):
 
 
 HOST_RUN = {f: True for f in [
-    np.sort, np.argsort, np.nonzero, np.flatnonzero, np.unique, np.searchsorted,
-    np.partition, np.argpartition, np.median, np.nanmedian, np.quantile, np.percentile,
     np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.solve, np.linalg.cholesky,
     np.linalg.qr, np.linalg.svd, np.linalg.eigh, np.linalg.eig, np.linalg.eigvals,
-    np.linalg.eigvalsh, np.linalg.lstsq, np.linalg.pinv, np.linalg.matrix_rank,
-    np.linalg.norm, np.linalg.matrix_power, np.linalg.svdvals if hasattr(np.linalg, "svdvals")
-    else np.linalg.svd, np.lexsort, np.histogram, np.bincount, np.interp, np.polyval,
-    np.isin, np.diff, np.gradient, np.convolve, np.correlate, np.kron, np.cov, np.corrcoef,
-    np.ravel_multi_index, np.unravel_index]}
+    np.linalg.eigvalsh, np.linalg.lstsq, np.linalg.pinv, np.linalg.matrix_rank]
+    + ([np.linalg.svdvals] if hasattr(np.linalg, "svdvals") else [])}
 
 
 def operand(x, index):
@@ -427,7 +426,55 @@ def where(condition, x=None, y=None):
 
 @implements(np.nonzero)
 def nonzero(a):
-    return on_host(np.nonzero, a)
+    """The index arrays of ``a``'s nonzero elements, from the nonzero kernel; their
+    count, which sizes the result, is the one value read back (the reference reads it
+    too)."""
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "np.atleast_1d(scalar).nonzero() instead.")
+    coords = argwhere(a)
+    return tuple(coords[:, d] for d in range(a.ndim))
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    """(n, ndim) int64 coordinates of the nonzero elements (n read back)."""
+    if a.ndim == 0:
+        return zeros((int(bool(a)), 0), np.int64, a._index)
+    count = int(R.count_nonzero(a).item()) if a.size else 0
+    coords = DeviceArray.empty((count, a.ndim), np.int64, a._index)
+    if count:
+        K.nonzero(coords, a)
+    return coords
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    return nonzero(a.reshape(-1))[0]
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The stable sort kernel (NaN last, like NumPy's)."""
+    return _sorted(a, axis, want_values=True)
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The stable sort kernel's indices (NumPy's kind="stable" order for any kind)."""
+    return _sorted(a, axis, want_values=False)
+
+
+def _sorted(a, axis, want_values):
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    if a.ndim == 0:
+        return a.copy() if want_values else zeros((), np.int64, a._index)
+    axis = _axis(axis, a.ndim)
+    out = DeviceArray.empty(a.shape, a.dtype if want_values else np.int64, a._index)
+    if a.size:
+        K.sort(out if want_values else None, None if want_values else out, a, axis)
+    return out
 
 
 @implements(np.clip)
@@ -770,9 +817,8 @@ METHODS = {"sum": R.sum_, "prod": R.prod, "max": R.amax, "min": R.amin, "mean": 
            "argmin": R.argmin, "cumsum": R.cumsum, "cumprod": R.cumprod, "clip": clip,
            "dot": dot, "nonzero": nonzero, "diagonal": diagonal, "trace": trace,
            "round": round_, "take": take, "repeat": repeat,
-           "argsort": lambda a, *args, **kw: on_host(np.argsort, a, *args, **kw),
-           "sort": lambda a, *args, **kw: _sort_in_place(a, *args, **kw)}
+           "argsort": argsort, "sort": lambda a, *args, **kw: _sort_in_place(a, *args, **kw)}
 
 
 def _sort_in_place(a, axis=-1, kind=None, order=None, stable=None):
-    a[...] = on_host(np.sort, a, axis, kind)
+    a[...] = sort(a, axis)

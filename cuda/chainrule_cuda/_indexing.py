@@ -8,9 +8,10 @@ Note [indexing by offsets]
     scaled by their dims' strides, plus each remaining dim's ``arange * stride``, all
     broadcast into place. A gather over the 1-D span of memory the view covers then
     reads the result, and a scatter-add writes it, whatever the view's layout.
-    Boolean masks become integer arrays (their nonzero positions: a host round trip,
-    as the result's shape depends on the data). Integer and boolean index arrays on
-    the host are copied over (the reference takes CPU indices too).
+    Boolean masks become integer arrays (their nonzero positions, by the nonzero
+    kernel; only their count is read back, as the result's shape depends on it).
+    Integer and boolean index arrays on the host are copied over (the reference takes
+    CPU indices too).
 """
 import numpy as np
 
@@ -59,8 +60,13 @@ def _normalize(a, key):
 
 
 def _nonzero(mask, index):
-    host = mask.get() if type(mask) is DeviceArray else mask
-    return [DeviceArray.from_host(p.astype(np.int64), index) for p in np.nonzero(host)]
+    """A boolean mask's positions: the nonzero kernel for a device mask; a host mask's
+    (host data) found on the host and copied over, as integer host indices are."""
+    if type(mask) is DeviceArray:
+        if mask._index != index:
+            raise mixed_device_error(cr.device("cuda", index), mask.device)
+        return list(np.nonzero(mask))
+    return [DeviceArray.from_host(p.astype(np.int64), index) for p in np.nonzero(mask)]
 
 
 def _basic(a, items):

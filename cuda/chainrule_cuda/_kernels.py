@@ -187,3 +187,17 @@ def random(name, out, seed, offset, arg0, arg1):
     check(lib().cr_random(op_code("rng", name), describe(out), ctypes.c_uint64(seed),
                           ctypes.c_uint64(offset), ctypes.c_double(arg0), ctypes.c_double(arg1),
                           stream()))
+
+
+# -- sort and nonzero (cuda-ops) ---------------------------------------------------------
+def sort(values, indices, a, axis):
+    """Stable ascending sort of ``a`` along ``axis`` into ``values`` and/or int64
+    ``indices`` (either may be None); NaN last, like NumPy."""
+    check(lib().cr_sort(None if values is None else describe(values),
+                        None if indices is None else describe(indices), describe(a), axis, 0,
+                        stream()))
+
+
+def nonzero(out, a):
+    """out (n, a.ndim) int64: the coordinates of ``a``'s n nonzero elements, C order."""
+    check(lib().cr_nonzero(describe(out), describe(a), stream()))
