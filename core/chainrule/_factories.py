@@ -192,7 +192,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     >>> cr.zeros(2, 3).shape
     chainrule.Size([2, 3])
     """
-    return _finish(np.zeros(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+    return _finish(_filled(np.zeros, _size_args(size), 0, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -202,7 +203,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
     >>> cr.ones(2).tolist()
     [1.0, 1.0]
     """
-    return _finish(np.ones(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+    return _finish(_filled(np.ones, _size_args(size), 1, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -213,7 +215,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     >>> cr.empty(3).shape
     chainrule.Size([3])
     """
-    return _finish(np.empty(_size_args(size), _float_dtype(dtype).np), requires_grad, device)
+    return _finish(_filled(np.empty, _size_args(size), None, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -225,8 +228,22 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """
     if dtype is None:
         dtype = _infer_dtype(fill_value)
-    return _finish(np.full(_size_args((size,)), fill_value, _dtypes.to_dtype(dtype).np),
+    shape, d = _size_args((size,)), _dtypes.to_dtype(dtype).np
+    return _finish(_filled(lambda *_: np.full(shape, fill_value, d), shape, fill_value, d, device),
                    requires_grad, device)
+
+
+def _filled(host, shape, value, dtype, device):
+    """``host(shape, dtype)`` (zeros, ones, empty, a full) made where the factory's result
+    goes (Note [default device]): on a device one scalar goes over and the fill runs
+    there (``value`` None: left uninitialised), not a host array copied."""
+    device = DEFAULT_DEVICE.device if device is None else device
+    if device is None or canonical_device(device).type == "cpu":
+        return host(shape, dtype)
+    probe = move_array(np.zeros((), dtype), device)
+    if value is None:
+        return np.empty_like(probe, shape=shape)
+    return np.full_like(probe, value, shape=shape)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):

@@ -21,6 +21,7 @@ Note [random numbers on a device]
     error. Distributions the kernels lack are transforms of their uniform draws.
 """
 import os
+import sys
 
 import numpy as np
 
@@ -168,10 +169,10 @@ def _seed_cuda(seed):
     """Seeds every CUDA device too, like the reference's ``manual_seed``, when the
     chainrule-cuda layer is already loaded; a device's generator made later starts
     from the default generator's initial seed (the reference's lazy seeding)."""
-    from ._backends import BACKENDS
     from .cuda import _LAYER, _runtime
-    if (_LAYER and _LAYER[0] is not None) or "cuda" in BACKENDS:     # (imported: registered)
-        _runtime().manual_seed_all(seed)
+    runtime = _runtime() if _LAYER or "chainrule_cuda" in sys.modules else None
+    if runtime is not None:
+        runtime.manual_seed_all(seed)
 
 
 def manual_seed(seed):

@@ -351,7 +351,7 @@ def tile(a, reps):
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
     if not isinstance(repeats, (int, np.integer)):
-        return on_host(np.repeat, a, repeats, axis)
+        return _repeat_each(a, repeats, axis)
     if axis is None:
         a, axis = a.reshape(-1), 0
     axis = _axis(axis, a.ndim)
@@ -361,6 +361,19 @@ def repeat(a, repeats, axis=None):
     out_shape = list(a.shape)
     out_shape[axis] *= int(repeats)
     return e.broadcast_to(tuple(shape)).copy().reshape(tuple(out_shape))
+
+
+def _repeat_each(a, repeats, axis):
+    """np.repeat with one count per element: the repeated positions computed on the
+    device from the counts (core's repeat_interleave helper), then taken."""
+    from chainrule._ops.shape import _repeated_positions
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = _axis(axis, a.ndim)
+    counts = operand(repeats, a._index) if type(repeats) is DeviceArray else \
+        DeviceArray.from_host(np.asarray(repeats, np.int64), a._index)
+    counts = counts.astype(np.int64, copy=False).reshape(-1).broadcast_to((a.shape[axis],))
+    return take(a, _repeated_positions(counts), axis)
 
 
 @implements(np.roll)
@@ -395,13 +408,26 @@ def rot90(m, k=1, axes=(0, 1)):
 @implements(np.pad)
 def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
     if mode != "constant":
-        return on_host(np.pad, array, pad_width, mode, **kwargs)
+        return _pad_by_index(array, pad_width, mode)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2)).tolist()
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(array.shape, widths))
     out = full(shape, constant_values, array.dtype, array._index)
     if array.size:
         K.copy(out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(array.shape, widths))], array)
     return out
+
+
+def _pad_by_index(array, pad_width, mode):
+    """np.pad's edge/reflect/symmetric/wrap modes: along each axis, the source position
+    of every output element (np.pad of a host arange: shapes only) taken on the device."""
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"np.pad mode '{mode}' is not supported on DeviceArrays")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2)).tolist()
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            source = np.pad(np.arange(array.shape[axis]), (lo, hi), mode=mode)
+            array = take(array, DeviceArray.from_host(source, array._index), axis)
+    return array
 
 
 # -- element-wise ------------------------------------------------------------------------

@@ -95,6 +95,24 @@ def device_random_numbers():
         _random.device_draw = original
 
 
+@contextlib.contextmanager
+def host_round_trips():
+    """The names of the host-run functions (Note [host-run functions] in
+    chainrule_cuda/_functions.py) called inside, in a list."""
+    from chainrule_cuda import _functions
+    original, calls = _functions.on_host, []
+
+    def record(func, *args, **kwargs):
+        calls.append(func.__name__)
+        return original(func, *args, **kwargs)
+
+    _functions.on_host = record
+    try:
+        yield calls
+    finally:
+        _functions.on_host = original
+
+
 def fresh(value):
     """A new leaf with a sample tensor's values (samples share their fixed Tensor
     inputs between runs: their .grad would accumulate)."""
@@ -125,7 +143,14 @@ def not_implemented_derivative(sample, error):
 
 def check_against_cpu(sample):
     """Run ``sample`` on the CPU and on the device; assert equal values, outputs on the
-    device, and equal gradients (of the sum of the outputs) on the inputs' devices."""
+    device, and equal gradients (of the sum of the outputs) on the inputs' devices.
+    Returns the set of host-run functions the device run called."""
+    with host_round_trips() as calls:
+        _compare(sample)
+    return set(calls)
+
+
+def _compare(sample):
     cpu_inputs = [fresh(v) for v in make_inputs(sample)]
     dev_inputs = [to_device(v) for v in cpu_inputs]
     with device_random_numbers():
@@ -151,17 +176,24 @@ def check_against_cpu(sample):
             np.testing.assert_allclose(b.grad.cpu().numpy(), a.grad.numpy(), RTOL, ATOL)
 
 
-def failures():
-    """{op: first error} over every sample (what the unsupported list must match)."""
-    failed = {}
+def survey():
+    """({op: first error}, {op: host-run functions called}) over every sample (what the
+    unsupported list and the list of host round trips must match)."""
+    failed, host = {}, {}
     for sample in all_samples():
         try:
-            check_against_cpu(sample)
+            called = check_against_cpu(sample)
         except Exception as e:          # noqa: BLE001 - any failure marks the op
             failed.setdefault(sample.op, f"{sample.id()}: {type(e).__name__}: {e}"[:300])
-    return failed
+            continue
+        if called:
+            host.setdefault(sample.op, set()).update(called)
+    return failed, host
 
 
 if __name__ == "__main__":
-    for op, error in sorted(failures().items()):
+    failing, host_run = survey()
+    for op, error in sorted(failing.items()):
         print(f"    {op!r}: {error!r},")
+    for op, names in sorted(host_run.items()):
+        print(f"    {op!r}: {sorted(names)!r},")
