@@ -2,12 +2,11 @@
 (``x.new_zeros(2, 3)`` is ``zeros(2, 3, dtype=x.dtype, device=x.device)``), and
 ``empty_strided``. The results are new leaves: no history of ``self`` is kept."""
 import numbers
-import warnings
 
 import numpy as np
 
 from . import _dtypes
-from ._factories import _as_array, _finish, _size_args
+from ._factories import _as_array, _finish, _size_args, warn_copy_construct
 from ._tensor import Tensor
 
 
@@ -83,10 +82,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
     chainrule.float64
     """
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
-                      ".requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn_copy_construct("detach().clone()", "tensor.new_tensor(sourceTensor)")
     d, dev = _defaults(self, dtype, device)
     return _finish(_as_array(data, d), requires_grad, dev)
 
