@@ -9,9 +9,11 @@ from . import _dtypes
 from ._factories import _as_array, _finish, _size_args, warn_copy_construct
 from ._tensor import Tensor
 
+
 def _defaults(self, dtype, device):
     return (self.dtype if dtype is None else _dtypes.to_dtype(dtype),
             self.device if device is None else device)
+
 
 def _size_tuple(size, method):
     """A size given as one sequence (new_full and new_empty_strided take no varargs)."""
@@ -19,6 +21,7 @@ def _size_tuple(size, method):
         raise TypeError(f"{method}(): argument 'size' (position 1) must be tuple of ints, "
                         f"not {type(size).__name__}")
     return _size_args((tuple(size),))
+
 
 def _new_filled(fill, method):
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
@@ -31,6 +34,7 @@ def _new_filled(fill, method):
         return _finish(fill(_size_args(size), d.np), requires_grad, dev)
     new.__name__ = method
     return new
+
 
 new_zeros = _new_filled(np.zeros, "new_zeros")
 new_ones = _new_filled(np.ones, "new_ones")
@@ -54,6 +58,7 @@ new_empty.__doc__ = """An uninitialised tensor of ``size`` with this tensor's dt
     chainrule.Size([4])
     """
 
+
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
     """``fill_value`` in every entry of ``size``, with this tensor's dtype and device
@@ -66,6 +71,7 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
     d, dev = _defaults(self, dtype, device)
     shape = _size_tuple(size, "new_full")
     return _finish(np.full(shape, np.asarray(fill_value).astype(d.np)), requires_grad, dev)
+
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
@@ -80,6 +86,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
     d, dev = _defaults(self, dtype, device)
     return _finish(_as_array(data, d), requires_grad, dev)
 
+
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
                       layout=None, pin_memory=False):
     """An uninitialised tensor of ``size`` and ``stride`` (in elements), with this
@@ -92,6 +99,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
     return empty_strided(_size_tuple(size, "new_empty_strided"), stride,
                          dtype=_defaults(self, dtype, device)[0],
                          device=_defaults(self, dtype, device)[1], requires_grad=requires_grad)
+
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False):
@@ -110,6 +118,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     buffer = np.empty(extent, d.np)
     arr = np.lib.stride_tricks.as_strided(buffer, shape, [s * d.np.itemsize for s in strides])
     return _finish(arr, requires_grad, device)
+
 
 METHODS = {"new_zeros": new_zeros, "new_ones": new_ones, "new_empty": new_empty,
            "new_full": new_full, "new_tensor": new_tensor,
