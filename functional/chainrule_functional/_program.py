@@ -86,7 +86,7 @@ def debug_unwrap(tensor, *, recurse=True):
     >>> import chainrule as cr
     >>> from chainrule.func import debug_unwrap, vmap
     >>> vmap(lambda t: debug_unwrap(t).shape, out_dims=None)(cr.ones(4, 3))
-    chainrule.Size([4, 3])
+    (4, 3)
     """
     if not isinstance(tensor, BatchedTensor):
         return tensor
