@@ -9,7 +9,8 @@ import chainrule as cr
 from chainrule.autograd import engine as engine_slot
 from chainrule_cuda import _autograd
 
-from runtime_support import KERNEL, RECORD, WAIT, StreamLog, hold, host_build_only
+from runtime_support import (KERNEL, MiB, StreamLog, fake_device, hold,  # noqa: F401
+                             host_build_only)
 
 pytestmark = host_build_only
 
@@ -27,9 +28,14 @@ def waits_for(log, consumer, producer):
     return [i for i, c, p in log.waits() if c == handle(consumer) and p == handle(producer)]
 
 
+def kernels_on(log, stream=None):
+    """The indices of the kernel launches in the log (on ``stream`` when given)."""
+    return [i for i, (k, s, _) in enumerate(log.entries)
+            if k == KERNEL and (stream is None or s == handle(stream))]
+
+
 def first_kernel_after(log, index, stream):
-    return next(i for i, (k, s, _) in enumerate(log.entries)
-                if i > index and k == KERNEL and s == handle(stream))
+    return next(i for i in kernels_on(log, stream) if i > index)
 
 
 def test_backward_runs_on_the_forward_stream():
@@ -77,8 +83,7 @@ def test_gradient_crossing_streams_waits_for_its_producer():
     assert w2 and w1 and w0
     assert w2[0] < first_kernel_after(log, -1, s2)
     assert w1[0] < first_kernel_after(log, -1, s1)
-    assert w0[0] > max(i for i, (k, s, _) in enumerate(log.entries)
-                       if k == KERNEL and s == handle(s1))
+    assert w0[0] > kernels_on(log, s1)[-1]
     np.testing.assert_allclose(x.grad.cpu().numpy(), 3 * np.exp([1.0, 2.0]), rtol=1e-6)
 
 
@@ -88,18 +93,20 @@ def test_grad_is_synchronized_with_the_callers_stream():
     with cr.cuda.stream(s):
         y = (x * x).sum()
     with cr.cuda.stream(k):
+        y.backward(retain_graph=True)
         with StreamLog() as log:
-            y.backward()
+            y.backward()                 # accumulates: .grad + the new gradient
         # after backward(), K's last wait is on s, recorded after s's last kernel
-        last_s_kernel = max(i for i, (kind, st, _) in enumerate(log.entries)
-                            if kind == KERNEL and st == handle(s))
+        last_s_kernel = kernels_on(log, s)[-1]
         waits = waits_for(log, k, s)
         assert waits and waits[-1] > last_s_kernel
         # the root gradient was made on K: s waited for K before its first kernel
         assert waits_for(log, s, k)[0] < first_kernel_after(log, -1, s)
-        # the write into .grad ran on K
+        # the sum into .grad ran on K, after K waited for the gradient's stream
+        last_kernel = kernels_on(log)[-1]
+        assert log.entries[last_kernel][1] == handle(k) and waits[0] < last_kernel
         assert cr.cuda.current_stream() == k
-        assert x.grad.tolist() == [2.0, 4.0]
+        assert x.grad.tolist() == [4.0, 8.0]
 
 
 def test_grad_results_are_synchronized_with_the_callers_stream():
@@ -110,8 +117,7 @@ def test_grad_results_are_synchronized_with_the_callers_stream():
     with StreamLog() as log:
         (g,) = cr.autograd.grad(y, x)
     default = cr.cuda.default_stream()
-    assert waits_for(log, default, s)[-1] > max(
-        i for i, (kind, st, _) in enumerate(log.entries) if kind == KERNEL and st == handle(s))
+    assert waits_for(log, default, s)[-1] > kernels_on(log, s)[-1]
     assert g.tolist() == [3.0, 3.0]
 
 
@@ -161,7 +167,8 @@ def test_create_graph_nodes_run_on_their_streams_again():
     assert x.grad.tolist() == [6.0, 12.0]
 
 
-def test_record_stream_delays_reuse():
+def test_record_stream_delays_reuse(fake_device):
+    fake_device(64 * MiB)             # a fresh allocator: no other free blocks
     s = cr.cuda.Stream()
     x = cr.empty(1000, device="cuda")
     ptr = x.data_ptr()
@@ -184,7 +191,8 @@ def test_record_stream_takes_a_stream():
         cr.ones(2, device="cuda").record_stream(3)
 
 
-def test_backward_records_the_stream_of_saved_arrays():
+def test_backward_records_the_stream_of_saved_arrays(fake_device):
+    fake_device(64 * MiB)
     s = cr.cuda.Stream()
     x = cr.empty(1000, device="cuda").fill_(1.0)   # allocated on the default stream
     ptr = x.data_ptr()
