@@ -5,12 +5,15 @@ Note [backward streams]
     1. A backward node runs on the stream its forward op ran on. While some thread has
        a non-default current stream, a dispatcher (Note [dispatch slot]) writes the
        current stream onto the node of every op with a device input (``_cuda_stream``
-       in the node's ``__dict__``). A node without one ran on the default stream, which
-       is all there is otherwise: programs that never make a stream current (and every
-       CPU program) record nothing and pay nothing per op.
-    2. Where a gradient crosses streams, the consumer waits: when a node on stream P
-       finishes, an event recorded on P is waited on by the stream of each node its
-       gradients go to that runs on another stream, before that node runs.
+       in the node's ``__dict__``), and the node observer below does the same for the
+       nodes of custom Functions (their forward is reported to it). A node without one
+       ran on the default stream, which is all there is otherwise: programs that never
+       make a stream current (and every CPU program) record nothing and pay nothing
+       per op.
+    2. Where a gradient crosses streams, the consumer waits: before a node on stream C
+       runs, C waits for an event recorded (then) on the stream of each node that sent
+       it gradients from another stream. Two gradients for one input are summed by the
+       engine on the second producer's stream, which first waits for the first's.
     3. ``backward()`` / ``autograd.grad()`` called with current stream K behave towards
        the surrounding work like any other call on K: each other stream the pass uses
        first waits for K (the root gradients were made there); ``.grad`` is written on
@@ -23,9 +26,10 @@ Note [backward streams]
     The pass is seen through two slots both engines call: the engine slot (wrapped by
     ``StreamEngine``, for the pass boundaries and the caller's stream) and the node
     observer slot (Note [node observer slot]: around every node, AccumulateGrad
-    included), which is installed only while a pass that needs it runs. A pass needs it
-    when a non-default stream is current somewhere or nodes with a stream are alive;
-    otherwise a backward costs one check more.
+    included). The observer is in the slot only while a pass needs it or a
+    non-default stream is current; a pass needs it when a non-default stream is
+    current somewhere or nodes with a stream are alive, otherwise a backward costs
+    one check more (and none before the first non-default stream was made current).
 """
 import threading
 import weakref
@@ -38,7 +42,7 @@ from . import runtime
 from ._array import DeviceArray
 from . import _kernels as K
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _NON_DEFAULT = [0]              # current (thread, device) entries on a non-default stream
 _STREAM_NODES = weakref.WeakSet()   # live nodes that carry a stream (point 1)
 _DISPATCHER = [None]            # the handle of the dispatcher while registered
@@ -62,10 +66,12 @@ def _count_non_default(delta):
         _NON_DEFAULT[0] += delta
         if _NON_DEFAULT[0] > 0 and _DISPATCHER[0] is None:
             _DISPATCHER[0] = _registry.add_dispatcher(_record_stream_on_node)
+            _use_observer(1)              # custom Functions' forwards (see enter())
             _wrap_engine()
         elif _NON_DEFAULT[0] == 0 and _DISPATCHER[0] is not None:
             _DISPATCHER[0].remove()
             _DISPATCHER[0] = None
+            _use_observer(-1)
 
 
 def _record_stream_on_node(run, op, inputs, attrs, view_base):
@@ -147,10 +153,7 @@ def _begin(state, create_graph):
     state.caller_streams = dict(runtime._current_streams())
     if create_graph:                 # nodes recorded by this pass carry their streams too
         _count_non_default(1)
-    with _LOCK:
-        _OBSERVER.users += 1
-        if _OBSERVER.users == 1:
-            _OBSERVER.previous = engine_slot.set_node_observer(_OBSERVER)
+    _use_observer(1)
 
 
 def _end(state, create_graph):
@@ -162,10 +165,7 @@ def _end(state, create_graph):
                 caller.wait_event(stream.record_event())
     finally:
         _PASS.states.pop()
-        with _LOCK:
-            _OBSERVER.users -= 1
-            if _OBSERVER.users == 0 and engine_slot._node_observer is _OBSERVER:
-                engine_slot.set_node_observer(_OBSERVER.previous)
+        _use_observer(-1)
         if create_graph:
             _count_non_default(-1)
 
@@ -187,8 +187,11 @@ class _StreamObserver:
     def enter(self, node, name):
         inner = self.previous
         token = inner.enter(node, name) if inner is not None else None
+        if name is not None:                      # a custom Function's forward
+            _mark_function(node)
+            return (token, None)
         states = _PASS.__dict__.get("states")
-        if name is not None or not states:
+        if not states:
             return (token, None)
         state = states[-1]
         stream = _node_stream(node, state)
@@ -207,6 +210,26 @@ class _StreamObserver:
 
 
 _OBSERVER = _StreamObserver()
+
+
+def _use_observer(delta):
+    """The observer is in the slot while a pass needs it or a non-default stream is
+    current somewhere (then custom Functions' nodes get their stream, point 1)."""
+    with _LOCK:
+        _OBSERVER.users += delta
+        if delta > 0 and _OBSERVER.users == 1:
+            _OBSERVER.previous = engine_slot.set_node_observer(_OBSERVER)
+        elif _OBSERVER.users == 0 and engine_slot._node_observer is _OBSERVER:
+            engine_slot.set_node_observer(_OBSERVER.previous)
+
+
+def _mark_function(node):
+    """Point 1 for a custom Function (its forward is not a table op): its node gets
+    the current stream when that is not the default one."""
+    stream = runtime.current_stream()
+    if stream._handle:
+        node._cuda_stream = stream
+        _STREAM_NODES.add(node)
 
 
 def _node_stream(node, state):

@@ -167,6 +167,31 @@ def test_create_graph_nodes_run_on_their_streams_again():
     assert x.grad.tolist() == [6.0, 12.0]
 
 
+class Square(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+def test_custom_function_backward_runs_on_its_forward_stream():
+    s = cr.cuda.Stream()
+    x = leaf([1.0, 2.0])
+    with cr.cuda.stream(s):
+        y = Square.apply(x)
+    assert y.grad_fn.__dict__.get("_cuda_stream") == s
+    loss = y.sum()
+    with StreamLog() as log:
+        loss.backward()
+    assert len(kernels_on(log, s)) >= 2              # 2 * x * grad, on s
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
 def test_record_stream_delays_reuse(fake_device):
     fake_device(64 * MiB)             # a fresh allocator: no other free blocks
     s = cr.cuda.Stream()
