@@ -111,6 +111,7 @@ class FakeBackend:
     def __init__(self, count=2):
         self.count = count
         self.pinned = set()
+        self.recorded = []
         self.seed = 0
 
     def is_available(self):
@@ -148,6 +149,9 @@ class FakeBackend:
 
     def is_pinned(self, arr):
         return id(arr) in self.pinned
+
+    def record_stream(self, arr, stream):
+        self.recorded.append((arr, stream))
 
 
 @contextlib.contextmanager

@@ -74,6 +74,15 @@ class CudaBackend:
         np.copyto(out, arr)
         return out
 
+    def record_stream(self, arr, stream):
+        """Tensor.record_stream: ``arr``'s allocation is not reused before the work
+        queued on ``stream`` when it is freed has finished (cr_record_stream)."""
+        if not isinstance(stream, runtime.Stream):
+            raise TypeError(f"record_stream(): argument 'stream' (position 1) must be "
+                            f"Stream, not {type(stream).__name__}")
+        K.check(K.lib().cr_record_stream(ctypes.c_void_p(arr._mem.ptr),
+                                         ctypes.c_void_p(stream.cuda_stream or None)))
+
     def is_pinned(self, arr):
         base = arr
         while isinstance(base, np.ndarray) and base.base is not None:
