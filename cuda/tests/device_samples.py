@@ -18,6 +18,7 @@ import chainrule as cr
 from chainrule import _random
 from chainrule._ops import _registry
 
+from host_copies import counted_copies
 from samples import all_samples
 from samples._inputs import make_inputs
 
@@ -144,18 +145,30 @@ def not_implemented_derivative(sample, error):
 def check_against_cpu(sample):
     """Run ``sample`` on the CPU and on the device; assert equal values, outputs on the
     device, and equal gradients (of the sum of the outputs) on the inputs' devices.
-    Returns the set of host-run functions the device run called."""
-    with host_round_trips() as calls:
-        _compare(sample)
-    return set(calls)
+    Returns what the device run (forward and backward) did with host memory: the names
+    of the host-run functions it called, and "data to the host" for arrays it copied
+    there otherwise."""
+    traffic = set()
+    _compare(sample, traffic)
+    return traffic
 
 
-def _compare(sample):
+@contextlib.contextmanager
+def _device_phase(traffic):
+    with host_round_trips() as calls, counted_copies() as copies:
+        yield
+    traffic.update(calls)
+    if copies.to_host and not calls:
+        traffic.add("data to the host")
+
+
+def _compare(sample, traffic):
     cpu_inputs = [fresh(v) for v in make_inputs(sample)]
     dev_inputs = [to_device(v) for v in cpu_inputs]
     with device_random_numbers():
         cpu_out = tensors(sample.call(*cpu_inputs))
-    dev_out = tensors(device_call(sample)(*dev_inputs))
+    with _device_phase(traffic):
+        dev_out = tensors(device_call(sample)(*dev_inputs))
     assert len(cpu_out) == len(dev_out)
     for a, b in zip(cpu_out, dev_out):
         assert b.device.type == "cuda", f"an output is on {b.device}"
@@ -169,7 +182,8 @@ def _compare(sample):
         if not_implemented_derivative(sample, e):
             return
         raise
-    _loss([o for o in dev_out if o.requires_grad]).backward()
+    with _device_phase(traffic):
+        _loss([o for o in dev_out if o.requires_grad]).backward()
     for a, b in zip(cpu_inputs, dev_inputs):
         if isinstance(a, cr.Tensor) and a.requires_grad and a.grad is not None:
             assert b.grad.device.type == "cuda", f"a gradient is on {b.grad.device}"

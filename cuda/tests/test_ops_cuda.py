@@ -22,7 +22,8 @@ UNSUPPORTED = {}
 
 # The table ops whose device run goes through the host, and the host-run functions it
 # calls (Note [host-run functions] in chainrule_cuda/_functions.py: LAPACK-type
-# decompositions only); asserted exactly, and per sample.
+# decompositions only); asserted exactly, and per sample: any other op that copies an
+# array to the host (reading one value, a count or a flag, is not a copy) fails.
 HOST_RUN_OPS = {
     "linalg_cholesky": {"cholesky", "solve"},
     "linalg_det": {"det", "inv"},
