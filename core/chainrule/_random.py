@@ -64,7 +64,13 @@ class Generator:
 
     def next_philox(self):
         """(seed, offset) for one draw of a device's counter-based kernels from this
-        generator; advances the offset (Note [random numbers on a device])."""
+        generator; advances the offset (Note [random numbers on a device]).
+
+        >>> import chainrule as cr
+        >>> g = cr.Generator().manual_seed(2)
+        >>> g.next_philox(), g.next_philox()
+        ((2, 0), (2, 1))
+        """
         offset, self._offset = self._offset, self._offset + 1
         return self._seed, offset
 
@@ -245,7 +251,7 @@ def _constant(arr, requires_grad=False):
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype, on its device
     (a constant)."""
-    arr = _draw(input._data, "uniform", low, high, generator,
+    arr = draw_like(input._data, "uniform", low, high, generator,
                 lambda rng, shape: rng.uniform(low, high, shape))
     return _constant(arr.astype(input._data.dtype, copy=False))
 
@@ -259,7 +265,7 @@ def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
     return (numpy_rng(generator).random(shape) < keep).astype(dtype)
 
 
-def _draw(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
+def draw_like(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
     """Samples shaped like the array ``like`` (or ``shape``) where it lives: the device's
     kernels (``kind``, ``arg0``, ``arg1``), or ``host_draw(numpy_generator, shape)``."""
     shape = like.shape if shape is None else shape
@@ -334,7 +340,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         from ._factories import _size_args, _float_dtype
         dt, shape = _float_dtype(dtype).np, _size_args((size,))
     like = next((t._data for t in tensors if type(t._data) is not np.ndarray), None)
-    z = _draw(like, "normal", 0.0, 1.0, generator,
+    z = draw_like(like, "normal", 0.0, 1.0, generator,
               lambda rng, shape: rng.standard_normal(shape), shape)
     return _constant((m + s * z).astype(dt), requires_grad)
 
@@ -349,7 +355,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     probs = _probabilities(input._data if p is None else p, input._data.shape)
     if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = _draw(input._data, "uniform", 0.0, 1.0, generator,
+    draws = draw_like(input._data, "uniform", 0.0, 1.0, generator,
                   lambda rng, shape: rng.random(shape)) < probs
     return _constant(draws.astype(input._data.dtype))
 
@@ -406,7 +412,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
-    arr = _draw(input._data, "randint", low, high, generator,
+    arr = draw_like(input._data, "randint", low, high, generator,
                 lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
     if device is not None:
         from ._backends import move_array
@@ -435,7 +441,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     True
     """
     from_ = kwargs.pop("from", from_)
-    return fill_random(self, _draw(self._data, "uniform", from_, to, generator,
+    return fill_random(self, draw_like(self._data, "uniform", from_, to, generator,
                                    lambda rng, shape: rng.uniform(from_, to, shape)))
 
 
@@ -448,7 +454,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return fill_random(self, _draw(self._data, "normal", mean, std, generator,
+    return fill_random(self, draw_like(self._data, "normal", mean, std, generator,
                                    lambda rng, shape: rng.normal(mean, std, shape)))
 
 
@@ -495,7 +501,7 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return fill_random(self, _draw(self._data, "randint", from_, to, generator,
+    return fill_random(self, draw_like(self._data, "randint", from_, to, generator,
                                    lambda rng, shape: rng.integers(from_, to, shape),
                                    dtype=np.int64))
 
@@ -529,7 +535,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     >>> bool((cr.zeros(3).log_normal_() > 0).all())
     True
     """
-    return fill_random(self, np.exp(_draw(self._data, "normal", mean, std, generator,
+    return fill_random(self, np.exp(draw_like(self._data, "normal", mean, std, generator,
                                           lambda rng, shape: rng.normal(mean, std, shape))))
 
 
@@ -548,7 +554,7 @@ def geometric_(self, p, *, generator=None):
 
 def _uniform(t, generator):
     """Uniform samples in [0, 1) shaped like ``t``, where it lives."""
-    return _draw(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
+    return draw_like(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
 
 
 def _method_bernoulli(self, p=None, *, generator=None):

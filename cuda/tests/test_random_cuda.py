@@ -105,3 +105,14 @@ def test_a_generator_of_another_device_is_the_references_error():
         cr.rand(3, device="cuda", generator=cr.Generator())
     with pytest.raises(RuntimeError, match="found 'cpu'"):
         _ones(3).uniform_(generator=cr.Generator())
+
+
+def test_parameter_initialisers_fill_on_the_device():
+    w = cr.empty(200, 30, device="cuda", dtype=cr.float64)
+    with counted_copies() as copies:
+        cr.nn.init.trunc_normal_(w, a=-1.0, b=1.0)
+        bounded = float(w.abs().max()) <= 1.0
+        cr.nn.init.kaiming_uniform_(w)
+        cr.nn.init.constant_(w, 2.5)
+    assert copies.to_host == 0 and copies.to_device == 0
+    assert bounded and cr.equal(w, cr.full((200, 30), 2.5, device="cuda", dtype=cr.float64))
