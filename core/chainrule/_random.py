@@ -368,7 +368,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> cr.multinomial(cr.tensor([0., 1., 0.]), 2, replacement=True).tolist()
     [1, 1]
     """
-    w = np.asarray(input._data, np.float64)
+    w = asarray(input._data, np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -376,17 +376,37 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > w.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
+    if not bool(np.all(np.isfinite(w))) or bool(np.any(w < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     rows = w.reshape(-1, w.shape[-1])
     totals = rows.sum(axis=1)
-    if np.any(totals == 0):
+    if bool(np.any(totals == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if type(w) is not np.ndarray:
+        picks = _device_multinomial(rows, totals, num_samples, replacement, generator)
+        return _constant(picks.reshape(w.shape[:-1] + (num_samples,)))
     rng = numpy_rng(generator)
     picks = [rng.choice(len(r), num_samples, replace=replacement, p=r / t)
              for r, t in zip(rows, totals)]
     out = np.asarray(picks, np.int64).reshape(w.shape[:-1] + (num_samples,))
     return _constant(out)
+
+
+def _device_multinomial(rows, totals, num_samples, replacement, generator):
+    """Categorical draws on the device (Note [random numbers on a device]): with
+    replacement, each uniform draw scaled by its row's total is located in the row's
+    cumulative weights (the categories whose cumulative weight it passes, counted);
+    without, the Gumbel-top-k trick (the largest log w + Gumbel noise, sorted)."""
+    n, c = rows.shape
+    if replacement:
+        u = device_draw("uniform", (n, num_samples), np.float64, rows, generator, 0.0, 1.0)
+        cumulative = np.cumsum(rows, axis=1)
+        passed = cumulative[:, None, :] <= (u * totals[:, None])[:, :, None]
+        return np.sum(passed, axis=2, dtype=np.int64)
+    u = device_draw("uniform", (n, c), np.float64, rows, generator, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        keys = np.log(rows) - np.log(-np.log1p(-u))      # log w + Gumbel(0, 1); -log(1 - u) > 0
+    return np.argsort(-keys, axis=1)[:, :num_samples]
 
 
 def poisson(input, generator=None):

@@ -116,3 +116,15 @@ def test_parameter_initialisers_fill_on_the_device():
         cr.nn.init.constant_(w, 2.5)
     assert copies.to_host == 0 and copies.to_device == 0
     assert bounded and cr.equal(w, cr.full((200, 30), 2.5, device="cuda", dtype=cr.float64))
+
+
+def test_multinomial_draws_on_the_device():
+    w = cr.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 0.0, 0.0, 2.0]], device="cuda")
+    with counted_copies() as copies:
+        drawn = cr.multinomial(w, 4000, replacement=True)
+        distinct = cr.multinomial(w, 2)
+    assert copies.to_host == 0 and copies.to_device == 0
+    counts = [np.bincount(row, minlength=4) for row in drawn.cpu().numpy()]
+    assert counts[0][0] == counts[0][3] == counts[1][1] == counts[1][2] == 0
+    assert 0.7 < counts[0][2] / 4000 < 0.8 and 0.45 < counts[1][0] / 4000 < 0.55
+    assert [sorted(r) for r in distinct.cpu().numpy().tolist()] == [[1, 2], [0, 3]]
