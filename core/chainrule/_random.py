@@ -49,7 +49,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._offset = 0                 # a device generator's counter (Note [random numbers on a device])
+        self._offset = 0       # a device generator's (Note [random numbers on a device])
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -252,7 +252,7 @@ def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype, on its device
     (a constant)."""
     arr = draw_like(input._data, "uniform", low, high, generator,
-                lambda rng, shape: rng.uniform(low, high, shape))
+                    lambda rng, shape: rng.uniform(low, high, shape))
     return _constant(arr.astype(input._data.dtype, copy=False))
 
 
@@ -284,23 +284,11 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    keys = _device_keys(n, device, generator)
+    from ._factories import _on_device
+    keys = _on_device("uniform", (n,), _dtypes.float64, device, generator, 0.0, 1.0)
     if keys is not None:               # the order of uniform keys (the device's sort)
         return _constant(np.argsort(keys, kind="stable").astype(d.np), requires_grad)
     return _constant(numpy_rng(generator).permutation(n).astype(d.np), requires_grad)
-
-
-def _device_keys(n, device, generator):
-    """n uniform samples on ``device`` (None for the CPU or no device)."""
-    from ._factories import DEFAULT_DEVICE
-    from ._backends import BACKENDS, canonical_device
-    device = DEFAULT_DEVICE.device if device is None else device
-    if device is None or canonical_device(device).type == "cpu":
-        return None
-    target = canonical_device(device)
-    check_generator_device(generator, target)
-    return BACKENDS[target.type].random("uniform", (n,), np.dtype(np.float64), target, 0.0,
-                                        1.0, generator)
 
 
 def _as_array(value):
@@ -337,11 +325,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     else:
         if size is None:
             raise TypeError("normal() missing 1 required positional argument: 'size'")
-        from ._factories import _size_args, _float_dtype
+        from ._factories import _on_device, _size_args, _float_dtype
         dt, shape = _float_dtype(dtype).np, _size_args((size,))
+        drawn = _on_device("normal", shape, _float_dtype(dtype), device, generator, m, s)
+        if drawn is not None:
+            return _constant(drawn, requires_grad)
     like = next((t._data for t in tensors if type(t._data) is not np.ndarray), None)
     z = draw_like(like, "normal", 0.0, 1.0, generator,
-              lambda rng, shape: rng.standard_normal(shape), shape)
+                  lambda rng, shape: rng.standard_normal(shape), shape)
     return _constant((m + s * z).astype(dt), requires_grad)
 
 
@@ -356,7 +347,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     draws = draw_like(input._data, "uniform", 0.0, 1.0, generator,
-                  lambda rng, shape: rng.random(shape)) < probs
+                      lambda rng, shape: rng.random(shape)) < probs
     return _constant(draws.astype(input._data.dtype))
 
 
@@ -433,7 +424,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
     arr = draw_like(input._data, "randint", low, high, generator,
-                lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
+                    lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
     if device is not None:
         from ._backends import move_array
         arr = move_array(arr, device)
@@ -462,7 +453,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     """
     from_ = kwargs.pop("from", from_)
     return fill_random(self, draw_like(self._data, "uniform", from_, to, generator,
-                                   lambda rng, shape: rng.uniform(from_, to, shape)))
+                                       lambda rng, shape: rng.uniform(from_, to, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -475,7 +466,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     return fill_random(self, draw_like(self._data, "normal", mean, std, generator,
-                                   lambda rng, shape: rng.normal(mean, std, shape)))
+                                       lambda rng, shape: rng.normal(mean, std, shape)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -522,8 +513,8 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
     return fill_random(self, draw_like(self._data, "randint", from_, to, generator,
-                                   lambda rng, shape: rng.integers(from_, to, shape),
-                                   dtype=np.int64))
+                                       lambda rng, shape: rng.integers(from_, to, shape),
+                                       dtype=np.int64))
 
 
 def _random_bound(dtype):
@@ -556,7 +547,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     True
     """
     return fill_random(self, np.exp(draw_like(self._data, "normal", mean, std, generator,
-                                          lambda rng, shape: rng.normal(mean, std, shape))))
+                                              lambda rng, shape: rng.normal(mean, std, shape))))
 
 
 def geometric_(self, p, *, generator=None):

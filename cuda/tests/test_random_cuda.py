@@ -67,7 +67,8 @@ def test_bernoulli_and_samplers_draw_on_the_device():
                  _ones(1000).random_(0, 5), _ones(1000).geometric_(0.5),
                  _ones(1000).cauchy_(), _ones(1000).log_normal_(),
                  cr.normal(p, 1.0), cr.rand(1000, device="cuda"),
-                 cr.randperm(1000, device="cuda")]
+                 cr.randperm(1000, device="cuda"),
+                 cr.normal(2.0, 0.5, size=(1000,), device="cuda")]
     assert copies.to_host == 0 and copies.to_device == 0
     assert all(t.device.type == "cuda" for t in draws)
     host = [t.cpu().numpy() for t in draws]
@@ -79,7 +80,7 @@ def test_bernoulli_and_samplers_draw_on_the_device():
     assert host[7].min() >= 0 and abs(host[7].mean() - 0.5) < 0.1
     assert set(np.unique(host[8])) <= set(range(5)) and host[9].min() >= 1
     assert host[11].min() > 0
-    assert sorted(host[14].tolist()) == list(range(1000))
+    assert sorted(host[14].tolist()) == list(range(1000)) and abs(host[15].mean() - 2) < 0.1
 
 
 def test_a_cuda_generator_has_its_own_reproducible_state():
