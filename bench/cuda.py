@@ -14,7 +14,9 @@ over rounds of the median over repetitions; wall clock around a device synchroni
            (target: at least 80% of the copy's)
   chain    the peers bench's 1,000-op chain (mul by a scalar, sin, add the leaf, tanh)
            on a 16-element float64 tensor, forward with recording + backward:
-           microseconds per op (target: at most PyTorch's)
+           microseconds per op (target: at most PyTorch's); also the forward and the
+           backward apart (on the host build, CHAINRULE_CUDA_EMULATE=1, where kernels of
+           16 elements cost next to nothing: the host-side overhead per op)
 """
 import argparse
 import json
@@ -85,18 +87,46 @@ def elementwise(lib, n):
     return (lambda: a * b + c), (lambda: dst.copy_(a)), 6 * 4 * n, 2 * 4 * n
 
 
-def chain(lib, ops):
-    """Forward with recording + backward through the peers' chain cycle."""
+def chain_forward(lib, ops):
+    """(leaf, closure running the peers' chain cycle forward with recording)."""
     x = lib.linspace(0.1, 1.0, CHAIN_SIZE, dtype=lib.float64, device="cuda").requires_grad_()
 
-    def run():
+    def forward():
         y = x
         for i in range(ops):
             k = chain_cycle(i)
             y = y * 1.0001 if k == 0 else y.sin() if k == 1 else y + x if k == 2 else y.tanh()
-        y.sum().backward()
+        return y
+    return x, forward
+
+
+def chain(lib, ops):
+    """Forward with recording + backward through the peers' chain cycle."""
+    x, forward = chain_forward(lib, ops)
+
+    def run():
+        forward().sum().backward()
         x.grad = None
     return run
+
+
+def chain_split(lib, ops, reps):
+    """Microseconds per op of the chain's forward and of its backward, apart (medians
+    over ``reps``): on the host build (CHAINRULE_CUDA_EMULATE=1) the kernels of 16
+    elements cost next to nothing, so these are the host-side costs per op."""
+    x, forward = chain_forward(lib, ops)
+    fwd, bwd = [], []
+    for _ in range(reps + 1):
+        start = time.perf_counter()
+        y = forward()
+        lib.cuda.synchronize()
+        middle = time.perf_counter()
+        y.sum().backward()
+        lib.cuda.synchronize()
+        fwd.append(middle - start)
+        bwd.append(time.perf_counter() - middle)
+        x.grad = None
+    return 1e6 * statistics.median(fwd[1:]) / ops, 1e6 * statistics.median(bwd[1:]) / ops
 
 
 def measure(framework, size):
@@ -107,6 +137,7 @@ def measure(framework, size):
     out["ew_GBps"] = ew_bytes / timed(lib, ew, reps) / 1e9
     out["copy_GBps"] = copy_bytes / timed(lib, copy, reps) / 1e9
     out["chain_us_per_op"] = 1e6 * timed(lib, chain(lib, size["chain"]), reps) / size["chain"]
+    out["chain_fwd_us"], out["chain_bwd_us"] = chain_split(lib, size["chain"], reps)
     return out
 
 
@@ -127,6 +158,11 @@ def main():
     print(json.dumps(result) if args.json else table(result))
 
 
+def emulated():
+    import chainrule_cuda._lib
+    return chainrule_cuda._lib.emulation_requested()
+
+
 def table(result):
     keys = ["mlp_ms", "ew_GBps", "copy_GBps", "chain_us_per_op"]
     lines = [f"{'framework':<12}" + "".join(f"{k:>17}" for k in keys)]
@@ -136,6 +172,12 @@ def table(result):
         cr = result["chainrule"]
         lines.append(f"ew / copy bandwidth (chainrule): {cr['ew_GBps'] / cr['copy_GBps']:.2f}"
                      " (target >= 0.80)")
+    for f, r in result.items():
+        lines.append(f"chain per op ({f}): forward {r['chain_fwd_us']:.1f} us, backward "
+                     f"{r['chain_bwd_us']:.1f} us" + (" (host build: the host-side cost per op)"
+                                                     if f == "chainrule" and emulated() else ""))
+    if "chainrule" in result:
+        cr = result["chainrule"]
         if "torch" in result:
             t = result["torch"]
             lines.append(f"mlp ratio vs torch: {cr['mlp_ms'] / t['mlp_ms']:.2f} (target <= 1.3); "

@@ -25,6 +25,8 @@ import chainrule as cr
 
 from . import _kernels as K
 
+_byref = ctypes.byref
+
 
 def current_stream_handle():
     """The handle of the current stream (None: the default stream)."""
@@ -37,9 +39,11 @@ class Memory:
 
     __slots__ = ("ptr", "nbytes", "device", "__weakref__")
 
-    def __init__(self, nbytes, device):
+    def __init__(self, nbytes, device, stream=None):
+        """``nbytes`` on ``device``, in the pool of ``stream`` (a handle; None: the
+        default stream)."""
         ptr = ctypes.c_void_p()
-        rc = K.lib().cr_alloc(device, nbytes or 1, _streams.current_handle(), ctypes.byref(ptr))
+        rc = K.lib().cr_alloc(device, nbytes or 1, stream, _byref(ptr))
         if rc:
             K.check(rc)
         self.ptr, self.nbytes, self.device = ptr.value, nbytes, device
@@ -137,7 +141,7 @@ class DeviceArray:
         dtype = np.dtype(dtype)
         if dtype not in K.DTYPE_CODES:
             raise TypeError(f"chainrule-cuda does not support the dtype {dtype}")
-        return new(shape, dtype, device)
+        return new(shape, dtype, device, _streams.current_handle())
 
     @classmethod
     def from_host(cls, arr, device=0, dtype=None):
@@ -430,9 +434,17 @@ class DeviceArray:
 
 
 def _binary_operator(ufunc, reflected=False):
+    """``a op b`` is ``ufunc(a, b)``; the common operands take Note [ufunc fast paths]
+    without NumPy's dispatch."""
     if reflected:
-        return lambda self, other: ufunc(other, self)
-    return lambda self, other: ufunc(self, other)
+        def op(self, other):
+            result = _ufuncs.fast_binary(ufunc, other, self)
+            return ufunc(other, self) if result is None else result
+    else:
+        def op(self, other):
+            result = _ufuncs.fast_binary(ufunc, self, other)
+            return ufunc(self, other) if result is None else result
+    return op
 
 
 def _inplace_operator(ufunc):
@@ -453,9 +465,9 @@ for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply
 for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
                       ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
     setattr(DeviceArray, f"__{_name}__", _binary_operator(_ufunc))
-DeviceArray.__neg__ = lambda self: np.negative(self)
+DeviceArray.__neg__ = lambda self: _ufuncs.array_ufunc(self, np.negative, "__call__", self)
 DeviceArray.__pos__ = lambda self: self.copy()
-DeviceArray.__abs__ = lambda self: np.absolute(self)
+DeviceArray.__abs__ = lambda self: _ufuncs.array_ufunc(self, np.absolute, "__call__", self)
 DeviceArray.__invert__ = lambda self: np.invert(self)
 
 
@@ -508,13 +520,24 @@ def _reshape_strides(old_shape, old_est, new_shape):
     return tuple(new_est)
 
 
-def new(shape, dtype, index):
-    """A fresh C-contiguous array: ``shape`` a tuple of ints, ``dtype`` a supported
-    np.dtype (DeviceArray.empty without the argument checks, for the hot paths)."""
-    mem = Memory(math.prod(shape) * dtype.itemsize, index)
+def new(shape, dtype, index, stream):
+    """A fresh C-contiguous array allocated for ``stream`` (the current stream's
+    handle): DeviceArray.empty without the argument checks, for the hot paths
+    (``shape`` a tuple of ints, ``dtype`` a supported np.dtype). Memory.__init__ and
+    the descriptor (Note [cached descriptors]) are written out here: per-op cost."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    ptr = ctypes.c_void_p()
+    rc = K.lib().cr_alloc(index, nbytes or 1, stream, _byref(ptr))
+    if rc:
+        K.check(rc)
+    ptr = ptr.value
+    mem = object.__new__(Memory)
+    mem.ptr, mem.nbytes, mem.device = ptr, nbytes, index
+    est = _CONTIGUOUS.get(shape) or contiguous_strides(shape)
     a = object.__new__(DeviceArray)
-    a._mem, a._ptr, a.shape, a._est = mem, mem.ptr, shape, contiguous_strides(shape)
-    a.dtype, a._index, a._owner, a._writeable, a._desc = dtype, index, True, True, None
+    a._mem, a._ptr, a.shape, a._est, a.dtype = mem, ptr, shape, est, dtype
+    a._index, a._owner, a._writeable = index, True, True
+    a._desc = ptr.to_bytes(8, "little") + K._tail(K.DTYPE_CODES[dtype], shape, est)
     return a
 
 

@@ -9,7 +9,7 @@ from . import runtime
 def current_handle():
     """The handle of this thread's current stream (None: the default stream; without
     a stream context in this thread that is known without asking for the device)."""
-    if not runtime._current_streams():
+    if not runtime._TLS.__dict__.get("streams"):   # (no AttributeError raised per call)
         return None
     return runtime.current_stream()._handle or None
 

@@ -226,7 +226,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
             if plan:
                 return _run_unary(plan, self)
         elif len(inputs) == 2:
-            result = _fast_binary(ufunc, inputs[0], inputs[1])
+            result = fast_binary(ufunc, inputs[0], inputs[1])
             if result is not None:
                 return result
     return general(ufunc, method, inputs, kwargs)
@@ -307,16 +307,16 @@ def _binary_plan(ufunc, sig_a, sig_b):
 
 def _run_unary(plan, a):
     code, _, out_dtype = plan
-    out = new(a.shape, out_dtype, a._index)
+    stream = _streams.current_handle()
+    out = new(a.shape, out_dtype, a._index, stream)
     if out._mem.nbytes:
-        rc = K._LIB[0].cr_unary(code, K.describe(out), a._desc or K.describe(a), 0.0,
-                                _streams.current_handle())
+        rc = K._LIB[0].cr_unary(code, out._desc, a._desc or K.describe(a), 0.0, stream)
         if rc:
             K.check(rc)
     return out
 
 
-def _fast_binary(ufunc, a, b):
+def fast_binary(ufunc, a, b):
     """``ufunc(a, b)`` by a plan (Note [ufunc fast paths]), or None."""
     ta, tb = type(a), type(b)
     if ta is DeviceArray:
@@ -350,10 +350,11 @@ def _fast_binary(ufunc, a, b):
     shape = a.shape
     if shape != b.shape:
         shape = _broadcast(shape, b.shape)
-    out = new(shape, plan[2], index)
+    stream = _streams.current_handle()
+    out = new(shape, plan[2], index, stream)
     if out._mem.nbytes:
-        rc = K._LIB[0].cr_binary(plan[0], K.describe(out), a._desc or K.describe(a),
-                                 b._desc or K.describe(b), _streams.current_handle())
+        rc = K._LIB[0].cr_binary(plan[0], out._desc, a._desc or K.describe(a),
+                                 b._desc or K.describe(b), stream)
         if rc:
             K.check(rc)
     return out
