@@ -412,13 +412,9 @@ class DeviceArray:
 
     conjugate = conj
 
-    def __getattr__(self, name):
-        """The reduction and other methods with NumPy function twins (``a.sum(...)`` is
-        ``np.sum(a, ...)``), from _functions.METHODS."""
-        fn = _functions.METHODS.get(name)
-        if fn is None:
-            raise AttributeError(f"'DeviceArray' object has no attribute '{name}'")
-        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+    # The reduction and other methods with NumPy function twins (``a.sum(...)`` is
+    # ``np.sum(a, ...)``): _functions.METHODS, bound at the end of this module (class
+    # attributes, not a __getattr__: that hook would slow every attribute access).
 
     # -- the protocols -----------------------------------------------------------------
     # __array_ufunc__: _ufuncs.array_ufunc, bound at the end of this module.
@@ -527,17 +523,21 @@ def new(shape, dtype, index, stream):
     the descriptor (Note [cached descriptors]) are written out here: per-op cost."""
     nbytes = math.prod(shape) * dtype.itemsize
     ptr = ctypes.c_void_p()
-    rc = K.lib().cr_alloc(index, nbytes or 1, stream, _byref(ptr))
+    rc = (K._LIB[0] if K._LIB else K.lib()).cr_alloc(index, nbytes or 1, stream, _byref(ptr))
     if rc:
         K.check(rc)
     ptr = ptr.value
     mem = object.__new__(Memory)
     mem.ptr, mem.nbytes, mem.device = ptr, nbytes, index
-    est = _CONTIGUOUS.get(shape) or contiguous_strides(shape)
+    est = _CONTIGUOUS.get(shape)
+    if est is None:
+        est = contiguous_strides(shape)
     a = object.__new__(DeviceArray)
     a._mem, a._ptr, a.shape, a._est, a.dtype = mem, ptr, shape, est, dtype
     a._index, a._owner, a._writeable = index, True, True
-    a._desc = ptr.to_bytes(8, "little") + K._tail(K.DTYPE_CODES[dtype], shape, est)
+    code = K.DTYPE_CODES[dtype]
+    a._desc = ptr.to_bytes(8, "little") + (K._TAILS.get((code, shape, est)) or
+                                           K._tail(code, shape, est))
     return a
 
 
@@ -557,3 +557,13 @@ def full(shape, value, dtype, device=0):
 from . import _functions, _indexing, _streams, _ufuncs  # noqa: E402
 
 DeviceArray.__array_ufunc__ = _ufuncs.array_ufunc
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    return method
+
+
+for _name, _fn in _functions.METHODS.items():
+    setattr(DeviceArray, _name, _method(_fn))

@@ -840,7 +840,7 @@ HANDLED.update({np.sum: R.sum_, np.prod: R.prod, np.max: R.amax, np.amax: R.amax
                 np.all: R.all_, np.any: R.any_, np.argmax: R.argmax, np.argmin: R.argmin,
                 np.cumsum: R.cumsum, np.cumprod: R.cumprod, np.count_nonzero: R.count_nonzero})
 
-# ndarray methods with a function twin (DeviceArray.__getattr__)
+# ndarray methods with a function twin (bound as DeviceArray's methods in _array.py)
 METHODS = {"sum": R.sum_, "prod": R.prod, "max": R.amax, "min": R.amin, "mean": R.mean,
            "var": R.var, "std": R.std, "all": R.all_, "any": R.any_, "argmax": R.argmax,
            "argmin": R.argmin, "cumsum": R.cumsum, "cumprod": R.cumprod, "clip": clip,
