@@ -80,8 +80,15 @@ def operand(x, index):
     return NotImplemented
 
 
+_BOOL = np.dtype(np.bool_)
+
+
 def _signature(x):
-    return x.dtype if type(x) is DeviceArray else type(x)
+    """A DeviceArray's dtype, a Python scalar's type (weak, NEP 50); Python bools as
+    np.bool_ (resolve_dtypes takes no bool type; bool promotes to every dtype alike)."""
+    if type(x) is DeviceArray:
+        return x.dtype
+    return _BOOL if type(x) is bool else type(x)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -365,7 +372,7 @@ def _scalar_signature(x):
     a NumPy scalar or 0-d host array (its dtype); else None."""
     t = type(x)
     if t in _PY_SCALARS:
-        return t
+        return _BOOL if t is bool else t
     if (t is np.ndarray and x.ndim == 0) or isinstance(x, np.generic):
         return x.dtype if x.dtype in K.DTYPE_CODES else None
     return None
