@@ -310,3 +310,4 @@ uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprec
 xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
 kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
 orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)
+eye, dirac = _deprecated(eye_), _deprecated(dirac_)
