@@ -45,3 +45,40 @@ def test_init_eye_and_dirac_aliases_warn():
     assert t.tolist() == [[1.0, 0.0], [0.0, 1.0]]
     with pytest.warns(FutureWarning, match="nn.init.dirac is now deprecated"):
         nn.init.dirac(cr.empty(2, 2, 3))
+
+
+def test_clip_grad_norm_takes_a_generator_of_parameters():
+    net = nn.Linear(2, 1)
+    net(cr.ones(1, 2)).sum().backward()
+    with cr.no_grad():
+        for p in net.parameters():
+            p.grad.fill_(10.0)
+    total = nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+    assert abs(total.item() - 10 * 3 ** 0.5) < 1e-4
+    after = nn.utils.get_total_norm([p.grad for p in net.parameters()]).item()
+    assert abs(after - 1.0) < 1e-4
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_gradients_and_padding(mode):
+    w = cr.tensor(np.random.default_rng(1).standard_normal((6, 3)), requires_grad=True)
+    inp, off = cr.tensor([1, 2, 4, 5, 4, 3, 0]), cr.tensor([0, 4, 4])
+    assert cr.autograd.gradcheck(
+        lambda w: nn.functional.embedding_bag(inp, w, off, mode=mode, padding_idx=0), (w,))
+    out = nn.functional.embedding_bag(inp, w, off, mode=mode, padding_idx=0).detach().numpy()
+    rows = w.detach().numpy()
+    reduce = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode]
+    np.testing.assert_allclose(out[0], reduce(rows[[1, 2, 4, 5]], 0))
+    np.testing.assert_allclose(out[1], 0)
+    np.testing.assert_allclose(out[2], reduce(rows[[4, 3]], 0))
+
+
+def test_embedding_bag_module_and_errors():
+    bag = nn.EmbeddingBag(5, 2, mode="sum", padding_idx=0)
+    assert repr(bag) == "EmbeddingBag(5, 2, mode='sum', padding_idx=0)"
+    assert bag(cr.tensor([[1, 2], [3, 0]])).shape == (2, 2)
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        bag(cr.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        nn.functional.embedding_bag(cr.tensor([1]), bag.weight, cr.tensor([0]), mode="max",
+                                    per_sample_weights=cr.ones(1))

@@ -71,6 +71,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     >>> cr.nn.utils.clip_grad_norm_([p], max_norm=1.0).item(), [round(v, 4) for v in p.grad.tolist()]
     (5.0, [0.6, 0.8])
     """
+    parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     grads = _grads(parameters)
     if not grads:
         return _factories.tensor(0.0)
