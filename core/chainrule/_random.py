@@ -10,6 +10,7 @@ rely on reproducibility under one seed, never on torch's numbers.
 
 Samples are constants, like the reference's (its gradients through them are zero).
 """
+import functools
 import os
 
 import numpy as np
@@ -449,5 +450,16 @@ METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
            "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
            "log_normal_": log_normal_, "geometric_": geometric_,
            "bernoulli": _method_bernoulli, "multinomial": multinomial}
+def _skip_on_meta(fill):
+    """An in-place random fill that leaves a meta tensor as it is: no values to write,
+    and the host generator stays where it was (Note [meta arrays])."""
+    @functools.wraps(fill)
+    def method(self, *args, **kwargs):
+        if type(self._data) is not np.ndarray and self.is_meta:
+            return self
+        return fill(self, *args, **kwargs)
+    return method
+
+
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _skip_on_meta(_fn) if _name.endswith("_") else _fn)

@@ -20,7 +20,7 @@ import weakref
 
 from ... import _dtypes
 from ..._grad_mode import no_grad
-from ..._tensor import Tensor
+from ..._tensor import Tensor, device as _device
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -91,6 +91,29 @@ def _add_hook(hooks, hook, prepend, extra=None):
     return handle
 
 
+def _placing_on_device(init):
+    """Note [module device]
+        The ``device=`` of a module's constructor places what the constructor makes
+        (parameters, buffers, submodules) on that device, as the reference's
+        factory_kwargs do: the constructor runs with that device as the factories'
+        default (Note [default device]). Only chainrule's own modules get this (a
+        user's module passes its ``device`` on itself)."""
+    code = init.__code__
+    position = code.co_varnames[:code.co_argcount].index("device") \
+        if "device" in code.co_varnames[:code.co_argcount] else None
+
+    @functools.wraps(init)
+    def placed(self, *args, **kwargs):
+        device = kwargs.get("device")
+        if device is None and position is not None and len(args) >= position:
+            device = args[position - 1]
+        if device is None:
+            return init(self, *args, **kwargs)
+        with _device("cuda", device) if isinstance(device, int) else _device(device):
+            return init(self, *args, **kwargs)
+    return placed
+
+
 class Module:
     """Base class of all layers and models. Subclasses assign parameters, buffers and
     child modules as attributes in ``__init__`` (after ``super().__init__()``) and
@@ -111,6 +134,14 @@ class Module:
     >>> model(cr.ones(2, 3)).shape
     chainrule.Size([2, 1])
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        code = getattr(init, "__code__", None)
+        if code is not None and cls.__module__.startswith("chainrule.nn") and \
+                "device" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            cls.__init__ = _placing_on_device(init)        # Note [module device]
 
     training = True
     dump_patches = False
@@ -604,9 +635,16 @@ class Module:
         return self
 
     def to_empty(self, *, device=None, recurse=True):
-        """Replace parameters and buffers by uninitialised ones of the same shapes."""
+        """Replace parameters and buffers by uninitialised ones of the same shapes on
+        ``device`` (their own by default): how a model built on the meta device gets
+        memory, to be initialised or loaded afterwards.
+
+        >>> import chainrule as cr
+        >>> cr.nn.Linear(2, 3, device="meta").to_empty(device="cpu").weight.device
+        device(type='cpu')
+        """
         from ... import _factories
-        return self._apply(lambda t: _factories.empty_like(t), recurse=recurse)
+        return self._apply(lambda t: _factories.empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         """Move parameters and buffers to the CPU (where they are)."""
