@@ -78,7 +78,7 @@ class MetaArray:
     ((2, 3), (4, 12))
     """
 
-    __slots__ = ("shape", "dtype", "_est", "_offset", "_writeable", "__weakref__")
+    __slots__ = ("shape", "dtype", "_est", "_offset", "_writeable", "_truth", "__weakref__")
     __array_priority__ = 2000
 
     @classmethod
@@ -87,7 +87,7 @@ class MetaArray:
         a.shape = tuple(int(n) for n in shape)
         a.dtype = np.dtype(dtype)
         a._est = contiguous_strides(a.shape) if est is None else tuple(est)
-        a._offset, a._writeable = offset, True
+        a._offset, a._writeable, a._truth = offset, True, None
         return a
 
     @classmethod
@@ -121,11 +121,20 @@ class MetaArray:
     def real(self):
         return self._component(0) if self.dtype.kind == "c" else self
 
+    @real.setter
+    def real(self, value):
+        pass                                   # writes into a meta array do nothing
+
     @property
     def imag(self):
         if self.dtype.kind != "c":
             return MetaArray.like(self)
         return self._component(1)
+
+    @imag.setter
+    def imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
 
     def _component(self, which):
         part = np.dtype(np.float32 if self.dtype == np.complex64 else np.float64)
@@ -154,7 +163,18 @@ class MetaArray:
     def item(self, *args):
         raise RuntimeError(NO_ITEM)
 
-    __bool__ = __float__ = __int__ = __complex__ = __index__ = item
+    __float__ = __int__ = __complex__ = __index__ = item
+
+    def __bool__(self):
+        """Note [meta truth]
+            Forwards and formulas branch on values (``if np.any(x == 0):`` a slower
+            formula; ``if not np.all(x > 0): raise``). A meta array has none, so the
+            0-d results of ``np.any`` / ``np.all`` answer as if no element were special
+            (any: False, all: True): the general path runs and no value check fails,
+            as the reference's meta kernels check no values. Anything else raises."""
+        if self._truth is None:
+            raise RuntimeError(NO_ITEM)
+        return self._truth
 
     def __iter__(self):
         if not self.shape:
@@ -168,11 +188,13 @@ class MetaArray:
         pass
 
     # -- layout --------------------------------------------------------------------------
-    def proxy(self):
-        """The stride proxy (Note [meta arrays]): never read, only re-strided."""
-        return np.asarray(_Interface({"shape": self.shape, "typestr": "|u1", "version": 3,
-                                      "data": (_BASE + self._offset, False),
-                                      "strides": self._est}))
+    def proxy(self, itemsize=1):
+        """The stride proxy (Note [meta arrays]): never read, only re-strided; with
+        ``itemsize`` 1 its byte strides and offset are the meta array's in elements."""
+        return np.asarray(_Interface({"shape": self.shape, "typestr": f"|V{itemsize}",
+                                      "version": 3, "data": (_BASE + self._offset * itemsize,
+                                                             False),
+                                      "strides": tuple(s * itemsize for s in self._est)}))
 
     def from_proxy(self, p, dtype=None):
         return MetaArray.empty(p.shape, self.dtype if dtype is None else dtype, p.strides,
@@ -198,11 +220,9 @@ class MetaArray:
                                    self._est, self._offset)
         dtype = np.dtype(dtype)
         old, new = self.dtype.itemsize, dtype.itemsize
-        p = self.proxy().view(np.dtype((np.void, 1)))       # bytes, to re-view as dtype
-        scaled = np.lib.stride_tricks.as_strided(p, self.shape, tuple(s * old for s in self._est))
-        viewed = scaled.view(np.dtype((np.void, new)))
+        viewed = self.proxy(old).view(np.dtype((np.void, new)))
         return MetaArray.empty(viewed.shape, dtype, tuple(s // new for s in viewed.strides),
-                               self._offset * old // new)
+                               (viewed.__array_interface__["data"][0] - _BASE) // new)
 
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

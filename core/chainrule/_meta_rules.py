@@ -11,6 +11,7 @@ from ._meta import (DATA_DEPENDENT, META, NO_DATA, NO_ITEM, SMALL, VOID, MetaArr
 from ._tensor import CPU, DEVICE_ARRAY_TYPES
 
 HANDLERS = {}
+TRUTH = {np.any: False, np.all: True}     # Note [meta truth] in _meta.py
 
 
 def handles(*funcs):
@@ -162,8 +163,8 @@ def _as_meta(x):
 # -- ufuncs ------------------------------------------------------------------------------
 def array_ufunc(ufunc, method, inputs, kwargs):
     out = kwargs.pop("out", None)
-    inputs = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs)
     if method == "__call__":
+        inputs = tuple(np.asarray(x) if isinstance(x, (list, tuple)) else x for x in inputs)
         if ufunc is np.matmul:
             return into(out, matmul(*inputs, **kwargs))
         return ufunc_call(ufunc, inputs, out, kwargs)
@@ -258,7 +259,9 @@ def reduction(func, a, *args, **kwargs):
     with _quiet():
         probe = func(_shrunk(a), *args, **kwargs)
     shape = reduced_shape(a.shape, axis, kwargs.get("keepdims", False))
-    return into(out, MetaArray.empty(shape, np.asarray(probe).dtype))
+    made = MetaArray.empty(shape, np.asarray(probe).dtype)
+    made._truth = TRUTH.get(func)                 # Note [meta truth]
+    return into(out, made)
 
 
 @handles(np.linalg.norm)
