@@ -170,8 +170,10 @@ class MetaArray:
             Forwards and formulas branch on values (``if np.any(x == 0):`` a slower
             formula; ``if not np.all(x > 0): raise``). A meta array has none, so the
             0-d results of ``np.any`` / ``np.all`` answer as if no element were special
-            (any: False, all: True): the general path runs and no value check fails,
-            as the reference's meta kernels check no values. Anything else raises."""
+            (any: False, all: True), and 0-d order comparisons (``idx.max() >= n``)
+            as if no bound were crossed (False): the general path runs and no value
+            check fails, as the reference's meta kernels check no values. Anything
+            else raises."""
         if self._truth is None:
             raise RuntimeError(NO_ITEM)
         return self._truth

@@ -12,6 +12,7 @@ from ._tensor import CPU, DEVICE_ARRAY_TYPES
 
 HANDLERS = {}
 TRUTH = {np.any: False, np.all: True}     # Note [meta truth] in _meta.py
+COMPARISONS = {np.less, np.less_equal, np.greater, np.greater_equal}
 
 
 def handles(*funcs):
@@ -187,7 +188,10 @@ def ufunc_call(ufunc, inputs, out, kwargs):
     with _quiet():
         probe = ufunc(*[_zero(x) if type(x) is MetaArray else x for x in inputs], **kwargs)
     if ufunc.nout == 1:
-        return into(out, result(shape, probe.dtype, inputs))
+        made = result(shape, probe.dtype, inputs)
+        if not shape and ufunc in COMPARISONS:
+            made._truth = False                   # Note [meta truth]: no bound is crossed
+        return into(out, made)
     made = tuple(result(shape, p.dtype, inputs) for p in probe)
     return made if not outs else tuple(into(o, m) for o, m in zip(outs, made))
 
@@ -342,7 +346,10 @@ def _map_proxies(got, a):
 
 @handles(np.reshape)
 def reshape(func, a, shape=None, order="C", *, newshape=None, copy=None):
-    return a.reshape(shape if shape is not None else newshape)
+    shape = shape if shape is not None else newshape
+    if copy is False:                     # a view or NumPy's ValueError
+        return a.from_proxy(np.reshape(a.proxy(), shape, copy=False))
+    return a.reshape(shape)
 
 
 @handles(np.ravel)

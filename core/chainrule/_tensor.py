@@ -319,14 +319,14 @@ class Tensor:
         return type(self._data) is not np.ndarray and self.device.type == "meta"
 
     def get_device(self):
-        """The device index of a CUDA tensor, -1 for a CPU tensor (like the reference).
+        """The device index of a CUDA tensor, -1 for a CPU or meta one (like the reference).
 
         >>> import chainrule as cr
         >>> cr.ones(2).get_device()
         -1
         """
         d = self.device
-        return -1 if d.type == "cpu" else d.index
+        return d.index if d.type == "cuda" else -1
 
     @property
     def ndim(self):
