@@ -87,6 +87,9 @@ def test_meta_factories_and_fills_draw_no_random_numbers():
                  nn.init.orthogonal_, nn.init.eye_, nn.init.zeros_):
         assert init(t) is t
     nn.Linear(4, 5, device="meta")
+    huge = meta(HUGE, HUGE)
+    _assert_meta(F.dropout(huge, 0.5), (HUGE, HUGE))       # no mask drawn either
+    _assert_meta(cr.randint_like(huge, 3), (HUGE, HUGE))
     assert (cr.get_rng_state() == state).all()
 
 
