@@ -4,6 +4,7 @@ import functools
 
 import chainrule as cr
 from chainrule._batched import BatchedTensor, unwrap_all
+from chainrule._vmap import structure_repr
 
 _REMOVE_OPTIONS = ("mutations", "mutations_and_views")
 
@@ -30,29 +31,13 @@ def linearize(func, *primals):
     def jvp_fn(*tangents):
         t_leaves, t_spec = _flatten(tangents)
         if t_spec != p_spec:
-            raise RuntimeError(f"Expected the tangents {_treespec_repr(t_spec)} to have the "
-                               f"same argspec as the primals {_treespec_repr(p_spec)}")
+            raise RuntimeError(f"Expected the tangents {structure_repr(tangents)} to have the "
+                               f"same argspec as the primals {structure_repr(primals)}")
         for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
             _check_tangent(i, p, t)
         return jvp(func, primals, tangents)[1]
 
     return output, jvp_fn
-
-
-def _treespec_repr(spec, indent=0):
-    """A structure as the reference's pytree prints it (leaves ``*``), for messages."""
-    if spec is None:
-        return "*"
-    kind, children = spec
-    context = None
-    if kind is dict:
-        context, inner = children
-        children = inner[1]
-    indent += 2
-    parts = [_treespec_repr(sub, indent) for _, sub in children]
-    body = parts[0] + "," if len(parts) > 1 else "".join(parts[:1])
-    body += ",".join("\n" + " " * indent + part for part in parts[1:])
-    return f"TreeSpec({kind.__name__}, {context}, [{body}])"
 
 
 def _check_tangent(i, primal, tangent):
@@ -101,7 +86,7 @@ def debug_unwrap(tensor, *, recurse=True):
     >>> import chainrule as cr
     >>> from chainrule.func import debug_unwrap, vmap
     >>> vmap(lambda t: debug_unwrap(t).shape, out_dims=None)(cr.ones(4, 3))
-    chainrule.Size([4, 3])
+    (4, 3)
     """
     if not isinstance(tensor, BatchedTensor):
         return tensor

@@ -327,6 +327,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "strict=True.")
         outs.append(u.primal)
         tans.append(cr.zeros_like(u.primal) if u.tangent is None else u.tangent)
+    if not any(x.requires_grad for x in p_leaves + t_leaves):
+        # An inner grad recorded its backward for the tangents (Note [nested
+        # transforms]); with no outer reverse transform the results are plain tensors.
+        outs, tans = [o.detach() for o in outs], [t.detach() for t in tans]
     result = (_unflatten(outs, out_spec), _unflatten(tans, out_spec))
     return result + (aux,) if has_aux else result
 
