@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._tensor import DEVICE_ARRAY_TYPES, device as _device
+from ._tensor import DEFAULT_DEVICE, DEVICE_ARRAY_TYPES, device as _device
 
 META = _device("meta")
 NO_DATA = "Cannot copy out of meta tensor; no data!"
@@ -398,7 +398,6 @@ def meta_broadcast_error(a_shape, b_shape):
 def is_meta_target(device):
     """Whether a factory's ``device=`` (or, when None, the default device) is meta."""
     if device is None:
-        from ._tensor import DEFAULT_DEVICE
         device = DEFAULT_DEVICE.device
         if device is None:
             return False

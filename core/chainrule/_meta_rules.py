@@ -291,13 +291,15 @@ def scan(func, a, axis=None, dtype=None, out=None):
     return into(out, MetaArray.empty((a.size,) if axis is None else a.shape, probe.dtype))
 
 
-@handles(np.sort, np.argsort, np.partition, np.argpartition)
-def sort(func, a, *args, **kwargs):
-    axis = kwargs.get("axis", args[1] if func in (np.partition, np.argpartition)
-                      and len(args) > 1 else (args[0] if args and func in (np.sort, np.argsort)
-                                              else -1))
-    dtype = np.intp if func in (np.argsort, np.argpartition) else a.dtype
+@handles(np.sort, np.argsort)
+def sort(func, a, axis=-1, kind=None, order=None, **kwargs):
+    dtype = np.intp if func is np.argsort else a.dtype
     return MetaArray.empty((a.size,) if axis is None else a.shape, dtype)
+
+
+@handles(np.partition, np.argpartition)
+def partition(func, a, kth, axis=-1, kind="introselect", order=None):
+    return sort(np.argsort if func is np.argpartition else np.sort, a, axis)
 
 
 @handles(np.searchsorted)

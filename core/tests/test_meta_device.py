@@ -345,3 +345,66 @@ def test_model_ensembling_over_a_meta_base_module():
     got = cr.vmap(lambda p, x: functional_call(base, p, (x,)), in_dims=(0, None))(params, x)
     want = cr.stack([m(x) for m in models])
     assert np.allclose(got.detach().numpy(), want.detach().numpy())
+
+
+# -- the NumPy protocols of MetaArray (Note [meta arrays]) ------------------------------------
+NUMPY_CALLS = [
+    (lambda a, b: np.add(a, b, dtype=np.float64), [(2, 1, 3), (4, 1)]),
+    (lambda a, b: np.divmod(a, b), [(2, 3), (3,)]),
+    (lambda a, b: np.einsum("...ij,jk->...ki", a, b), [(5, 2, 3), (3, 4)]),
+    (lambda a, b: np.einsum("ij,ij", a, b), [(2, 3), (2, 3)]),
+    (lambda a, b: np.einsum("bij,bjk", a, b), [(2, 2, 3), (2, 3, 4)]),
+    (lambda a, b: np.matmul(a, b), [(3,), (2, 3, 4)]),
+    (lambda a, b: np.dot(a, b), [(2, 2, 3), (4, 3, 5)]),
+    (lambda a, b: np.multiply.outer(a, b), [(2,), (3, 4)]),
+    (lambda a, b: np.concatenate([a, b], axis=1), [(2, 3), (2, 5)]),
+    (lambda a, b: np.where(a > 0, a, b.astype(np.float32)), [(2, 3), (3,)]),
+    (lambda a: np.add.reduce(a, axis=(0, 2), keepdims=True), [(2, 3, 4)]),
+    (lambda a: np.maximum.accumulate(a, axis=1), [(2, 3)]),
+    (lambda a: np.logaddexp.reduce(a, axis=-1), [(2, 3)]),
+    (lambda a: np.std(a, axis=1, ddof=1), [(2, 3)]),
+    (lambda a: np.argmax(a, axis=0, keepdims=True), [(2, 3)]),
+    (lambda a: np.cumsum(a), [(2, 3)]),
+    (lambda a: np.linalg.norm(a, axis=(1, 2)), [(2, 3, 4)]),
+    (lambda a: np.trace(a, axis1=1, axis2=2), [(2, 3, 4)]),
+    (lambda a: np.take_along_axis(a, np.zeros((2, 5), np.intp), axis=1), [(2, 3)]),
+    (lambda a: np.pad(a, ((1, 0), (2, 3))), [(2, 3)]),
+    (lambda a: np.tile(a, (2, 1, 3)), [(2, 3)]),
+    (lambda a: np.moveaxis(a, 0, -1), [(2, 3, 4)]),
+    (lambda a: a[None, ..., ::-2, 1], [(2, 5, 3)]),
+    (lambda a: a[[0, 1, 1], :, np.array([0, 2, 1])], [(2, 5, 3)]),
+    (lambda a: a.view(np.complex64), [(2, 4)]),
+    (lambda a: np.linalg.inv(a), [(2, 3, 3)]),
+    (lambda a: np.linalg.qr(a), [(4, 3)]),
+]
+
+
+def _real_and_meta(shape):
+    real = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return real, MetaArray.empty(shape, np.float32)
+
+
+@pytest.mark.parametrize("call, shapes", NUMPY_CALLS)
+def test_numpy_calls_on_meta_arrays_infer_what_numpy_returns(call, shapes):
+    real, metas = zip(*[_real_and_meta(s) for s in shapes])
+    want, got = call(*real), call(*metas)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert [(type(g), g.shape, g.dtype) for g in got] == \
+        [(MetaArray, np.shape(w), np.asarray(w).dtype) for w in want]
+    for g, w in zip(got, want):
+        if isinstance(w, np.ndarray) and w.base is not None and w.size > 1 and w.ndim:
+            assert g.strides == w.strides                    # views: NumPy's strides
+
+
+def test_numpy_calls_without_a_rule_run_on_templates_only_when_small():
+    small = MetaArray.empty((3, 4), np.float64)
+    assert np.kron(small, small).shape == (9, 16)
+    with pytest.raises(NotImplementedError, match="no shape rule for numpy.kron"):
+        np.kron(MetaArray.empty((HUGE, 2), np.float64), small)
+    out = MetaArray.empty((2, 3), np.float64)
+    assert np.add(small[:2, :3], 1.0, out=out) is out
+    with pytest.raises(ValueError, match="could not be broadcast together"):
+        np.add(small, 1.0, out=out)
+    with pytest.raises(ValueError, match="non-broadcastable output operand with shape"):
+        np.add(small, 1.0, out=MetaArray.empty((3, 1), np.float64))
