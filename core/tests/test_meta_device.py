@@ -322,6 +322,19 @@ def test_module_to_meta_deepcopy_and_state_dict():
     assert repr(again[0].weight).startswith("Parameter containing:\ntensor(..., device='meta'")
 
 
+def test_save_and_load_meta_tensors():
+    import io
+    buffer = io.BytesIO()
+    cr.save({"model": nn.Linear(3, 4, device="meta").state_dict(), "view": meta(4, 6)[:, ::2],
+             "host": cr.ones(2)}, buffer)
+    for where in (None, "cpu"):
+        buffer.seek(0)
+        loaded = cr.load(buffer, map_location=where)
+        _assert_meta(loaded["model"]["weight"], (4, 3))
+        assert loaded["view"].is_meta and loaded["view"].stride() == (6, 2)
+        assert loaded["host"].tolist() == [1.0, 1.0]
+
+
 def test_to_empty_then_initialise_or_load():
     model = nn.Linear(3, 4, device="meta").to_empty(device="cpu")
     assert model.weight.device == cr.device("cpu") and model.weight.shape == (4, 3)
