@@ -494,7 +494,7 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and not self.is_meta:     # a meta tensor has no value
             return format(self.item(), spec)
         return object.__format__(self, spec)
 

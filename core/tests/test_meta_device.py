@@ -116,6 +116,7 @@ def test_repr_names_size_and_what_differs_from_the_default():
     (lambda t: t.nonzero(), NotImplementedError, DATA_DEPENDENT[:40]),
     (lambda t: t[t > 0], NotImplementedError, DATA_DEPENDENT[:40]),
     (lambda t: cr.allclose(t, t), RuntimeError, NO_ITEM),
+    (lambda t: f"{t.sum():.3f}", TypeError, "unsupported format string passed to Tensor"),
 ])
 def test_reading_values_raises_the_references_errors(read, error, message):
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -342,6 +343,10 @@ def test_to_empty_then_initialise_or_load():
     assert float(model.weight.abs().sum()) > 0
     target = nn.Linear(3, 4, device="meta")
     source = nn.Linear(3, 4)
+    with pytest.warns(UserWarning, match="for weight: copying from a non-meta parameter in "
+                                         "the checkpoint to a meta parameter .* a no-op"):
+        target.load_state_dict(source.state_dict())
+    assert target.weight.is_meta
     target.load_state_dict(source.state_dict(), assign=True)
     assert not target.weight.is_meta and isinstance(target.weight, nn.Parameter)
     assert target.weight.tolist() == source.weight.tolist()

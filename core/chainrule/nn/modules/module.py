@@ -16,6 +16,7 @@ Note [module attributes]
 import collections
 import functools
 import itertools
+import warnings
 import weakref
 
 from ... import _dtypes
@@ -924,6 +925,13 @@ def _load_one(module, name, key, target, value, error_msgs, assign):
         return
     with no_grad():
         if not assign:
+            if target.is_meta and not value.is_meta:
+                kind = "parameter" if name in module._parameters else "buffer"
+                warnings.warn(f"for {key}: copying from a non-meta {kind} in the checkpoint to "
+                              f"a meta {kind} in the current model, which is a no-op. (Did you "
+                              "mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", UserWarning, stacklevel=4)
             target.copy_(value)
         elif name in module._parameters:
             module._parameters[name] = value if isinstance(value, Parameter) else \
