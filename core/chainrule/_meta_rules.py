@@ -400,6 +400,35 @@ def move_elements(func, a, *args, **kwargs):
     return into(out, MetaArray.empty(got.shape, a.dtype))
 
 
+@handles(np.copy)
+def copy(func, a, order="K", subok=False):
+    return a.astype(a.dtype, order=order)
+
+
+@handles(np.isin)
+def isin(func, element, test_elements, assume_unique=False, invert=False, **kwargs):
+    check_operands((element, test_elements))
+    return MetaArray.empty(_shape(element), np.bool_)
+
+
+@handles(np.diff)
+def diff(func, a, n=1, axis=-1, **kwargs):
+    with _quiet():
+        probe = func(_shrunk(a), 0, axis)             # the dtype, and NumPy's axis check
+    axis = normalize_axis_tuple(axis, a.ndim)[0]
+    shape = tuple(max(m - n, 0) if i == axis else m for i, m in enumerate(a.shape))
+    return MetaArray.empty(shape, probe.dtype)
+
+
+@handles(np.kron)
+def kron(func, a, b):
+    check_operands((a, b))
+    sa, sb = tuple(_shape(a)), tuple(_shape(b))
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    return MetaArray.empty(tuple(x * y for x, y in zip(sa, sb)), _core_dtype(np.dot, a, b))
+
+
 @handles(np.copyto, np.put_along_axis, np.place, np.putmask, np.put)
 def write(func, a, *args, **kwargs):
     """Writes into a meta array do nothing; into a host array, there is nothing to
