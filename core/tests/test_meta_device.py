@@ -249,6 +249,16 @@ def test_every_table_op_runs_on_meta_tensors(sample):
         assert g is None or (g.is_meta and g.shape == leaf.shape and g.dtype == leaf.dtype)
 
 
+def test_set_functions_on_meta_tensors():
+    x, edges = meta(4, 3), meta(5)
+    _assert_meta(cr.isin(x, edges), (4, 3), cr.bool)
+    _assert_meta(cr.searchsorted(edges, x), (4, 3), cr.int64)
+    _assert_meta(cr.bucketize(x, edges, out_int32=True), (4, 3), cr.int32)
+    with pytest.raises(NotImplementedError, match="aten::_unique2: attempted to run this "
+                                                  "operator with Meta tensors"):
+        cr.unique(x)
+
+
 def test_huge_graphs_record_and_run_backward_without_memory():
     F.cross_entropy(meta(2, 3, requires_grad=True), cr.zeros(2, dtype=cr.int64,
                                                               device="meta")).backward()
