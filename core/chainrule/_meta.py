@@ -382,19 +382,6 @@ class MetaBackend:
         return MetaArray.empty(shape, dtype)
 
 
-def meta_broadcast_error(a_shape, b_shape):
-    """The reference's error for operands of a binary op on meta tensors that do not
-    broadcast (its meta kernels word it differently from its CPU ones)."""
-    n = max(len(a_shape), len(b_shape))
-    a = (1,) * (n - len(a_shape)) + tuple(a_shape)
-    b = (1,) * (n - len(b_shape)) + tuple(b_shape)
-    i = next(i for i in range(n - 1, -1, -1) if a[i] != b[i] and 1 not in (a[i], b[i]))
-    from ._size import Size
-    return RuntimeError(f"Attempting to broadcast a dimension of length {b[i]} at {i - n}! "
-                        f"Mismatching argument at index 1 had {Size(b_shape)!r}; but expected "
-                        f"shape should be broadcastable to {list(a)}")
-
-
 def is_meta_target(device):
     """Whether a factory's ``device=`` (or, when None, the default device) is meta."""
     if device is None:

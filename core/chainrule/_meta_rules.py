@@ -180,11 +180,31 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     return into(out, handler(ufunc, *inputs, **kwargs))
 
 
+def operands_broadcast(shapes):
+    """The broadcast shape of an op's operands, or the reference's error for meta
+    tensors that do not broadcast (worded unlike its CPU one: the shape so far, the
+    first operand that does not fit it)."""
+    so_far = ()
+    for index, shape in enumerate(shapes):
+        n = max(len(so_far), len(shape))
+        a, b = (1,) * (n - len(so_far)) + tuple(so_far), (1,) * (n - len(shape)) + tuple(shape)
+        bad = [i for i in range(n) if a[i] != b[i] and 1 not in (a[i], b[i])]
+        if bad:
+            from ._size import Size
+            i = bad[-1]
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {b[i]} at "
+                               f"{i - n}! Mismatching argument at index {index} had "
+                               f"{Size(shape)!r}; but expected shape should be broadcastable "
+                               f"to {list(a)}")
+        so_far = tuple(max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b))
+    return so_far
+
+
 def ufunc_call(ufunc, inputs, out, kwargs):
     outs = out if isinstance(out, tuple) else (() if out is None else (out,))
     check_operands(inputs + outs)
     kwargs.pop("where", None)
-    shape = broadcast([_shape(x) for x in inputs])
+    shape = operands_broadcast([_shape(x) for x in inputs])
     with _quiet():
         probe = ufunc(*[_zero(x) if type(x) is MetaArray else x for x in inputs], **kwargs)
     if ufunc.nout == 1:

@@ -7,7 +7,6 @@ import numpy as np
 
 from .. import _dtypes
 from .. import _tensor as _tensor_module
-from .._meta import MetaArray, meta_broadcast_error
 from .._grad_mode import STATE as _MODE
 from .._batched import BatchedTensor
 from .._tensor import Tensor
@@ -213,8 +212,6 @@ def apply_binary(op, a, b, attrs=EMPTY):
         return apply_op(op, (a, b), attrs)
     except ValueError:
         if a._data.shape != b._data.shape:
-            if type(a._data) is MetaArray or type(b._data) is MetaArray:
-                raise meta_broadcast_error(a._data.shape, b._data.shape) from None
             raise broadcast_error(a._data.shape, b._data.shape) from None
         raise
 
