@@ -10,6 +10,7 @@ rely on reproducibility under one seed, never on torch's numbers.
 
 Samples are constants, like the reference's (its gradients through them are zero).
 """
+import functools
 import os
 
 import numpy as np
@@ -184,8 +185,21 @@ def _constant(arr, requires_grad=False):
     return t
 
 
+def drawn_on_meta(input, shape, dtype):
+    """A meta array of ``shape`` standing in for samples drawn for a meta ``input``: no
+    values, and the host generator stays put (Note [meta arrays]); None otherwise."""
+    data = input._data
+    if type(data) is np.ndarray or not input.is_meta:
+        return None
+    from ._meta import MetaArray
+    return MetaArray.empty(shape, dtype)
+
+
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype (a constant)."""
+    meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
+    if meta is not None:
+        return _constant(meta)
     arr = numpy_rng(generator).uniform(low, high, input._data.shape)
     return _constant(on_device_of(arr.astype(input._data.dtype), input._data))
 
@@ -310,6 +324,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
+    meta = drawn_on_meta(input, input._data.shape, d)
+    if meta is not None:
+        return _constant(meta, requires_grad)
     arr = numpy_rng(generator).integers(low, high, input._data.shape).astype(d)
     return _constant(arr, requires_grad)
 
@@ -449,5 +466,16 @@ METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
            "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
            "log_normal_": log_normal_, "geometric_": geometric_,
            "bernoulli": _method_bernoulli, "multinomial": multinomial}
+def _skip_on_meta(fill):
+    """An in-place random fill that leaves a meta tensor as it is: no values to write,
+    and the host generator stays where it was (Note [meta arrays])."""
+    @functools.wraps(fill)
+    def method(self, *args, **kwargs):
+        if type(self._data) is not np.ndarray and self.is_meta:
+            return self
+        return fill(self, *args, **kwargs)
+    return method
+
+
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _skip_on_meta(_fn) if _name.endswith("_") else _fn)

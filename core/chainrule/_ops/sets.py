@@ -10,19 +10,19 @@ backward raises "not implemented"; here the values simply do not require grad.
 import numpy as np
 
 from .. import return_types
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
 
 F = FUNCTIONS
 
 
 def _wrap(arr):
-    arr = np.asarray(arr)
+    arr = asarray(arr)                  # device arrays stay (Note [device arrays])
     return Tensor._wrap(arr if arr.flags.c_contiguous else arr.copy())
 
 
 def _int64(arr):
-    return _wrap(np.asarray(arr, dtype=np.int64))
+    return _wrap(asarray(arr, np.dtype(np.int64)))
 
 
 def _with_extras(values, inverse, counts, return_inverse, return_counts):
@@ -122,7 +122,7 @@ def _sorted_positions(boundaries, values, right, out_int32, side, sorter, name):
         rows_b, rows_v = b.reshape(-1, b.shape[-1]), v.reshape(-1, v.shape[-1])
         pos = np.stack([np.searchsorted(rb, rv, side=how) for rb, rv in zip(rows_b, rows_v)])
         pos = pos.reshape(v.shape)
-    return _wrap(np.asarray(pos, dtype=np.int32 if out_int32 else np.int64))
+    return _wrap(asarray(pos, np.dtype(np.int32 if out_int32 else np.int64)))
 
 
 @public(method=False)

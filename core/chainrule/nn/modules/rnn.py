@@ -311,7 +311,7 @@ class RNN(RNNBase):
         seq, batched = self._sequence_first(input)
         shape = self._state_shape(seq.shape[1], self.hidden_size)
         if hx is None:
-            hx = _factories.zeros(*shape, dtype=input.dtype)
+            hx = _factories.zeros(*shape, dtype=input.dtype, device=input.device)
         else:
             hx = hx if batched else hx.unsqueeze(1)
             self._check_hidden(hx, shape)
@@ -358,8 +358,8 @@ class LSTM(RNNBase):
         h_shape = self._state_shape(batch, self.proj_size or self.hidden_size)
         c_shape = self._state_shape(batch, self.hidden_size)
         if hx is None:
-            h0 = _factories.zeros(*h_shape, dtype=input.dtype)
-            c0 = _factories.zeros(*c_shape, dtype=input.dtype)
+            h0 = _factories.zeros(*h_shape, dtype=input.dtype, device=input.device)
+            c0 = _factories.zeros(*c_shape, dtype=input.dtype, device=input.device)
         else:
             h0, c0 = hx if batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
             self._check_hidden(h0, h_shape)
