@@ -82,3 +82,11 @@ def test_embedding_bag_module_and_errors():
     with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
         nn.functional.embedding_bag(cr.tensor([1]), bag.weight, cr.tensor([0]), mode="max",
                                     per_sample_weights=cr.ones(1))
+
+
+def test_skip_init_allocates_without_initialising():
+    layer = nn.utils.skip_init(nn.Linear, 3, 2, dtype=cr.float64)
+    assert layer.weight.shape == (2, 3) and layer.weight.dtype == cr.float64
+    assert layer.weight.device.type == "cpu" and not layer.weight.is_meta
+    with pytest.raises(RuntimeError, match="must support a 'device' arg"):
+        nn.utils.skip_init(nn.ReLU)
