@@ -39,6 +39,7 @@ from .cuda import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError)
 from . import special  # noqa: F401
 from . import testing  # noqa: F401
 from . import distributions  # noqa: F401
+from . import backends, random  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
