@@ -202,6 +202,22 @@ def test_custom_function_backward_runs_on_its_forward_stream():
 
 
 @host_build_only
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_recomputes_and_differentiates_on_the_forward_stream(use_reentrant):
+    from chainrule.utils.checkpoint import checkpoint
+    s = cr.cuda.Stream()
+    x = leaf([1.0, 2.0])
+    with cr.cuda.stream(s):
+        y = checkpoint(lambda t: (t * t).exp(), x, use_reentrant=use_reentrant).sum()
+    with StreamLog() as log:
+        y.backward()
+    kernels = log.streams(KERNEL)
+    assert kernels[0] == 0 and set(kernels[1:-1]) == {handle(s)}   # fill, ..., .grad
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * np.array([1.0, 2.0]) *
+                               np.exp(np.array([1.0, 4.0])), rtol=1e-6)
+
+
+@host_build_only
 def test_record_stream_delays_reuse(fake_device):
     fake_device(64 * MiB)             # a fresh allocator: no other free blocks
     s = cr.cuda.Stream()
