@@ -11,7 +11,8 @@ from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._backends import BACKENDS, canonical_device, move_array
 from ._batched import BatchedTensor, rewrap, unwrap_all
-from ._random import check_generator_device as _check_generator_device, numpy_rng as _numpy_rng
+from ._random import check_generator_device as _check_generator_device
+from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
 

@@ -49,7 +49,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._offset = 0                 # a device generator's counter (Note [random numbers on a device])
+        self._offset = 0       # a device generator's (Note [random numbers on a device])
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -64,7 +64,13 @@ class Generator:
 
     def next_philox(self):
         """(seed, offset) for one draw of a device's counter-based kernels from this
-        generator; advances the offset (Note [random numbers on a device])."""
+        generator; advances the offset (Note [random numbers on a device]).
+
+        >>> import chainrule as cr
+        >>> g = cr.Generator().manual_seed(2)
+        >>> g.next_philox(), g.next_philox()
+        ((2, 0), (2, 1))
+        """
         offset, self._offset = self._offset, self._offset + 1
         return self._seed, offset
 
@@ -245,8 +251,8 @@ def _constant(arr, requires_grad=False):
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype, on its device
     (a constant)."""
-    arr = _draw(input._data, "uniform", low, high, generator,
-                lambda rng, shape: rng.uniform(low, high, shape))
+    arr = draw_like(input._data, "uniform", low, high, generator,
+                    lambda rng, shape: rng.uniform(low, high, shape))
     return _constant(arr.astype(input._data.dtype, copy=False))
 
 
@@ -259,7 +265,7 @@ def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
     return (numpy_rng(generator).random(shape) < keep).astype(dtype)
 
 
-def _draw(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
+def draw_like(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
     """Samples shaped like the array ``like`` (or ``shape``) where it lives: the device's
     kernels (``kind``, ``arg0``, ``arg1``), or ``host_draw(numpy_generator, shape)``."""
     shape = like.shape if shape is None else shape
@@ -278,23 +284,11 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
-    keys = _device_keys(n, device, generator)
+    from ._factories import _on_device
+    keys = _on_device("uniform", (n,), _dtypes.float64, device, generator, 0.0, 1.0)
     if keys is not None:               # the order of uniform keys (the device's sort)
         return _constant(np.argsort(keys, kind="stable").astype(d.np), requires_grad)
     return _constant(numpy_rng(generator).permutation(n).astype(d.np), requires_grad)
-
-
-def _device_keys(n, device, generator):
-    """n uniform samples on ``device`` (None for the CPU or no device)."""
-    from ._factories import DEFAULT_DEVICE
-    from ._backends import BACKENDS, canonical_device
-    device = DEFAULT_DEVICE.device if device is None else device
-    if device is None or canonical_device(device).type == "cpu":
-        return None
-    target = canonical_device(device)
-    check_generator_device(generator, target)
-    return BACKENDS[target.type].random("uniform", (n,), np.dtype(np.float64), target, 0.0,
-                                        1.0, generator)
 
 
 def _as_array(value):
@@ -331,11 +325,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     else:
         if size is None:
             raise TypeError("normal() missing 1 required positional argument: 'size'")
-        from ._factories import _size_args, _float_dtype
+        from ._factories import _on_device, _size_args, _float_dtype
         dt, shape = _float_dtype(dtype).np, _size_args((size,))
+        drawn = _on_device("normal", shape, _float_dtype(dtype), device, generator, m, s)
+        if drawn is not None:
+            return _constant(drawn, requires_grad)
     like = next((t._data for t in tensors if type(t._data) is not np.ndarray), None)
-    z = _draw(like, "normal", 0.0, 1.0, generator,
-              lambda rng, shape: rng.standard_normal(shape), shape)
+    z = draw_like(like, "normal", 0.0, 1.0, generator,
+                  lambda rng, shape: rng.standard_normal(shape), shape)
     return _constant((m + s * z).astype(dt), requires_grad)
 
 
@@ -349,8 +346,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     probs = _probabilities(input._data if p is None else p, input._data.shape)
     if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = _draw(input._data, "uniform", 0.0, 1.0, generator,
-                  lambda rng, shape: rng.random(shape)) < probs
+    draws = draw_like(input._data, "uniform", 0.0, 1.0, generator,
+                      lambda rng, shape: rng.random(shape)) < probs
     return _constant(draws.astype(input._data.dtype))
 
 
@@ -362,7 +359,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> cr.multinomial(cr.tensor([0., 1., 0.]), 2, replacement=True).tolist()
     [1, 1]
     """
-    w = np.asarray(input._data, np.float64)
+    w = asarray(input._data, np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -370,17 +367,37 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > w.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
+    if not bool(np.all(np.isfinite(w))) or bool(np.any(w < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     rows = w.reshape(-1, w.shape[-1])
     totals = rows.sum(axis=1)
-    if np.any(totals == 0):
+    if bool(np.any(totals == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if type(w) is not np.ndarray:
+        picks = _device_multinomial(rows, totals, num_samples, replacement, generator)
+        return _constant(picks.reshape(w.shape[:-1] + (num_samples,)))
     rng = numpy_rng(generator)
     picks = [rng.choice(len(r), num_samples, replace=replacement, p=r / t)
              for r, t in zip(rows, totals)]
     out = np.asarray(picks, np.int64).reshape(w.shape[:-1] + (num_samples,))
     return _constant(out)
+
+
+def _device_multinomial(rows, totals, num_samples, replacement, generator):
+    """Categorical draws on the device (Note [random numbers on a device]): with
+    replacement, each uniform draw scaled by its row's total is located in the row's
+    cumulative weights (the categories whose cumulative weight it passes, counted);
+    without, the Gumbel-top-k trick (the largest log w + Gumbel noise, sorted)."""
+    n, c = rows.shape
+    if replacement:
+        u = device_draw("uniform", (n, num_samples), np.float64, rows, generator, 0.0, 1.0)
+        cumulative = np.cumsum(rows, axis=1)
+        passed = cumulative[:, None, :] <= (u * totals[:, None])[:, :, None]
+        return np.sum(passed, axis=2, dtype=np.int64)
+    u = device_draw("uniform", (n, c), np.float64, rows, generator, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        keys = np.log(rows) - np.log(-np.log1p(-u))      # log w + Gumbel(0, 1); -log(1 - u) > 0
+    return np.argsort(-keys, axis=1)[:, :num_samples]
 
 
 def poisson(input, generator=None):
@@ -406,8 +423,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
-    arr = _draw(input._data, "randint", low, high, generator,
-                lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
+    arr = draw_like(input._data, "randint", low, high, generator,
+                    lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
     if device is not None:
         from ._backends import move_array
         arr = move_array(arr, device)
@@ -435,8 +452,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     True
     """
     from_ = kwargs.pop("from", from_)
-    return fill_random(self, _draw(self._data, "uniform", from_, to, generator,
-                                   lambda rng, shape: rng.uniform(from_, to, shape)))
+    return fill_random(self, draw_like(self._data, "uniform", from_, to, generator,
+                                       lambda rng, shape: rng.uniform(from_, to, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -448,8 +465,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return fill_random(self, _draw(self._data, "normal", mean, std, generator,
-                                   lambda rng, shape: rng.normal(mean, std, shape)))
+    return fill_random(self, draw_like(self._data, "normal", mean, std, generator,
+                                       lambda rng, shape: rng.normal(mean, std, shape)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -495,9 +512,9 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return fill_random(self, _draw(self._data, "randint", from_, to, generator,
-                                   lambda rng, shape: rng.integers(from_, to, shape),
-                                   dtype=np.int64))
+    return fill_random(self, draw_like(self._data, "randint", from_, to, generator,
+                                       lambda rng, shape: rng.integers(from_, to, shape),
+                                       dtype=np.int64))
 
 
 def _random_bound(dtype):
@@ -529,8 +546,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     >>> bool((cr.zeros(3).log_normal_() > 0).all())
     True
     """
-    return fill_random(self, np.exp(_draw(self._data, "normal", mean, std, generator,
-                                          lambda rng, shape: rng.normal(mean, std, shape))))
+    return fill_random(self, np.exp(draw_like(self._data, "normal", mean, std, generator,
+                                              lambda rng, shape: rng.normal(mean, std, shape))))
 
 
 def geometric_(self, p, *, generator=None):
@@ -548,7 +565,7 @@ def geometric_(self, p, *, generator=None):
 
 def _uniform(t, generator):
     """Uniform samples in [0, 1) shaped like ``t``, where it lives."""
-    return _draw(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
+    return draw_like(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
 
 
 def _method_bernoulli(self, p=None, *, generator=None):

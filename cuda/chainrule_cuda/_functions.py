@@ -7,10 +7,13 @@ Note [host-run functions]
     solve, cholesky, qr, svd (svdvals), eigh, eig, eigvals, eigvalsh, lstsq, pinv and
     matrix_rank copy their operands to the host, run NumPy and copy the results back
     (``on_host``), synchronising the stream. They are listed in HOST_RUN, so tests and
-    users can tell; core's table reaches them through its linalg decompositions and the
-    linalg_solve / matrix_exp (Padé's solve) forwards. Nothing else goes through the
-    host: sort, argsort and nonzero (so boolean-mask indexing and masked_select) run
-    their kernels, nonzero reading back only its count, as the reference does.
+    users can tell; the table ops that reach them (the linalg decompositions, solves,
+    and their gradients; matrix_exp's Padé solve) are listed in cuda/tests/
+    test_ops_cuda.py's HOST_RUN_OPS, which the tests hold exact. Nothing else copies
+    data through the host: sort, argsort and nonzero (so boolean-mask indexing and
+    masked_select) run their kernels, nonzero reading back only its count, as the
+    reference does; other functions without a device implementation raise NumPy's
+    TypeError rather than run on the host.
 """
 import itertools
 import math

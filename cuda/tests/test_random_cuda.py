@@ -67,7 +67,8 @@ def test_bernoulli_and_samplers_draw_on_the_device():
                  _ones(1000).random_(0, 5), _ones(1000).geometric_(0.5),
                  _ones(1000).cauchy_(), _ones(1000).log_normal_(),
                  cr.normal(p, 1.0), cr.rand(1000, device="cuda"),
-                 cr.randperm(1000, device="cuda")]
+                 cr.randperm(1000, device="cuda"),
+                 cr.normal(2.0, 0.5, size=(1000,), device="cuda")]
     assert copies.to_host == 0 and copies.to_device == 0
     assert all(t.device.type == "cuda" for t in draws)
     host = [t.cpu().numpy() for t in draws]
@@ -79,7 +80,7 @@ def test_bernoulli_and_samplers_draw_on_the_device():
     assert host[7].min() >= 0 and abs(host[7].mean() - 0.5) < 0.1
     assert set(np.unique(host[8])) <= set(range(5)) and host[9].min() >= 1
     assert host[11].min() > 0
-    assert sorted(host[14].tolist()) == list(range(1000))
+    assert sorted(host[14].tolist()) == list(range(1000)) and abs(host[15].mean() - 2) < 0.1
 
 
 def test_a_cuda_generator_has_its_own_reproducible_state():
@@ -105,3 +106,26 @@ def test_a_generator_of_another_device_is_the_references_error():
         cr.rand(3, device="cuda", generator=cr.Generator())
     with pytest.raises(RuntimeError, match="found 'cpu'"):
         _ones(3).uniform_(generator=cr.Generator())
+
+
+def test_parameter_initialisers_fill_on_the_device():
+    w = cr.empty(200, 30, device="cuda", dtype=cr.float64)
+    with counted_copies() as copies:
+        cr.nn.init.trunc_normal_(w, a=-1.0, b=1.0)
+        bounded = float(w.abs().max()) <= 1.0
+        cr.nn.init.kaiming_uniform_(w)
+        cr.nn.init.constant_(w, 2.5)
+    assert copies.to_host == 0 and copies.to_device == 0
+    assert bounded and cr.equal(w, cr.full((200, 30), 2.5, device="cuda", dtype=cr.float64))
+
+
+def test_multinomial_draws_on_the_device():
+    w = cr.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 0.0, 0.0, 2.0]], device="cuda")
+    with counted_copies() as copies:
+        drawn = cr.multinomial(w, 4000, replacement=True)
+        distinct = cr.multinomial(w, 2)
+    assert copies.to_host == 0 and copies.to_device == 0
+    counts = [np.bincount(row, minlength=4) for row in drawn.cpu().numpy()]
+    assert counts[0][0] == counts[0][3] == counts[1][1] == counts[1][2] == 0
+    assert 0.7 < counts[0][2] / 4000 < 0.8 and 0.45 < counts[1][0] / 4000 < 0.55
+    assert [sorted(r) for r in distinct.cpu().numpy().tolist()] == [[1, 2], [0, 3]]
