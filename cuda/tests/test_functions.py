@@ -111,8 +111,28 @@ def test_pad_index_modes_stay_on_the_device(mode):
 def test_only_lapack_type_decompositions_are_host_run():
     assert _functions.HOST_RUN
     assert all(getattr(np.linalg, f.__name__, None) is f for f in _functions.HOST_RUN)
-    with pytest.raises(TypeError, match="unique"):
-        np.unique(dev([1, 2, 2]))           # no device implementation: NumPy's TypeError
+    with pytest.raises(TypeError, match="lexsort"):
+        np.lexsort((dev([1, 2, 2]),))       # no device implementation: NumPy's TypeError
+
+
+def test_sets_and_counting_on_the_device():
+    a = np.array([3, 1, 3, 2, 7, 1, 1])
+    f = np.array([2.0, np.nan, 1.0, np.nan, 2.0, -0.5])
+    s, q = np.array([1.0, 2.0, 2.0, 5.0]), np.array([[0.0, 2.0], [2.5, 9.0]])
+    with _functions_never_on_host(), counted_copies() as copies:
+        got = [np.unique(dev(a), return_inverse=True, return_counts=True), np.unique(dev(f)),
+               np.bincount(dev(a)), np.bincount(dev(a), dev(a * 0.5), minlength=10),
+               np.searchsorted(dev(s), dev(q)), np.searchsorted(dev(s), dev(q), side="right"),
+               np.isin(dev(a), dev([1, 7])), np.isin(dev(a), dev([1, 7]), invert=True),
+               np.diff(dev(a)), np.diff(dev(f), 2)]
+    assert copies.to_host == 0
+    want = [np.unique(a, return_inverse=True, return_counts=True), np.unique(f),
+            np.bincount(a), np.bincount(a, a * 0.5, minlength=10),
+            np.searchsorted(s, q), np.searchsorted(s, q, side="right"),
+            np.isin(a, [1, 7]), np.isin(a, [1, 7], invert=True), np.diff(a), np.diff(f, 2)]
+    for g, w in zip(got, want):
+        for x, y in zip(g if isinstance(g, tuple) else (g,), w if isinstance(w, tuple) else (w,)):
+            np.testing.assert_array_equal(x.get(), y)
 
 
 class _functions_never_on_host:
