@@ -11,7 +11,11 @@ Note [device backend]
                                       onto ``device`` (the same array when it is there)
         array_type                    its device-array class (Note [device arrays])
         pin_memory(arr), is_pinned(arr)   page-locked host copies of ndarrays
-        random(kind, shape, dtype, device, generator, low, high)   rand/randn/randint
+        record_stream(arr, stream)    Tensor.record_stream: the allocation of a device
+                                      array is not reused before ``stream``'s work ends
+        random(kind, shape, dtype, device, arg0, arg1, generator)   counter-based samples
+                                      on ``device``: kind uniform/normal/bernoulli/randint
+                                      (Note [random numbers on a device] in _random.py)
     and registers its array type in ``_tensor.DEVICE_ARRAY_TYPES``.
 """
 from ._meta import META, MetaBackend

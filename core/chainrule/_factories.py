@@ -13,6 +13,7 @@ from ._grad_mode import STATE as _MODE
 from ._backends import BACKENDS, canonical_device, move_array
 from ._meta import MetaArray, is_meta_target
 from ._batched import BatchedTensor, rewrap, unwrap_all
+from ._random import check_generator_device as _check_generator_device
 from ._random import numpy_rng as _numpy_rng
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
@@ -218,8 +219,8 @@ def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     >>> cr.zeros(2, 3).shape
     chainrule.Size([2, 3])
     """
-    shape, d = _size_args(size), _float_dtype(dtype).np
-    return _finish(_fresh(device, shape, d, lambda: np.zeros(shape, d)), requires_grad, device)
+    return _finish(_filled(np.zeros, _size_args(size), 0, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -229,8 +230,8 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
     >>> cr.ones(2).tolist()
     [1.0, 1.0]
     """
-    shape, d = _size_args(size), _float_dtype(dtype).np
-    return _finish(_fresh(device, shape, d, lambda: np.ones(shape, d)), requires_grad, device)
+    return _finish(_filled(np.ones, _size_args(size), 1, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -241,8 +242,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     >>> cr.empty(3).shape
     chainrule.Size([3])
     """
-    shape, d = _size_args(size), _float_dtype(dtype).np
-    return _finish(_fresh(device, shape, d, lambda: np.empty(shape, d)), requires_grad, device)
+    return _finish(_filled(np.empty, _size_args(size), None, _float_dtype(dtype).np, device),
+                   requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -255,8 +256,23 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _infer_dtype(fill_value)
     shape, d = _size_args((size,)), _dtypes.to_dtype(dtype).np
-    return _finish(_fresh(device, shape, d, lambda: np.full(shape, fill_value, d)),
+    return _finish(_filled(lambda *_: np.full(shape, fill_value, d), shape, fill_value, d, device),
                    requires_grad, device)
+
+
+def _filled(host, shape, value, dtype, device):
+    """``host(shape, dtype)`` (zeros, ones, empty, a full) made where the factory's result
+    goes (Note [default device]): on a device one scalar goes over and the fill runs
+    there (``value`` None: left uninitialised), not a host array copied."""
+    device = DEFAULT_DEVICE.device if device is None else device
+    if device is not None and is_meta_target(device):
+        return MetaArray.empty(shape, dtype)       # no memory (Note [meta arrays])
+    if device is None or canonical_device(device).type == "cpu":
+        return host(shape, dtype)
+    probe = move_array(np.zeros((), dtype), device)
+    if value is None:
+        return np.empty_like(probe, shape=shape)
+    return np.full_like(probe, value, shape=shape)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
@@ -304,19 +320,19 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def _on_device(kind, shape, dtype, device, generator, arg0, arg1):
-    """Random numbers drawn on the device (Note [device backend]: its ``random``), or
-    None for the CPU, an explicit generator or a complex dtype (drawn on the host)."""
+    """Random numbers drawn on the device (Note [random numbers on a device] in
+    _random.py: its backend's ``random``, from the device's or ``generator``'s state),
+    or None for the CPU."""
     device = DEFAULT_DEVICE.device if device is None else device
     if device is None:
         return None
     if is_meta_target(device):          # no numbers drawn (the host generator stays put)
         return MetaArray.empty(shape, dtype.np)
-    if generator is not None or dtype.is_complex:
-        return None
     target = canonical_device(device)
     if target.type == "cpu":
         return None
-    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1)
+    _check_generator_device(generator, target)
+    return BACKENDS[target.type].random(kind, shape, dtype.np, target, arg0, arg1, generator)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):

@@ -14,8 +14,10 @@ import warnings
 import numpy as np
 
 from .._grad_mode import no_grad
+from .. import _random
+from .._ops import _special
 from .._random import numpy_rng
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray, zeros_on
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -28,7 +30,7 @@ _rng = numpy_rng
 def _fill(tensor, values):
     """Write ``values`` (an ndarray of the tensor's shape) into ``tensor`` in place."""
     with no_grad():
-        tensor.copy_(Tensor._wrap(np.asarray(values).astype(tensor._data.dtype, copy=False)))
+        tensor.copy_(Tensor._wrap(asarray(values).astype(tensor._data.dtype, copy=False)))
     return tensor
 
 
@@ -115,14 +117,17 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
     low, high = cdf((a - mean) / std), cdf((b - mean) / std)
-    u = _rng(generator).uniform(2 * low - 1, 2 * high - 1, tuple(tensor.shape))
+    u = _random.draw_like(tensor._data, "uniform", 2 * low - 1, 2 * high - 1, generator,
+                          lambda rng, shape: rng.uniform(2 * low - 1, 2 * high - 1, shape))
     values = _erfinv(u) * std * math.sqrt(2.0) + mean
     return _fill(tensor, np.clip(values, a, b))
 
 
 def _erfinv(y):
     """The inverse error function on an ndarray (scipy's when present, else Newton
-    steps from Giles' approximation)."""
+    steps from Giles' approximation); on a device array, the erfinv op's."""
+    if type(y) is not np.ndarray:
+        return _special.in_float64("erfinv", y)
     try:
         from scipy.special import erfinv
         return erfinv(y)
@@ -144,7 +149,7 @@ def constant_(tensor, val):
     >>> cr.nn.init.constant_(cr.empty(2), 0.5).tolist()
     [0.5, 0.5]
     """
-    return _fill(tensor, np.full(tuple(tensor.shape), val))
+    return _fill(tensor, zeros_on(tuple(tensor.shape), np.float64, tensor._data) + val)
 
 
 def ones_(tensor):
