@@ -146,3 +146,24 @@ class _functions_never_on_host:
 
 def _fail(func, *args, **kwargs):
     raise AssertionError(f"{func.__name__} went through the host")
+
+
+def test_set_functions_of_tensors_equal_the_cpus():
+    host = cr.tensor([3, 1, 3, 2, 7, 1, 1])
+    x, rows = host.cuda(), cr.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 1.0, 1.0]])
+    calls = [lambda t: cr.unique(t, return_inverse=True, return_counts=True),
+             lambda t: cr.unique_consecutive(t, return_counts=True), cr.bincount,
+             lambda t: cr.isin(t, cr.tensor([1, 7], device=t.device)),
+             lambda t: cr.searchsorted(cr.tensor([1, 2, 5], device=t.device), t),
+             lambda t: cr.mode(t), lambda t: cr.mode(rows.to(t.device))]
+    with counted_copies() as copies:
+        got = [call(x) for call in calls]
+    assert copies.to_host == 0
+    for g, call in zip(got, calls):
+        for a, b in zip(g if isinstance(g, tuple) else (g,), _tuple(call(host))):
+            assert a.device.type == "cuda"
+            np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
+
+
+def _tuple(out):
+    return out if isinstance(out, tuple) else (out,)
