@@ -22,6 +22,7 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
                       manual_seed, seed, set_rng_state)
 from ._new_methods import empty_strided  # noqa: F401  (and the Tensor.new_* methods)
 from ._config import *  # noqa: F401,F403  (finfo, iinfo, threads, determinism, compile)
+from ._layout import *  # noqa: F401,F403  (strided, contiguous_format, ...)
 from ._printing import set_printoptions  # noqa: F401
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
