@@ -38,12 +38,16 @@ from ._tangents import CURRENT, _data, _env, _fit_array, _fit_tensor, _same, pau
 
 
 @contextlib.contextmanager
-def batched_dual_level(batch):
-    """A dual level whose tangents have a leading dimension of size ``batch``."""
+def batched_dual_level(batch, graph=True):
+    """A dual level whose tangents have a leading dimension of size ``batch``.
+    ``graph=False``: nobody differentiates the tangents, so their formulas run on the
+    arrays even where the primals require grad (a one-pass Jacobian of a gradient:
+    the primal graph is recorded for the inner backward, the tangents are not)."""
     from . import enter_dual_level, exit_dual_level
     level = enter_dual_level()
     CURRENT[0].batch = batch
     CURRENT[0].basis = {}
+    CURRENT[0].tangent_graph = graph
     try:
         yield level
     finally:
@@ -76,6 +80,7 @@ ELEMENTWISE = frozenset((_names(_elementwise) - {"floor_divide"}) |
 def attach_batched(level, op, inputs, attrs, out, tangents, is_view, track):
     """attach_tangents for Note [batched tangents]."""
     batch = level.batch
+    track = track and level.tangent_graph
     F = _registry.TENSOR_NS if track else _registry.ARRAY_NS
     unwrap = _same if track else _data
     t = [None if g is None else unwrap(g) for g in tangents]

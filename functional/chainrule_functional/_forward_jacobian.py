@@ -41,16 +41,18 @@ def worth_it(outputs, inputs):
         not any(t.is_complex() for t in list(outputs) + list(inputs))
 
 
-def forward_jacobian(call, inputs, need_graph=False):
+def forward_jacobian(call, inputs, need_graph=False, history=False):
     """(outputs, blocks): ``call(*duals)``'s outputs (a sequence of Tensors, without
     their tangents once this returns) and blocks[i][j] = d outputs[i] / d inputs[j], of
     shape out_i.shape + in_j.shape. ``need_graph``: the duals require grad (for a
-    function that differentiates inside, e.g. a gradient: forward-over-reverse)."""
+    function that differentiates inside, e.g. a gradient: forward-over-reverse).
+    ``history``: the blocks keep the graph their tangents were computed with (where
+    the function's own inputs required grad), else nothing is recorded for them."""
     from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
     from chainrule_forward_ad._tangents import CURRENT
     numels = [x.numel() for x in inputs]
     total = sum(numels)
-    with batched_dual_level(total):
+    with batched_dual_level(total, graph=need_graph or history):
         duals, start = [], 0
         for x, n in zip(inputs, numels):
             dual = make_batched_dual(x.detach(), _basis_rows(x, start, total), basis=start)
