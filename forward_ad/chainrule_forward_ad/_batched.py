@@ -34,6 +34,7 @@ from chainrule._ops.shape import ALIAS
 from chainrule._tensor import Tensor
 from chainrule._version_counter import counter_of
 
+from ._vmapped import involves_vmap, make_physical_dual
 from ._tangents import CURRENT, _data, _env, _fit_array, _fit_tensor, _same, paused
 
 
@@ -59,10 +60,12 @@ def make_batched_dual(tensor, tangents, basis=None):
     ``basis=start`` says the tangents are basis directions: row ``start + k`` is the
     k-th one of ``tensor``'s elements and every other row is zero (Note [basis
     tangents])."""
+    level = CURRENT[0]
+    if involves_vmap(tensor, tangents):         # Note [tangents of batched tensors]
+        return make_physical_dual(level, tensor, tangents, level.batch)
     with paused():
         dual = _registry.apply_op(ALIAS, (tensor,), {})
     dual._vc = counter_of(tensor)
-    level = CURRENT[0]
     level.set(dual, tangents)
     if basis is not None and tensor._data.ndim == 1:
         level.basis[id(tangents._data)] = (tangents._data, basis)

@@ -50,6 +50,7 @@ def forward_jacobian(call, inputs, need_graph=False, history=False):
     the function's own inputs required grad), else nothing is recorded for them."""
     from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
     from chainrule_forward_ad._tangents import CURRENT
+    from chainrule_forward_ad._vmapped import wrapped_tangent
     numels = [x.numel() for x in inputs]
     total = sum(numels)
     with batched_dual_level(total, graph=need_graph or history):
@@ -59,7 +60,7 @@ def forward_jacobian(call, inputs, need_graph=False, history=False):
             duals.append(dual.requires_grad_() if need_graph else dual)
             start += n
         outputs = call(*duals)
-        tangents = [CURRENT[0].get(o) for o in outputs]
+        tangents = [wrapped_tangent(CURRENT[0], o) for o in outputs]
     return outputs, [_blocks(t, o, inputs, numels) for t, o in zip(tangents, outputs)]
 
 
@@ -78,7 +79,7 @@ def _blocks(tangent, out, inputs, numels):
         shape = tuple(out.shape) + tuple(x.shape)
         if tangent is None:
             blocks.append(cr.zeros(*shape, dtype=out.dtype))
-        elif tangent.requires_grad:
+        elif tangent.requires_grad or type(tangent) is not cr.Tensor:
             part = tangent[start:start + n]
             order = list(range(1, part.ndim)) + [0]
             blocks.append(part.permute(order).reshape(shape))
