@@ -14,8 +14,12 @@ Note [batched tangents]
       broadcasting;
     - ops with a rule in BATCH_RULES (products, reductions, shape ops): the rule,
       which moves the op's dimension arguments past the batch dimension;
-    - any other op: its JVP row by row, the rows stacked (correct, B formula calls;
-      ``unbatched_ops`` lists which ops of the table take that path).
+    - any other op (``vmapped_ops``): its formula once on the tensor namespace, the
+      tangents batched tensors of a fresh vmap level, so that core's batching rules
+      (Note [batching rules by family]) carry the batch through the formula's ops;
+      where the formula reads values outside the table (ValuesOutsideTable), row by
+      row, the rows stacked (correct, B formula calls; forward_ad/tests/
+      test_jvp_table.py lists exactly which ops do).
 
     A custom Function's ``jvp`` is likewise called row by row. Dual tensors made here
     (``make_batched_dual``) take a tangent of shape ``(B,) + primal.shape``.
@@ -29,6 +33,8 @@ from chainrule._ops import _registry
 from chainrule._ops import elementwise as _elementwise
 from chainrule._ops import nn as _nn
 from chainrule._ops._common import FUNCTIONS
+from chainrule import _grad_mode
+from chainrule._batched import BatchedTensor
 from chainrule._ops._registry import NONDIFF
 from chainrule._ops.shape import ALIAS
 from chainrule._tensor import Tensor
@@ -72,6 +78,9 @@ def make_batched_dual(tensor, tangents, basis=None):
     return dual
 
 
+ROW_LOG = None      # a set while a test records which ops ran their JVP per direction
+
+
 def _names(module):
     return {v.name for v in vars(module).values() if isinstance(v, _registry.OpDef)}
 
@@ -95,7 +104,9 @@ def attach_batched(level, op, inputs, attrs, out, tangents, is_view, track):
         elif op.name in ELEMENTWISE:
             result = op.jvp.fn(F, tuple(_aligned(op, inputs, t, out, unwrap)), *env)
         else:
-            result = _row_by_row(op, F, inputs, t, env, out, batch, unwrap, track)
+            result = _through_vmap(op, inputs, t, attrs, out, batch, track)
+            if result is None:
+                result = _row_by_row(op, F, inputs, t, env, out, batch, unwrap, track)
     outs = out if op.multi_output else (out,)
     results = result if op.multi_output else (result,)
     fit = _fit_tensor if track else _fit_array
@@ -121,6 +132,44 @@ def _aligned(op, inputs, t, out, unwrap):
         shape = x._data.shape
         missing = ndim - len(shape)
         yield g if missing <= 0 else g.reshape((g.shape[0],) + (1,) * missing + shape)
+
+
+def _through_vmap(op, inputs, t, attrs, out, batch, track):
+    """The JVP formula once, on the tensor namespace, its tangents batched tensors of a
+    fresh vmap level: core's batching rules carry the batch through the formula's ops.
+    None where the formula reads values outside the table (then: row by row)."""
+    from chainrule._batched import ValuesOutsideTable, wrap
+    from chainrule._vmap import batch_level
+    env = _env(op, op.jvp, inputs, attrs, out, _same)
+    try:
+        with _grad_mode.set_grad_enabled(track), batch_level(batch) as vlevel:
+            row = tuple(wrap(g if track else Tensor._wrap(g), vlevel) if g is not None else
+                        None if vjp is NONDIFF else _zero(x, _same)
+                        for x, g, vjp in zip(inputs, t, op.vjps))
+            result = op.jvp.fn(_registry.TENSOR_NS, row, *env)
+    except ValuesOutsideTable:
+        if ROW_LOG is not None:
+            ROW_LOG.add(op.name)
+        return None
+    outs = out if op.multi_output else (out,)
+    results = result if op.multi_output else (result,)
+    physical = tuple(_physical(r, o, vlevel, batch, track) for r, o in zip(results, outs))
+    return physical if op.multi_output else physical[0]
+
+
+def _physical(r, out, vlevel, batch, track):
+    """A formula's result under ``_through_vmap`` with the batch leading."""
+    if r is None:
+        return None
+    if not isinstance(r, Tensor):
+        r = Tensor._wrap(np.asarray(r))
+    shape = tuple(r.shape)          # may be smaller than the output's (copy's source)
+    missing = max(out._data.ndim - len(shape), 0)
+    if type(r) is BatchedTensor and r._level is vlevel:
+        r = FUNCTIONS["reshape"](r._value, (batch,) + (1,) * missing + shape)
+    else:                           # the same for every direction
+        r = FUNCTIONS["reshape"](r, (1,) * (missing + 1) + shape)
+    return r if track else r._data
 
 
 def _row_by_row(op, F, inputs, t, env, out, batch, unwrap, track):
@@ -335,8 +384,10 @@ BATCH_RULES.update(sum=_sum, mean=_mean, expand=_expand, transpose=_transpose, s
                    alias=lambda F, t, inputs, attrs, batch, out: t[0])
 
 
-def unbatched_ops():
-    """The table's ops whose batched JVP runs row by row (no rule, not elementwise)."""
+def vmapped_ops():
+    """The table's ops whose batched JVP runs through core's vmap (no rule here, not
+    elementwise); ROW_LOG, while a test sets it, collects those among them that fell
+    back to one formula call per direction."""
     return sorted(set(_registry.OPS) - ELEMENTWISE - set(BATCH_RULES))
 
 
