@@ -33,12 +33,14 @@ def _dispatch(run, op, inputs, attrs, view_base):
     batched = [batched_at(t, level) for t in inputs]
     args = [t._value if b else t for t, b in zip(inputs, batched)]
     base = view_base._value if batched_at(view_base, level) else view_base
+    # a rule passes view=True where another op stands in for a view op (t: transpose)
     if tangent_slot.SLOT is not None:           # Note [tangents under vmap]
-        def call(op_, args_, attrs_):
-            return _registry.apply_op(op_, tuple(args_), attrs_, base if op_ is op else None)
+        def call(op_, args_, attrs_, view=False):
+            return _registry.apply_op(op_, tuple(args_), attrs_,
+                                      base if op_ is op or view else None)
     else:
-        def call(op_, args_, attrs_):
-            return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
+        def call(op_, args_, attrs_, view=False):
+            return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op or view else None)
     out = rule_for(op)(call, op, args, batched, attrs)
     if isinstance(out, tuple):
         return tuple(wrap(o, level) for o in out)
