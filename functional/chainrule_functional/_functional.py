@@ -207,6 +207,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            '`strategy="forward-mode"` are not supported together (yet). Please '
                            'either set `strict=False` or `strategy="reverse-mode"`.')
+    given = inputs
     inputs_are_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
@@ -215,7 +216,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
     if fwAD is None:
         raise ImportError("jacobian(strategy=\"forward-mode\") needs the chainrule-forward-ad "
                           "wheel (pip install chainrule-forward-ad)")
-    one_pass = _jacobian_one_pass(func, inputs, as_lists=True)
+    one_pass = _jacobian_one_pass(func, given, as_lists=True)
     if one_pass is not None:
         return one_pass
     outputs_are_tuple, columns = _forward_columns(fwAD, func, inputs)

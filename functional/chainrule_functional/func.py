@@ -338,8 +338,10 @@ def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api):
     if strict and not any(o.requires_grad for o in out_leaves):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
                            "independent of the inputs. This is not allowed with strict=True.")
-    result = (_unflatten(out_leaves, out_spec), _unflatten(tangents, out_spec))
-    return result + (aux,) if has_aux else result
+    nested = _nested(p_leaves)     # else no graph leaves, like the forward-mode path
+    result = (_plain(_unflatten(out_leaves, out_spec), nested),
+              _plain(_unflatten(tangents, out_spec), nested))
+    return result + (_plain(aux, nested),) if has_aux else result
 
 
 # --- jacobians ----------------------------------------------------------------------
