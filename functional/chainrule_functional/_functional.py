@@ -1,5 +1,7 @@
 """``chainrule.autograd.functional``: vjp, jvp, jacobian, hessian, vhp, hvp of a
 user function (Note [functional nesting] in _common.py for the result shapes)."""
+import numpy as np
+
 import chainrule as cr
 
 from . import _forward_jacobian as _one_pass
@@ -179,11 +181,10 @@ def _jacobian_batched(outputs, inputs, create_graph):
     numels = [o.numel() for o in outputs]
     total = sum(numels)
     flat = [o.reshape(-1) for o in outputs]
+    # output k's rows of one identity over every output element (made on the arrays)
     eyes, start = [], 0
     for o, n in zip(outputs, numels):
-        eye = cr.zeros(total, n, dtype=o.dtype)
-        eye[start:start + n] = cr.eye(n, dtype=o.dtype)
-        eyes.append(eye)
+        eyes.append(cr.Tensor._wrap(np.eye(total, n, -start, dtype=o._data.dtype)))
         start += n
     grads = grad_of(flat, inputs, eyes, create_graph=create_graph, is_grads_batched=True) \
         if total else (None,) * len(inputs)
@@ -191,8 +192,8 @@ def _jacobian_batched(outputs, inputs, create_graph):
              for g, x in zip(grads, inputs)]
     rows, start = [], 0
     for o, n in zip(outputs, numels):
-        rows.append(tuple(g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))
-                          for g, x in zip(grads, inputs)))
+        rows.append(tuple((g if n == total else g[start:start + n]).reshape(
+            tuple(o.shape) + tuple(x.shape)) for g, x in zip(grads, inputs)))
         start += n
     return rows
 
