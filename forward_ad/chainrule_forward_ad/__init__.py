@@ -26,6 +26,7 @@ from chainrule.autograd import engine, tangent_slot
 
 from ._slot import TangentSlot
 from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
+from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 
 # Note [one dual level]
 #     Like the reference, one dual level at most exists at a time, and its index is 0:
@@ -105,9 +106,11 @@ def make_dual(tensor, tangent, *, level=None):
     if current is None:
         raise RuntimeError("Trying to access a forward AD level with an invalid index. This "
                            "index was either not created or is already deleted.")
-    if current.get(tensor) is not None:
+    if wrapped_tangent(current, tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {current.index} is not supported.")
+    if involves_vmap(tensor, tangent):          # Note [tangents of batched tensors]
+        return make_physical_dual(current, tensor, tangent)
     with paused():
         dual = _registry.apply_op(ALIAS, (tensor,), {})
     dual._vc = counter_of(tensor)
@@ -158,7 +161,7 @@ def unpack_dual(tensor, *, level=None):
     current = CURRENT[0]
     if ((current.index if current is not None else -1) if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
-    tangent = current.get(tensor) if current is not None else None
+    tangent = wrapped_tangent(current, tensor) if current is not None else None
     if tangent is not None and level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _fw_primal")
     with paused():

@@ -21,6 +21,7 @@ Note [batched tangents]
     (``make_batched_dual``) take a tangent of shape ``(B,) + primal.shape``.
 """
 import contextlib
+import math
 
 import numpy as np
 
@@ -33,27 +34,41 @@ from chainrule._ops.shape import ALIAS
 from chainrule._tensor import Tensor
 from chainrule._version_counter import counter_of
 
+from ._vmapped import involves_vmap, make_physical_dual
 from ._tangents import CURRENT, _data, _env, _fit_array, _fit_tensor, _same, paused
 
 
 @contextlib.contextmanager
-def batched_dual_level(batch):
-    """A dual level whose tangents have a leading dimension of size ``batch``."""
+def batched_dual_level(batch, graph=True):
+    """A dual level whose tangents have a leading dimension of size ``batch``.
+    ``graph=False``: nobody differentiates the tangents, so their formulas run on the
+    arrays even where the primals require grad (a one-pass Jacobian of a gradient:
+    the primal graph is recorded for the inner backward, the tangents are not)."""
     from . import enter_dual_level, exit_dual_level
     level = enter_dual_level()
     CURRENT[0].batch = batch
+    CURRENT[0].basis = {}
+    CURRENT[0].tangent_graph = graph
     try:
         yield level
     finally:
         exit_dual_level(level=level)
 
 
-def make_batched_dual(tensor, tangents):
-    """A dual of ``tensor`` carrying ``tangents`` (shape ``(B,) + tensor.shape``)."""
+def make_batched_dual(tensor, tangents, basis=None):
+    """A dual of ``tensor`` carrying ``tangents`` (shape ``(B,) + tensor.shape``).
+    ``basis=start`` says the tangents are basis directions: row ``start + k`` is the
+    k-th one of ``tensor``'s elements and every other row is zero (Note [basis
+    tangents])."""
+    level = CURRENT[0]
+    if involves_vmap(tensor, tangents):         # Note [tangents of batched tensors]
+        return make_physical_dual(level, tensor, tangents, level.batch)
     with paused():
         dual = _registry.apply_op(ALIAS, (tensor,), {})
     dual._vc = counter_of(tensor)
-    CURRENT[0].set(dual, tangents)
+    level.set(dual, tangents)
+    if basis is not None and tensor._data.ndim == 1:
+        level.basis[id(tangents._data)] = (tangents._data, basis)
     return dual
 
 
@@ -68,6 +83,7 @@ ELEMENTWISE = frozenset((_names(_elementwise) - {"floor_divide"}) |
 def attach_batched(level, op, inputs, attrs, out, tangents, is_view, track):
     """attach_tangents for Note [batched tangents]."""
     batch = level.batch
+    track = track and level.tangent_graph
     F = _registry.TENSOR_NS if track else _registry.ARRAY_NS
     unwrap = _same if track else _data
     t = [None if g is None else unwrap(g) for g in tangents]
@@ -133,23 +149,94 @@ def _full(r, out, track):
 
 # --- rules ----------------------------------------------------------------------------
 def _product(F, t, inputs, attrs, batch, out):
-    """matmul/mm/mv/dot/bmm: t0 @ other + self @ t1 with the batch dimension leading:
-    vectors are made matrices (as matmul does), the tangent gets singleton dimensions
-    after the batch one so that it lines up with the other operand's batch
-    dimensions, and the added dimensions are dropped again."""
+    """matmul/mm/mv/dot/bmm: ``t0 @ other + self @ t1`` with the batch dimension leading
+    (Note [batched products], Note [basis tangents])."""
     self, other = (_value(F, x) for x in inputs)
-    a_vec, b_vec = inputs[0]._data.ndim == 1, inputs[1]._data.ndim == 1
+    a_nd, b_nd = inputs[0]._data.ndim, inputs[1]._data.ndim
     total = None
     if t[0] is not None:
-        a = t[0][..., None, :] if a_vec else t[0]
-        b = other[..., None] if b_vec else other
-        total = _drop(F.matmul(_lead(F, a, b.ndim), b), a_vec, b_vec)
+        total = _basis_times(F, t[0], other, batch, -2 if b_nd > 1 else -1) \
+            if a_nd == 1 else None
+        if total is None:
+            total = _tangent_times(F, t[0], other, a_nd, b_nd)
     if t[1] is not None:
-        a = self[None, :] if a_vec else self
-        b = t[1][..., None] if b_vec else t[1]
-        term = _drop(F.matmul(a, _lead(F, b, a.ndim)), a_vec, b_vec)
+        term = _basis_times(F, t[1], self, batch, -1) if b_nd == 1 else None
+        if term is None:
+            term = _times_tangent(F, self, t[1], a_nd, b_nd)
         total = term if total is None else total + term
     return total
+
+
+# Note [basis tangents]
+#     A one-pass Jacobian (forward_jacobian in the functional layer) seeds each 1-D
+#     input with basis directions: rows ``start .. start + n`` of its batched tangent
+#     are the identity, the others zero (``make_batched_dual(..., basis=start)``
+#     records which arrays those are). A product with such a tangent needs no
+#     arithmetic: ``M @ e_k`` is column k of M and ``e_k @ M`` its row k, so the
+#     batched result is M with that dimension moved to the front (copied, so that it
+#     shares no memory with M), zero rows around it. The first layer of most
+#     functions, ``A @ x``, then costs a copy instead of an n^3 matrix product.
+def _basis_times(F, g, m, batch, axis):
+    """The batched product of the basis tangent ``g`` with ``m`` along m's dimension
+    ``axis`` (-1: ``m @ g``, -2: ``g @ m``), or None when ``g`` is not a basis."""
+    basis = getattr(CURRENT[0], "basis", None)
+    arr = g._data if isinstance(g, Tensor) else g
+    entry = basis.get(id(arr)) if basis else None
+    if entry is None or entry[0] is not arr:
+        return None
+    start = entry[1]
+    moved = F.permute(m, _to_front(m.ndim, axis % m.ndim))
+    n, rest = moved.shape[0], tuple(moved.shape[1:])
+    if F is _registry.ARRAY_NS:
+        if start == 0 and n == batch:
+            return moved.copy()
+        out = np.zeros((batch,) + rest, moved.dtype)
+        out[start:start + n] = moved
+        return out
+    if start == 0 and n == batch:
+        return FUNCTIONS["clone"](moved)
+    zeros = [Tensor._wrap(np.zeros((k,) + rest, moved._data.dtype))
+             for k in (start, batch - start - n)]
+    return FUNCTIONS["cat"]([zeros[0], moved, zeros[1]])
+
+
+def _to_front(ndim, axis):
+    return (axis,) + tuple(d for d in range(ndim) if d != axis)
+
+
+# Note [batched products]
+#     A batched tangent (B, *shape) times an unbatched operand is written as ONE BLAS
+#     product wherever the shapes allow: the batch rows are folded into the rows of a
+#     matrix ((B*m, k) @ (k, n)), or the batch becomes the columns of the other factor
+#     (``A @ t.T``), and the result is moved back to batch-first. NumPy's broadcast
+#     matmul would otherwise loop over the batch, and with a size-1 dimension added
+#     to make a vector a matrix (``t[..., None]``) it leaves BLAS for its own
+#     triple loop: a (200, 200) @ (200, 200, 1) product took ~40x one gemm.
+def _tangent_times(F, g, b, a_nd, b_nd):
+    """Row i: ``g[i] @ b``; ``g`` has the batch in front of the left factor's shape."""
+    if b_nd <= 2:                   # rows of every entry folded into one product
+        k = g.shape[-1]
+        rows = tuple(g.shape[:-1])
+        flat = g if g.ndim == 2 else F.reshape(g, (math.prod(rows), k))
+        return F.reshape(F.matmul(flat, b), rows + tuple(b.shape[1:]))
+    if a_nd == 1:                   # (..., n, k) @ (k, B): the batch as columns
+        return _last_to_front(F, F.matmul(F.transpose(b, -1, -2), F.transpose(g, 0, 1)))
+    return F.matmul(_lead(F, g, b_nd), b)
+
+
+def _times_tangent(F, a, g, a_nd, b_nd):
+    """Row i: ``a @ g[i]``; ``g`` has the batch in front of the right factor's shape."""
+    if b_nd == 1:
+        if a_nd <= 2:               # (B, k) @ a.T
+            return F.matmul(g, a if a_nd == 1 else F.transpose(a, 0, 1))
+        return _last_to_front(F, F.matmul(a, F.transpose(g, 0, 1)))
+    if a_nd == 1:                   # a (k,) @ g (B, ..., k, n): numpy's vector rules
+        return F.matmul(a, g)
+    return F.matmul(a, _lead(F, g, a_nd))
+
+
+def _last_to_front(F, r):
+    return F.permute(r, (r.ndim - 1,) + tuple(range(r.ndim - 1)))
 
 
 def _lead(F, g, other_ndim):
@@ -159,14 +246,6 @@ def _lead(F, g, other_ndim):
     if missing <= 0:
         return g
     return F.reshape(g, (g.shape[0],) + (1,) * missing + tuple(g.shape[1:]))
-
-
-def _drop(r, a_vec, b_vec):
-    if b_vec:
-        r = r[..., 0]
-    if a_vec:
-        r = r[..., 0] if b_vec else r[..., 0, :]
-    return r
 
 
 def _value(F, x):

@@ -238,7 +238,7 @@ def _jacobian_one_pass(func, inputs, as_lists=False):
         flags.append(outputs_are_tuple)
         return outputs
     try:
-        _, blocks = _one_pass.forward_jacobian(call, inputs)
+        _, blocks = _one_pass.forward_jacobian(call, inputs, history=as_lists)
     except NotImplementedError:
         return None
     if as_lists:        # strategy="forward-mode": lists, with any history, like the reference
