@@ -415,8 +415,11 @@ def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
     mode gives with a recorded graph: one forward pass with tangents and one plain
     backward (no create_graph backward, unlike forward-over-reverse or the
     double-backward trick). None where the function has an op or a custom Function
-    without a forward rule: the caller then takes the double-backward trick, which
+    without a forward rule, or writes in place (a recorded tangent's saved values
+    would be overwritten): the caller then takes the double-backward trick, which
     calls the function again."""
+    from chainrule_forward_ad._slot import INPLACE_WRITES
+    writes = INPLACE_WRITES[0]
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
         try:
@@ -425,6 +428,8 @@ def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
             if _no_forward_rule(e):
                 return None
             raise
+        if INPLACE_WRITES[0] != writes:
+            return None
         output = _scalar_output(output, False, name)[0]
         # the output's tangent as the level holds it (unpack_dual's primal alias is
         # not needed: the output leaves without tangents once the level exits)
@@ -438,10 +443,11 @@ def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
 
 def _no_forward_rule(error):
     """The forward_ad layer's refusals: a table op without a JVP, a custom Function
-    without ``jvp``."""
+    without ``jvp``, a JVP formula that refuses a case (linalg.svd's full_matrices)."""
     message = str(error)
     return message.startswith("Trying to use forward AD with") or \
-        "jvp function for custom autograd.Function" in message
+        "jvp function for custom autograd.Function" in message or \
+        message.startswith("the forward derivative of")
 
 
 def _dual_level_tangent(t):
