@@ -20,6 +20,9 @@ from ._factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, 
                          zeros, zeros_like)
 from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa
                       manual_seed, seed, set_rng_state)
+from ._new_methods import empty_strided  # noqa: F401  (and the Tensor.new_* methods)
+from ._config import *  # noqa: F401,F403  (finfo, iinfo, threads, determinism, compile)
+from ._printing import set_printoptions  # noqa: F401
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from ._ops._common import numpy_spellings as _numpy_spellings

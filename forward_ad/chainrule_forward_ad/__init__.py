@@ -22,7 +22,7 @@ from chainrule._ops import _registry
 from chainrule._ops.shape import ALIAS, _alias
 from chainrule._version_counter import counter_of
 from chainrule._tensor import Tensor, _differentiable_dtype
-from chainrule.autograd import tangent_slot
+from chainrule.autograd import engine, tangent_slot
 
 from ._slot import TangentSlot
 from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
@@ -50,6 +50,7 @@ def enter_dual_level():
     """
     if CURRENT[0] is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    engine.get_engine()     # Note [engine selection]: the C++ engine's dual fast methods
     level = Level(0)
     level.handles = (_registry.add_dispatcher(dispatch),
                      tangent_slot.set_tangent_slot(TangentSlot))

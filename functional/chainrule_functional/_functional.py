@@ -6,7 +6,7 @@ import chainrule as cr
 
 from . import _forward_jacobian as _one_pass
 from ._common import (as_tuple, check_requires_grad, check_v, finish, forward_ad,
-                      fresh_inputs, grad_of, untuple, zeros_for_none)
+                      fresh_inputs, grad_of, scalar_grad, untuple, zeros_for_none)
 
 _OUTPUTS = "outputs of the user-provided function"
 
@@ -354,9 +354,16 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     >>> p.tolist()
     [6.0, 12.0]
     """
+    fwAD = forward_ad()
     with cr.enable_grad():
         inputs_are_tuple, inputs, v = _scalar_function_prologue(func, inputs, v, create_graph,
                                                                 strict, "vhp")
+        if v is not None and _reverse_over_forward_applies(fwAD, inputs, strict):
+            # v^T H = (H v)^T: the Hessian of a real function is symmetric
+            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, "vhp")
+            if done is not None:
+                return (finish((done[0],), create_graph)[0],
+                        untuple(finish(done[1], create_graph), inputs_are_tuple))
         outputs = _scalar_output(func(*inputs), strict, "vhp")
         jac = grad_of(outputs, inputs, create_graph=True)
         check_requires_grad(jac, "jacobian", strict)
@@ -368,11 +375,13 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _reverse_over_forward_applies(fwAD, inputs, strict):
-    """Where hvp takes reverse-over-forward (about twice as fast as the double-backward
-    trick: one forward pass with recorded tangents and one plain backward): the layer
-    installed, no dual level active, real inputs, no strict-mode checks (which need
-    the double-backward trick's intermediate results). vhp keeps its two backward
-    passes, which cost the same as reverse-over-forward there."""
+    """Where hvp and vhp take reverse-over-forward (one forward pass with recorded
+    tangents and one plain backward, which the C++ engine runs on arrays: cheaper
+    than the double-backward trick's two create_graph passes, and than
+    forward-over-reverse, whose backward runs its formulas on Tensors): the layer
+    installed, no dual level active, real inputs (vhp = hvp by the Hessian's
+    symmetry), no strict-mode checks (which need the double-backward trick's
+    intermediate results)."""
     return fwAD is not None and not strict and not _dual_level_active(fwAD) and \
         not any(x.is_complex() for x in inputs)
 
@@ -394,25 +403,58 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
                                                                 strict, "hvp")
         if v is None:
             v = (cr.ones_like(inputs[0]),)
+        done = None
         if _reverse_over_forward_applies(fwAD, inputs, strict):
-            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
-        else:
-            output, result = _hvp_double_backward(func, inputs, v, create_graph, strict)
+            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
+        output, result = done if done is not None else \
+            _hvp_double_backward(func, inputs, v, create_graph, strict)
     return (finish((output,), create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
 
 
-def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph):
+def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
     """H v as the gradient of the directional derivative grad(f) . v, which forward
     mode gives with a recorded graph: one forward pass with tangents and one plain
     backward (no create_graph backward, unlike forward-over-reverse or the
-    double-backward trick)."""
+    double-backward trick). None where the function has an op or a custom Function
+    without a forward rule, or writes in place (a recorded tangent's saved values
+    would be overwritten): the caller then takes the double-backward trick, which
+    calls the function again."""
+    from chainrule_forward_ad._slot import INPLACE_WRITES
+    writes = INPLACE_WRITES[0]
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
-        outputs = _scalar_output(func(*duals), False, "hvp")
-        output, directional = fwAD.unpack_dual(outputs[0])
-    grads = grad_of((directional,), inputs, create_graph=create_graph)
+        try:
+            output = func(*duals)
+        except NotImplementedError as e:
+            if _no_forward_rule(e):
+                return None
+            raise
+        if INPLACE_WRITES[0] != writes:
+            return None
+        output = _scalar_output(output, False, name)[0]
+        # the output's tangent as the level holds it (unpack_dual's primal alias is
+        # not needed: the output leaves without tangents once the level exits)
+        directional = _dual_level_tangent(output)
+    if create_graph:
+        grads = grad_of((directional,), inputs, create_graph=True)
+    else:
+        grads = scalar_grad(directional, inputs)
     return output, zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
+
+
+def _no_forward_rule(error):
+    """The forward_ad layer's refusals: a table op without a JVP, a custom Function
+    without ``jvp``, a JVP formula that refuses a case (linalg.svd's full_matrices)."""
+    message = str(error)
+    return message.startswith("Trying to use forward AD with") or \
+        "jvp function for custom autograd.Function" in message or \
+        message.startswith("the forward derivative of")
+
+
+def _dual_level_tangent(t):
+    from chainrule_forward_ad._tangents import CURRENT
+    return CURRENT[0].get(t)
 
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):

@@ -1,5 +1,6 @@
 """``chainrule.func``: composable function transforms (grad, grad_and_value, vjp, jvp,
-jacrev, jacfwd, hessian, vmap), with torch.func's names, arguments and errors.
+jacrev, jacfwd, hessian, vmap, linearize) and their module helpers (functional_call,
+stack_module_state), with torch.func's names, arguments and errors.
 
 Note [nested transforms]
     A transform differentiates with ``create_graph=True`` whenever an outer transform
@@ -20,8 +21,12 @@ from chainrule._vmap import differentiable_input
 from . import _forward_jacobian as _one_pass
 from ._common import forward_ad
 from ._functional import _jacobian_batched
+from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._program import debug_unwrap, functionalize, linearize
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
+           "linearize", "functionalize", "debug_unwrap"]
 
 vmap = cr.vmap
 
@@ -98,6 +103,15 @@ def _nested(leaves):
 def _level_active():
     from chainrule_forward_ad._tangents import CURRENT
     return CURRENT[0] is not None
+
+
+def _untracked_over_reverse(spec):
+    """The forward_ad layer's Note [untracked forward-over-reverse] module when a
+    gradient can take it (nested only because a jvp/jacfwd is active), else None."""
+    if not spec.nested or forward_ad() is None:
+        return None
+    from chainrule_forward_ad import _over_reverse
+    return _over_reverse if _over_reverse.applies(spec.leaves) else None
 
 
 def _fresh(leaf, nested):
@@ -195,19 +209,32 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """
     api = "grad_and_value(f)(*args)"
 
+    def call(spec, kwargs):
+        output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
+        if not isinstance(output, cr.Tensor):
+            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
+                               f"{type(output)}")
+        if output.dim() != 0:
+            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
+                               f"tensor with {output.dim()} dims. Maybe you wanted to use "
+                               "the vjp or jacrev APIs instead?")
+        return output, aux
+
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
+        over = _untracked_over_reverse(spec)
         with cr.enable_grad():
-            spec.freshen()
-            output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
-            if not isinstance(output, cr.Tensor):
-                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
-                                   f"{type(output)}")
-            if output.dim() != 0:
-                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
-                                   f"tensor with {output.dim()} dims. Maybe you wanted to use "
-                                   "the vjp or jacrev APIs instead?")
-            grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
+            if over is not None:        # Note [untracked forward-over-reverse]
+                with over.tangents_untracked():
+                    spec.freshen()
+                    output, aux = call(spec, kwargs)
+                grads = [cr.zeros_like(x) if g is None else g
+                         for g, x in zip(over.gradient_with_tangents(output, spec.leaves),
+                                         spec.leaves)]
+            else:
+                spec.freshen()
+                output, aux = call(spec, kwargs)
+                grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
         grads = _plain(spec.structure(grads), spec.nested)
         value = _plain(output, spec.nested)
         return (grads, (value, _plain(aux, spec.nested))) if has_aux else (grads, value)
@@ -322,6 +349,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "strict=True.")
         outs.append(u.primal)
         tans.append(cr.zeros_like(u.primal) if u.tangent is None else u.tangent)
+    if not any(x.requires_grad for x in p_leaves + t_leaves):
+        # An inner grad recorded its backward for the tangents (Note [nested
+        # transforms]); with no outer reverse transform the results are plain tensors.
+        outs, tans = [o.detach() for o in outs], [t.detach() for t in tans]
     result = (_unflatten(outs, out_spec), _unflatten(tans, out_spec))
     return result + (aux,) if has_aux else result
 

@@ -75,8 +75,14 @@ def test_grad_of_grad_and_create_graph_results_are_differentiable():
     assert h.requires_grad and cr.autograd.grad(h.sum(), xr)[0].shape == (3,)
 
 
-@pytest.mark.parametrize("name", ["chainrule_functional", "chainrule_functional._functional",
-                                  "chainrule_functional.func"])
+def _layer_modules():
+    import pkgutil
+    import chainrule_functional
+    return ["chainrule_functional"] + [
+        f"chainrule_functional.{m.name}" for m in pkgutil.iter_modules(chainrule_functional.__path__)]
+
+
+@pytest.mark.parametrize("name", _layer_modules())
 def test_docstring_examples(name):
     assert failed_examples(name) == 0
 
