@@ -66,7 +66,7 @@ def check_v(v, others, others_are_tuple):
                                f"got {len(v)}.")
         raise RuntimeError("The given v should contain a single Tensor.")
     for i, (a, b) in enumerate(zip(v, others)):
-        if a.size() != b.size():
+        if a._data.shape != b._data.shape:       # (Size objects only for the message)
             where = f"Entry {i} in " if others_are_tuple else ""
             raise RuntimeError(f"{where}v has invalid size: should be {b.size()} but got "
                                f"{a.size()}.")

@@ -381,7 +381,7 @@ def _reverse_over_forward_applies(fwAD, inputs, strict):
     symmetry), no strict-mode checks (which need the double-backward trick's
     intermediate results)."""
     return fwAD is not None and not strict and not _dual_level_active(fwAD) and \
-        not any(x.is_complex() for x in inputs)
+        not any(x._data.dtype.kind == "c" for x in inputs)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
