@@ -408,7 +408,8 @@ PyObject* active_level() {
   PyObject* level = PyList_GET_ITEM(dc.current, 0);
   if (level == Py_None) return nullptr;
   const DualNames& n = dual_names();
-  Ref on(PyObject_GetAttr(dc.paused, n.on));
+  thread_local ThreadLocalDict paused_dict;   // Note [thread-local reads]
+  Ref on(local_attr(dc.paused, n.on, paused_dict));
   Ref batch(on ? PyObject_GetAttr(level, n.batch) : nullptr);
   if (!batch) {
     PyErr_Clear();
