@@ -192,6 +192,28 @@ def func_transforms(lib):
 
 
 @scenario
+def func_tangents_under_vmap(lib):
+    """Forward mode composed with vmap (Note [tangents of batched tensors])."""
+    fn = lib.func
+    batch = t(lib, [[0.1, 0.2, 0.3], [-0.5, 0.4, 0.0], [1.0, -1.0, 0.5]])
+    dirs = t(lib, [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0], [0.0, 0.3, 1.0]])
+    x, v = t(lib, X), t(lib, V)
+    return [
+        outcome(lambda: fn.vmap(lambda x, v: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(
+            batch, dirs)),
+        outcome(lambda: fn.vmap(lambda v: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(dirs)),
+        outcome(lambda: fn.vmap(lambda x: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(batch)),
+        outcome(lambda: fn.jvp(fn.vmap(lambda x: g(lib, x)), (batch,), (dirs,))),
+        outcome(lambda: fn.vmap(fn.jacfwd(lambda x: g(lib, x)))(batch)),
+        outcome(lambda: fn.vmap(fn.hessian(lambda x: f(lib, x)))(batch)),
+        outcome(lambda: fn.jacfwd(fn.vmap(lambda x: g(lib, x) * x.sum()))(batch)),
+        outcome(lambda: fn.vmap(fn.vmap(lambda x, v: fn.jvp(lambda x: x.sin() * x.sum(),
+                                                            (x,), (v,))))(
+            batch.reshape(3, 3, 1).expand(3, 3, 2), dirs.reshape(3, 3, 1).expand(3, 3, 2))),
+    ]
+
+
+@scenario
 def func_vjp(lib):
     fn = lib.func
     x, y = t(lib, X), t(lib, Y)
@@ -220,6 +242,87 @@ def func_errors(lib):
         outcome(lambda: fn.vjp(lambda x: 1, x)),
         outcome(lambda: fn.jacrev(lambda x: x, chunk_size=0)(x)),
         outcome(lambda: fn.jvp(lambda x: t(lib, [1.0]), (x,), (x,), strict=True)),
+    ]
+
+
+def linear(lib, weight, bias):
+    layer = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        layer.weight.copy_(t(lib, weight))
+        layer.bias.copy_(t(lib, bias))
+    return layer
+
+
+class _Tied:
+    """A module reaching one Linear under two names (built per library)."""
+
+    @staticmethod
+    def make(lib):
+        class Tied(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = linear(lib, A, [0.1, -0.2])
+                self.b = self.a
+
+            def forward(self, x, scale=1.0):
+                return self.a(x) * scale + self.b(x)
+        return Tied()
+
+
+@scenario
+def func_module_helpers(lib):
+    fn = lib.func
+    x, batch = t(lib, X), t(lib, [[0.1, 0.2, 0.3], [-0.5, 0.4, 0.0]])
+    model = linear(lib, A, [0.1, -0.2])
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    w2 = t(lib, [[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]])
+    tied = _Tied.make(lib)
+    models = [linear(lib, [[i, 1.0, -1.0], [0.5, i, 0.5]], [i, -i]) for i in range(3)]
+    stacked, buffers = fn.stack_module_state(models)
+    ensemble = fn.vmap(lambda p: fn.functional_call(models[0], p, (batch,)))(stacked)
+
+    def loss(p, xb):
+        return (fn.functional_call(model, p, (xb.unsqueeze(0),)) ** 2).sum()
+    return [
+        outcome(lambda: fn.functional_call(model, {"weight": w2}, x)),
+        outcome(lambda: fn.functional_call(model, ({"weight": w2}, {"bias": x[:2]}), (x,))),
+        outcome(lambda: fn.grad(lambda p: fn.functional_call(model, p, (batch,)).sum())(params)),
+        outcome(lambda: fn.vmap(fn.grad(loss), in_dims=(None, 0))(params, batch)),
+        outcome(lambda: fn.functional_call(model, {"weight": w2, "foo": x}, x, strict=True)),
+        outcome(lambda: fn.functional_call(model, ({"weight": w2}, {"weight": w2}), x)),
+        outcome(lambda: fn.functional_call(tied, {"a.weight": w2}, (x,), {"scale": 3.0})),
+        outcome(lambda: fn.functional_call(tied, {"a.weight": w2, "b.weight": w2 * 2}, x)),
+        outcome(lambda: fn.functional_call(tied, {"a.weight": w2, "b.weight": w2 * 2}, x,
+                                           tie_weights=False)),
+        record(model.weight),
+        record(stacked), record(buffers), record(ensemble),
+        outcome(lambda: fn.stack_module_state([])),
+        outcome(lambda: fn.stack_module_state([model, linear(lib, A, [0.0, 0.0]).eval()])),
+    ]
+
+
+@scenario
+def func_linearize_and_friends(lib):
+    fn = lib.func
+    x, v = t(lib, X), t(lib, V)
+    out, jvp_fn = fn.linearize(lambda x, y: (x.sin() * y, (x * y).sum()), x, v)
+    net = fn.replace_all_batch_norm_modules_(lib.nn.Sequential(lib.nn.BatchNorm1d(3)))
+
+    def mutate(a):
+        b = a.clone()
+        b.add_(1)
+        a.mul_(2)
+        return b
+    y = t(lib, [1.0, 2.0])
+    return [
+        record(out), outcome(lambda: jvp_fn(v, x)),
+        outcome(lambda: jvp_fn(v)), outcome(lambda: jvp_fn(v, t(lib, [1.0]))),
+        outcome(lambda: jvp_fn(v, v.float())),
+        record([net[0].running_mean, net[0].running_var, net[0].track_running_stats]),
+        record([fn.functionalize(mutate)(y), y]),
+        outcome(lambda: fn.functionalize(mutate, remove="views")),
+        record(fn.debug_unwrap(x) is x),
+        outcome(lambda: fn.vmap(lambda r: fn.debug_unwrap(r) * 1)(t(lib, [[1.0], [2.0]]))),
     ]
 
 

@@ -124,7 +124,7 @@ class BatchedTensor(Tensor):
 
     >>> import chainrule as cr
     >>> cr.vmap(lambda x: (type(x).__name__, x.shape), out_dims=None)(cr.ones(4, 3))[1]
-    chainrule.Size([3])
+    (3,)
     """
 
     __slots__ = ("_value", "_level")

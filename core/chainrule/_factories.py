@@ -127,12 +127,17 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     chainrule.float32
     """
     if isinstance(data, Tensor):
-        import warnings
-        warnings.warn("To copy construct from a tensor, it is recommended to use "
-                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()"
-                      ".requires_grad_(True), rather than chainrule.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn_copy_construct("clone().detach()", "chainrule.tensor(sourceTensor)")
     return _finish(_as_array(data, dtype), requires_grad, device)
+
+
+def warn_copy_construct(recommended, used):
+    """The reference's warning for building a tensor from a tensor (its words differ
+    between ``tensor`` and ``Tensor.new_tensor``), pointed at the caller's caller."""
+    import warnings
+    warnings.warn(f"To copy construct from a tensor, it is recommended to use sourceTensor."
+                  f"{recommended} or sourceTensor.{recommended}.requires_grad_(True), rather "
+                  f"than {used}.", UserWarning, stacklevel=3)
 
 
 def as_tensor(data, dtype=None, device=None):

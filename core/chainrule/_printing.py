@@ -4,22 +4,55 @@ Floating values print like the reference's formatter: integer-valued data as ``1
 otherwise four decimals, switching to scientific notation (``1.0000e-05``) when the
 magnitudes span more than 1000x or leave the range [1e-4, 1e8]; every element padded
 to one width so columns line up.
+
+``set_printoptions`` changes the precision, the summarising threshold, the edge items,
+the line width and the scientific-notation choice, as the reference's does.
 """
 import numpy as np
 
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=np.inf, edgeitems=3, linewidth=80)}
+PRINT_OPTIONS = dict(_PROFILES["default"], sci_mode=None)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """Set how tensors print: digits after the point (``precision``), the element
+    count above which they are summarised (``threshold``) showing ``edgeitems`` at
+    each end, the ``linewidth``, a ``profile`` ("default", "short", "full") setting all
+    four, and ``sci_mode`` (True/False force scientific/fixed notation, None decides).
+
+    >>> import chainrule as cr
+    >>> cr.set_printoptions(precision=2)
+    >>> cr.tensor([1.23456, 2.5])
+    tensor([1.23, 2.50])
+    >>> cr.set_printoptions(profile="default")
+    """
+    if profile is not None:
+        PRINT_OPTIONS.update(_PROFILES[profile])
+    given = dict(precision=precision, threshold=threshold, edgeitems=edgeitems,
+                 linewidth=linewidth)
+    PRINT_OPTIONS.update({k: v for k, v in given.items() if v is not None})
+    PRINT_OPTIONS["sci_mode"] = sci_mode
+
 
 def _float_format(arr):
+    digits = PRINT_OPTIONS["precision"]
+    fixed, sci = f"{{:.{digits}f}}", f"{{:.{digits}e}}"
     values = np.abs(arr[np.isfinite(arr)].astype(np.float64))
     nonzero = values[values != 0]
     integral = bool(np.all(np.ceil(values) == values))
+    if PRINT_OPTIONS["sci_mode"] is not None:
+        return sci if PRINT_OPTIONS["sci_mode"] else fixed
     if nonzero.size == 0:
-        return "{:.0f}." if integral else "{:.4f}"
+        return "{:.0f}." if integral else fixed
     big, small = nonzero.max(), nonzero.min()
     if integral:
-        return "{:.4e}" if big > 1e8 else "{:.0f}."
+        return sci if big > 1e8 else "{:.0f}."
     if big / small > 1000.0 or big > 1e8 or small < 1e-4:
-        return "{:.4e}"
-    return "{:.4f}"
+        return sci
+    return fixed
 
 
 def _element_formatter(arr):
@@ -42,8 +75,11 @@ def _fmt_array(arr):
         formatter = {"float_kind": _element_formatter(arr)}
     if arr.ndim == 0:
         return formatter["float_kind"](arr.item()).strip() if formatter else repr(arr.item())
-    return np.array2string(arr, separator=", ", prefix="tensor(", threshold=1000,
-                           max_line_width=80, formatter=formatter)
+    text = np.array2string(arr, separator=", ", prefix="tensor(",
+                           threshold=PRINT_OPTIONS["threshold"],
+                           edgeitems=PRINT_OPTIONS["edgeitems"],
+                           max_line_width=PRINT_OPTIONS["linewidth"], formatter=formatter)
+    return text.replace(", ..., ", ",  ..., ")      # the reference's summary spacing
 
 
 def tensor_repr(t):

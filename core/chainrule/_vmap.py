@@ -29,15 +29,18 @@ def _dispatch(run, op, inputs, attrs, view_base):
             level = t._level
     if level is None:
         return run(op, inputs, attrs, view_base)
-    if tangent_slot.SLOT is not None:
-        raise _TangentsPerEntry()
     from ._ops._batching_rules import rule_for
     batched = [batched_at(t, level) for t in inputs]
     args = [t._value if b else t for t, b in zip(inputs, batched)]
     base = view_base._value if batched_at(view_base, level) else view_base
-
-    def call(op_, args_, attrs_):
-        return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
+    # a rule passes view=True where another op stands in for a view op (t: transpose)
+    if tangent_slot.SLOT is not None:           # Note [tangents under vmap]
+        def call(op_, args_, attrs_, view=False):
+            return _registry.apply_op(op_, tuple(args_), attrs_,
+                                      base if op_ is op or view else None)
+    else:
+        def call(op_, args_, attrs_, view=False):
+            return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op or view else None)
     out = rule_for(op)(call, op, args, batched, attrs)
     if isinstance(out, tuple):
         return tuple(wrap(o, level) for o in out)
@@ -74,16 +77,20 @@ class _DrawPerEntry(Exception):
     """A random op ran under ``randomness="different"``: the call is redone per entry."""
 
 
-class _TangentsPerEntry(Exception):
-    """A batched op ran while a dual level is active: forward-mode tangents are kept per
-    tensor by the forward_ad layer, which does not see through batched tensors, so the
-    call is redone per entry (jvp/jacfwd/hessian under vmap, vmap under jvp)."""
+# Note [tangents under vmap]
+#     While a dual level is active (the tangent slot is filled) the physical ops a
+#     batching rule runs go through apply_op, i.e. through every dispatcher whatever
+#     order they were registered in, so the forward_ad layer sees each physical op
+#     (vmap of jvp and jvp of vmap alike) and computes its tangent once for the whole
+#     batch. That layer keeps the tangents of batched tensors on their physical
+#     tensors (Note [tangents of batched tensors] there), never on the wrappers, so
+#     the logical op on the wrappers carries no tangent of its own.
 
 
 # What makes ``_call`` evaluate the function once per entry instead (the rare paths
 # that have no one-pass form: random draws per entry, code outside the table that
 # computes on values, e.g. the indices of max(dim) or a loss's targets).
-_PER_ENTRY = (_DrawPerEntry, _TangentsPerEntry, _batched.ValuesOutsideTable)
+_PER_ENTRY = (_DrawPerEntry, _batched.ValuesOutsideTable)
 
 
 def check_random():
@@ -122,9 +129,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     def wrapped(*args, **kwargs):
         name = _name(func)
+        _check_in_dims_type(in_dims, name)
         dims = _broadcast_dims(in_dims if isinstance(in_dims, tuple) else
-                               (in_dims,) * len(args), args, name)
-        size = _batch_size(args, dims, name)
+                               (in_dims,) * len(args), args, name, in_dims)
+        size = _batch_size(args, dims, f"{name}, in_dims={in_dims!r}")
         if chunk_size is None or chunk_size >= size:
             return _call(func, args, kwargs, dims, size, out_dims, randomness, name)
         chunks = [_call(func, _narrow(args, dims, start, min(chunk_size, size - start)),
@@ -153,21 +161,27 @@ def _to_front(value, dim):
     return value if dim % value.ndim == 0 else FUNCTIONS["movedim"](value, dim, 0)
 
 
+def _rebuilt(sequence, items):
+    """``items`` in a sequence like ``sequence``: a named tuple or list of that type, any
+    other tuple (a Size) a plain tuple, as the reference's pytrees rebuild them."""
+    if hasattr(sequence, "_fields"):
+        return type(sequence)(*items)
+    return list(items) if isinstance(sequence, list) else tuple(items)
+
+
 def _unwrap_outputs(out, out_dims, level, name):
     if isinstance(out, (tuple, list)):
         dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(out)
         if len(dims) != len(out):
-            raise ValueError(f"vmap({name}, ..., out_dims={out_dims!r}): out_dims is not "
-                             "compatible with the structure of `outputs`.")
-        items = [_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims)]
-        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+            raise _out_dims_error(name, out_dims, out)
+        return _rebuilt(out, [_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims)])
     if isinstance(out, dict):
         return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
     if not isinstance(out, Tensor):
         if out_dims is None:
             return out
         raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                         f"{type(out).__name__}. Did you mean to set out_dims= to None for "
+                         f"{type(out)}. Did you mean to set out_dims= to None for "
                          "output?")
     from ._ops import FUNCTIONS
     if not batched_at(out, level):
@@ -284,17 +298,42 @@ def _name(func):
     return getattr(func, "__name__", repr(func))
 
 
-def _broadcast_dims(dims, values, name):
+def structure_repr(tree, indent=0):
+    """The nesting of ``tree`` (tuples, lists, dicts; anything else a leaf ``*``) as the
+    reference's pytree prints it, for messages."""
+    if isinstance(tree, dict):
+        context, children = list(tree.keys()), list(tree.values())
+    elif isinstance(tree, (tuple, list)):
+        context, children = None, list(tree)
+    else:
+        return "*"
+    kind = "tuple" if isinstance(tree, tuple) else type(tree).__name__
+    parts = [structure_repr(child, indent + 2) for child in children]
+    body = parts[0] + "," if len(parts) > 1 else "".join(parts)
+    body += ",".join("\n" + " " * (indent + 2) + part for part in parts[1:])
+    return f"TreeSpec({kind}, {context}, [{body}])"
+
+
+def _check_in_dims_type(in_dims, name):
+    if in_dims is not None and not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): expected "
+                         "`in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+
+
+def _broadcast_dims(dims, values, name, in_dims):
     """Expand ``dims`` to the structure of ``values`` (an int or None covers a subtree)."""
     if dims is None or isinstance(dims, int):
         return _map(lambda v: dims, values)
     if isinstance(values, (tuple, list)) and isinstance(dims, (tuple, list)) and \
             len(dims) == len(values):
-        return type(values)(_broadcast_dims(d, v, name) for d, v in zip(dims, values))
+        return type(values)(_broadcast_dims(d, v, name, in_dims) for d, v in zip(dims, values))
     if isinstance(values, dict) and isinstance(dims, dict) and dims.keys() == values.keys():
-        return {k: _broadcast_dims(dims[k], values[k], name) for k in values}
-    raise ValueError(f"vmap({name}, in_dims={dims!r}, ...)(<inputs>): in_dims is not "
-                     "compatible with the structure of `inputs`.")
+        return {k: _broadcast_dims(dims[k], values[k], name, in_dims) for k in values}
+    raise ValueError(f"vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not "
+                     "compatible with the structure of `inputs`. in_dims has structure "
+                     f"{structure_repr(dims)} but inputs has structure "
+                     f"{structure_repr(values)}.")
 
 
 def _map(fn, values):
@@ -322,11 +361,11 @@ def _batch_size(args, dims, name):
         if dim is None:
             continue
         if not isinstance(value, Tensor):
-            raise ValueError(f"vmap({name}, ...): Got in_dim={dim} for an input but the input "
+            raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for an input but the input "
                              f"is of type {type(value).__name__}. We cannot vmap over non-Tensor "
                              "arguments, please use None as the respective in_dim")
         if not -value.ndim <= dim < max(value.ndim, 1) or value.ndim == 0:
-            raise ValueError(f"vmap({name}, ...): Got in_dim={dim} for some input, but that "
+            raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for some input, but that "
                              f"input is a Tensor of dimensionality {value.ndim} so expected "
                              f"in_dim to satisfy -{value.ndim} <= in_dim < {value.ndim}.")
         sizes.append(value.shape[dim])
@@ -348,21 +387,29 @@ def _take(args, dims, index):
     return args if dims is None else args.select(dims, index).clone()
 
 
+def _out_dims_error(name, out_dims, outputs):
+    return ValueError(f"vmap({name}, ..., out_dims={out_dims!r})(<inputs>): out_dims is not "
+                      "compatible with the structure of `outputs`. out_dims has structure "
+                      f"{structure_repr(out_dims)} but outputs has structure "
+                      f"{structure_repr(outputs)}.")
+
+
 def _stack_outputs(results, out_dims, name):
     from ._ops import FUNCTIONS
     first = results[0]
     if isinstance(first, (tuple, list)):
         dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(first)
         if len(dims) != len(first):
-            raise ValueError(f"vmap({name}, ..., out_dims={out_dims!r}): out_dims is not "
-                             "compatible with the structure of `outputs`.")
-        return type(first)(_stack_outputs([r[k] for r in results], d, name)
-                           for k, d in enumerate(dims))
+            raise _out_dims_error(name, out_dims, first)
+        return _rebuilt(first, [_stack_outputs([r[k] for r in results], d, name)
+                                for k, d in enumerate(dims)])
     if isinstance(first, dict):
         return {k: _stack_outputs([r[k] for r in results], out_dims, name) for k in first}
     if not isinstance(first, Tensor):
+        if out_dims is None:
+            return first
         raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                         f"{type(first).__name__}. Did you mean to set out_dims= to None for "
+                         f"{type(first)}. Did you mean to set out_dims= to None for "
                          "output?")
     if out_dims is None:
         return first

@@ -211,3 +211,24 @@ def test_cross_entropy_with_batched_targets_is_one_pass(reduction):
         _batching_rules.LOOP_LOG = None
     loop = cr.stack([loss(x[i], target[i]) for i in range(4)])
     assert not log and np.allclose(out.numpy(), loop.numpy())
+
+
+def test_structure_mismatch_messages_print_both_structures():
+    from chainrule._vmap import structure_repr
+    assert structure_repr(({"a": 1, "b": (2, 3)}, [4])) == (
+        "TreeSpec(tuple, None, [TreeSpec(dict, ['a', 'b'], [*,\n    TreeSpec(tuple, None, "
+        "[*,\n      *])]),\n  TreeSpec(list, None, [*])])")
+    with pytest.raises(ValueError, match=r"in_dims has structure TreeSpec\(tuple, None, "
+                                         r"\[\*,\n  \*\]\) but inputs has structure"):
+        cr.vmap(cr.sin, in_dims=(0, 0))(cr.ones(2))
+    with pytest.raises(ValueError, match=r"expected `in_dims` to be int or a \(potentially "
+                                         r"nested\) tuple .* got: <class 'float'>"):
+        cr.vmap(cr.sin, in_dims=0.5)(cr.ones(2))
+    with pytest.raises(ValueError, match=r"out_dims=\(0, 0, 0\)\)\(<inputs>\): out_dims is "
+                                         "not compatible"):
+        cr.vmap(lambda a: (a, a), out_dims=(0, 0, 0))(cr.ones(2))
+
+
+def test_unbatched_non_tensor_outputs_with_out_dims_none_also_per_entry():
+    shape = cr.vmap(lambda a: cr.rand(2).shape, randomness="different", out_dims=None)(cr.ones(3))
+    assert shape == (2,) and type(shape) is tuple

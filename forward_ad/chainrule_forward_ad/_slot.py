@@ -99,6 +99,9 @@ def _zero_like(t):
 
 def write_tangent(old, new):
     """Write ``new`` into the tangent ``old`` in place (recorded when it must be)."""
+    basis = getattr(CURRENT[0], "basis", None)
+    if basis:                       # no longer basis directions (Note [basis tangents])
+        basis.pop(id(old._data), None)
     if new._requires_grad and _grad_mode.STATE.grad_enabled and not old.is_leaf:
         with paused():
             old.copy_(new)

@@ -1,5 +1,7 @@
 """``chainrule.autograd.functional``: vjp, jvp, jacobian, hessian, vhp, hvp of a
 user function (Note [functional nesting] in _common.py for the result shapes)."""
+import numpy as np
+
 import chainrule as cr
 
 from . import _forward_jacobian as _one_pass
@@ -179,11 +181,10 @@ def _jacobian_batched(outputs, inputs, create_graph):
     numels = [o.numel() for o in outputs]
     total = sum(numels)
     flat = [o.reshape(-1) for o in outputs]
+    # output k's rows of one identity over every output element (made on the arrays)
     eyes, start = [], 0
     for o, n in zip(outputs, numels):
-        eye = cr.zeros(total, n, dtype=o.dtype)
-        eye[start:start + n] = cr.eye(n, dtype=o.dtype)
-        eyes.append(eye)
+        eyes.append(cr.Tensor._wrap(np.eye(total, n, -start, dtype=o._data.dtype)))
         start += n
     grads = grad_of(flat, inputs, eyes, create_graph=create_graph, is_grads_batched=True) \
         if total else (None,) * len(inputs)
@@ -191,8 +192,8 @@ def _jacobian_batched(outputs, inputs, create_graph):
              for g, x in zip(grads, inputs)]
     rows, start = [], 0
     for o, n in zip(outputs, numels):
-        rows.append(tuple(g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))
-                          for g, x in zip(grads, inputs)))
+        rows.append(tuple((g if n == total else g[start:start + n]).reshape(
+            tuple(o.shape) + tuple(x.shape)) for g, x in zip(grads, inputs)))
         start += n
     return rows
 
@@ -207,6 +208,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            '`strategy="forward-mode"` are not supported together (yet). Please '
                            'either set `strict=False` or `strategy="reverse-mode"`.')
+    given = inputs
     inputs_are_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
@@ -215,7 +217,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
     if fwAD is None:
         raise ImportError("jacobian(strategy=\"forward-mode\") needs the chainrule-forward-ad "
                           "wheel (pip install chainrule-forward-ad)")
-    one_pass = _jacobian_one_pass(func, inputs, as_lists=True)
+    one_pass = _jacobian_one_pass(func, given, as_lists=True)
     if one_pass is not None:
         return one_pass
     outputs_are_tuple, columns = _forward_columns(fwAD, func, inputs)
@@ -238,7 +240,7 @@ def _jacobian_one_pass(func, inputs, as_lists=False):
         flags.append(outputs_are_tuple)
         return outputs
     try:
-        _, blocks = _one_pass.forward_jacobian(call, inputs)
+        _, blocks = _one_pass.forward_jacobian(call, inputs, history=as_lists)
     except NotImplementedError:
         return None
     if as_lists:        # strategy="forward-mode": lists, with any history, like the reference

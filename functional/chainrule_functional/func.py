@@ -1,5 +1,6 @@
 """``chainrule.func``: composable function transforms (grad, grad_and_value, vjp, jvp,
-jacrev, jacfwd, hessian, vmap), with torch.func's names, arguments and errors.
+jacrev, jacfwd, hessian, vmap, linearize) and their module helpers (functional_call,
+stack_module_state), with torch.func's names, arguments and errors.
 
 Note [nested transforms]
     A transform differentiates with ``create_graph=True`` whenever an outer transform
@@ -20,8 +21,12 @@ from chainrule._vmap import differentiable_input
 from . import _forward_jacobian as _one_pass
 from ._common import forward_ad
 from ._functional import _jacobian_batched
+from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._program import debug_unwrap, functionalize, linearize
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
+           "linearize", "functionalize", "debug_unwrap"]
 
 vmap = cr.vmap
 
@@ -344,6 +349,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "strict=True.")
         outs.append(u.primal)
         tans.append(cr.zeros_like(u.primal) if u.tangent is None else u.tangent)
+    if not any(x.requires_grad for x in p_leaves + t_leaves):
+        # An inner grad recorded its backward for the tangents (Note [nested
+        # transforms]); with no outer reverse transform the results are plain tensors.
+        outs, tans = [o.detach() for o in outs], [t.detach() for t in tans]
     result = (_unflatten(outs, out_spec), _unflatten(tans, out_spec))
     return result + (aux,) if has_aux else result
 
@@ -360,8 +369,10 @@ def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api):
     if strict and not any(o.requires_grad for o in out_leaves):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
                            "independent of the inputs. This is not allowed with strict=True.")
-    result = (_unflatten(out_leaves, out_spec), _unflatten(tangents, out_spec))
-    return result + (aux,) if has_aux else result
+    nested = _nested(p_leaves)     # else no graph leaves, like the forward-mode path
+    result = (_plain(_unflatten(out_leaves, out_spec), nested),
+              _plain(_unflatten(tangents, out_spec), nested))
+    return result + (_plain(aux, nested),) if has_aux else result
 
 
 # --- jacobians ----------------------------------------------------------------------

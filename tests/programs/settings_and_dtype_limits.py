@@ -1,0 +1,30 @@
+"""Settings programs set at their top, and dtype limits."""
+import torch
+torch.set_num_threads(1)
+print(torch.get_num_threads())
+torch.use_deterministic_algorithms(True)
+print(torch.are_deterministic_algorithms_enabled(), torch.get_deterministic_debug_mode())
+torch.set_float32_matmul_precision("high")
+print(torch.get_float32_matmul_precision())
+for d in [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64]:
+    f = torch.finfo(d)
+    print(f, f.bits, f.eps, f.tiny, f.resolution, f.dtype)
+for d in [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]:
+    print(torch.iinfo(d), torch.iinfo(d).max, torch.iinfo(d).bits)
+print(torch.finfo(), torch.typename(torch.ones(2, dtype=torch.int64)))
+x = torch.arange(2000, dtype=torch.float64) / 3
+torch.set_printoptions(precision=2)
+print(torch.tensor([1.23456, 2.5]), torch.tensor([1e-5, 1.0]))
+torch.set_printoptions(sci_mode=False)
+print(torch.tensor([1e-5, 1.0]))
+torch.set_printoptions(profile="default")
+print(torch.tensor([1e-5, 1.0]), x)
+torch.set_printoptions(threshold=5, edgeitems=2)
+print(torch.arange(10.), torch.arange(24.).reshape(4, 6))
+torch.set_printoptions(profile="short")
+print(x)
+torch.set_printoptions(profile="default", linewidth=30)
+print(torch.arange(20.) / 3)
+torch.set_printoptions(sci_mode=True, precision=3)
+print(torch.tensor([1.5, 2.0]), torch.tensor(1.5))
+torch.set_printoptions(profile="default")
