@@ -358,13 +358,17 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
 //     requires grad (the recorded path stays Python), each tangent a bare ndarray or
 //     a Tensor that does not require grad; it reads the inputs' tangents from the
 //     level's dict (id -> (weak reference, tangent)), runs the op as the fast path
-//     does (without tangents: exactly that), and with a tangent calls the layer's
-//     `_raw_tangent` (Note [raw tangent path]) and stores its result as `dispatch`
-//     does (a `_Ref` to the output, keyed by its id). Anything else, and an op whose
+//     does (without tangents: exactly that), and with a tangent runs the op's JVP
+//     program (Note [JVP programs] in chainrule_forward_ad/_programs.py: the formula's
+//     ufunc and operator calls, replayed by run_program) or, where there is none or
+//     its result is not a new array of the output's shape and dtype, calls the
+//     layer's `_raw_tangent` (Note [raw tangent path]); it stores the tangent as
+//     `dispatch` does (a `_Ref` to the output, keyed by its id), with Level._forget in
+//     C as the reference's callback (forget_entry). Anything else, and an op whose
 //     raw plan the layer has not made yet (`_RAW`), calls the Python method before
 //     any work. Configured when the forward_ad layer is installed; fingerprinted
-//     (_mirror.DUAL_FINGERPRINT): off while `dispatch` and `Level` differ from the
-//     code mirrored.
+//     (_mirror.DUAL_FINGERPRINT): off while `dispatch`, `Level` and the tracing of
+//     programs differ from the code mirrored.
 struct DualConfig {
   PyObject* dispatchers = nullptr;  // _registry._DISPATCHERS (handle id -> fn)
   PyObject* dispatch = nullptr;     // the layer's dispatcher function
