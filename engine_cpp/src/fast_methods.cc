@@ -548,6 +548,10 @@ PyObject* jvp_operator(long code, PyObject* const* a, Py_ssize_t n) {
 PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nleaves) {
   PyObject* consts = PyTuple_GET_ITEM(program, 0);
   PyObject* code = PyTuple_GET_ITEM(program, 1);
+  if (!PyTuple_CheckExact(consts) || !PyTuple_CheckExact(code)) {
+    PyErr_SetString(PyExc_SystemError, "bad JVP program");
+    return nullptr;
+  }
   Py_ssize_t nconst = PyTuple_GET_SIZE(consts), ncode = PyTuple_GET_SIZE(code);
   Py_ssize_t first_temp = nleaves + nconst;
   if (first_temp + ncode > kMaxJvpRegisters) {
@@ -561,7 +565,7 @@ PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nle
   PyObject* result = nullptr;
   for (Py_ssize_t k = 0; k < ncode; ++k) {
     PyObject* ins = PyTuple_GET_ITEM(code, k);
-    Py_ssize_t nargs = PyTuple_GET_SIZE(ins) - 1;
+    Py_ssize_t nargs = PyTuple_CheckExact(ins) ? PyTuple_GET_SIZE(ins) - 1 : 0;
     PyObject* args[1 + 3];
     bool ok = nargs >= 1 && nargs <= 3;
     for (Py_ssize_t j = 0; ok && j < nargs; ++j) {
@@ -570,9 +574,14 @@ PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nle
       if (ok) args[1 + j] = regs[r];
     }
     PyObject* fn = PyTuple_GET_ITEM(ins, 0);
+    // an extra reference on each operand: a temporary held only by its register must
+    // not look like one NumPy may overwrite (its temporary elision); a later
+    // instruction may read it, as the formula's variable would be read
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_INCREF(args[1 + j]);
     PyObject* value = !ok ? nullptr
         : PyLong_CheckExact(fn) ? jvp_operator(PyLong_AsLong(fn), args + 1, nargs)
         : PyObject_Vectorcall(fn, args + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_DECREF(args[1 + j]);
     if (value == nullptr) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "bad JVP program");
       break;
