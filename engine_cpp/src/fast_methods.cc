@@ -358,13 +358,17 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
 //     requires grad (the recorded path stays Python), each tangent a bare ndarray or
 //     a Tensor that does not require grad; it reads the inputs' tangents from the
 //     level's dict (id -> (weak reference, tangent)), runs the op as the fast path
-//     does (without tangents: exactly that), and with a tangent calls the layer's
-//     `_raw_tangent` (Note [raw tangent path]) and stores its result as `dispatch`
-//     does (a `_Ref` to the output, keyed by its id). Anything else, and an op whose
+//     does (without tangents: exactly that), and with a tangent runs the op's JVP
+//     program (Note [JVP programs] in chainrule_forward_ad/_programs.py: the formula's
+//     ufunc and operator calls, replayed by run_program) or, where there is none or
+//     its result is not a new array of the output's shape and dtype, calls the
+//     layer's `_raw_tangent` (Note [raw tangent path]); it stores the tangent as
+//     `dispatch` does (a `_Ref` to the output, keyed by its id), with Level._forget in
+//     C as the reference's callback (forget_entry). Anything else, and an op whose
 //     raw plan the layer has not made yet (`_RAW`), calls the Python method before
 //     any work. Configured when the forward_ad layer is installed; fingerprinted
-//     (_mirror.DUAL_FINGERPRINT): off while `dispatch` and `Level` differ from the
-//     code mirrored.
+//     (_mirror.DUAL_FINGERPRINT): off while `dispatch`, `Level` and the tracing of
+//     programs differ from the code mirrored.
 struct DualConfig {
   PyObject* dispatchers = nullptr;  // _registry._DISPATCHERS (handle id -> fn)
   PyObject* dispatch = nullptr;     // the layer's dispatcher function
@@ -544,6 +548,10 @@ PyObject* jvp_operator(long code, PyObject* const* a, Py_ssize_t n) {
 PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nleaves) {
   PyObject* consts = PyTuple_GET_ITEM(program, 0);
   PyObject* code = PyTuple_GET_ITEM(program, 1);
+  if (!PyTuple_CheckExact(consts) || !PyTuple_CheckExact(code)) {
+    PyErr_SetString(PyExc_SystemError, "bad JVP program");
+    return nullptr;
+  }
   Py_ssize_t nconst = PyTuple_GET_SIZE(consts), ncode = PyTuple_GET_SIZE(code);
   Py_ssize_t first_temp = nleaves + nconst;
   if (first_temp + ncode > kMaxJvpRegisters) {
@@ -557,7 +565,7 @@ PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nle
   PyObject* result = nullptr;
   for (Py_ssize_t k = 0; k < ncode; ++k) {
     PyObject* ins = PyTuple_GET_ITEM(code, k);
-    Py_ssize_t nargs = PyTuple_GET_SIZE(ins) - 1;
+    Py_ssize_t nargs = PyTuple_CheckExact(ins) ? PyTuple_GET_SIZE(ins) - 1 : 0;
     PyObject* args[1 + 3];
     bool ok = nargs >= 1 && nargs <= 3;
     for (Py_ssize_t j = 0; ok && j < nargs; ++j) {
@@ -566,9 +574,14 @@ PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nle
       if (ok) args[1 + j] = regs[r];
     }
     PyObject* fn = PyTuple_GET_ITEM(ins, 0);
+    // an extra reference on each operand: a temporary held only by its register must
+    // not look like one NumPy may overwrite (its temporary elision); a later
+    // instruction may read it, as the formula's variable would be read
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_INCREF(args[1 + j]);
     PyObject* value = !ok ? nullptr
         : PyLong_CheckExact(fn) ? jvp_operator(PyLong_AsLong(fn), args + 1, nargs)
         : PyObject_Vectorcall(fn, args + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_DECREF(args[1 + j]);
     if (value == nullptr) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "bad JVP program");
       break;
