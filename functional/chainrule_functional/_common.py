@@ -10,6 +10,7 @@ Note [functional nesting]
 import numpy as np
 
 import chainrule as cr
+from chainrule._batched import LEVELS as VMAP_LEVELS
 from chainrule.autograd.engine import get_engine
 from chainrule.autograd.node import gradient_edge
 
@@ -109,6 +110,8 @@ def scalar_grad(output, inputs):
     when ``output`` does not require grad."""
     if output is None or not output.requires_grad:
         return (None,) * len(inputs)
+    if VMAP_LEVELS.stack:               # batched tensors: autograd.grad's vmap path
+        return grad_of((output,), inputs)
     with cr.no_grad():
         captured = get_engine().execute([gradient_edge(output)],
                                         [np.ones(output._data.shape, output._data.dtype)],

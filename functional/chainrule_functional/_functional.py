@@ -454,7 +454,8 @@ def _no_forward_rule(error):
 
 def _dual_level_tangent(t):
     from chainrule_forward_ad._tangents import CURRENT
-    return CURRENT[0].get(t)
+    from chainrule_forward_ad._vmapped import wrapped_tangent
+    return wrapped_tangent(CURRENT[0], t)          # batched like t under vmap
 
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):

@@ -163,3 +163,13 @@ def test_jvp_of_grad_gives_plain_tensors_and_composes():
     third = func.jvp(func.grad(lambda x: func.grad(f)(x).sum()), (x,), (v,))[1]
     h3 = F.jacobian(lambda y: F.hessian(f, y, create_graph=True).sum(0), x).numpy()
     np.testing.assert_allclose(third.numpy(), h3 @ v.numpy(), atol=1e-10)
+
+
+def test_hvp_and_vhp_under_vmap_equal_the_loop():
+    a = cr.randn(3, 3, dtype=cr.float64)
+    f = lambda x: (cr.tanh(a @ x) ** 2).sum()          # noqa: E731
+    xs, vs = cr.randn(4, 3, dtype=cr.float64), cr.randn(4, 3, dtype=cr.float64)
+    for fn in (F.hvp, F.vhp):
+        batched = func.vmap(lambda x, v: fn(f, x, v)[1])(xs, vs)
+        loop = cr.stack([fn(f, xs[i], vs[i])[1] for i in range(4)])
+        np.testing.assert_allclose(batched.numpy(), loop.numpy(), atol=1e-12)
