@@ -102,7 +102,7 @@ def collate(batch, *, collate_fn_map=None):
     position (plain tuples give lists).
 
     >>> import chainrule as cr
-    >>> from chainrule.utils.data import collate, default_collate_fn_map
+    >>> from chainrule.utils.data._utils.collate import collate, default_collate_fn_map
     >>> rules = {**default_collate_fn_map, str: lambda b, *, collate_fn_map: "".join(b)}
     >>> collate([("a", 1), ("b", 2)], collate_fn_map=rules)
     ['ab', tensor([1, 2])]
@@ -135,7 +135,7 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
     """Tensors stacked along a new first dimension (``cr.stack``).
 
     >>> import chainrule as cr
-    >>> from chainrule.utils.data import collate_tensor_fn
+    >>> from chainrule.utils.data._utils.collate import collate_tensor_fn
     >>> collate_tensor_fn([cr.zeros(2), cr.ones(2)]).shape
     chainrule.Size([2, 2])
     """
@@ -151,8 +151,8 @@ def collate_numpy_array_fn(batch, *, collate_fn_map=None):
     """NumPy arrays made tensors, then collated (string and object arrays refused).
 
     >>> import numpy as np
-    >>> from chainrule.utils.data import collate_numpy_array_fn
-    >>> from chainrule.utils.data import default_collate_fn_map
+    >>> from chainrule.utils.data._utils.collate import collate_numpy_array_fn
+    >>> from chainrule.utils.data._utils.collate import default_collate_fn_map
     >>> collate_numpy_array_fn([np.zeros(2, np.float32), np.ones(2, np.float32)],
     ...                        collate_fn_map=default_collate_fn_map).dtype
     chainrule.float32
@@ -167,7 +167,7 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
     """NumPy scalars as one tensor of their dtype.
 
     >>> import numpy as np
-    >>> from chainrule.utils.data import collate_numpy_scalar_fn
+    >>> from chainrule.utils.data._utils.collate import collate_numpy_scalar_fn
     >>> collate_numpy_scalar_fn([np.int16(1), np.int16(2)])
     tensor([1, 2], dtype=chainrule.int16)
     """
@@ -179,7 +179,7 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
 def collate_float_fn(batch, *, collate_fn_map=None):
     """Python floats as a float64 tensor (not the default dtype, like the reference).
 
-    >>> from chainrule.utils.data import collate_float_fn
+    >>> from chainrule.utils.data._utils.collate import collate_float_fn
     >>> collate_float_fn([0.5, 1.0])
     tensor([0.5000, 1.0000], dtype=chainrule.float64)
     """
@@ -190,7 +190,7 @@ def collate_float_fn(batch, *, collate_fn_map=None):
 def collate_int_fn(batch, *, collate_fn_map=None):
     """Python ints as an int64 tensor (bools, an int subtype, as a bool tensor).
 
-    >>> from chainrule.utils.data import collate_int_fn
+    >>> from chainrule.utils.data._utils.collate import collate_int_fn
     >>> collate_int_fn([1, 2]), collate_int_fn([True, False])
     (tensor([1, 2]), tensor([ True, False]))
     """
@@ -202,7 +202,7 @@ def collate_str_fn(batch, *, collate_fn_map=None):
     """Strings and bytes kept as they are: the batch itself (a list, or a tuple when
     collated from a sequence's position).
 
-    >>> from chainrule.utils.data import collate_str_fn
+    >>> from chainrule.utils.data._utils.collate import collate_str_fn
     >>> collate_str_fn(["a", "b"])
     ['a', 'b']
     """

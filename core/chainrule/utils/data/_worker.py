@@ -31,7 +31,7 @@ class WorkerInfo:
     ``num_workers - 1``), ``num_workers``, the worker's ``seed`` and its ``dataset``
     copy (read-only fields, like the reference's).
 
-    >>> from chainrule.utils.data import WorkerInfo
+    >>> from chainrule.utils.data._utils.worker import WorkerInfo
     >>> WorkerInfo(id=0, num_workers=2, seed=7, dataset=None)
     WorkerInfo(id=0, num_workers=2, seed=7, dataset=None, rng=None, worker_method='multiprocessing')
     """

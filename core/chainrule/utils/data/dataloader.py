@@ -390,6 +390,7 @@ class _DataLoaderIter:
                                        self._fetchers[worker_id].fetch, index)
             except StopIteration:
                 del self._active[position]
+                self._turn = position          # its successor moved into its place
                 continue
             self._turn = position + 1
             return data
