@@ -58,6 +58,13 @@ class Stream(IterableDataset):
         return self.length
 
 
+class Picky(Exception):
+    """An exception that cannot be built from one message."""
+
+    def __init__(self, a, b):
+        super().__init__(a, b)
+
+
 class Squares(Dataset):
     def __init__(self, n=5):
         self.n = n
@@ -541,16 +548,16 @@ def test_workers_of_a_map_dataset_keep_the_sampler_order():
 
 
 def test_worker_info_and_worker_init_fn():
-    seen = []
-
     def init(worker_id):
         info = get_worker_info()
-        seen.append((worker_id, info.id, info.num_workers, info.seed))
-        info.dataset.items = [worker_id * 10 + x for x in info.dataset.items]
+        info.dataset.items = [(worker_id, info.id, info.num_workers, info.seed, x)
+                              for x in info.dataset.items]
     ds = Stream([1, 2])
-    assert list(DataLoader(ds, batch_size=None, num_workers=2, worker_init_fn=init)) == [1, 11, 2, 12]
+    rows = list(DataLoader(ds, batch_size=None, num_workers=2, worker_init_fn=init))
+    assert [row[:3] + row[4:] for row in rows] == [[0, 0, 2, 1], [1, 1, 2, 1],
+                                                   [0, 0, 2, 2], [1, 1, 2, 2]]
+    assert rows[1][3] == rows[0][3] + 1                                # base seed + worker id
     assert ds.items == [1, 2] and get_worker_info() is None            # the main copy untouched
-    assert [s[:3] for s in seen] == [(0, 0, 2), (1, 1, 2)] and seen[1][3] == seen[0][3] + 1
 
 
 def test_worker_info_is_frozen():
@@ -593,10 +600,6 @@ def test_worker_errors_are_reraised_with_the_worker_named():
         list(DataLoader(Missing(2), num_workers=1))
     assert repr(caught.value).startswith("KeyError(Caught KeyError in DataLoader worker process 0.")
 
-    class Picky(Exception):
-        def __init__(self, a, b):
-            super().__init__(a, b)
-
     class Odd(Squares):
         def __getitem__(self, i):
             raise Picky(1, 2)
@@ -614,15 +617,38 @@ def test_worker_timeout():
     assert list(DataLoader(Slow(1), num_workers=1, timeout=10)) == [cr.tensor([0])]
 
 
-def test_persistent_workers_keep_their_iterator_and_state():
-    calls = []
-    loader = DataLoader(Stream([1, 2, 3]), batch_size=2, num_workers=2,
-                        persistent_workers=True, worker_init_fn=calls.append)
+class Epochs(IterableDataset):
+    """Counts the passes over this copy of the dataset."""
+
+    def __init__(self):
+        self.epochs = 0
+
+    def __iter__(self):
+        self.epochs += 1
+        return iter([self.epochs])
+
+
+def _add_worker_offset(worker_id):
+    info = get_worker_info()
+    info.dataset.items = [x + 100 * (worker_id + 1) for x in info.dataset.items]
+
+
+def test_persistent_workers_keep_their_iterator_and_dataset_copies():
+    loader = DataLoader(Epochs(), batch_size=None, num_workers=2, persistent_workers=True)
     first = iter(loader)
-    assert _values(first) == [[1, 2], [1, 2], [3], [3]]
-    assert iter(loader) is first and _values(loader) == [[1, 2], [1, 2], [3], [3]]
-    assert calls == [0, 1]                                      # workers started once
-    assert iter(DataLoader(Stream([1]), num_workers=2)) is not None
+    assert list(first) == [1, 1]
+    assert list(loader) == [2, 2]                                      # same worker copies
+    assert iter(loader) is first                                       # (a third pass)
+    fresh = DataLoader(loader.dataset, batch_size=None, num_workers=2)
+    assert list(fresh) == [1, 1] and list(fresh) == [1, 1]            # new copies each pass
+    assert loader.dataset.epochs == 0
+
+
+def test_persistent_workers_run_worker_init_fn_once():
+    loader = DataLoader(Stream([1, 2, 3]), batch_size=2, num_workers=2,
+                        persistent_workers=True, worker_init_fn=_add_worker_offset)
+    once = [[101, 102], [201, 202], [103], [203]]
+    assert _values(loader) == once and _values(loader) == once
 
 
 def test_uncopyable_dataset_is_shared_with_workers():
