@@ -493,6 +493,11 @@ def test_dataloader_pin_memory_warnings_without_accelerator():
     assert "'pin_memory' argument is set as true but no accelerator is found, then device pinned memory won't be used." in messages
 
 
+def test_dataloader_iterator_classes_are_named_as_the_reference():
+    assert type(iter(DataLoader([1]))).__name__ == "_SingleProcessDataLoaderIter"
+    assert type(iter(DataLoader([1], num_workers=1))).__name__ == "_MultiProcessingDataLoaderIter"
+
+
 def test_dataloader_iterator_cannot_be_pickled():
     with pytest.raises(NotImplementedError):
         iter(DataLoader([1])).__getstate__()

@@ -51,8 +51,9 @@ class DataLoader(Generic[T_co]):
     program sees matches the reference, including an IterableDataset replicated per
     worker. ``prefetch_factor``, ``timeout`` (checked after each batch),
     ``persistent_workers``, ``multiprocessing_context`` and ``in_order`` are
-    validated and kept as the reference does. ``pin_memory=True`` pins tensors when
-    CUDA is available and warns otherwise, as the reference does.
+    validated and kept as the reference does (no warning about more workers than
+    cores: no process is started). ``pin_memory=True`` pins tensors when CUDA is
+    available and warns otherwise, as the reference does.
 
     Random order comes from chainrule's generators: the same seed gives the same
     batches run after run, but not torch's batches.
@@ -144,12 +145,17 @@ class DataLoader(Generic[T_co]):
 
     def __iter__(self):
         if not (self.persistent_workers and self.num_workers > 0):
-            return _DataLoaderIter(self)
+            return self._get_iterator()
         if self._iterator is None:
-            self._iterator = _DataLoaderIter(self)
+            self._iterator = self._get_iterator()
         else:
             self._iterator._reset(self)
         return self._iterator
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
 
     @property
     def _auto_collation(self):
@@ -297,7 +303,7 @@ class _Fetcher:
         return batch
 
 
-class _DataLoaderIter:
+class _BaseDataLoaderIter:
     """One pass over a DataLoader (or every pass, with ``persistent_workers``)."""
 
     def __init__(self, loader):
@@ -398,3 +404,12 @@ class _DataLoaderIter:
 
     def __getstate__(self):
         raise NotImplementedError("{} cannot be pickled", type(self).__name__)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """A pass without workers (the reference's class name)."""
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """A pass with ``num_workers`` workers, run in the main process (Note [in-process
+    workers]); named as the reference's class."""
