@@ -11,9 +11,14 @@ Note [device backend]
                                       onto ``device`` (the same array when it is there)
         array_type                    its device-array class (Note [device arrays])
         pin_memory(arr), is_pinned(arr)   page-locked host copies of ndarrays
-        random(kind, shape, dtype, device, generator, low, high)   rand/randn/randint
+        record_stream(arr, stream)    Tensor.record_stream: the allocation of a device
+                                      array is not reused before ``stream``'s work ends
+        random(kind, shape, dtype, device, arg0, arg1, generator)   counter-based samples
+                                      on ``device``: kind uniform/normal/bernoulli/randint
+                                      (Note [random numbers on a device] in _random.py)
     and registers its array type in ``_tensor.DEVICE_ARRAY_TYPES``.
 """
+from ._meta import META, MetaBackend
 from ._tensor import CPU, DEVICE_ARRAY_TYPES, device as _device, device_of
 
 BACKENDS = {}
@@ -23,8 +28,8 @@ def register_backend(device_type, backend):
     """Register a backend object (Note [device backend]) for ``device_type``.
 
     >>> from chainrule import _backends
-    >>> sorted(set(_backends.BACKENDS) - {"cuda"})
-    []
+    >>> sorted(set(_backends.BACKENDS) - {"cuda"})     # core's own: meta (Note [meta arrays])
+    ['meta']
     """
     BACKENDS[device_type] = backend
     array_type = getattr(backend, "array_type", None)
@@ -57,6 +62,8 @@ def canonical_device(device):
     d = _device(device) if not isinstance(device, _device) else device
     if d.type == "cpu":
         return CPU
+    if d.type == "meta":
+        return META
     return require_backend(d.type).canonical(d)
 
 
@@ -79,3 +86,6 @@ def to_device(tensor, device, non_blocking=False):
         return tensor
     from ._ops.conversions import transfer
     return transfer(tensor, target, non_blocking)
+
+
+register_backend("meta", MetaBackend())

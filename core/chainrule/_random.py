@@ -9,8 +9,20 @@ restores the exact stream. Streams differ from torch's (another algorithm): code
 rely on reproducibility under one seed, never on torch's numbers.
 
 Samples are constants, like the reference's (its gradients through them are zero).
+
+Note [random numbers on a device]
+    A draw for a tensor on a device (dropout's mask, rand_like, bernoulli, the in-place
+    samplers, ...) is made there by its backend's counter-based kernels
+    (``device_draw``; Note [device backend]), never on the host and copied: from the
+    device's default generator (``chainrule.manual_seed`` / ``chainrule.cuda.manual_seed``
+    seed it) or from a Generator of that device (``Generator("cuda")``: a seed and an
+    offset that advances by one per draw, its state those two numbers), so the same
+    seed gives the same numbers. A generator of another device is the reference's
+    error. Distributions the kernels lack are transforms of their uniform draws.
 """
+import functools
 import os
+import sys
 
 import numpy as np
 
@@ -18,7 +30,7 @@ from ._batched import LEVELS as _LEVELS
 
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
-from ._tensor import Tensor, device as _device, on_device_of
+from ._tensor import DEVICE_ARRAY_TYPES, Tensor, asarray, device as _device
 
 _DEFAULT_SEED = 67280421310721          # the reference's default seed
 _MASK64 = (1 << 64) - 1
@@ -38,6 +50,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
+        self._offset = 0       # a device generator's (Note [random numbers on a device])
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -47,7 +60,20 @@ class Generator:
             raise RuntimeError(f"Overflow when unpacking long long")
         self._seed = seed & _MASK64
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._offset = 0
         return self
+
+    def next_philox(self):
+        """(seed, offset) for one draw of a device's counter-based kernels from this
+        generator; advances the offset (Note [random numbers on a device]).
+
+        >>> import chainrule as cr
+        >>> g = cr.Generator().manual_seed(2)
+        >>> g.next_philox(), g.next_philox()
+        ((2, 0), (2, 1))
+        """
+        offset, self._offset = self._offset, self._offset + 1
+        return self._seed, offset
 
     def seed(self):
         """Seed from the operating system's entropy; returns the seed."""
@@ -60,7 +86,11 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor (a snapshot: later draws do not change it)."""
+        """The state as a uint8 tensor (a snapshot: later draws do not change it); a
+        device generator's is its seed and offset (16 bytes, like the reference's)."""
+        if self.device.type != "cpu":
+            words = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
+            return Tensor._wrap(np.frombuffer(words, np.uint8).copy())
         state = self._rng.bit_generator.state
         words = (state["state"]["state"].to_bytes(16, "little")
                  + state["state"]["inc"].to_bytes(16, "little")
@@ -73,6 +103,8 @@ class Generator:
         if not isinstance(new_state, Tensor) or new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = new_state._data.tobytes()
+        if self.device.type != "cpu":
+            return self._set_device_state(raw)
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
@@ -84,6 +116,13 @@ class Generator:
             "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
         self._rng = np.random.Generator(bit_generator)
         self._seed = int.from_bytes(raw[37:], "little")
+        return self
+
+    def _set_device_state(self, raw):
+        if len(raw) != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {len(raw)}")
+        self.manual_seed(int.from_bytes(raw[:8], "little"))
+        self._offset = int.from_bytes(raw[8:], "little")
         return self
 
     def __repr__(self):
@@ -108,13 +147,39 @@ def numpy_rng(generator=None):
                     f"{type(generator).__name__}")
 
 
+def device_draw(kind, shape, dtype, like, generator=None, arg0=0.0, arg1=1.0):
+    """Samples of ``dtype`` drawn on the device of the array ``like`` (Note [random
+    numbers on a device]): ``kind`` "uniform" (low, high), "normal" (mean, std),
+    "bernoulli" (p) or "randint" (low, high); None when ``like`` is a host array (the
+    caller draws with NumPy)."""
+    if type(like) is np.ndarray or type(like) not in DEVICE_ARRAY_TYPES:
+        return None
+    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+        from ._vmap import check_random
+        check_random()
+    device = like.device
+    check_generator_device(generator, device)
+    from ._backends import BACKENDS
+    return BACKENDS[device.type].random(kind, tuple(shape), np.dtype(dtype), device, arg0,
+                                        arg1, generator)
+
+
+def check_generator_device(generator, device):
+    """The reference's error for a generator of another device type than the draw's."""
+    found = getattr(generator, "device", None)
+    if generator is not None and (found is None or found.type != device.type):
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{'cpu' if found is None else found.type}'")
+
+
 def _seed_cuda(seed):
     """Seeds every CUDA device too, like the reference's ``manual_seed``, when the
     chainrule-cuda layer is already loaded; a device's generator made later starts
     from the default generator's initial seed (the reference's lazy seeding)."""
-    from .cuda import _LAYER
-    if _LAYER and _LAYER[0] is not None:
-        _LAYER[0].manual_seed_all(seed)
+    from .cuda import _LAYER, _runtime
+    runtime = _runtime() if _LAYER or "chainrule_cuda" in sys.modules else None
+    if runtime is not None:
+        runtime.manual_seed_all(seed)
 
 
 def manual_seed(seed):
@@ -184,15 +249,42 @@ def _constant(arr, requires_grad=False):
     return t
 
 
+def drawn_on_meta(input, shape, dtype):
+    """A meta array of ``shape`` standing in for samples drawn for a meta ``input``: no
+    values, and the host generator stays put (Note [meta arrays]); None otherwise."""
+    data = input._data
+    if type(data) is np.ndarray or not input.is_meta:
+        return None
+    from ._meta import MetaArray
+    return MetaArray.empty(shape, dtype)
+
+
 def uniform_like(input, low, high, generator=None):
-    """Uniform samples in [low, high) shaped like ``input``, in its dtype (a constant)."""
-    arr = numpy_rng(generator).uniform(low, high, input._data.shape)
-    return _constant(on_device_of(arr.astype(input._data.dtype), input._data))
+    """Uniform samples in [low, high) shaped like ``input``, in its dtype, on its device
+    (a constant)."""
+    meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
+    if meta is not None:
+        return _constant(meta)
+    arr = draw_like(input._data, "uniform", low, high, generator,
+                    lambda rng, shape: rng.uniform(low, high, shape))
+    return _constant(arr.astype(input._data.dtype, copy=False))
 
 
-def bernoulli_mask(shape, keep, dtype, generator=None):
-    """An ndarray of 1s (probability ``keep``) and 0s in ``dtype``."""
+def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
+    """An array of 1s (probability ``keep``) and 0s in ``dtype``, on the device of the
+    array ``like`` (the host when None)."""
+    drawn = device_draw("bernoulli", shape, dtype, like, generator, keep, 0.0)
+    if drawn is not None:
+        return drawn
     return (numpy_rng(generator).random(shape) < keep).astype(dtype)
+
+
+def draw_like(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
+    """Samples shaped like the array ``like`` (or ``shape``) where it lives: the device's
+    kernels (``kind``, ``arg0``, ``arg1``), or ``host_draw(numpy_generator, shape)``."""
+    shape = like.shape if shape is None else shape
+    drawn = device_draw(kind, shape, dtype, like, generator, arg0, arg1)
+    return host_draw(numpy_rng(generator), shape) if drawn is None else drawn
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -206,11 +298,21 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     d = _dtypes.int64 if dtype is None else _dtypes.to_dtype(dtype)
+    from ._factories import _on_device
+    keys = _on_device("uniform", (n,), _dtypes.float64, device, generator, 0.0, 1.0)
+    if keys is not None:               # the order of uniform keys (the device's sort)
+        return _constant(np.argsort(keys, kind="stable").astype(d.np), requires_grad)
     return _constant(numpy_rng(generator).permutation(n).astype(d.np), requires_grad)
 
 
 def _as_array(value):
     return value._data if isinstance(value, Tensor) else value
+
+
+def _probabilities(p, shape):
+    """``p`` (a number, or a tensor's array broadcast to ``shape``) where it lives."""
+    p = _as_array(p)
+    return np.broadcast_to(p, shape) if np.ndim(p) else p
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -225,9 +327,9 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     [2.0, 2.0]
     """
     m, s = _as_array(mean), _as_array(std)
-    if np.any(np.asarray(s) < 0):
+    if np.any(asarray(s) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std "
-                           f"{np.min(s):g}")
+                           f"{float(np.min(s)):g}")
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     if tensors:
         if size is not None:
@@ -237,9 +339,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     else:
         if size is None:
             raise TypeError("normal() missing 1 required positional argument: 'size'")
-        from ._factories import _size_args, _float_dtype
+        from ._factories import _on_device, _size_args, _float_dtype
         dt, shape = _float_dtype(dtype).np, _size_args((size,))
-    z = numpy_rng(generator).standard_normal(shape)
+        drawn = _on_device("normal", shape, _float_dtype(dtype), device, generator, m, s)
+        if drawn is not None:
+            return _constant(drawn, requires_grad)
+    like = next((t._data for t in tensors if type(t._data) is not np.ndarray), None)
+    z = draw_like(like, "normal", 0.0, 1.0, generator,
+                  lambda rng, shape: rng.standard_normal(shape), shape)
     return _constant((m + s * z).astype(dt), requires_grad)
 
 
@@ -250,11 +357,11 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     >>> cr.bernoulli(cr.tensor([0., 1.])).tolist()
     [0.0, 1.0]
     """
-    probs = input._data if p is None else _as_array(p)
-    probs = np.broadcast_to(probs, input._data.shape)
-    if probs.size and (np.min(probs) < 0 or np.max(probs) > 1):
+    probs = _probabilities(input._data if p is None else p, input._data.shape)
+    if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = numpy_rng(generator).random(input._data.shape) < probs
+    draws = draw_like(input._data, "uniform", 0.0, 1.0, generator,
+                      lambda rng, shape: rng.random(shape)) < probs
     return _constant(draws.astype(input._data.dtype))
 
 
@@ -266,7 +373,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> cr.multinomial(cr.tensor([0., 1., 0.]), 2, replacement=True).tolist()
     [1, 1]
     """
-    w = np.asarray(input._data, np.float64)
+    w = asarray(input._data, np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if num_samples <= 0:
@@ -274,17 +381,37 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > w.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
+    if not bool(np.all(np.isfinite(w))) or bool(np.any(w < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     rows = w.reshape(-1, w.shape[-1])
     totals = rows.sum(axis=1)
-    if np.any(totals == 0):
+    if bool(np.any(totals == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if type(w) is not np.ndarray:
+        picks = _device_multinomial(rows, totals, num_samples, replacement, generator)
+        return _constant(picks.reshape(w.shape[:-1] + (num_samples,)))
     rng = numpy_rng(generator)
     picks = [rng.choice(len(r), num_samples, replace=replacement, p=r / t)
              for r, t in zip(rows, totals)]
     out = np.asarray(picks, np.int64).reshape(w.shape[:-1] + (num_samples,))
     return _constant(out)
+
+
+def _device_multinomial(rows, totals, num_samples, replacement, generator):
+    """Categorical draws on the device (Note [random numbers on a device]): with
+    replacement, each uniform draw scaled by its row's total is located in the row's
+    cumulative weights (the categories whose cumulative weight it passes, counted);
+    without, the Gumbel-top-k trick (the largest log w + Gumbel noise, sorted)."""
+    n, c = rows.shape
+    if replacement:
+        u = device_draw("uniform", (n, num_samples), np.float64, rows, generator, 0.0, 1.0)
+        cumulative = np.cumsum(rows, axis=1)
+        passed = cumulative[:, None, :] <= (u * totals[:, None])[:, :, None]
+        return np.sum(passed, axis=2, dtype=np.int64)
+    u = device_draw("uniform", (n, c), np.float64, rows, generator, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        keys = np.log(rows) - np.log(-np.log1p(-u))      # log w + Gumbel(0, 1); -log(1 - u) > 0
+    return np.argsort(-keys, axis=1)[:, :num_samples]
 
 
 def poisson(input, generator=None):
@@ -310,7 +437,14 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
-    arr = numpy_rng(generator).integers(low, high, input._data.shape).astype(d)
+    meta = drawn_on_meta(input, input._data.shape, d)
+    if meta is not None:
+        return _constant(meta, requires_grad)
+    arr = draw_like(input._data, "randint", low, high, generator,
+                    lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
+    if device is not None:
+        from ._backends import move_array
+        arr = move_array(arr, device)
     return _constant(arr, requires_grad)
 
 
@@ -335,7 +469,8 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     True
     """
     from_ = kwargs.pop("from", from_)
-    return fill_random(self, numpy_rng(generator).uniform(from_, to, self._data.shape))
+    return fill_random(self, draw_like(self._data, "uniform", from_, to, generator,
+                                       lambda rng, shape: rng.uniform(from_, to, shape)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -347,7 +482,8 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return fill_random(self, numpy_rng(generator).normal(mean, std, self._data.shape))
+    return fill_random(self, draw_like(self._data, "normal", mean, std, generator,
+                                       lambda rng, shape: rng.normal(mean, std, shape)))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -357,10 +493,10 @@ def bernoulli_(self, p=0.5, *, generator=None):
     >>> cr.zeros(2).bernoulli_(1.0).tolist()
     [1.0, 1.0]
     """
-    probs = np.broadcast_to(_as_array(p), self._data.shape)
-    if probs.size and (np.min(probs) < 0 or np.max(probs) > 1):
+    probs = _probabilities(p, self._data.shape)
+    if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return fill_random(self, numpy_rng(generator).random(self._data.shape) < probs)
+    return fill_random(self, _uniform(self, generator) < probs)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -372,6 +508,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
     """
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    if type(self._data) is not np.ndarray:          # -log(1 - u) / lambda
+        return fill_random(self, -np.log1p(-_uniform(self, generator)) / lambd)
     return fill_random(self, numpy_rng(generator).exponential(1.0 / lambd, self._data.shape))
 
 
@@ -391,7 +529,9 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return fill_random(self, numpy_rng(generator).integers(from_, to, self._data.shape))
+    return fill_random(self, draw_like(self._data, "randint", from_, to, generator,
+                                       lambda rng, shape: rng.integers(from_, to, shape),
+                                       dtype=np.int64))
 
 
 def _random_bound(dtype):
@@ -409,7 +549,10 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     >>> cr.zeros(2).cauchy_(1.0, 0.0).tolist()
     [1.0, 1.0]
     """
-    draws = numpy_rng(generator).standard_cauchy(self._data.shape)
+    if type(self._data) is not np.ndarray:          # tan(pi (u - 1/2))
+        draws = np.tan(np.pi * (_uniform(self, generator) - 0.5))
+    else:
+        draws = numpy_rng(generator).standard_cauchy(self._data.shape)
     return fill_random(self, median + sigma * draws)
 
 
@@ -420,7 +563,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     >>> bool((cr.zeros(3).log_normal_() > 0).all())
     True
     """
-    return fill_random(self, numpy_rng(generator).lognormal(mean, std, self._data.shape))
+    return fill_random(self, np.exp(draw_like(self._data, "normal", mean, std, generator,
+                                              lambda rng, shape: rng.normal(mean, std, shape))))
 
 
 def geometric_(self, p, *, generator=None):
@@ -430,7 +574,15 @@ def geometric_(self, p, *, generator=None):
     >>> cr.zeros(2).geometric_(1.0).tolist()
     [1.0, 1.0]
     """
+    if type(self._data) is not np.ndarray:          # trials to the first success
+        trials = np.ceil(np.log1p(-_uniform(self, generator)) / np.log1p(-p))
+        return fill_random(self, np.maximum(trials, 1.0))
     return fill_random(self, numpy_rng(generator).geometric(p, self._data.shape))
+
+
+def _uniform(t, generator):
+    """Uniform samples in [0, 1) shaped like ``t``, where it lives."""
+    return draw_like(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
 
 
 def _method_bernoulli(self, p=None, *, generator=None):
@@ -449,5 +601,16 @@ METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
            "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
            "log_normal_": log_normal_, "geometric_": geometric_,
            "bernoulli": _method_bernoulli, "multinomial": multinomial}
+def _skip_on_meta(fill):
+    """An in-place random fill that leaves a meta tensor as it is: no values to write,
+    and the host generator stays where it was (Note [meta arrays])."""
+    @functools.wraps(fill)
+    def method(self, *args, **kwargs):
+        if type(self._data) is not np.ndarray and self.is_meta:
+            return self
+        return fill(self, *args, **kwargs)
+    return method
+
+
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _skip_on_meta(_fn) if _name.endswith("_") else _fn)

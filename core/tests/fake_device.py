@@ -111,6 +111,7 @@ class FakeBackend:
     def __init__(self, count=2):
         self.count = count
         self.pinned = set()
+        self.recorded = []
         self.seed = 0
 
     def is_available(self):
@@ -132,10 +133,12 @@ class FakeBackend:
         host = arr.get() if isinstance(arr, FakeDeviceArray) else np.array(arr)
         return FakeDeviceArray(host, device.index)
 
-    def random(self, kind, shape, dtype, device, arg0, arg1):
-        rng = np.random.default_rng(self.seed)
+    def random(self, kind, shape, dtype, device, arg0, arg1, generator=None):
+        rng = np.random.default_rng(self.seed if generator is None else
+                                    generator.next_philox())
         values = {"uniform": lambda: rng.uniform(arg0, arg1, shape),
                   "normal": lambda: rng.normal(arg0, arg1, shape),
+                  "bernoulli": lambda: rng.random(shape) < arg0,
                   "randint": lambda: rng.integers(arg0, arg1, shape)}[kind]()
         return FakeDeviceArray(values.astype(dtype), device.index)
 
@@ -146,6 +149,9 @@ class FakeBackend:
 
     def is_pinned(self, arr):
         return id(arr) in self.pinned
+
+    def record_stream(self, arr, stream):
+        self.recorded.append((arr, stream))
 
 
 @contextlib.contextmanager

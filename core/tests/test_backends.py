@@ -148,6 +148,15 @@ def test_pin_memory(cuda):
         x.cuda().pin_memory()
 
 
+def test_record_stream_reaches_the_backend(cuda):
+    x = cr.ones(2, device="cuda")
+    stream = object()
+    x.record_stream(stream)
+    assert cuda.recorded == [(x._data, stream)]
+    with pytest.raises(NotImplementedError, match="'aten::record_stream' .* 'CPU' backend"):
+        cr.ones(2).record_stream(stream)
+
+
 def test_save_on_cpu_moves_saved_tensors_to_pinned_host_memory(cuda):
     x = cr.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     with cr.autograd.graph.save_on_cpu(pin_memory=True) as hooks:

@@ -39,14 +39,15 @@ class Memory:
 
     def __init__(self, nbytes, device):
         ptr = ctypes.c_void_p()
-        K.check(K.lib().cr_alloc(device, ctypes.c_size_t(max(nbytes, 1)), current_stream_handle(),
-                                 ctypes.byref(ptr)))
+        rc = K.lib().cr_alloc(device, nbytes or 1, _streams.current_handle(), ctypes.byref(ptr))
+        if rc:
+            K.check(rc)
         self.ptr, self.nbytes, self.device = ptr.value, nbytes, device
 
     def __del__(self):
         ptr, self.ptr = self.ptr, None
         if ptr and K._LIB:
-            K.lib().cr_free(ctypes.c_void_p(ptr))
+            K._LIB[0].cr_free(ptr)
 
 
 class _Flags:
@@ -87,12 +88,21 @@ class _Flags:
                               "OWNDATA": "owndata", "WRITEABLE": "writeable"}.get(name, name))
 
 
+_CONTIGUOUS = {}
+
+
 def contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(strides))
+    """C-order strides (in elements) of ``shape``; cached per shape (a tuple)."""
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        strides, step = [], 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= max(n, 1)
+        strides = tuple(reversed(strides))
+        if type(shape) is tuple and len(_CONTIGUOUS) < 4096:
+            _CONTIGUOUS[shape] = strides
+    return strides
 
 
 class DeviceArray:
@@ -109,7 +119,7 @@ class DeviceArray:
     """
 
     __slots__ = ("_mem", "_ptr", "shape", "_est", "dtype", "_index", "_owner", "_writeable",
-                 "__weakref__")
+                 "_desc", "__weakref__")
     __array_priority__ = 2000
 
     # -- construction ----------------------------------------------------------------
@@ -118,6 +128,7 @@ class DeviceArray:
         a = object.__new__(cls)
         a._mem, a._ptr, a.shape, a._est = mem, ptr, tuple(shape), tuple(est)
         a.dtype, a._index, a._owner, a._writeable = dtype, index, owner, True
+        a._desc = None                  # Note [cached descriptors] in _kernels.py
         return a
 
     @classmethod
@@ -126,8 +137,7 @@ class DeviceArray:
         dtype = np.dtype(dtype)
         if dtype not in K.DTYPE_CODES:
             raise TypeError(f"chainrule-cuda does not support the dtype {dtype}")
-        mem = Memory(math.prod(shape) * dtype.itemsize, device)
-        return cls._view(mem, mem.ptr, shape, contiguous_strides(shape), dtype, device, True)
+        return new(shape, dtype, device)
 
     @classmethod
     def from_host(cls, arr, device=0, dtype=None):
@@ -407,8 +417,7 @@ class DeviceArray:
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
 
     # -- the protocols -----------------------------------------------------------------
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _ufuncs.array_ufunc(ufunc, method, inputs, kwargs)
+    # __array_ufunc__: _ufuncs.array_ufunc, bound at the end of this module.
 
     def __array_function__(self, func, types, args, kwargs):
         return _functions.array_function(func, types, args, kwargs, self)
@@ -499,6 +508,16 @@ def _reshape_strides(old_shape, old_est, new_shape):
     return tuple(new_est)
 
 
+def new(shape, dtype, index):
+    """A fresh C-contiguous array: ``shape`` a tuple of ints, ``dtype`` a supported
+    np.dtype (DeviceArray.empty without the argument checks, for the hot paths)."""
+    mem = Memory(math.prod(shape) * dtype.itemsize, index)
+    a = object.__new__(DeviceArray)
+    a._mem, a._ptr, a.shape, a._est = mem, mem.ptr, shape, contiguous_strides(shape)
+    a.dtype, a._index, a._owner, a._writeable, a._desc = dtype, index, True, True, None
+    return a
+
+
 def zeros(shape, dtype, device=0):
     out = DeviceArray.empty(shape, dtype, device)
     out.fill(0)
@@ -513,3 +532,5 @@ def full(shape, value, dtype, device=0):
 
 # The protocol implementations (they import this module; bound here, not per call).
 from . import _functions, _indexing, _streams, _ufuncs  # noqa: E402
+
+DeviceArray.__array_ufunc__ = _ufuncs.array_ufunc

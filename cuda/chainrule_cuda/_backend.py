@@ -48,16 +48,20 @@ class CudaBackend:
             return out
         return DeviceArray.from_host(np.asarray(arr), device.index)
 
-    def random(self, kind, shape, dtype, device, arg0, arg1):
+    def random(self, kind, shape, dtype, device, arg0, arg1, generator=None):
         """Random numbers made on the device by the Philox kernels (Note [random
         streams] in csrc/kernels/random.cc): ``kind`` uniform(low, high),
-        normal(mean, std) or randint(low, high); the device's generator (seeded by
-        ``chainrule.manual_seed``) gives the seed and advances its offset per call."""
+        normal(mean, std), bernoulli(p) or randint(low, high); the device's generator
+        (seeded by ``chainrule.manual_seed``), or ``generator`` (a chainrule.Generator
+        of this device), gives the seed and advances its offset per call."""
         out = DeviceArray.empty(shape, dtype, device.index)
-        generator = runtime.default_generator(device.index)
-        offset = generator.next_offset(1)
+        if generator is None:
+            state = runtime.default_generator(device.index)
+            seed, offset = state.seed, state.next_offset(1)
+        else:
+            seed, offset = generator.next_philox()
         if out.size:
-            K.random(kind, out, generator.seed, offset, arg0, arg1)
+            K.random(kind, out, seed, offset, arg0, arg1)
         return out
 
     def pin_memory(self, arr):
@@ -69,6 +73,15 @@ class CudaBackend:
         weakref.finalize(buffer, K.lib().cr_host_free_pinned, ptr)
         np.copyto(out, arr)
         return out
+
+    def record_stream(self, arr, stream):
+        """Tensor.record_stream: ``arr``'s allocation is not reused before the work
+        queued on ``stream`` when it is freed has finished (cr_record_stream)."""
+        if not isinstance(stream, runtime.Stream):
+            raise TypeError(f"record_stream(): argument 'stream' (position 1) must be "
+                            f"Stream, not {type(stream).__name__}")
+        K.check(K.lib().cr_record_stream(ctypes.c_void_p(arr._mem.ptr),
+                                         ctypes.c_void_p(stream.cuda_stream or None)))
 
     def is_pinned(self, arr):
         base = arr

@@ -3,10 +3,18 @@ protocols] in _array.py): shape functions as views, the rest over kernels. A fun
 with no entry here raises NumPy's TypeError naming it.
 
 Note [host-run functions]
-    A few functions have no device kernel yet (sorting, the decompositions of
-    ``np.linalg``, ``nonzero``): they copy their operands to the host, run NumPy and
-    copy the results back (``on_host``), synchronising the stream. They are listed in
-    HOST_RUN, so tests and users can tell.
+    The LAPACK-type functions of ``np.linalg`` have no device kernel: inv, det, slogdet,
+    solve, cholesky, qr, svd (svdvals), eigh, eig, eigvals, eigvalsh, lstsq, pinv and
+    matrix_rank copy their operands to the host, run NumPy and copy the results back
+    (``on_host``), synchronising the stream. They are listed in HOST_RUN, so tests and
+    users can tell; the table ops that reach them (the linalg decompositions, solves,
+    and their gradients; matrix_exp's Padé solve) are listed in cuda/tests/
+    test_ops_cuda.py's HOST_RUN_OPS, which the tests hold exact. Nothing else copies
+    data through the host: sort, argsort and nonzero (so boolean-mask indexing and
+    masked_select) run their kernels, nonzero reading back only its count, as the
+    reference does; unique, bincount, searchsorted and isin are built on them (and
+    the scatter-add); other functions without a device implementation raise NumPy's
+    TypeError rather than run on the host.
 """
 import itertools
 import math
@@ -77,15 +85,10 @@ def _mapper(fn, kind=DeviceArray):
 
 
 HOST_RUN = {f: True for f in [
-    np.sort, np.argsort, np.nonzero, np.flatnonzero, np.unique, np.searchsorted,
-    np.partition, np.argpartition, np.median, np.nanmedian, np.quantile, np.percentile,
     np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.solve, np.linalg.cholesky,
     np.linalg.qr, np.linalg.svd, np.linalg.eigh, np.linalg.eig, np.linalg.eigvals,
-    np.linalg.eigvalsh, np.linalg.lstsq, np.linalg.pinv, np.linalg.matrix_rank,
-    np.linalg.norm, np.linalg.matrix_power, np.linalg.svdvals if hasattr(np.linalg, "svdvals")
-    else np.linalg.svd, np.lexsort, np.histogram, np.bincount, np.interp, np.polyval,
-    np.isin, np.diff, np.gradient, np.convolve, np.correlate, np.kron, np.cov, np.corrcoef,
-    np.ravel_multi_index, np.unravel_index]}
+    np.linalg.eigvalsh, np.linalg.lstsq, np.linalg.pinv, np.linalg.matrix_rank]
+    + ([np.linalg.svdvals] if hasattr(np.linalg, "svdvals") else [])}
 
 
 def operand(x, index):
@@ -352,7 +355,7 @@ def tile(a, reps):
 @implements(np.repeat)
 def repeat(a, repeats, axis=None):
     if not isinstance(repeats, (int, np.integer)):
-        return on_host(np.repeat, a, repeats, axis)
+        return _repeat_each(a, repeats, axis)
     if axis is None:
         a, axis = a.reshape(-1), 0
     axis = _axis(axis, a.ndim)
@@ -362,6 +365,19 @@ def repeat(a, repeats, axis=None):
     out_shape = list(a.shape)
     out_shape[axis] *= int(repeats)
     return e.broadcast_to(tuple(shape)).copy().reshape(tuple(out_shape))
+
+
+def _repeat_each(a, repeats, axis):
+    """np.repeat with one count per element: the repeated positions computed on the
+    device from the counts (core's repeat_interleave helper), then taken."""
+    from chainrule._ops.shape import _repeated_positions
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = _axis(axis, a.ndim)
+    counts = operand(repeats, a._index) if type(repeats) is DeviceArray else \
+        DeviceArray.from_host(np.asarray(repeats, np.int64), a._index)
+    counts = counts.astype(np.int64, copy=False).reshape(-1).broadcast_to((a.shape[axis],))
+    return take(a, _repeated_positions(counts), axis)
 
 
 @implements(np.roll)
@@ -396,13 +412,117 @@ def rot90(m, k=1, axes=(0, 1)):
 @implements(np.pad)
 def pad(array, pad_width, mode="constant", constant_values=0, **kwargs):
     if mode != "constant":
-        return on_host(np.pad, array, pad_width, mode, **kwargs)
+        return _pad_by_index(array, pad_width, mode)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2)).tolist()
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(array.shape, widths))
     out = full(shape, constant_values, array.dtype, array._index)
     if array.size:
         K.copy(out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(array.shape, widths))], array)
     return out
+
+
+def _pad_by_index(array, pad_width, mode):
+    """np.pad's edge/reflect/symmetric/wrap modes: along each axis, the source position
+    of every output element (np.pad of a host arange: shapes only) taken on the device."""
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"np.pad mode '{mode}' is not supported on DeviceArrays")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (array.ndim, 2)).tolist()
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            source = np.pad(np.arange(array.shape[axis]), (lo, hi), mode=mode)
+            array = take(array, DeviceArray.from_host(source, array._index), axis)
+    return array
+
+
+# -- sets and counting (sort, nonzero and scatter-add kernels) ---------------------------
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, sorted=True):
+    """np.unique of the flattened array: sorted, the first of each run of equal values
+    kept (their count is the one value read back)."""
+    if axis is not None or return_index:
+        raise NotImplementedError("np.unique(axis=, return_index=) is not supported on "
+                                  "DeviceArrays")
+    flat = ar.reshape(-1)
+    order = argsort(flat)
+    ordered = flat[order]
+    starts = _run_starts(ordered, equal_nan)
+    values = ordered[starts]
+    if not (return_inverse or return_counts):
+        return values
+    out = [values]
+    if return_inverse:
+        inverse = DeviceArray.empty(flat.shape, np.int64, ar._index)
+        inverse[order] = R.cumsum(starts.astype(np.int64)) - 1
+        out.append(inverse.reshape(ar.shape))
+    if return_counts:
+        first = np.flatnonzero(starts)
+        out.append(np.diff(concatenate([first, full((1,), flat.size, np.int64, ar._index)])))
+    return tuple(out)
+
+
+def _run_starts(ordered, equal_nan):
+    """Where each run of equal values of a sorted 1-D array starts (NaNs one run)."""
+    if not ordered.size:
+        return zeros((0,), np.bool_, ordered._index)
+    differ = ordered[1:] != ordered[:-1]
+    if equal_nan and ordered.dtype.kind in "fcV":
+        differ = np.logical_and(differ, np.logical_not(np.logical_and(
+            np.isnan(ordered[1:]), np.isnan(ordered[:-1]))))
+    return concatenate([full((1,), True, np.bool_, ordered._index), differ])
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    if prepend is not None or append is not None:
+        a = concatenate([x for x in (prepend, a, append) if x is not None], axis)
+    axis = _axis(axis, a.ndim)
+    for _ in range(n):
+        upper = (slice(None),) * axis + (slice(1, None),)
+        lower = (slice(None),) * axis + (slice(None, -1),)
+        a = np.not_equal(a[upper], a[lower]) if a.dtype == np.bool_ else a[upper] - a[lower]
+    return a
+
+
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """Counts (or summed weights) per value by the scatter-add kernel; the size, from
+    the largest value, is the one value read back."""
+    size = max(int(R.amax(x).item()) + 1 if x.size else 0, int(minlength))
+    if weights is None:
+        out = zeros((size,), np.int64, x._index)
+        np.add.at(out, x, 1)
+    else:
+        out = zeros((size,), np.float64, x._index)
+        np.add.at(out, x, weights.astype(np.float64, copy=False))
+    return out
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Insertion positions in the sorted 1-D ``a``: per value, how many elements of
+    ``a`` are below it (at or below: side="right"), counted by one broadcast compare."""
+    index = _index_of([a, v])
+    a = operand(a, index) if sorter is None else operand(a, index)[operand(sorter, index)]
+    v = operand(v, index)
+    below = np.less_equal if side == "right" else np.less
+    flat = v.reshape(-1)
+    passed = below(a.reshape(1, -1), flat.reshape(-1, 1)) if a.size else \
+        zeros((flat.size, 0), np.bool_, index)
+    return R.sum_(passed, 1, np.int64).reshape(v.shape)
+
+
+@implements(np.isin)
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    index = _index_of([element, test_elements])
+    tests = np.sort(operand(test_elements, index).reshape(-1))
+    element = operand(element, index)
+    if not tests.size:
+        found = zeros(element.shape, np.bool_, index)
+    else:
+        at = np.minimum(searchsorted(tests, element), tests.size - 1)
+        found = np.equal(tests[at], element)
+    return np.logical_not(found) if invert else found
 
 
 # -- element-wise ------------------------------------------------------------------------
@@ -427,7 +547,55 @@ def where(condition, x=None, y=None):
 
 @implements(np.nonzero)
 def nonzero(a):
-    return on_host(np.nonzero, a)
+    """The index arrays of ``a``'s nonzero elements, from the nonzero kernel; their
+    count, which sizes the result, is the one value read back (the reference reads it
+    too)."""
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "np.atleast_1d(scalar).nonzero() instead.")
+    coords = argwhere(a)
+    return tuple(coords[:, d] for d in range(a.ndim))
+
+
+@implements(np.argwhere)
+def argwhere(a):
+    """(n, ndim) int64 coordinates of the nonzero elements (n read back)."""
+    if a.ndim == 0:
+        return zeros((int(bool(a)), 0), np.int64, a._index)
+    count = int(R.count_nonzero(a).item()) if a.size else 0
+    coords = DeviceArray.empty((count, a.ndim), np.int64, a._index)
+    if count:
+        K.nonzero(coords, a)
+    return coords
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    return nonzero(a.reshape(-1))[0]
+
+
+@implements(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The stable sort kernel (NaN last, like NumPy's)."""
+    return _sorted(a, axis, want_values=True)
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The stable sort kernel's indices (NumPy's kind="stable" order for any kind)."""
+    return _sorted(a, axis, want_values=False)
+
+
+def _sorted(a, axis, want_values):
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    if a.ndim == 0:
+        return a.copy() if want_values else zeros((), np.int64, a._index)
+    axis = _axis(axis, a.ndim)
+    out = DeviceArray.empty(a.shape, a.dtype if want_values else np.int64, a._index)
+    if a.size:
+        K.sort(out if want_values else None, None if want_values else out, a, axis)
+    return out
 
 
 @implements(np.clip)
@@ -770,9 +938,8 @@ METHODS = {"sum": R.sum_, "prod": R.prod, "max": R.amax, "min": R.amin, "mean": 
            "argmin": R.argmin, "cumsum": R.cumsum, "cumprod": R.cumprod, "clip": clip,
            "dot": dot, "nonzero": nonzero, "diagonal": diagonal, "trace": trace,
            "round": round_, "take": take, "repeat": repeat,
-           "argsort": lambda a, *args, **kw: on_host(np.argsort, a, *args, **kw),
-           "sort": lambda a, *args, **kw: _sort_in_place(a, *args, **kw)}
+           "argsort": argsort, "sort": lambda a, *args, **kw: _sort_in_place(a, *args, **kw)}
 
 
 def _sort_in_place(a, axis=-1, kind=None, order=None, stable=None):
-    a[...] = on_host(np.sort, a, axis, kind)
+    a[...] = sort(a, axis)

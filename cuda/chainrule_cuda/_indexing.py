@@ -8,9 +8,10 @@ Note [indexing by offsets]
     scaled by their dims' strides, plus each remaining dim's ``arange * stride``, all
     broadcast into place. A gather over the 1-D span of memory the view covers then
     reads the result, and a scatter-add writes it, whatever the view's layout.
-    Boolean masks become integer arrays (their nonzero positions: a host round trip,
-    as the result's shape depends on the data). Integer and boolean index arrays on
-    the host are copied over (the reference takes CPU indices too).
+    Boolean masks become integer arrays (their nonzero positions, by the nonzero
+    kernel; only their count is read back, as the result's shape depends on it).
+    Integer and boolean index arrays on the host are copied over (the reference takes
+    CPU indices too).
 """
 import numpy as np
 
@@ -59,8 +60,13 @@ def _normalize(a, key):
 
 
 def _nonzero(mask, index):
-    host = mask.get() if type(mask) is DeviceArray else mask
-    return [DeviceArray.from_host(p.astype(np.int64), index) for p in np.nonzero(host)]
+    """A boolean mask's positions: the nonzero kernel for a device mask; a host mask's
+    (host data) found on the host and copied over, as integer host indices are."""
+    if type(mask) is DeviceArray:
+        if mask._index != index:
+            raise mixed_device_error(cr.device("cuda", index), mask.device)
+        return list(np.nonzero(mask))
+    return [DeviceArray.from_host(p.astype(np.int64), index) for p in np.nonzero(mask)]
 
 
 def _basic(a, items):
@@ -227,23 +233,42 @@ def _index_device(*values):
 
 def ufunc_at(ufunc, a, key, values=None):
     """``ufunc.at(a, key, values)``: unbuffered in-place updates at the key's elements
-    (add through a scatter-add; the others through the host)."""
+    (add through a scatter-add; multiply, maximum, minimum by runs of equal offsets)."""
     if type(a) is not DeviceArray:
         raise mixed_device_error(_index_device(key, values), cr.device("cpu"))
-    if ufunc is np.add:
-        view, advanced = _basic(a, _normalize(a, key))
-        if not advanced:
-            np.add(view, values, out=view)
-            return None
-        offsets, shape = _offsets(view, advanced)
-        if offsets.size:
-            flat, start = _span(view)
-            offsets = offsets.reshape(-1) - start if start else offsets.reshape(-1)
-            K.scatter_add(flat, 0, offsets, _broadcast_value(_value(a, values), shape, a)
-                          .reshape(-1))
+    if ufunc not in (np.add, np.multiply, np.maximum, np.minimum, np.fmax, np.fmin):
+        raise TypeError(f"{ufunc.__name__}.at is not supported on DeviceArrays")
+    view, advanced = _basic(a, _normalize(a, key))
+    if not advanced:
+        ufunc(view, values, out=view)
         return None
-    from ._functions import on_host
-    host = a.get()
-    on_host(lambda h, k, v: ufunc.at(h, k, v), host, key, values)
-    a[...] = DeviceArray.from_host(host, a._index)
+    offsets, shape = _offsets(view, advanced)
+    if offsets.size:
+        flat, start = _span(view)
+        offsets = offsets.reshape(-1) - start if start else offsets.reshape(-1)
+        values = _broadcast_value(_value(a, values), shape, a).reshape(-1)
+        if ufunc is np.add:
+            K.scatter_add(flat, 0, offsets, values)
+        else:
+            _reduce_runs_at(ufunc, flat, offsets, values)
     return None
+
+
+def _reduce_runs_at(ufunc, flat, offsets, values):
+    """flat[o] = ufunc(flat[o], every value at offset o), for a commutative ``ufunc``
+    with no scatter kernel: the values sorted by offset (the stable sort kernel), each
+    run of equal offsets reduced by a log-step inclusive scan (after the step of
+    width s, an element holds its run's values from s back), and each run's last
+    element, found by the nonzero kernel, combined with its target once."""
+    order = np.argsort(offsets)
+    keys, run = offsets[order], values[order]
+    n, step = keys.shape[0], 1
+    while step < n:
+        same = keys[step:] == keys[:-step]
+        run = np.concatenate([run[:step], np.where(same, ufunc(run[step:], run[:-step]),
+                                                   run[step:])])
+        step *= 2
+    last = np.concatenate([keys[1:] != keys[:-1], np.ones((1,), np.bool_, like=keys)])
+    ends = np.nonzero(last)[0]
+    targets = keys[ends]
+    flat[targets] = ufunc(flat[targets], run[ends])

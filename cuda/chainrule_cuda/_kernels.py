@@ -7,6 +7,7 @@ so the numbering lives only in the C++ sources.
 """
 import ctypes
 import functools
+import struct
 
 import ml_dtypes
 import numpy as np
@@ -76,17 +77,40 @@ def check(rc):
         _lib.check(rc)
 
 
+# Note [cached descriptors]
+#     A DeviceArray's pointer, dtype, shape and strides never change after it is made,
+#     so its cr_tensor is built once, as the bytes of the C struct (ctypes passes a
+#     bytes object to a ``void*`` parameter as a pointer to its buffer; the kernels
+#     take their cr_tensor arguments read-only), and kept in the array's ``_desc``.
+#     Everything after the data pointer is shared by the arrays of one dtype, shape and
+#     strides (``_tail``): a fresh result's descriptor is its pointer's 8 bytes joined
+#     to a cached tail. This is most of what a small op costs on the host side.
+_TAIL = struct.Struct(f"<ii{MAX_DIMS}q{MAX_DIMS}q")
+_TAILS = {}
+
+
+def _tail(code, shape, est):
+    key = (code, shape, est)
+    tail = _TAILS.get(key)
+    if tail is None:
+        ndim = len(shape)
+        if ndim > MAX_DIMS:
+            raise RuntimeError(f"chainrule-cuda supports at most {MAX_DIMS} dimensions, "
+                               f"got {ndim}")
+        pad = (0,) * (MAX_DIMS - ndim)
+        tail = _TAIL.pack(code, ndim, *shape, *pad, *est, *pad)
+        if len(_TAILS) < 8192:
+            _TAILS[key] = tail
+    return tail
+
+
 def describe(a):
-    """A DeviceArray as a cr_tensor."""
-    if a.ndim > MAX_DIMS:
-        raise RuntimeError(f"chainrule-cuda supports at most {MAX_DIMS} dimensions, got {a.ndim}")
-    t = CrTensor()
-    t.data = a._ptr
-    t.dtype = DTYPE_CODES[a.dtype]
-    t.ndim = a.ndim
-    t.shape[:a.ndim] = a.shape
-    t.strides[:a.ndim] = a._est
-    return ctypes.byref(t)
+    """A DeviceArray as a cr_tensor (Note [cached descriptors])."""
+    desc = a._desc
+    if desc is None:
+        desc = a._desc = a._ptr.to_bytes(8, "little") + _tail(DTYPE_CODES[a.dtype], a.shape,
+                                                               a._est)
+    return desc
 
 
 @functools.cache
@@ -100,8 +124,7 @@ def op_code(family, name):
 
 
 def stream():
-    from ._array import current_stream_handle
-    return current_stream_handle()
+    return _streams.current_handle()
 
 
 def fill(out, value):
@@ -187,3 +210,20 @@ def random(name, out, seed, offset, arg0, arg1):
     check(lib().cr_random(op_code("rng", name), describe(out), ctypes.c_uint64(seed),
                           ctypes.c_uint64(offset), ctypes.c_double(arg0), ctypes.c_double(arg1),
                           stream()))
+
+
+# -- sort and nonzero (cuda-ops) ---------------------------------------------------------
+def sort(values, indices, a, axis):
+    """Stable ascending sort of ``a`` along ``axis`` into ``values`` and/or int64
+    ``indices`` (either may be None); NaN last, like NumPy."""
+    check(lib().cr_sort(None if values is None else describe(values),
+                        None if indices is None else describe(indices), describe(a), axis, 0,
+                        stream()))
+
+
+def nonzero(out, a):
+    """out (n, a.ndim) int64: the coordinates of ``a``'s n nonzero elements, C order."""
+    check(lib().cr_nonzero(describe(out), describe(a), stream()))
+
+
+from . import _streams  # noqa: E402  (it imports this module)

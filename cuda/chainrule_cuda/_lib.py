@@ -88,6 +88,8 @@ PROTOTYPES = {
     "cr_host_empty_cache": (_int, []),
     "cr_testing_set_fake_capacity": (_int, [_int, _i64]),
     "cr_testing_hold_stream": (_int, [_vp, _int]),
+    "cr_testing_stream_log": (_int, [_int]),
+    "cr_testing_stream_log_read": (_int, [_P(_i64), _int, _P(_int)]),
     # kernels (cr_tensor arguments are pointers to CrTensor)
     "cr_op_names": (ctypes.c_char_p, [ctypes.c_char_p]),
     "cr_fill": (_int, [_vp, _dbl, _dbl, _vp]),

@@ -13,7 +13,8 @@ import chainrule as cr
 from chainrule._tensor import mixed_device_error
 
 from . import _kernels as K
-from ._array import DeviceArray
+from . import _streams
+from ._array import DeviceArray, new
 
 try:
     import scipy.special as _sp
@@ -214,18 +215,189 @@ COMPLEX_FORMULAS = {
 }
 
 
-def array_ufunc(ufunc, method, inputs, kwargs):
-    """DeviceArray.__array_ufunc__."""
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """DeviceArray.__array_ufunc__: the fast paths of Note [ufunc fast paths], else
+    :func:`general`."""
+    if method == "__call__" and not kwargs:
+        if len(inputs) == 1:
+            plan = _UNARY_PLANS.get((ufunc, self.dtype))
+            if plan is None:
+                plan = _UNARY_PLANS[(ufunc, self.dtype)] = _unary_plan(ufunc, self.dtype)
+            if plan:
+                return _run_unary(plan, self)
+        elif len(inputs) == 2:
+            result = _fast_binary(ufunc, inputs[0], inputs[1])
+            if result is not None:
+                return result
+    return general(ufunc, method, inputs, kwargs)
+
+
+def general(ufunc, method, inputs, kwargs):
+    """Every ufunc call and method (out=, where=, dtype=, reduce, at, ...)."""
     out = kwargs.pop("out", None)
     if out is not None:
         if len(out) != 1:
             return NotImplemented
         out = out[0]
     if method == "__call__":
-        result = call(ufunc, inputs, out=out, **kwargs)
-        return result
+        return call(ufunc, inputs, out=out, **kwargs)
     from . import _reductions
     handler = getattr(_reductions, "ufunc_" + method, None)
     if handler is None:
         return NotImplemented
     return handler(ufunc, inputs, out=out, **kwargs)
+
+
+# Note [ufunc fast paths]
+#     Most ufunc calls of a training step or a backward pass are ``f(a)`` or
+#     ``f(a, b)`` without keywords, on arrays that already have the loop dtype, or with
+#     a Python scalar or a 0-d host constant as the other operand. For those,
+#     ``array_ufunc`` finds a plan cached per (ufunc, operand dtypes or scalar types):
+#     the kernel's op code, the loop dtype and the result dtype, all from the same type
+#     resolution and kernel tables as :func:`call` (a plan exists only where
+#     :func:`call` would run exactly that one kernel without casting the arrays). The
+#     kernels broadcast the operands themselves (cr_cuda.h), so no views are made;
+#     scalars and 0-d host constants become cached 0-d device constants. Anything
+#     else (casts, out=, where=, mixed devices, special ufuncs) takes :func:`call`.
+_UNARY_PLANS = {}
+_BINARY_PLANS = {}
+_BROADCAST = {}
+_CONSTANTS = {}
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _unary_plan(ufunc, dtype):
+    """(op code, result dtype) of ``ufunc(a)`` for an ``a`` of ``dtype``, or False."""
+    name = ufunc.__name__
+    if ufunc.nin != 1 or ufunc.nout != 1 or name in SCALED or name in SPECIAL:
+        return False
+    try:
+        loop = _resolve(ufunc, (dtype,))
+    except TypeError:
+        return False
+    if loop[0] != dtype or (dtype.kind == "c" and name in COMPLEX_FORMULAS):
+        return False
+    return _kernel_plan("unary", name, loop)
+
+
+def _kernel_plan(family, name, loop):
+    kernel = _kernel_name(name, loop[0])
+    if kernel is None:
+        return False
+    try:
+        return K.op_code(family, kernel), loop[0], loop[-1]
+    except NotImplementedError:
+        return False
+
+
+def _binary_plan(ufunc, sig_a, sig_b):
+    """(op code, loop dtype, result dtype) of ``ufunc(a, b)`` for operands of these
+    signatures (a dtype, or a Python scalar's type), or False."""
+    name = ufunc.__name__
+    if ufunc.nin != 2 or ufunc.nout != 1 or name == "matmul" or name in SPECIAL:
+        return False
+    try:
+        loop = _resolve(ufunc, (sig_a, sig_b))
+    except TypeError:
+        return False
+    if loop[0] != loop[1] or any(type(s) is not type and s != loop[0] for s in (sig_a, sig_b)):
+        return False
+    return _kernel_plan("binary", name, loop)
+
+
+def _run_unary(plan, a):
+    code, _, out_dtype = plan
+    out = new(a.shape, out_dtype, a._index)
+    if out._mem.nbytes:
+        rc = K._LIB[0].cr_unary(code, K.describe(out), a._desc or K.describe(a), 0.0,
+                                _streams.current_handle())
+        if rc:
+            K.check(rc)
+    return out
+
+
+def _fast_binary(ufunc, a, b):
+    """``ufunc(a, b)`` by a plan (Note [ufunc fast paths]), or None."""
+    ta, tb = type(a), type(b)
+    if ta is DeviceArray:
+        index = a._index
+        if tb is DeviceArray:
+            if b._index != index:
+                return None
+            sig_b = b.dtype
+        else:
+            sig_b = _scalar_signature(b)
+            if sig_b is None:
+                return None
+        sig_a = a.dtype
+    elif tb is DeviceArray:
+        index = b._index
+        sig_a, sig_b = _scalar_signature(a), b.dtype
+        if sig_a is None:
+            return None
+    else:
+        return None
+    key = (ufunc, sig_a, sig_b)
+    plan = _BINARY_PLANS.get(key)
+    if plan is None:
+        plan = _BINARY_PLANS[key] = _binary_plan(ufunc, sig_a, sig_b)
+    if not plan:
+        return None
+    if ta is not DeviceArray:
+        a = _constant(a, plan[1], index)
+    elif tb is not DeviceArray:
+        b = _constant(b, plan[1], index)
+    shape = a.shape
+    if shape != b.shape:
+        shape = _broadcast(shape, b.shape)
+    out = new(shape, plan[2], index)
+    if out._mem.nbytes:
+        rc = K._LIB[0].cr_binary(plan[0], K.describe(out), a._desc or K.describe(a),
+                                 b._desc or K.describe(b), _streams.current_handle())
+        if rc:
+            K.check(rc)
+    return out
+
+
+def _scalar_signature(x):
+    """A fast-path operand other than a DeviceArray: a Python scalar (weak: its type),
+    a NumPy scalar or 0-d host array (its dtype); else None."""
+    t = type(x)
+    if t in _PY_SCALARS:
+        return t
+    if (t is np.ndarray and x.ndim == 0) or isinstance(x, np.generic):
+        return x.dtype if x.dtype in K.DTYPE_CODES else None
+    return None
+
+
+def _broadcast(a, b):
+    key = (a, b)
+    shape = _BROADCAST.get(key)
+    if shape is None:
+        shape = broadcast_shape(a, b)           # raises NumPy's ValueError
+        if len(_BROADCAST) < 4096:
+            _BROADCAST[key] = shape
+    return shape
+
+
+def _constant(x, dtype, index):
+    """A 0-d device array of ``x`` (a Python scalar, NumPy scalar or 0-d host array) in
+    ``dtype``, as :func:`call` makes it; cached by value, so a loop's constant is
+    copied to the device once. Zeros and NaNs (whose sign or payload a key of equal
+    values would lose) are made afresh."""
+    t = type(x)
+    if t in _PY_SCALARS:
+        if t is complex or not x or x != x:
+            return as_device(x, dtype, index)
+        key = (t, x, dtype, index)
+    else:
+        key = (x.dtype, x.tobytes(), dtype, index)
+    c = _CONSTANTS.get(key)
+    if c is None:
+        c = as_device(x if t in _PY_SCALARS else DeviceArray.from_host(np.asarray(x), index),
+                      dtype, index)
+        if len(_CONSTANTS) < 1024:
+            c._writeable = False
+            _streams.synchronize_current()      # usable from any stream from now on
+            _CONSTANTS[key] = c
+    return c

@@ -453,7 +453,22 @@ def set_stream(stream):
     >>> cr.cuda.set_stream(cr.cuda.default_stream()) if cr.cuda.is_available() else None
     """
     if stream is not None:
-        _current_streams()[stream.device_index] = stream
+        streams = _current_streams()
+        previous = streams.get(stream.device_index)
+        streams[stream.device_index] = stream
+        if (previous is not None and previous._handle) or stream._handle:
+            from ._autograd import stream_changed    # Note [backward streams]
+            stream_changed(previous, stream)
+
+
+def _exchange_streams(streams):
+    """Makes ``streams`` ({device index: Stream}) this thread's current streams and
+    returns the previous ones: a backward node runs on its forward's stream (Note
+    [backward streams] in _autograd.py). Not counted by the backward-streams
+    bookkeeping: the pass restores what it changed."""
+    previous = _current_streams()
+    _TLS.streams = streams
+    return previous
 
 
 class StreamContext:

@@ -114,6 +114,17 @@ CR_EXPORT int cr_host_empty_cache(void);
 CR_EXPORT int cr_testing_set_fake_capacity(int device, int64_t bytes);
 CR_EXPORT int cr_testing_hold_stream(void* stream, int hold);
 
+/* ---- stream log (cuda-streams; Note [stream log] in runtime/stream_log.h) -------- *
+ * Host build only (the GPU build: CR_ERROR_NOT_SUPPORTED). cr_testing_stream_log(1)
+ * clears the log and starts it, (0) stops it. While on, every kernel launch, memcpy,
+ * event record and stream wait appends (kind, device, stream, event): kind 0 kernel,
+ * 1 event record, 2 stream waits for event, 3 memcpy; stream as passed (NULL: the
+ * default stream of `device`, the current device then); event 0 for kernels and
+ * copies. cr_testing_stream_log_read writes min(capacity, count) rows of 4 int64 and
+ * sets *count to the number of entries. */
+CR_EXPORT int cr_testing_stream_log(int on);
+CR_EXPORT int cr_testing_stream_log_read(int64_t* out, int capacity, int* count);
+
 /* ---- kernels (cuda-kernels: kernels/, launch.h) --------------------------------- *
  * Operands align to out's shape from the right; a dim of size 1 (or a missing leading
  * dim) broadcasts, like NumPy; any strides (0, negative, non-contiguous), size 0, 0-d.

@@ -61,10 +61,15 @@ int launch(const F& f, int64_t n, void* stream) {
   return err == cudaSuccess ? 0 : launch_failed(err);
 }
 #else
-/* The host launcher: the same grid x block indices, run one thread at a time. */
+}  // namespace cr
+#include "runtime/stream_log.h"
+namespace cr {
+/* The host launcher: the same grid x block indices, run one thread at a time (and the
+ * stream it was queued on goes into the stream log, Note [stream log]). */
 template <class F>
-int launch(const F& f, int64_t n, void* /*stream*/) {
+int launch(const F& f, int64_t n, void* stream) {
   if (n <= 0) return 0;
+  log_stream_work(kLogKernel, stream);
   const int64_t grid = grid_for(n);
   cr_launch_idx li{0, 0, kBlock, grid};
   for (li.block = 0; li.block < grid; ++li.block)

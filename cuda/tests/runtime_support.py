@@ -59,3 +59,42 @@ def fake_device():
     yield make
     _lib.call("cr_testing_set_fake_capacity", 0, -1)
 
+
+
+KERNEL, RECORD, WAIT, MEMCPY = range(4)     # kinds of the stream log (cr_cuda.h)
+
+
+class StreamLog:
+    """The host build's log of where device work went (Note [stream log] in
+    csrc/runtime/stream_log.h): ``entries`` are (kind, stream, event) with the stream
+    as a cuda_stream integer (0: the default stream) and the event a cuda_event one."""
+
+    def __enter__(self):
+        _lib.call("cr_testing_stream_log", 1)
+        self.entries = []
+        return self
+
+    def __exit__(self, *exc):
+        count = ctypes.c_int()
+        _lib.call("cr_testing_stream_log_read", None, 0, ctypes.byref(count))
+        rows = (ctypes.c_int64 * (4 * count.value))()
+        _lib.call("cr_testing_stream_log_read", rows, count.value, ctypes.byref(count))
+        _lib.call("cr_testing_stream_log", 0)
+        self.entries = [(rows[4 * i], rows[4 * i + 2], rows[4 * i + 3])
+                        for i in range(count.value)]
+        return False
+
+    def streams(self, kind):
+        """The streams of the entries of one kind, in order."""
+        return [s for k, s, _ in self.entries if k == kind]
+
+    def waits(self):
+        """(waiting stream, stream the event was recorded on) of every wait, in order,
+        with the index of the wait in the log."""
+        recorded_on, out = {}, []
+        for i, (kind, stream, event) in enumerate(self.entries):
+            if kind == RECORD:
+                recorded_on[event] = stream
+            elif kind == WAIT:
+                out.append((i, stream, recorded_on.get(event)))
+        return out

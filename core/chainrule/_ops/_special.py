@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .._meta import MetaArray
 from .._tensor import DEVICE_ARRAY_TYPES, asarray, on_device_of
 
 
@@ -32,18 +33,33 @@ def in_float64(name, x, *args):
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
     fn = implementation(name)
+    if type(x) is MetaArray:
+        return MetaArray.like(x)                 # Note [meta arrays]: no values
     if type(x) is not np.ndarray and type(x) in DEVICE_ARRAY_TYPES:
-        # SciPy's non-ufunc functions (polygamma) take host arrays: a round trip
-        return on_device_of(in_float64(name, x.get(), *args), x)
+        fn = _device_implementation(name)
+        if fn is None:         # (np.vectorize of math's: host arrays only) a round trip
+            return on_device_of(in_float64(name, x.get(), *args), x)
     if x.dtype == np.float64:
         return asarray(fn(*args, x), np.float64)
     return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+
+
+def _device_implementation(name):
+    """What computes ``name`` on a device array: SciPy's ufuncs (the device layer runs
+    them as its kernels), else the fallback when it is array code (digamma, polygamma,
+    erfinv run where the array lives); None when only math's scalar functions remain."""
+    fn = implementation(name)
+    if isinstance(fn, np.ufunc) or getattr(fn, "array_code", False):
+        return fn
+    fallback = FALLBACKS[name]
+    return None if isinstance(fallback, np.vectorize) else fallback
 
 
 def _scipy_lgamma(sp):
     def lgamma(x):
         out = sp.gammaln(x)
         return np.where(np.isneginf(x), np.inf, out)   # log|Gamma(-inf)|: inf, like torch
+    lgamma.array_code = True           # (gammaln is a ufunc: it runs on a device too)
     return lgamma
 
 
@@ -96,7 +112,7 @@ def hurwitz_zeta_fallback(s, x):
     bound = 10.0 + s
     total = np.zeros_like(x)
     a = np.where(np.isfinite(x), x, np.abs(x))      # -inf and nan never reach the bound
-    a[a == 0] = 0.0                                 # the pole at -0. as at +0.
+    a = np.where(a == 0, 0.0, a)                    # the pole at -0. as at +0.
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         while True:
             small = a < bound

@@ -156,6 +156,25 @@ def is_pinned(self, device=None):
     return bool(backend is not None and backend.is_pinned(self._data))
 
 
+@method("record_stream")
+def record_stream(self, stream):
+    """Mark this device tensor as used by ``stream``: when it is freed, its memory is
+    not handed out again until the work queued on ``stream`` by then has finished (the
+    caching allocator otherwise knows only the stream it was allocated on).
+
+    >>> import chainrule as cr
+    >>> try:
+    ...     cr.ones(2).record_stream(None)
+    ... except NotImplementedError as e:      # CPU tensors have no streams
+    ...     print(str(e).split(" with")[0])
+    Could not run 'aten::record_stream'
+    """
+    if type(self._data) is np.ndarray:
+        raise NotImplementedError("Could not run 'aten::record_stream' with arguments from "
+                                  "the 'CPU' backend.")
+    require_backend(self.device.type).record_stream(self._data, stream)
+
+
 @method("type")
 def type_(self, dtype=None, non_blocking=False):
     """Without arguments, the type name (``'chainrule.FloatTensor'``); with a dtype, a cast.

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .._tensor import asarray
+from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import scalar_type_name
@@ -915,7 +915,7 @@ def scatter_reduce_array(a, dim, index, src, reduce, include_self):
         target[key] = _reduce_identity(reduce, a.dtype)
     _REDUCE_UFUNCS[reduce].at(target, key, values)
     if reduce == "mean":
-        counts = np.ones(out.shape, np.int64) if include_self else np.zeros(out.shape, np.int64)
+        counts = zeros_on(out.shape, np.int64, out) + (1 if include_self else 0)
         count_target, _, _ = _scatter_target(counts, dim, index, src)
         if not include_self:
             count_target[key] = 0

@@ -12,7 +12,8 @@ import string
 
 import numpy as np
 
-from .._tensor import Tensor, asarray, on_device_of
+from .._meta import MetaArray
+from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
                       promote, public, require_tensor)
 from ._formula_helpers import helper
@@ -131,6 +132,9 @@ def _check_mm(a, b):
     check_same_dtype(a, b, _MM_DTYPE)
     sa, sb = a._data.shape, b._data.shape
     if sa[1] != sb[0]:
+        if type(a._data) is MetaArray or type(b._data) is MetaArray:   # the meta kernel's words
+            raise RuntimeError(f"a and b must have same reduction dim, but got {list(sa)} X "
+                               f"{list(sb)}.")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and "
                            f"{_dims(sb)})")
 
@@ -725,6 +729,8 @@ def _substitute(tri, b, upper):
 
 
 def _matrix_exp_forward(a):
+    if type(a) is not np.ndarray:          # a device array: Padé on the device
+        return _expm_pade(a)
     try:
         from scipy.linalg import expm
     except ImportError:                    # core depends on NumPy only
@@ -747,7 +753,7 @@ def _expm_pade(a):
     norm = np.max(np.sum(np.abs(a), axis=-2), axis=-1).max()
     s = max(0, int(np.ceil(np.log2(norm / _THETA13)))) if norm > 0 else 0
     x = a / (2.0 ** s)
-    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    eye = np.broadcast_to(on_device_of(np.eye(a.shape[-1], dtype=a.dtype), a), a.shape)
     x2 = x @ x
     x4 = x2 @ x2
     x6 = x4 @ x2
@@ -855,9 +861,9 @@ def _lu_packed(a):
     whole batch."""
     m, n = a.shape[-2:]
     k, batch = min(m, n), a.shape[:-2]
-    lu = np.array(a, dtype=np.result_type(a.dtype, np.float32)).reshape((-1, m, n))
-    rows = np.arange(lu.shape[0])
-    pivots = np.zeros((lu.shape[0], k), np.int32)
+    lu = a.astype(np.result_type(a.dtype, np.float32)).reshape((-1, m, n))   # (a copy)
+    rows = on_device_of(np.arange(lu.shape[0]), lu)
+    pivots = zeros_on((lu.shape[0], k), np.int32, lu)
     for j in range(k):
         column = lu[:, j:, j]        # LAPACK's i?amax: |re| + |im| for complex
         size = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else \
@@ -877,12 +883,12 @@ def _permutation_from_pivots(pivots, m, dtype):
     """P with A = P L U from LAPACK's sequential row swaps."""
     batch = pivots.shape[:-1]
     flat = pivots.reshape((-1, pivots.shape[-1])) - 1
-    perm = np.tile(np.arange(m), (flat.shape[0], 1))
-    rows = np.arange(flat.shape[0])
+    perm = on_device_of(np.tile(np.arange(m), (flat.shape[0], 1)), flat)
+    rows = on_device_of(np.arange(flat.shape[0]), flat)
     for j in range(flat.shape[1]):
         p = flat[:, j]
         perm[rows, j], perm[rows, p] = perm[rows, p], perm[rows, j].copy()
-    eye = np.eye(m, dtype=dtype)
+    eye = on_device_of(np.eye(m, dtype=dtype), flat)
     return np.swapaxes(eye[perm], -1, -2).reshape(batch + (m, m))
 
 
@@ -890,7 +896,7 @@ def _lu_forward(a):
     m, n = a.shape[-2:]
     k = min(m, n)
     lu, pivots = _lu_packed(a)
-    lower = np.tril(lu[..., :, :k], -1) + np.eye(m, k, dtype=lu.dtype)
+    lower = np.tril(lu[..., :, :k], -1) + on_device_of(np.eye(m, k, dtype=lu.dtype), lu)
     upper = np.triu(lu[..., :k, :])
     return _permutation_from_pivots(pivots, m, lu.dtype), lower, upper
 

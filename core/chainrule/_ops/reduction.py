@@ -1453,6 +1453,7 @@ def _quantile_ranks(a, d, qs, ignore_nan):
     points at its last element (a NaN) unless ``ignore_nan``."""
     shape = [1] * a.ndim
     shape[d] = qs.size
+    qs = on_device_of(qs, a)                # a number's q (on the host) to a's device
     nans = np.add.reduce(np.isnan(a), axis=d, keepdims=True)
     n = a.shape[d]
     if ignore_nan:
@@ -1485,7 +1486,7 @@ def _interpolate(values, d, ranks, interpolation):
         pick = {"lower": np.floor, "higher": np.ceil, "nearest": np.round}[interpolation]
         return gather(values, d, Tensor._wrap(pick(ranks).astype(np.int64)))
     below, above = np.floor(ranks), np.ceil(ranks)
-    weights = np.full(ranks.shape, 0.5) if interpolation == "midpoint" else ranks - below
+    weights = ranks * 0 + 0.5 if interpolation == "midpoint" else ranks - below
     low = gather(values, d, Tensor._wrap(below.astype(np.int64)))
     high = gather(values, d, Tensor._wrap(above.astype(np.int64)))
     return FUNCTIONS["lerp"](low, high, Tensor._wrap(weights.astype(values._data.dtype)))

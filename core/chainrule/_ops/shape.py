@@ -1299,7 +1299,7 @@ def _repeat_counts(repeats, n):
         if arr.ndim > 1:
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if arr.size == 1:
-            arr = np.full(n, arr.reshape(-1)[0])
+            arr = np.broadcast_to(arr.reshape(-1), (n,))
         elif arr.shape[0] != n:
             raise RuntimeError(f"repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {arr.shape[0]} and input.size(0) = {n}")
@@ -1328,18 +1328,31 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if counts.size and counts.min() < 0:
             raise RuntimeError("repeats can not be negative")
-        counts = counts.reshape(-1)
-        return Tensor._wrap(np.repeat(np.arange(counts.size), counts))
+        return Tensor._wrap(_repeated_positions(counts.reshape(-1)))
     if dim is None or input._data.ndim == 0:
         input, dim = reshape(input, (-1,)), 0 if dim is None else dim
     d = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d]
     if not isinstance(repeats, Tensor):
         return _repeat_each(input, d, _repeat_counts(repeats, 1)[0], output_size)
-    index = np.repeat(np.arange(n), _repeat_counts(repeats, n))
+    index = _repeated_positions(_repeat_counts(repeats, n))
     if output_size is not None and output_size != index.size:
         raise RuntimeError("allocated size does not match required size")
     return FUNCTIONS["index_select"](input, d, Tensor._wrap(index))
+
+
+def _repeated_positions(counts):
+    """``np.repeat(np.arange(n), counts)`` where ``counts`` lives (Note [device arrays]):
+    on a device, a 1 at each element's first output position, summed up (an element
+    repeated 0 times shares its start with the next one, which the sum steps past).
+    Its size is the one value read back (the reference reads it too)."""
+    if type(counts) is np.ndarray:
+        return np.repeat(np.arange(counts.size), counts)
+    ends = np.cumsum(counts)
+    total = int(ends[-1].item()) if counts.size else 0
+    starts = zeros_on((total + 1,), np.int64, counts)
+    np.add.at(starts, ends - counts, 1)
+    return np.cumsum(starts[:total]) - 1
 
 
 def _repeat_each(input, d, r, output_size):

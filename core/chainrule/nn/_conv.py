@@ -10,7 +10,7 @@ import numpy as np
 
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from ._pool import _flat_windows, _gather, _out_size, _taps, _tuple
 
 
@@ -209,8 +209,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     c = x.shape[1] // k
     columns = x.reshape(n, c, k, x.shape[2]).permute(0, 1, 3, 2).reshape(n, c, -1)
     hp, wp = size[0] + 2 * pad[0], size[1] + 2 * pad[1]
-    plane = _Tensor._wrap(np.zeros((n, c, hp * wp), x._data.dtype))
-    summed = _FUNCTIONS["index_add"](plane, 2, _Tensor._wrap(index.reshape(-1)), columns)
+    plane = _Tensor._wrap(zeros_on((n, c, hp * wp), x._data.dtype, x._data))
+    index = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
+    summed = _FUNCTIONS["index_add"](plane, 2, index, columns)
     out = summed.reshape(n, c, hp, wp)
     if any(pad):
         out = _nn._constant_pad(out, ((0, 0), (0, 0)) + tuple((-p, -p) for p in pad), 0.0)

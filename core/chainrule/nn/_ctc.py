@@ -10,14 +10,14 @@ import numpy as np
 
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 
 _NEG = -1e30                 # "log 0" for unreachable states (finite: see above)
 _IMPOSSIBLE = 1e29
 
 
 def _lengths(value, n, name):
-    arr = value._data if isinstance(value, _Tensor) else np.asarray(value)
+    arr = value.cpu()._data if isinstance(value, _Tensor) else np.asarray(value)  # (sizes)
     arr = np.asarray(arr, np.int64).reshape(-1)
     if arr.shape[0] != n:
         raise RuntimeError(f"{name} must be of size batch_size")
@@ -28,7 +28,7 @@ def _padded_targets(targets, target_lengths, n):
     t = targets._data.astype(np.int64)
     if t.ndim == 2:
         return t
-    out = np.zeros((n, max(int(target_lengths.max()) if n else 0, 1)), np.int64)
+    out = zeros_on((n, max(int(target_lengths.max()) if n else 0, 1)), np.int64, t)
     offsets = np.concatenate([[0], np.cumsum(target_lengths)])
     for i in range(n):
         out[i, :target_lengths[i]] = t[offsets[i]:offsets[i + 1]]
@@ -36,14 +36,16 @@ def _padded_targets(targets, target_lengths, n):
 
 
 def _extended(targets, target_lengths, blank):
-    """Blank-extended label sequences (N, 2S+1) and where a skip over a blank is allowed."""
+    """Blank-extended label sequences (N, 2S+1) and where a skip over a blank is allowed,
+    made where ``targets`` lives (the lengths are host values)."""
     n, s = targets.shape
-    ext = np.full((n, 2 * s + 1), blank, np.int64)
+    ext = zeros_on((n, 2 * s + 1), np.int64, targets)
+    ext.fill(blank)
     ext[:, 1::2] = targets
-    skip = np.zeros(ext.shape, bool)
+    skip = zeros_on(ext.shape, bool, targets)
     skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
     valid = np.arange(2 * s + 1)[None, :] < (2 * target_lengths + 1)[:, None]
-    return ext, skip & valid
+    return ext, skip & on_device_of(valid, targets)
 
 
 def _shift(a, k, fill):
@@ -57,16 +59,18 @@ def _alpha(log_probs, ext, skip, input_lengths):
     index = _Tensor._wrap(np.broadcast_to(ext[None], (t_max, n, width)).copy())
     emit = log_probs.gather(2, index)                                   # (T, N, 2S+1)
     dtype = log_probs._data.dtype
-    fill = _Tensor._wrap(np.full((n, 2), _NEG, dtype))
+    like = log_probs._data
+    fill = _Tensor._wrap(on_device_of(np.full((n, 2), _NEG, dtype), like))
     start = np.full((n, width), _NEG, dtype)
     start[:, :2] = 0.0
-    alpha = emit[0] + _Tensor._wrap(start)
+    alpha = emit[0] + _Tensor._wrap(on_device_of(start, like))
     where, allow = _FUNCTIONS["where"], _Tensor._wrap(skip)
+    running = on_device_of(np.arange(t_max)[:, None, None] < input_lengths[:, None], like)
     for t in range(1, t_max):
         paths = _FUNCTIONS["stack"]([alpha, _shift(alpha, 1, fill),
                                      where(allow, _shift(alpha, 2, fill), fill[:, :1])], 0)
         step = _FUNCTIONS["logsumexp"](paths, 0) + emit[t]
-        alpha = where(_Tensor._wrap((t < input_lengths)[:, None]), step, alpha)
+        alpha = where(_Tensor._wrap(running[t]), step, alpha)
     return alpha
 
 
@@ -89,18 +93,21 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     input_lengths = _lengths(input_lengths, n, "input_lengths")
     target_lengths = _lengths(target_lengths, n, "target_lengths")
     ext, skip = _extended(_padded_targets(targets, target_lengths, n), target_lengths, blank)
+    ext, skip = on_device_of(ext, log_probs._data), on_device_of(skip, log_probs._data)
     alpha = _alpha(log_probs, ext, skip, input_lengths)
     last = 2 * target_lengths                           # the final label or blank
-    ends = np.stack([last, np.maximum(last - 1, 0)], 1)
+    like = log_probs._data
+    ends = on_device_of(np.stack([last, np.maximum(last - 1, 0)], 1), like)
     picked = alpha.gather(1, _Tensor._wrap(ends))
-    both = _Tensor._wrap(np.stack([np.ones(n, bool), target_lengths > 0], 1))
+    both = _Tensor._wrap(on_device_of(np.stack([np.ones(n, bool), target_lengths > 0], 1), like))
     picked = _FUNCTIONS["where"](both, picked, _Tensor._wrap(np.asarray(_NEG, picked._data.dtype)))
     losses = -_FUNCTIONS["logsumexp"](picked, 1)
     losses = _impossible_to_inf(losses, zero_infinity)
     if unbatched:
         losses = losses.reshape(())
     if reduction == "mean":
-        divisor = _Tensor._wrap(np.maximum(target_lengths, 1).astype(losses._data.dtype))
+        divisor = _Tensor._wrap(on_device_of(np.maximum(target_lengths, 1)
+                                             .astype(losses._data.dtype), like))
         return (losses / divisor.reshape(losses.shape)).mean()
     _nn.reduction_arg(None, None, reduction)
     return losses.sum() if reduction == "sum" else losses

@@ -1,11 +1,12 @@
 """Dropout and its channel-wise and self-normalising variants. Masks come from the
-default generator (``chainrule.manual_seed``); the result is ``input * mask`` (a
+default generator (``chainrule.manual_seed``), drawn on the input's device (Note
+[random numbers on a device] in _random.py); the result is ``input * mask`` (a
 recorded product with a constant, so gradients and tangents are masked alike)."""
 import math
 import warnings
 
 from .. import _random
-from .._tensor import Tensor as _Tensor, on_device_of
+from .._tensor import Tensor as _Tensor
 
 _SELU_NEG = 1.7580993408473766       # -(selu scale * selu alpha), the reference's alpha'
 
@@ -23,7 +24,10 @@ def _noise(input, p, feature):
         if len(shape) < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (len(shape) - 2)
-    return on_device_of(_random.bernoulli_mask(shape, 1.0 - p, input._data.dtype), input._data)
+    meta = _random.drawn_on_meta(input, shape, input._data.dtype)
+    if meta is not None:
+        return meta
+    return _random.bernoulli_mask(shape, 1.0 - p, input._data.dtype, like=input._data)
 
 
 def _apply(input, p, training, inplace, feature=False, alpha=False):

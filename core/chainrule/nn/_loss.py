@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import asarray
+from .._tensor import asarray, on_device_of
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor
@@ -425,9 +425,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     z = _clamp_min(margin - picked + x, 0.0)
     if p == 2:
         z = z * z
-    others = np.ones((n, c), dtype=x._data.dtype)
-    others[np.arange(n), t] = 0
-    z = z * _Tensor._wrap(others)
+    others = on_device_of(np.arange(c), t)[None, :] != t[:, None]    # not the target class
+    z = z * _Tensor._wrap(others.astype(x._data.dtype))
     if weight is not None:
         z = z * _Tensor._wrap(weight._data[t].reshape(-1, 1))
     losses = z.sum(1) / c

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _random
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor
+from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from . import _pool, _vision
 from ._loss import _clamp_min, _reduce, pairwise_distance
 
@@ -109,7 +109,8 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     sizes = _unpool_size(input, kernel, stride, padding, output_size, n)
     lead = tuple(input.shape)[:-n]
     flat = input.reshape(*lead, -1)
-    plane = _Tensor._wrap(np.zeros(lead + (int(np.prod(sizes)),), input._data.dtype))
+    plane = _Tensor._wrap(zeros_on(lead + (int(np.prod(sizes)),), input._data.dtype,
+                                   input._data))
     out = _FUNCTIONS["scatter"](plane, -1, indices.reshape(*lead, -1), flat)
     return out.reshape(*lead, *sizes)
 
@@ -201,12 +202,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input.reshape(1, -1) if unbatched else input
     t = target._data.reshape(x.shape[0], x.shape[1])
     n, c = x.shape
-    counts = np.zeros((n, c))                 # how often class j is listed as a target
-    for row in range(n):
-        for j in t[row]:
-            if j < 0:
-                break
-            counts[row, j] += 1
+    listed = np.cumprod(t >= 0, axis=1)       # the targets before the first -1
+    classes = on_device_of(np.arange(c), t)
+    counts = ((t[:, :, None] == classes) * listed[:, :, None]).sum(1)   # (n, class j)
     pairs = counts[:, :, None] * (counts[:, None, :] == 0)          # (n, j, i)
     z = _clamp_min(1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0)
     losses = (z * _Tensor._wrap(pairs.astype(x._data.dtype))).sum((1, 2)) / c

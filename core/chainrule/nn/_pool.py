@@ -95,7 +95,8 @@ def _gather(x, index):
     """x (N, C, *spatial) -> (N, C, outputs, taps) at the flat positions ``index``."""
     n, c = x.shape[0], x.shape[1]
     flat = x.reshape(n, c, -1)
-    picked = _FUNCTIONS["index_select"](flat, 2, _Tensor._wrap(index.reshape(-1)))
+    positions = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
+    picked = _FUNCTIONS["index_select"](flat, 2, positions)
     return picked.reshape(n, c, index.shape[0], index.shape[1])
 
 
@@ -118,11 +119,24 @@ def _window_max(x, index, padded, pads, sizes, out_shape, return_indices):
     out = values.reshape(out_shape)
     if not return_indices:
         return out, None
-    flat = index[np.arange(index.shape[0])[None, None, :], taps._data]
-    coords = np.unravel_index(flat, padded)
-    coords = tuple(c - p[0] for c, p in zip(coords, pads))
-    where = np.ravel_multi_index(coords, sizes)
+    index = on_device_of(index, taps._data)
+    flat = np.take_along_axis(index[None, None], taps._data[..., None], axis=3)[..., 0]
+    where = _unpadded_positions(flat, padded, pads, sizes)
     return out, _Tensor._wrap(where.reshape(out_shape).astype(np.int64))
+
+
+def _unpadded_positions(flat, padded, pads, sizes):
+    """Flat positions in the padded plane (``padded`` sizes) as flat positions in the
+    input plane (``sizes``, the ``pads`` before removed), by arithmetic on ``flat``
+    where it lives."""
+    coords = []
+    for n in reversed(padded):
+        coords.append(flat % n)
+        flat = flat // n
+    where = 0
+    for c, (before, _), n in zip(reversed(coords), pads, sizes):
+        where = where * n + (c - before)
+    return where
 
 
 def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,

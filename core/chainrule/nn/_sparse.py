@@ -5,7 +5,8 @@ import numpy as np
 from .._dtypes import scalar_type_name
 from .._grad_mode import no_grad as _no_grad
 from .._ops import nn as _nn
-from .._tensor import Tensor as _Tensor
+from .._ops.reduction import _norm_forward
+from .._tensor import Tensor as _Tensor, zeros_on
 
 
 def _check_indices(input):
@@ -25,31 +26,32 @@ def _padding_index(padding_idx, num):
     return padding_idx % num
 
 
-def _factor(idx, padding_idx, scale_grad_by_freq):
-    """Per-lookup gradient factor (None when every factor is 1)."""
+def _factor(idx, padding_idx, scale_grad_by_freq, num):
+    """Per-lookup gradient factor (None when every factor is 1), made where ``idx``
+    lives (Note [device arrays])."""
     if padding_idx is None and not scale_grad_by_freq:
         return None
-    factor = np.ones(idx.shape)
+    factor = 1.0
     if scale_grad_by_freq:
-        _, inverse, counts = np.unique(idx, return_inverse=True, return_counts=True)
-        factor = factor / counts[inverse.reshape(idx.shape)]
+        counts = zeros_on((num,), np.float64, idx)    # how often each row is looked up
+        np.add.at(counts, idx.reshape(-1), 1.0)
+        factor = 1.0 / counts[idx]
     if padding_idx is not None:
-        factor[idx == padding_idx] = 0.0
+        factor = np.where(idx == padding_idx, 0.0, factor)
     return factor
 
 
 def _renorm_(weight, idx, max_norm, norm_type):
     """The reference's embedding_renorm_: rows looked up whose norm exceeds max_norm
     are scaled down in place (outside autograd)."""
-    rows = np.unique(idx)
     with _no_grad():
-        data = weight._data[rows]
-        norms = np.linalg.norm(data, ord=norm_type, axis=1)
-        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        if (scale != 1.0).any():
-            updated = weight._data.copy()
-            updated[rows] = data * scale[:, None].astype(data.dtype)
-            weight.copy_(_Tensor._wrap(updated))
+        data = weight._data
+        looked_up = zeros_on(data.shape[:1], np.bool_, data)
+        looked_up[idx.reshape(-1)] = True
+        norms = _norm_forward(data, norm_type, (1,), False)
+        scale = np.where(looked_up & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+        if (scale != 1.0).any():                # (other rows: times 1, unchanged)
+            weight.copy_(_Tensor._wrap(data * scale[:, None].astype(data.dtype)))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -78,7 +80,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = idx % num if idx.size and idx.min() < 0 else idx
     if max_norm is not None:
         _renorm_(weight, idx, max_norm, norm_type)
-    factor = _factor(idx, _padding_index(padding_idx, num), scale_grad_by_freq)
+    factor = _factor(idx, _padding_index(padding_idx, num), scale_grad_by_freq, num)
     return _nn.apply_op(_nn.EMBEDDING, (weight,), {"indices": idx, "factor": factor,
                                                    "scaled": False})
 

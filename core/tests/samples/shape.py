@@ -77,7 +77,7 @@ def _zeros_at(s):
     values[..., 0] = 0
     values[0, 1] = 0
     if isinstance(s, cr.Tensor):
-        return cr.tensor(values, dtype=s.dtype)
+        return cr.tensor(values, dtype=s.dtype, device=s.device)
     import torch
     return torch.tensor(values, dtype=s.dtype)
 

@@ -15,6 +15,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/platform.h"
+#include "runtime/stream_log.h"
 
 namespace cr {
 namespace {
@@ -222,6 +223,7 @@ int cr_stream_wait_event(void* stream, void* event) {
   std::lock_guard<std::mutex> lock(mutex);
   CR_CHECK_ARG(resolve_stream(stream), "CUDA error: invalid resource handle (stream %p)", stream);
   CR_CHECK_ARG(resolve_event(event), "CUDA error: invalid resource handle (event %p)", event);
+  log_stream_work(kLogStreamWait, stream, event);
   return CR_SUCCESS;  // work runs when queued: there is nothing to order
 }
 
@@ -258,6 +260,7 @@ int cr_event_record(void* event, void* stream) {
     p.erase(std::remove(p.begin(), p.end(), e), p.end());
     e->pending_on = nullptr;
   }
+  log_stream_work(kLogEventRecord, stream, event);
   e->recorded = true;
   e->done = !s->held;
   e->ms = now_ms();
@@ -308,6 +311,7 @@ int cr_memcpy(void* dst, const void* src, size_t nbytes, int kind, void* stream)
                  stream);
   }
   if (nbytes) memmove(dst, src, nbytes);
+  log_stream_work(kLogMemcpy, stream);
   return record_pinned_copy(dst, src, kind, stream);
 }
 
