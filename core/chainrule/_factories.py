@@ -25,7 +25,12 @@ def mark_exported(t):
 
 
 def _infer_dtype(data):
-    """Torch's inference: bool, int64, the default float, or complex."""
+    """Torch's inference: bool, int64, the default float, or complex; a sequence holding
+    NumPy scalars promotes its elements' own dtypes (``[np.int16(1)]`` is int16)."""
+    if isinstance(data, (list, tuple)):
+        leaves = list(_flat(data))
+        if any(isinstance(v, np.generic) for v in leaves):
+            return _promote_leaves(leaves)
     flat = np.asarray(data)
     kind = flat.dtype.kind
     if kind == "b":
@@ -50,6 +55,14 @@ def _as_array(data, dtype=None):
         data = _tensors_to_lists(data)
     target = _infer_dtype(data) if dtype is None else _dtypes.to_dtype(dtype)
     return np.array(data, dtype=target.np)
+
+
+def _promote_leaves(leaves):
+    result = None
+    for v in leaves:
+        d = _dtypes.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else _infer_dtype(v)
+        result = d if result is None else _dtypes.promote_types(result, d)
+    return result
 
 
 def _flat(data):
