@@ -192,6 +192,28 @@ def func_transforms(lib):
 
 
 @scenario
+def func_tangents_under_vmap(lib):
+    """Forward mode composed with vmap (Note [tangents of batched tensors])."""
+    fn = lib.func
+    batch = t(lib, [[0.1, 0.2, 0.3], [-0.5, 0.4, 0.0], [1.0, -1.0, 0.5]])
+    dirs = t(lib, [[1.0, 0.0, 2.0], [0.5, -1.0, 0.0], [0.0, 0.3, 1.0]])
+    x, v = t(lib, X), t(lib, V)
+    return [
+        outcome(lambda: fn.vmap(lambda x, v: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(
+            batch, dirs)),
+        outcome(lambda: fn.vmap(lambda v: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(dirs)),
+        outcome(lambda: fn.vmap(lambda x: fn.jvp(lambda x: g(lib, x), (x,), (v,)))(batch)),
+        outcome(lambda: fn.jvp(fn.vmap(lambda x: g(lib, x)), (batch,), (dirs,))),
+        outcome(lambda: fn.vmap(fn.jacfwd(lambda x: g(lib, x)))(batch)),
+        outcome(lambda: fn.vmap(fn.hessian(lambda x: f(lib, x)))(batch)),
+        outcome(lambda: fn.jacfwd(fn.vmap(lambda x: g(lib, x) * x.sum()))(batch)),
+        outcome(lambda: fn.vmap(fn.vmap(lambda x, v: fn.jvp(lambda x: x.sin() * x.sum(),
+                                                            (x,), (v,))))(
+            batch.reshape(3, 3, 1).expand(3, 3, 2), dirs.reshape(3, 3, 1).expand(3, 3, 2))),
+    ]
+
+
+@scenario
 def func_vjp(lib):
     fn = lib.func
     x, y = t(lib, X), t(lib, Y)

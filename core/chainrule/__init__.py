@@ -22,10 +22,12 @@ from ._random import (Generator, default_generator, get_rng_state, initial_seed,
                       manual_seed, seed, set_rng_state)
 from ._new_methods import empty_strided  # noqa: F401  (and the Tensor.new_* methods)
 from ._config import *  # noqa: F401,F403  (finfo, iinfo, threads, determinism, compile)
+from ._layout import *  # noqa: F401,F403  (strided, contiguous_format, ...)
 from ._printing import set_printoptions  # noqa: F401
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from ._ops._common import numpy_spellings as _numpy_spellings
+from ._sequences import *  # noqa: F401,F403  (tril_indices, logspace, windows, ...)
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
                                     is_anomaly_enabled)
@@ -36,6 +38,9 @@ from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
 from .cuda import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError)
 from . import special  # noqa: F401
+from . import testing  # noqa: F401
+from . import distributions  # noqa: F401
+from . import backends, random  # noqa: F401
 from ._vmap import vmap  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401

@@ -18,6 +18,7 @@ Note [device backend]
                                       (Note [random numbers on a device] in _random.py)
     and registers its array type in ``_tensor.DEVICE_ARRAY_TYPES``.
 """
+from ._meta import META, MetaBackend
 from ._tensor import CPU, DEVICE_ARRAY_TYPES, device as _device, device_of
 
 BACKENDS = {}
@@ -27,8 +28,8 @@ def register_backend(device_type, backend):
     """Register a backend object (Note [device backend]) for ``device_type``.
 
     >>> from chainrule import _backends
-    >>> sorted(set(_backends.BACKENDS) - {"cuda"})
-    []
+    >>> sorted(set(_backends.BACKENDS) - {"cuda"})     # core's own: meta (Note [meta arrays])
+    ['meta']
     """
     BACKENDS[device_type] = backend
     array_type = getattr(backend, "array_type", None)
@@ -61,6 +62,8 @@ def canonical_device(device):
     d = _device(device) if not isinstance(device, _device) else device
     if d.type == "cpu":
         return CPU
+    if d.type == "meta":
+        return META
     return require_backend(d.type).canonical(d)
 
 
@@ -83,3 +86,6 @@ def to_device(tensor, device, non_blocking=False):
         return tensor
     from ._ops.conversions import transfer
     return transfer(tensor, target, non_blocking)
+
+
+register_backend("meta", MetaBackend())

@@ -1,6 +1,7 @@
 """Tensor factories: tensor, as_tensor, from_numpy, zeros, ones, full, empty, eye,
 arange, linspace, rand, randn, randint and the *_like forms (random numbers come from
 the generators of _random.py)."""
+import math
 import numbers
 
 import functools
@@ -10,6 +11,7 @@ import numpy as np
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._backends import BACKENDS, canonical_device, move_array
+from ._meta import MetaArray, is_meta_target
 from ._batched import BatchedTensor, rewrap, unwrap_all
 from ._random import check_generator_device as _check_generator_device
 from ._random import numpy_rng as _numpy_rng
@@ -23,7 +25,12 @@ def mark_exported(t):
 
 
 def _infer_dtype(data):
-    """Torch's inference: bool, int64, the default float, or complex."""
+    """Torch's inference: bool, int64, the default float, or complex; a sequence holding
+    NumPy scalars promotes its elements' own dtypes (``[np.int16(1)]`` is int16)."""
+    if isinstance(data, (list, tuple)):
+        leaves = list(_flat(data))
+        if any(isinstance(v, np.generic) for v in leaves):
+            return _promote_leaves(leaves)
     flat = np.asarray(data)
     kind = flat.dtype.kind
     if kind == "b":
@@ -48,6 +55,14 @@ def _as_array(data, dtype=None):
         data = _tensors_to_lists(data)
     target = _infer_dtype(data) if dtype is None else _dtypes.to_dtype(dtype)
     return np.array(data, dtype=target.np)
+
+
+def _promote_leaves(leaves):
+    result = None
+    for v in leaves:
+        d = _dtypes.from_numpy_dtype(v.dtype) if isinstance(v, np.generic) else _infer_dtype(v)
+        result = d if result is None else _dtypes.promote_types(result, d)
+    return result
 
 
 def _flat(data):
@@ -102,6 +117,25 @@ def set_default_device(device):
                         f"None, not {type(device).__name__}")
     chosen = _device(device)
     DEFAULT_DEVICE.device = None if chosen == CPU else chosen
+
+
+def _fresh(device, shape, dtype, make):
+    """``make()``, a new host array of ``shape``, or a meta array of that shape when the
+    factory's target is the meta device: no host memory for it (Note [meta arrays])."""
+    if (device is None and DEFAULT_DEVICE.device is None) or not is_meta_target(device):
+        return make()
+    return MetaArray.empty(shape, dtype)
+
+
+def _like_source(data, device):
+    """The array a ``*_like`` factory copies the shape and layout of: a meta stand-in
+    for a host input going to meta, a zero-stride host one for a meta input going
+    elsewhere (Note [meta arrays])."""
+    if type(data) is np.ndarray:
+        return MetaArray.like(data) if is_meta_target(device) else data
+    if type(data) is MetaArray and not is_meta_target(device):
+        return np.broadcast_to(np.zeros((), data.dtype), data.shape)
+    return data
 
 
 def _finish(arr, requires_grad, device=None):
@@ -244,6 +278,8 @@ def _filled(host, shape, value, dtype, device):
     goes (Note [default device]): on a device one scalar goes over and the fill runs
     there (``value`` None: left uninitialised), not a host array copied."""
     device = DEFAULT_DEVICE.device if device is None else device
+    if device is not None and is_meta_target(device):
+        return MetaArray.empty(shape, dtype)       # no memory (Note [meta arrays])
     if device is None or canonical_device(device).type == "cpu":
         return host(shape, dtype)
     probe = move_array(np.zeros((), dtype), device)
@@ -259,7 +295,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     >>> cr.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return _finish(np.eye(n, m, dtype=_float_dtype(dtype).np), requires_grad, device)
+    d = _float_dtype(dtype).np
+    return _finish(_fresh(device, (n, n if m is None else m), d, lambda: np.eye(n, m, dtype=d)),
+                   requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -275,8 +313,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise RuntimeError("step must be nonzero")
     if dtype is None:
         dtype = _infer_dtype([start, end, step])
-    arr = np.arange(start, end, step, dtype=np.float64 if _dtypes.to_dtype(dtype).is_floating_point
-                    else None).astype(_dtypes.to_dtype(dtype).np)
+    d = _dtypes.to_dtype(dtype)
+    length = (max(0, math.ceil((end - start) / step)),)
+    arr = _fresh(device, length, d.np, lambda: np.arange(
+        start, end, step, dtype=np.float64 if d.is_floating_point else None).astype(d.np))
     return _finish(arr, requires_grad, device)
 
 
@@ -287,7 +327,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     >>> cr.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    return _finish(np.linspace(start, end, steps).astype(_float_dtype(dtype).np),
+    d = _float_dtype(dtype).np
+    return _finish(_fresh(device, (steps,), d, lambda: np.linspace(start, end, steps).astype(d)),
                    requires_grad, device)
 
 
@@ -298,6 +339,8 @@ def _on_device(kind, shape, dtype, device, generator, arg0, arg1):
     device = DEFAULT_DEVICE.device if device is None else device
     if device is None:
         return None
+    if is_meta_target(device):          # no numbers drawn (the host generator stays put)
+        return MetaArray.empty(shape, dtype.np)
     target = canonical_device(device)
     if target.type == "cpu":
         return None
@@ -393,7 +436,8 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """
     d = _like_dtype(input, dtype)
     device = _like_device(input, device)
-    return _finish(np.zeros_like(input._data, dtype=d.np), requires_grad, device)
+    return _finish(np.zeros_like(_like_source(input._data, device), dtype=d.np), requires_grad,
+                   device)
 
 
 @_batch_aware
@@ -407,7 +451,8 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     """
     d = _like_dtype(input, dtype)
     device = _like_device(input, device)
-    return _finish(np.ones_like(input._data, dtype=d.np), requires_grad, device)
+    return _finish(np.ones_like(_like_source(input._data, device), dtype=d.np), requires_grad,
+                   device)
 
 
 @_batch_aware
@@ -421,7 +466,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """
     d = _like_dtype(input, dtype)
     device = _like_device(input, device)
-    return _finish(np.empty_like(input._data, dtype=d.np), requires_grad, device)
+    return _finish(np.empty_like(_like_source(input._data, device), dtype=d.np), requires_grad,
+                   device)
 
 
 @_batch_aware
@@ -435,7 +481,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """
     d = _like_dtype(input, dtype)
     device = _like_device(input, device)
-    return _finish(np.full_like(input._data, fill_value, dtype=d.np), requires_grad, device)
+    return _finish(np.full_like(_like_source(input._data, device), fill_value, dtype=d.np),
+                   requires_grad, device)
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,

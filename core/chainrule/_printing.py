@@ -85,6 +85,8 @@ def _fmt_array(arr):
 def tensor_repr(t):
     from . import _dtypes
     arr = t._data
+    if type(arr) is not np.ndarray and t.is_meta:
+        return _meta_repr(t)
     if type(arr) is not np.ndarray:           # Note [device arrays]: print a host copy
         arr = arr.get()
     body = _fmt_array(arr)
@@ -106,3 +108,17 @@ def tensor_repr(t):
     elif t.requires_grad:
         extras.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + extras) + ")"
+
+
+def _meta_repr(t):
+    """``tensor(..., device='meta', size=(2, 3))``: no values to show (Note [meta
+    arrays]); the reference names every dtype but the default."""
+    from . import _dtypes
+    extras = ["...", "device='meta'", f"size={tuple(t._data.shape)}"]
+    if t.dtype != _dtypes.get_default_dtype():
+        extras.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + ", ".join(extras) + ")"

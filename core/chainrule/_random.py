@@ -20,6 +20,7 @@ Note [random numbers on a device]
     seed gives the same numbers. A generator of another device is the reference's
     error. Distributions the kernels lack are transforms of their uniform draws.
 """
+import functools
 import os
 import sys
 
@@ -248,9 +249,22 @@ def _constant(arr, requires_grad=False):
     return t
 
 
+def drawn_on_meta(input, shape, dtype):
+    """A meta array of ``shape`` standing in for samples drawn for a meta ``input``: no
+    values, and the host generator stays put (Note [meta arrays]); None otherwise."""
+    data = input._data
+    if type(data) is np.ndarray or not input.is_meta:
+        return None
+    from ._meta import MetaArray
+    return MetaArray.empty(shape, dtype)
+
+
 def uniform_like(input, low, high, generator=None):
     """Uniform samples in [low, high) shaped like ``input``, in its dtype, on its device
     (a constant)."""
+    meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
+    if meta is not None:
+        return _constant(meta)
     arr = draw_like(input._data, "uniform", low, high, generator,
                     lambda rng, shape: rng.uniform(low, high, shape))
     return _constant(arr.astype(input._data.dtype, copy=False))
@@ -423,6 +437,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     d = input._data.dtype if dtype is None else _dtypes.to_dtype(dtype).np
+    meta = drawn_on_meta(input, input._data.shape, d)
+    if meta is not None:
+        return _constant(meta, requires_grad)
     arr = draw_like(input._data, "randint", low, high, generator,
                     lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
     if device is not None:
@@ -584,5 +601,16 @@ METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
            "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
            "log_normal_": log_normal_, "geometric_": geometric_,
            "bernoulli": _method_bernoulli, "multinomial": multinomial}
+def _skip_on_meta(fill):
+    """An in-place random fill that leaves a meta tensor as it is: no values to write,
+    and the host generator stays where it was (Note [meta arrays])."""
+    @functools.wraps(fill)
+    def method(self, *args, **kwargs):
+        if type(self._data) is not np.ndarray and self.is_meta:
+            return self
+        return fill(self, *args, **kwargs)
+    return method
+
+
 for _name, _fn in METHODS.items():
-    setattr(Tensor, _name, _fn)
+    setattr(Tensor, _name, _skip_on_meta(_fn) if _name.endswith("_") else _fn)

@@ -69,7 +69,8 @@ DEFAULT_DEVICE = _DefaultDevice()
 
 
 class device:
-    """A device: ``cpu`` (core) or ``cuda`` (with the chainrule-cuda layer). As a context
+    """A device: ``cpu`` and ``meta`` (core) or ``cuda`` (with the chainrule-cuda layer;
+    ``meta`` tensors have shapes but no data, Note [meta arrays]). As a context
     manager, the default device of the factories inside the block (Note [default
     device]).
 
@@ -97,8 +98,9 @@ class device:
         if ":" in type:
             type, idx = type.split(":")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if type not in ("cpu", "cuda", "meta"):
+            raise RuntimeError(f"Expected one of cpu, cuda, meta device type at start of device "
+                               f"string: {type}")
         self.type, self.index = type, index
 
     def __repr__(self):
@@ -306,15 +308,25 @@ class Tensor:
     def is_cuda(self):
         return type(self._data) is not np.ndarray and self.device.type == "cuda"
 
+    @property
+    def is_meta(self):
+        """Whether this is a meta tensor: a shape and dtype, no data (Note [meta arrays]).
+
+        >>> import chainrule as cr
+        >>> cr.ones(2).is_meta, cr.ones(2, device="meta").is_meta
+        (False, True)
+        """
+        return type(self._data) is not np.ndarray and self.device.type == "meta"
+
     def get_device(self):
-        """The device index of a CUDA tensor, -1 for a CPU tensor (like the reference).
+        """The device index of a CUDA tensor, -1 for a CPU or meta one (like the reference).
 
         >>> import chainrule as cr
         >>> cr.ones(2).get_device()
         -1
         """
         d = self.device
-        return -1 if d.type == "cpu" else d.index
+        return d.index if d.type == "cuda" else -1
 
     @property
     def ndim(self):
@@ -482,7 +494,7 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and not self.is_meta:     # a meta tensor has no value
             return format(self.item(), spec)
         return object.__format__(self, spec)
 

@@ -29,15 +29,18 @@ def _dispatch(run, op, inputs, attrs, view_base):
             level = t._level
     if level is None:
         return run(op, inputs, attrs, view_base)
-    if tangent_slot.SLOT is not None:
-        raise _TangentsPerEntry()
     from ._ops._batching_rules import rule_for
     batched = [batched_at(t, level) for t in inputs]
     args = [t._value if b else t for t, b in zip(inputs, batched)]
     base = view_base._value if batched_at(view_base, level) else view_base
-
-    def call(op_, args_, attrs_):
-        return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op else None)
+    # a rule passes view=True where another op stands in for a view op (t: transpose)
+    if tangent_slot.SLOT is not None:           # Note [tangents under vmap]
+        def call(op_, args_, attrs_, view=False):
+            return _registry.apply_op(op_, tuple(args_), attrs_,
+                                      base if op_ is op or view else None)
+    else:
+        def call(op_, args_, attrs_, view=False):
+            return _dispatch(run, op_, tuple(args_), attrs_, base if op_ is op or view else None)
     out = rule_for(op)(call, op, args, batched, attrs)
     if isinstance(out, tuple):
         return tuple(wrap(o, level) for o in out)
@@ -74,16 +77,20 @@ class _DrawPerEntry(Exception):
     """A random op ran under ``randomness="different"``: the call is redone per entry."""
 
 
-class _TangentsPerEntry(Exception):
-    """A batched op ran while a dual level is active: forward-mode tangents are kept per
-    tensor by the forward_ad layer, which does not see through batched tensors, so the
-    call is redone per entry (jvp/jacfwd/hessian under vmap, vmap under jvp)."""
+# Note [tangents under vmap]
+#     While a dual level is active (the tangent slot is filled) the physical ops a
+#     batching rule runs go through apply_op, i.e. through every dispatcher whatever
+#     order they were registered in, so the forward_ad layer sees each physical op
+#     (vmap of jvp and jvp of vmap alike) and computes its tangent once for the whole
+#     batch. That layer keeps the tangents of batched tensors on their physical
+#     tensors (Note [tangents of batched tensors] there), never on the wrappers, so
+#     the logical op on the wrappers carries no tangent of its own.
 
 
 # What makes ``_call`` evaluate the function once per entry instead (the rare paths
 # that have no one-pass form: random draws per entry, code outside the table that
 # computes on values, e.g. the indices of max(dim) or a loss's targets).
-_PER_ENTRY = (_DrawPerEntry, _TangentsPerEntry, _batched.ValuesOutsideTable)
+_PER_ENTRY = (_DrawPerEntry, _batched.ValuesOutsideTable)
 
 
 def check_random():

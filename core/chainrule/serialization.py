@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _dtypes
 from ._size import Size
+from ._meta import MetaArray
 from ._tensor import Tensor, device as _device
 
 DEFAULT_PROTOCOL = 2
@@ -176,12 +177,15 @@ class _Writer:
         if index is not None:
             return index
         arr = t._data
-        if type(arr) is not np.ndarray:        # Note [device arrays]: stored from a host copy
-            arr = arr.get()
-        owner = _memory_owner(arr)
-        start = owner.__array_interface__["data"][0]
-        entry = {"storage": self._storage(owner),
-                 "offset": arr.__array_interface__["data"][0] - start,
+        if type(arr) is MetaArray:             # no data: no storage (Note [meta arrays])
+            storage, offset = None, arr.data_ptr
+        else:
+            if type(arr) is not np.ndarray:    # Note [device arrays]: stored from a host copy
+                arr = arr.get()
+            owner = _memory_owner(arr)
+            storage = self._storage(owner)
+            offset = arr.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        entry = {"storage": storage, "offset": offset,
                  "shape": list(arr.shape), "strides": list(arr.strides),
                  "dtype": _dtypes.from_numpy_dtype(arr.dtype).name,
                  "requires_grad": t.requires_grad, "device": str(t.device)}
@@ -280,8 +284,14 @@ class _Reader:
 
     def _build(self, entry):
         dtype = _dtypes.to_dtype(entry["dtype"]).np
-        arr = np.ndarray(tuple(entry["shape"]), dtype, buffer=self._storage(entry["storage"]),
-                         offset=entry["offset"], strides=tuple(entry["strides"]))
+        if entry["storage"] is None:           # a meta tensor
+            item = dtype.itemsize
+            arr = MetaArray.empty(entry["shape"], dtype, [n // item for n in entry["strides"]],
+                                  entry["offset"] // item)
+        else:
+            arr = np.ndarray(tuple(entry["shape"]), dtype,
+                             buffer=self._storage(entry["storage"]), offset=entry["offset"],
+                             strides=tuple(entry["strides"]))
         t = self._place(_tensor_of_class(entry.get("class"), arr), entry["device"])
         if entry["requires_grad"]:
             t.requires_grad_(True)
@@ -302,6 +312,8 @@ class _Reader:
 
     def _place(self, t, location):
         target = self.map_location
+        if type(t._data) is MetaArray:         # stays meta wherever it is mapped, as in
+            return t                           # the reference: there is nothing to move
         if callable(target):
             moved = target(t, location)
             return moved if isinstance(moved, Tensor) else t

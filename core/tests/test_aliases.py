@@ -56,3 +56,24 @@ def test_sum_to_size_and_split_with_sizes():
         cr.ones(2, 3).sum_to_size(4)
     with pytest.raises(RuntimeError, match="split_sizes to sum exactly to 5"):
         cr.arange(5).split_with_sizes([2, 2])
+
+
+def test_layout_memory_format_and_dense_predicates():
+    x = cr.arange(6.0).reshape(2, 3)
+    assert x.layout is cr.strided and repr(cr.channels_last) == "chainrule.channels_last"
+    assert not (x.is_sparse or x.is_quantized or x.is_nested or x.is_shared())
+    assert x.share_memory_() is x and x.to_dense() is x
+    assert x.t().ravel().tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+
+
+def test_fill_diagonal_renorm_apply_map():
+    z = cr.zeros(5, 2)
+    z.fill_diagonal_(1, wrap=True)
+    assert z.tolist() == [[1, 0], [0, 1], [0, 0], [1, 0], [0, 1]]
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        cr.zeros(2, 3, 4).fill_diagonal_(1)
+    x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=cr.float64, requires_grad=True)
+    assert cr.autograd.gradcheck(lambda t: cr.renorm(t, 2, 0, 2.5), (x,))
+    a = cr.tensor([1.0, 2.0])
+    assert a.apply_(lambda v: v * 10).map_(cr.tensor([1.0, 1.0]), lambda u, v: u + v).tolist() \
+        == [11.0, 21.0]

@@ -131,7 +131,7 @@ def test_default_device_is_where_factories_put_tensors(fake_cuda):
     cr.set_default_device(None)
     assert cr.get_default_device() == cr.device("cpu")
     assert cr.ones(2).device == cr.device("cpu")
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type"):
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, meta device type"):
         cr.set_default_device("foo")
 
 

@@ -113,12 +113,12 @@ class StreamEngine:
             return self.inner.execute(roots, root_grads, keep_graph, create_graph, targets,
                                       accumulate_grad)
         state = _PassState(runtime.current_stream())
-        _begin(state, create_graph)
+        _begin(state)
         try:
             return self.inner.execute(roots, root_grads, keep_graph, create_graph, targets,
                                       accumulate_grad)
         finally:
-            _end(state, create_graph)
+            _end(state)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -147,16 +147,15 @@ class _PassState:
         return self.started
 
 
-def _begin(state, create_graph):
+def _begin(state):
     states = _PASS.__dict__.setdefault("states", [])
     states.append(state)
     state.caller_streams = dict(runtime._current_streams())
-    if create_graph:                 # nodes recorded by this pass carry their streams too
-        _count_non_default(1)
-    _use_observer(1)
+    _count_non_default(1)   # nodes recorded in the pass (create_graph, checkpoint's
+    _use_observer(1)        # recomputation) carry the stream they are recorded on
 
 
-def _end(state, create_graph):
+def _end(state):
     try:
         runtime._exchange_streams(state.caller_streams)
         caller = state.caller
@@ -166,8 +165,7 @@ def _end(state, create_graph):
     finally:
         _PASS.states.pop()
         _use_observer(-1)
-        if create_graph:
-            _count_non_default(-1)
+        _count_non_default(-1)
 
 
 # ---- each node: node observer slot ------------------------------------------------------

@@ -12,7 +12,8 @@ Note [host-run functions]
     test_ops_cuda.py's HOST_RUN_OPS, which the tests hold exact. Nothing else copies
     data through the host: sort, argsort and nonzero (so boolean-mask indexing and
     masked_select) run their kernels, nonzero reading back only its count, as the
-    reference does; other functions without a device implementation raise NumPy's
+    reference does; unique, bincount, searchsorted and isin are built on them (and
+    the scatter-add); other functions without a device implementation raise NumPy's
     TypeError rather than run on the host.
 """
 import itertools
@@ -431,6 +432,97 @@ def _pad_by_index(array, pad_width, mode):
             source = np.pad(np.arange(array.shape[axis]), (lo, hi), mode=mode)
             array = take(array, DeviceArray.from_host(source, array._index), axis)
     return array
+
+
+# -- sets and counting (sort, nonzero and scatter-add kernels) ---------------------------
+@implements(np.unique)
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, sorted=True):
+    """np.unique of the flattened array: sorted, the first of each run of equal values
+    kept (their count is the one value read back)."""
+    if axis is not None or return_index:
+        raise NotImplementedError("np.unique(axis=, return_index=) is not supported on "
+                                  "DeviceArrays")
+    flat = ar.reshape(-1)
+    order = argsort(flat)
+    ordered = flat[order]
+    starts = _run_starts(ordered, equal_nan)
+    values = ordered[starts]
+    if not (return_inverse or return_counts):
+        return values
+    out = [values]
+    if return_inverse:
+        inverse = DeviceArray.empty(flat.shape, np.int64, ar._index)
+        inverse[order] = R.cumsum(starts.astype(np.int64)) - 1
+        out.append(inverse.reshape(ar.shape))
+    if return_counts:
+        first = np.flatnonzero(starts)
+        out.append(np.diff(concatenate([first, full((1,), flat.size, np.int64, ar._index)])))
+    return tuple(out)
+
+
+def _run_starts(ordered, equal_nan):
+    """Where each run of equal values of a sorted 1-D array starts (NaNs one run)."""
+    if not ordered.size:
+        return zeros((0,), np.bool_, ordered._index)
+    differ = ordered[1:] != ordered[:-1]
+    if equal_nan and ordered.dtype.kind in "fcV":
+        differ = np.logical_and(differ, np.logical_not(np.logical_and(
+            np.isnan(ordered[1:]), np.isnan(ordered[:-1]))))
+    return concatenate([full((1,), True, np.bool_, ordered._index), differ])
+
+
+@implements(np.diff)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    if prepend is not None or append is not None:
+        a = concatenate([x for x in (prepend, a, append) if x is not None], axis)
+    axis = _axis(axis, a.ndim)
+    for _ in range(n):
+        upper = (slice(None),) * axis + (slice(1, None),)
+        lower = (slice(None),) * axis + (slice(None, -1),)
+        a = np.not_equal(a[upper], a[lower]) if a.dtype == np.bool_ else a[upper] - a[lower]
+    return a
+
+
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """Counts (or summed weights) per value by the scatter-add kernel; the size, from
+    the largest value, is the one value read back."""
+    size = max(int(R.amax(x).item()) + 1 if x.size else 0, int(minlength))
+    if weights is None:
+        out = zeros((size,), np.int64, x._index)
+        np.add.at(out, x, 1)
+    else:
+        out = zeros((size,), np.float64, x._index)
+        np.add.at(out, x, weights.astype(np.float64, copy=False))
+    return out
+
+
+@implements(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Insertion positions in the sorted 1-D ``a``: per value, how many elements of
+    ``a`` are below it (at or below: side="right"), counted by one broadcast compare."""
+    index = _index_of([a, v])
+    a = operand(a, index) if sorter is None else operand(a, index)[operand(sorter, index)]
+    v = operand(v, index)
+    below = np.less_equal if side == "right" else np.less
+    flat = v.reshape(-1)
+    passed = below(a.reshape(1, -1), flat.reshape(-1, 1)) if a.size else \
+        zeros((flat.size, 0), np.bool_, index)
+    return R.sum_(passed, 1, np.int64).reshape(v.shape)
+
+
+@implements(np.isin)
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    index = _index_of([element, test_elements])
+    tests = np.sort(operand(test_elements, index).reshape(-1))
+    element = operand(element, index)
+    if not tests.size:
+        found = zeros(element.shape, np.bool_, index)
+    else:
+        at = np.minimum(searchsorted(tests, element), tests.size - 1)
+        found = np.equal(tests[at], element)
+    return np.logical_not(found) if invert else found
 
 
 # -- element-wise ------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Autograd's stream semantics on the device (Note [backward streams] in
 chainrule_cuda/_autograd.py), asserted on the host build's stream log (Note [stream
 log]): the host build runs work when it is queued, so the log of which stream each
-kernel, event record and wait went to is what shows the semantics."""
+kernel, event record and wait went to is what shows the semantics. On a GPU, the
+values test at the end is what can catch a missing wait."""
 import numpy as np
 import pytest
 
@@ -10,9 +11,9 @@ from chainrule.autograd import engine as engine_slot
 from chainrule_cuda import _autograd
 
 from runtime_support import (KERNEL, MiB, StreamLog, fake_device, hold,  # noqa: F401
-                             host_build_only)
+                             host_build_only, needs_device)
 
-pytestmark = host_build_only
+pytestmark = needs_device
 
 
 def leaf(values):
@@ -38,6 +39,7 @@ def first_kernel_after(log, index, stream):
     return next(i for i in kernels_on(log, stream) if i > index)
 
 
+@host_build_only
 def test_backward_runs_on_the_forward_stream():
     s = cr.cuda.Stream()
     x = leaf([1.0, 2.0, 3.0])
@@ -62,6 +64,7 @@ def test_nodes_made_outside_a_stream_carry_none():
     assert "_cuda_stream" not in z.grad_fn.__dict__ and "_cuda_stream" not in w.grad_fn.__dict__
 
 
+@host_build_only
 def test_gradient_crossing_streams_waits_for_its_producer():
     s1, s2 = cr.cuda.Stream(), cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -87,6 +90,7 @@ def test_gradient_crossing_streams_waits_for_its_producer():
     np.testing.assert_allclose(x.grad.cpu().numpy(), 3 * np.exp([1.0, 2.0]), rtol=1e-6)
 
 
+@host_build_only
 def test_grad_is_synchronized_with_the_callers_stream():
     s, k = cr.cuda.Stream(), cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -109,6 +113,7 @@ def test_grad_is_synchronized_with_the_callers_stream():
         assert x.grad.tolist() == [4.0, 8.0]
 
 
+@host_build_only
 def test_grad_results_are_synchronized_with_the_callers_stream():
     s = cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -121,6 +126,7 @@ def test_grad_results_are_synchronized_with_the_callers_stream():
     assert g.tolist() == [3.0, 3.0]
 
 
+@host_build_only
 def test_backward_inside_a_stream_runs_default_stream_nodes_on_the_default_stream():
     x = leaf([1.0, 2.0])
     y = (x.exp() * 2.0).sum()              # forward on the default stream
@@ -136,6 +142,7 @@ def test_backward_inside_a_stream_runs_default_stream_nodes_on_the_default_strea
     assert waits_for(log, k, default)              # and K for them at the end
 
 
+@host_build_only
 def test_summed_gradients_wait_for_both_producers():
     s1, s2 = cr.cuda.Stream(), cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -153,6 +160,7 @@ def test_summed_gradients_wait_for_both_producers():
     assert x.grad.tolist() == [5.0, 5.0]
 
 
+@host_build_only
 def test_create_graph_nodes_run_on_their_streams_again():
     s = cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -179,6 +187,7 @@ class Square(cr.autograd.Function):
         return 2 * x * grad
 
 
+@host_build_only
 def test_custom_function_backward_runs_on_its_forward_stream():
     s = cr.cuda.Stream()
     x = leaf([1.0, 2.0])
@@ -192,6 +201,23 @@ def test_custom_function_backward_runs_on_its_forward_stream():
     assert x.grad.tolist() == [2.0, 4.0]
 
 
+@host_build_only
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_recomputes_and_differentiates_on_the_forward_stream(use_reentrant):
+    from chainrule.utils.checkpoint import checkpoint
+    s = cr.cuda.Stream()
+    x = leaf([1.0, 2.0])
+    with cr.cuda.stream(s):
+        y = checkpoint(lambda t: (t * t).exp(), x, use_reentrant=use_reentrant).sum()
+    with StreamLog() as log:
+        y.backward()
+    kernels = log.streams(KERNEL)
+    assert kernels[0] == 0 and set(kernels[1:-1]) == {handle(s)}   # fill, ..., .grad
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * np.array([1.0, 2.0]) *
+                               np.exp(np.array([1.0, 4.0])), rtol=1e-6)
+
+
+@host_build_only
 def test_record_stream_delays_reuse(fake_device):
     fake_device(64 * MiB)             # a fresh allocator: no other free blocks
     s = cr.cuda.Stream()
@@ -216,6 +242,7 @@ def test_record_stream_takes_a_stream():
         cr.ones(2, device="cuda").record_stream(3)
 
 
+@host_build_only
 def test_backward_records_the_stream_of_saved_arrays(fake_device):
     fake_device(64 * MiB)
     s = cr.cuda.Stream()
@@ -244,3 +271,25 @@ def test_cpu_passes_go_straight_through():
     _autograd._STREAM_NODES.clear()
     y.backward()
     assert engine_slot._node_observer is None and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_gradients_over_several_streams_match_the_cpu():
+    """On a GPU the streams really run concurrently: a missing wait shows as wrong
+    values here (the host build runs work in order and always gets them right)."""
+    rng = np.random.default_rng(0)
+    w1, w2, inp = (rng.standard_normal(shape) for shape in [(64, 64), (64, 64), (32, 64)])
+
+    def run(device, streams):
+        a, b, x = (cr.tensor(v, device=device, requires_grad=True) for v in (w1, w2, inp))
+        with cr.cuda.stream(streams[0]):
+            h1 = (x @ a).tanh()
+        with cr.cuda.stream(streams[1]):
+            h2 = (x @ b).sigmoid()
+        loss = (h1 * h2).sum() + (h1 ** 2).mean()
+        loss.backward()
+        return [t.grad.cpu().numpy() for t in (a, b, x)]
+
+    expected = run("cpu", [None, None])
+    got = run("cuda", [cr.cuda.Stream(), cr.cuda.Stream()])
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)

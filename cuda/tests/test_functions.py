@@ -111,8 +111,28 @@ def test_pad_index_modes_stay_on_the_device(mode):
 def test_only_lapack_type_decompositions_are_host_run():
     assert _functions.HOST_RUN
     assert all(getattr(np.linalg, f.__name__, None) is f for f in _functions.HOST_RUN)
-    with pytest.raises(TypeError, match="unique"):
-        np.unique(dev([1, 2, 2]))           # no device implementation: NumPy's TypeError
+    with pytest.raises(TypeError, match="lexsort"):
+        np.lexsort((dev([1, 2, 2]),))       # no device implementation: NumPy's TypeError
+
+
+def test_sets_and_counting_on_the_device():
+    a = np.array([3, 1, 3, 2, 7, 1, 1])
+    f = np.array([2.0, np.nan, 1.0, np.nan, 2.0, -0.5])
+    s, q = np.array([1.0, 2.0, 2.0, 5.0]), np.array([[0.0, 2.0], [2.5, 9.0]])
+    with _functions_never_on_host(), counted_copies() as copies:
+        got = [np.unique(dev(a), return_inverse=True, return_counts=True), np.unique(dev(f)),
+               np.bincount(dev(a)), np.bincount(dev(a), dev(a * 0.5), minlength=10),
+               np.searchsorted(dev(s), dev(q)), np.searchsorted(dev(s), dev(q), side="right"),
+               np.isin(dev(a), dev([1, 7])), np.isin(dev(a), dev([1, 7]), invert=True),
+               np.diff(dev(a)), np.diff(dev(f), 2)]
+    assert copies.to_host == 0
+    want = [np.unique(a, return_inverse=True, return_counts=True), np.unique(f),
+            np.bincount(a), np.bincount(a, a * 0.5, minlength=10),
+            np.searchsorted(s, q), np.searchsorted(s, q, side="right"),
+            np.isin(a, [1, 7]), np.isin(a, [1, 7], invert=True), np.diff(a), np.diff(f, 2)]
+    for g, w in zip(got, want):
+        for x, y in zip(g if isinstance(g, tuple) else (g,), w if isinstance(w, tuple) else (w,)):
+            np.testing.assert_array_equal(x.get(), y)
 
 
 class _functions_never_on_host:
@@ -126,3 +146,24 @@ class _functions_never_on_host:
 
 def _fail(func, *args, **kwargs):
     raise AssertionError(f"{func.__name__} went through the host")
+
+
+def test_set_functions_of_tensors_equal_the_cpus():
+    host = cr.tensor([3, 1, 3, 2, 7, 1, 1])
+    x, rows = host.cuda(), cr.tensor([[1.0, 2.0, 2.0, 3.0], [4.0, 4.0, 1.0, 1.0]])
+    calls = [lambda t: cr.unique(t, return_inverse=True, return_counts=True),
+             lambda t: cr.unique_consecutive(t, return_counts=True), cr.bincount,
+             lambda t: cr.isin(t, cr.tensor([1, 7], device=t.device)),
+             lambda t: cr.searchsorted(cr.tensor([1, 2, 5], device=t.device), t),
+             lambda t: cr.mode(t), lambda t: cr.mode(rows.to(t.device))]
+    with counted_copies() as copies:
+        got = [call(x) for call in calls]
+    assert copies.to_host == 0
+    for g, call in zip(got, calls):
+        for a, b in zip(g if isinstance(g, tuple) else (g,), _tuple(call(host))):
+            assert a.device.type == "cuda"
+            np.testing.assert_array_equal(a.cpu().numpy(), b.numpy())
+
+
+def _tuple(out):
+    return out if isinstance(out, tuple) else (out,)

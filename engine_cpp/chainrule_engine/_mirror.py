@@ -24,7 +24,7 @@ ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "dd0858da080e2854"
 INPLACE_FINGERPRINT = "b4b0c29198af1be0"
-DUAL_FINGERPRINT = "c38168506900520c"
+DUAL_FINGERPRINT = "08e500ff2e41c321"
 
 
 def engine_parts():
@@ -114,21 +114,31 @@ def inplace_parts():
 
 def dual_parts():
     """Note [dual fast methods] in src/fast_methods.cc: the forward_ad layer's
-    dispatcher, the level's storage and the signature of the helper it calls."""
-    from chainrule_forward_ad import _tangents
+    dispatcher, the level's storage, the signature of the helper it calls and how
+    the JVP programs it runs are made (Note [JVP programs])."""
+    from chainrule_forward_ad import _programs, _tangents
     return [
         (_tangents, ["dispatch", "Level.__init__", "Level._forget", "_Ref", "_Paused",
                      "_raw_plan"]),
+        (_programs, ["jvp_programs", "_trace", "_finish", "_Recorder", "_Traced", "_binary",
+                     "_unary"]),
     ]
 
 
 def dual_methods_match():
     """Whether the forward_ad code Note [dual fast methods] mirrors is unchanged, and
     the raw path's helper takes what the C++ side passes."""
-    from chainrule_forward_ad import _tangents
+    from chainrule_forward_ad import _programs, _tangents
     return _matches(dual_parts, DUAL_FINGERPRINT) and list(
         inspect.signature(_tangents._raw_tangent).parameters) == [
-            "raw", "inputs", "attrs", "out", "t", "missing", "is_view"]
+            "raw", "inputs", "attrs", "out", "t", "missing", "is_view"] and (
+        _programs.CODES, _programs.COMPARE, _programs.MAX_REGISTERS) == JVP_PROGRAM_CODES
+
+
+# The operator codes, comparison base and register count of Note [JVP programs] that
+# fast_methods.cc (jvp_operator, kJvpCompare, kMaxJvpRegisters) knows.
+JVP_PROGRAM_CODES = ({"add": 0, "sub": 1, "mul": 2, "truediv": 3, "pow": 4, "neg": 5,
+                      "pos": 6}, 8, 32)
 
 
 # binary_operands' table of Python scalars absorbed without promotion: the fast

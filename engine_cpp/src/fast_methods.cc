@@ -28,6 +28,9 @@ struct FastMethod {
   PyObject* python_fn;   // the Python function replaced: the reference and fallback
   PyObject* ufunc;       // kind "inplace" (Note [in-place fast methods]): python_fn's
                          // ufunc; nullptr for the other kinds
+  PyObject* programs;    // Note [JVP programs]: the layer's programs for op and attrs,
+                         // by mask; nullptr until first needed
+  unsigned long programs_gen;  // the dual configuration they were made under
 };
 
 struct FastConfig {
@@ -355,13 +358,17 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
 //     requires grad (the recorded path stays Python), each tangent a bare ndarray or
 //     a Tensor that does not require grad; it reads the inputs' tangents from the
 //     level's dict (id -> (weak reference, tangent)), runs the op as the fast path
-//     does (without tangents: exactly that), and with a tangent calls the layer's
-//     `_raw_tangent` (Note [raw tangent path]) and stores its result as `dispatch`
-//     does (a `_Ref` to the output, keyed by its id). Anything else, and an op whose
+//     does (without tangents: exactly that), and with a tangent runs the op's JVP
+//     program (Note [JVP programs] in chainrule_forward_ad/_programs.py: the formula's
+//     ufunc and operator calls, replayed by run_program) or, where there is none or
+//     its result is not a new array of the output's shape and dtype, calls the
+//     layer's `_raw_tangent` (Note [raw tangent path]); it stores the tangent as
+//     `dispatch` does (a `_Ref` to the output, keyed by its id), with Level._forget in
+//     C as the reference's callback (forget_entry). Anything else, and an op whose
 //     raw plan the layer has not made yet (`_RAW`), calls the Python method before
 //     any work. Configured when the forward_ad layer is installed; fingerprinted
-//     (_mirror.DUAL_FINGERPRINT): off while `dispatch` and `Level` differ from the
-//     code mirrored.
+//     (_mirror.DUAL_FINGERPRINT): off while `dispatch`, `Level` and the tracing of
+//     programs differ from the code mirrored.
 struct DualConfig {
   PyObject* dispatchers = nullptr;  // _registry._DISPATCHERS (handle id -> fn)
   PyObject* dispatch = nullptr;     // the layer's dispatcher function
@@ -370,8 +377,11 @@ struct DualConfig {
   PyObject* raw_plans = nullptr;    // _RAW: op -> raw plan (a tuple) or False
   PyObject* raw_tangent = nullptr;  // _raw_tangent
   PyObject* ref_type = nullptr;     // _Ref
+  PyObject* jvp_programs = nullptr; // _programs.jvp_programs (Note [JVP programs])
+  Py_ssize_t ref_key = 0;           // _Ref's slot `key`
 };
 DualConfig dc;
+unsigned long dc_gen = 0;           // bumped by each configure_dual_methods
 bool dc_ready = false;
 PyObject* dc_refs = nullptr;
 PyObject* dual_hook = nullptr;  // chainrule_engine._configure_dual_methods (set_dual_hook)
@@ -381,8 +391,6 @@ struct DualNames {
   PyObject* on = PyUnicode_InternFromString("on");
   PyObject* batch = PyUnicode_InternFromString("batch");
   PyObject* tangents = PyUnicode_InternFromString("tangents");
-  PyObject* forget_cb = PyUnicode_InternFromString("_forget_cb");
-  PyObject* key = PyUnicode_InternFromString("key");
 };
 const DualNames& dual_names() {
   static const DualNames* n = new DualNames();
@@ -404,7 +412,8 @@ PyObject* active_level() {
   PyObject* level = PyList_GET_ITEM(dc.current, 0);
   if (level == Py_None) return nullptr;
   const DualNames& n = dual_names();
-  Ref on(PyObject_GetAttr(dc.paused, n.on));
+  thread_local ThreadLocalDict paused_dict;   // Note [thread-local reads]
+  Ref on(local_attr(dc.paused, n.on, paused_dict));
   Ref batch(on ? PyObject_GetAttr(level, n.batch) : nullptr);
   if (!batch) {
     PyErr_Clear();
@@ -437,21 +446,220 @@ PyObject* tangent_array(PyObject* tangents, PyObject* t) {
   return g != nullptr && Py_TYPE(g) == &PyArray_Type ? g : nullptr;
 }
 
-// `dispatch`'s store: tangents[id(out)] = (_Ref(out, level._forget_cb) with .key, r).
-int store_tangent(PyObject* level, PyObject* tangents, PyObject* out, PyObject* r) {
-  const DualNames& n = dual_names();
-  Ref cb(PyObject_GetAttr(level, n.forget_cb));
-  if (!cb) return -1;
-  PyObject* args[] = {out, cb.get()};
+// Level._forget for the entries stored here, in C (the weak reference's callback ran
+// a Python frame per dead dual): `entry = tangents.get(ref.key)`; `if entry is not
+// None and entry[0] is ref: del tangents[ref.key]`. Bound to the level's dict (a
+// Level never replaces it).
+PyObject* forget_entry(PyObject* tangents, PyObject* ref) {
+  PyObject* key = PyObject_TypeCheck(ref, reinterpret_cast<PyTypeObject*>(dc.ref_type))
+                      ? slot(ref, dc.ref_key) : nullptr;
+  if (key == nullptr) {
+    PyErr_SetString(PyExc_AttributeError, "key");
+    return nullptr;
+  }
+  Ref held(Py_NewRef(key));
+  PyObject* entry = PyDict_GetItemWithError(tangents, key);
+  if (entry == nullptr) {
+    if (PyErr_Occurred()) return nullptr;
+    Py_RETURN_NONE;
+  }
+  Ref first(PySequence_GetItem(entry, 0));
+  if (!first) return nullptr;
+  if (first.get() == ref && PyDict_DelItem(tangents, key) < 0) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef forget_def = {"_forget", forget_entry, METH_O,
+                          "Drop a dead dual's tangent (Level._forget)."};
+
+// The callback for `tangents`' entries; borrowed (cached for the current level).
+PyObject* forget_callback(PyObject* tangents) {
+  static PyObject* dict = nullptr;
+  static PyObject* callback = nullptr;
+  if (dict != tangents) {
+    PyObject* cb = PyCFunction_New(&forget_def, tangents);
+    if (cb == nullptr) return nullptr;
+    Py_XSETREF(callback, cb);
+    Py_XSETREF(dict, Py_NewRef(tangents));
+  }
+  return callback;
+}
+
+// `dispatch`'s store: tangents[id(out)] = (_Ref(out, <Level._forget>) with .key, r).
+int store_tangent(PyObject* tangents, PyObject* out, PyObject* r) {
+  PyObject* cb = forget_callback(tangents);
+  if (cb == nullptr) return -1;
+  PyObject* args[] = {out, cb};
   Ref ref(PyObject_Vectorcall(dc.ref_type, args, 2, nullptr));
-  Ref key(ref ? PyLong_FromVoidPtr(out) : nullptr);
-  if (!key || PyObject_SetAttr(ref.get(), n.key, key.get()) < 0) return -1;
+  PyObject* key = ref ? PyLong_FromVoidPtr(out) : nullptr;
+  if (key == nullptr) return -1;
+  steal_slot(ref.get(), dc.ref_key, key);
   Ref entry(PyTuple_Pack(2, ref.get(), r));
-  return entry ? PyDict_SetItem(tangents, key.get(), entry.get()) : -1;
+  return entry ? PyDict_SetItem(tangents, key, entry.get()) : -1;
+}
+
+// --- JVP programs (Note [JVP programs] in chainrule_forward_ad/_programs.py) ----------
+constexpr int kMaxJvpRegisters = 32;          // _programs.MAX_REGISTERS
+constexpr long kJvpCompare = 8;               // _programs.COMPARE
+
+// The layer's programs for this method (made once per dual configuration); borrowed,
+// nullptr (no error) when there are none.
+PyObject* method_programs(FastMethod* m) {
+  if (m->programs != nullptr && m->programs_gen == dc_gen) return m->programs;
+  Py_CLEAR(m->programs);
+  if (dc.jvp_programs == nullptr) return nullptr;
+  Ref arity(PyLong_FromSsize_t(m->arity));
+  PyObject* args[] = {m->op, m->attrs, arity.get()};
+  PyObject* programs = arity ? PyObject_Vectorcall(dc.jvp_programs, args, 3, nullptr) : nullptr;
+  if (programs == nullptr || !PyTuple_CheckExact(programs) ||
+      PyTuple_GET_SIZE(programs) != (Py_ssize_t{1} << m->arity)) {
+    Py_XDECREF(programs);
+    PyErr_Clear();
+    return nullptr;
+  }
+  m->programs = programs;
+  m->programs_gen = dc_gen;
+  return programs;
+}
+
+// One operator instruction: Python's number protocol, as the formula's `a * b` runs.
+PyObject* jvp_operator(long code, PyObject* const* a, Py_ssize_t n) {
+  if (code >= kJvpCompare && code < kJvpCompare + 6 && n == 2) {
+    return PyObject_RichCompare(a[0], a[1], static_cast<int>(code - kJvpCompare));
+  }
+  if (n == 1) {
+    if (code == 5) return PyNumber_Negative(a[0]);
+    if (code == 6) return PyNumber_Positive(a[0]);
+  } else if (n == 2) {
+    switch (code) {
+      case 0: return PyNumber_Add(a[0], a[1]);
+      case 1: return PyNumber_Subtract(a[0], a[1]);
+      case 2: return PyNumber_Multiply(a[0], a[1]);
+      case 3: return PyNumber_TrueDivide(a[0], a[1]);
+      case 4: return PyNumber_Power(a[0], a[1], Py_None);
+    }
+  }
+  PyErr_SetString(PyExc_SystemError, "bad JVP program");
+  return nullptr;
+}
+
+// Runs `program` on the registers' leaves (tangents, input arrays, the result): the
+// tangent the formula computes, new reference, or nullptr with an error.
+PyObject* run_program(PyObject* program, PyObject* const* leaves, Py_ssize_t nleaves) {
+  PyObject* consts = PyTuple_GET_ITEM(program, 0);
+  PyObject* code = PyTuple_GET_ITEM(program, 1);
+  if (!PyTuple_CheckExact(consts) || !PyTuple_CheckExact(code)) {
+    PyErr_SetString(PyExc_SystemError, "bad JVP program");
+    return nullptr;
+  }
+  Py_ssize_t nconst = PyTuple_GET_SIZE(consts), ncode = PyTuple_GET_SIZE(code);
+  Py_ssize_t first_temp = nleaves + nconst;
+  if (first_temp + ncode > kMaxJvpRegisters) {
+    PyErr_SetString(PyExc_SystemError, "bad JVP program");
+    return nullptr;
+  }
+  PyObject* regs[kMaxJvpRegisters];
+  for (Py_ssize_t i = 0; i < nleaves; ++i) regs[i] = leaves[i];
+  for (Py_ssize_t i = 0; i < nconst; ++i) regs[nleaves + i] = PyTuple_GET_ITEM(consts, i);
+  Py_ssize_t n = first_temp;
+  PyObject* result = nullptr;
+  for (Py_ssize_t k = 0; k < ncode; ++k) {
+    PyObject* ins = PyTuple_GET_ITEM(code, k);
+    Py_ssize_t nargs = PyTuple_CheckExact(ins) ? PyTuple_GET_SIZE(ins) - 1 : 0;
+    PyObject* args[1 + 3];
+    bool ok = nargs >= 1 && nargs <= 3;
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) {
+      Py_ssize_t r = PyLong_AsSsize_t(PyTuple_GET_ITEM(ins, j + 1));
+      ok = r >= 0 && r < n && regs[r] != Py_None;
+      if (ok) args[1 + j] = regs[r];
+    }
+    PyObject* fn = PyTuple_GET_ITEM(ins, 0);
+    // an extra reference on each operand: a temporary held only by its register must
+    // not look like one NumPy may overwrite (its temporary elision); a later
+    // instruction may read it, as the formula's variable would be read
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_INCREF(args[1 + j]);
+    PyObject* value = !ok ? nullptr
+        : PyLong_CheckExact(fn) ? jvp_operator(PyLong_AsLong(fn), args + 1, nargs)
+        : PyObject_Vectorcall(fn, args + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    for (Py_ssize_t j = 0; ok && j < nargs; ++j) Py_DECREF(args[1 + j]);
+    if (value == nullptr) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "bad JVP program");
+      break;
+    }
+    regs[n++] = value;
+  }
+  if (n == first_temp + ncode) {
+    Py_ssize_t r = PyLong_AsSsize_t(PyTuple_GET_ITEM(program, 2));
+    if (r >= first_temp && r < n) result = Py_NewRef(regs[r]);
+    else PyErr_SetString(PyExc_SystemError, "bad JVP program");
+  }
+  for (Py_ssize_t i = first_temp; i < n; ++i) Py_DECREF(regs[i]);
+  return result;
+}
+
+// What _raw_tangent accepts as is: a new ndarray of the output's shape and dtype.
+bool fits_output(PyObject* r, PyArrayObject* data) {
+  if (Py_TYPE(r) != &PyArray_Type) return false;
+  PyArrayObject* a = reinterpret_cast<PyArrayObject*>(r);
+  int nd = PyArray_NDIM(a);
+  if (nd != PyArray_NDIM(data) || PyArray_BASE(a) != nullptr) return false;
+  for (int i = 0; i < nd; ++i) {
+    if (PyArray_DIM(a, i) != PyArray_DIM(data, i)) return false;
+  }
+  return PyArray_EquivTypes(PyArray_DESCR(a), PyArray_DESCR(data));
+}
+
+// The output's tangent by its JVP program (Note [JVP programs]): new reference;
+// Py_None (new) when the raw path must run instead (no program, a 0-d output, whose
+// ufuncs give NumPy scalars, or a result _raw_tangent would adjust), nullptr with
+// an error. With a missing tangent a TypeError or AttributeError also sends it to
+// the raw path, which then retries with real zeros (Note [symbolic zero tangents]).
+PyObject* program_tangent(FastMethod* m, PyObject* const* inputs, PyObject* out,
+                          PyObject* const* t, bool missing) {
+  PyObject* out_arr = Py_TYPE(out) == fc.tensor ? slot(out, fc.t.data) : nullptr;
+  if (out_arr == nullptr || Py_TYPE(out_arr) != &PyArray_Type) Py_RETURN_NONE;
+  PyArrayObject* data = reinterpret_cast<PyArrayObject*>(out_arr);
+  if (PyArray_NDIM(data) == 0) Py_RETURN_NONE;
+  PyObject* programs = method_programs(m);
+  Py_ssize_t mask = 0;
+  for (Py_ssize_t i = 0; i < m->arity; ++i) mask |= t[i] != Py_None ? Py_ssize_t{1} << i : 0;
+  PyObject* program = programs != nullptr ? PyTuple_GET_ITEM(programs, mask) : Py_None;
+  if (!PyTuple_CheckExact(program) || PyTuple_GET_SIZE(program) != 3) Py_RETURN_NONE;
+  PyObject* leaves[2 * 2 + 1];
+  for (Py_ssize_t i = 0; i < m->arity; ++i) {
+    leaves[i] = t[i];
+    leaves[m->arity + i] = slot(inputs[i], fc.t.data);
+  }
+  leaves[2 * m->arity] = out_arr;
+  Ref held(Py_NewRef(program)), held_out(Py_NewRef(out_arr));
+  PyObject* r = run_program(program, leaves, 2 * m->arity + 1);
+  if (r == nullptr) {
+    if (!missing || (!PyErr_ExceptionMatches(PyExc_TypeError) &&
+                     !PyErr_ExceptionMatches(PyExc_AttributeError))) {
+      return nullptr;
+    }
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  if (fits_output(r, data)) return r;
+  Py_DECREF(r);
+  Py_RETURN_NONE;
+}
+
+// _raw_tangent(raw, inputs, attrs, out, t, missing, False). New reference or nullptr.
+PyObject* raw_path_tangent(FastMethod* m, PyObject* raw, PyObject* const* inputs,
+                           PyObject* out, PyObject* const* t, bool missing) {
+  Ref in_tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
+  Ref t_list(in_tuple ? PyList_New(m->arity) : nullptr);
+  if (!t_list) return nullptr;
+  for (Py_ssize_t i = 0; i < m->arity; ++i) PyList_SET_ITEM(t_list.get(), i, Py_NewRef(t[i]));
+  PyObject* argv[] = {raw, in_tuple.get(), m->attrs, out, t_list.get(),
+                      missing ? Py_True : Py_False, Py_False};
+  return PyObject_Vectorcall(dc.raw_tangent, argv, 7, nullptr);
 }
 
 // The op on inputs that carry tangents (`t`, ndarrays or None), then the output's
-// tangent by the layer's _raw_tangent. New reference or nullptr with an error;
+// tangent by its JVP program or the layer's _raw_tangent. New reference or nullptr with an error;
 // *handled false (no error, no work done) when the Python method must run.
 PyObject* dual_apply(FastMethod* m, PyObject* level, PyObject* tangents,
                      PyObject* const* inputs, PyObject* const* t, bool missing,
@@ -470,19 +678,16 @@ PyObject* dual_apply(FastMethod* m, PyObject* level, PyObject* tangents,
   }
   Ref out(finish(m, inputs, out_arr.get()));
   if (!out) return nullptr;
-  Ref in_tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
-  Ref t_list(in_tuple ? PyList_New(m->arity) : nullptr);
-  if (!t_list) return nullptr;
-  for (Py_ssize_t i = 0; i < m->arity; ++i) PyList_SET_ITEM(t_list.get(), i, Py_NewRef(t[i]));
-  PyObject* argv[] = {raw, in_tuple.get(), m->attrs, out.get(), t_list.get(),
-                      missing ? Py_True : Py_False, Py_False};
-  Ref r(PyObject_Vectorcall(dc.raw_tangent, argv, 7, nullptr));
+  Ref r(program_tangent(m, inputs, out.get(), t, missing));
   if (!r) return nullptr;
-  if (r.get() != Py_None && store_tangent(level, tangents, out.get(), r.get()) < 0) {
+  if (r.get() == Py_None) r = Ref(raw_path_tangent(m, raw, inputs, out.get(), t, missing));
+  if (!r) return nullptr;
+  if (r.get() != Py_None && store_tangent(tangents, out.get(), r.get()) < 0) {
     return nullptr;
   }
   return out.release();
 }
+
 
 // The first time the only dispatcher is the forward_ad layer's (its function's
 // __module__), the engine's hook configures this path (importing no layer before:
@@ -626,6 +831,8 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->attr_names = kwnames.release();
   m->python_fn = fn;
   m->ufunc = inplace != Py_None ? Py_NewRef(inplace) : nullptr;
+  m->programs = nullptr;
+  m->programs_gen = 0;
   return reinterpret_cast<PyObject*>(m);
 }
 
@@ -636,6 +843,7 @@ int fm_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(m->attr_names);
   Py_VISIT(m->python_fn);
   Py_VISIT(m->ufunc);
+  Py_VISIT(m->programs);
   return 0;
 }
 
@@ -646,6 +854,7 @@ int fm_clear(PyObject* self) {
   Py_CLEAR(m->attr_names);
   Py_CLEAR(m->python_fn);
   Py_CLEAR(m->ufunc);
+  Py_CLEAR(m->programs);
   return 0;
 }
 
@@ -757,7 +966,8 @@ void set_dual_hook(py::object hook) {
 
 void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
                             py::object current, py::object paused, py::object raw_plans,
-                            py::object raw_tangent, py::object ref_type) {
+                            py::object raw_tangent, py::object ref_type,
+                            py::object jvp_programs) {
   DualConfig c;
   c.dispatchers = dispatchers.ptr();
   c.dispatch = dispatch.ptr();
@@ -766,12 +976,15 @@ void configure_dual_methods(bool enabled, py::object dispatchers, py::object dis
   c.raw_plans = raw_plans.ptr();
   c.raw_tangent = raw_tangent.ptr();
   c.ref_type = ref_type.ptr();
+  c.ref_key = member_offset(ref_type.ptr(), "key");
+  c.jvp_programs = jvp_programs.is_none() ? nullptr : jvp_programs.ptr();
   py::tuple keep = py::make_tuple(dispatchers, dispatch, current, paused, raw_plans,
-                                  raw_tangent, ref_type);
+                                  raw_tangent, ref_type, jvp_programs);
   dual_names();
   PyObject* old = dc_refs;
   dc_refs = keep.release().ptr();
   dc = c;
+  ++dc_gen;
   dc_ready = enabled && fc_ready;
   Py_XDECREF(old);
 }

@@ -53,6 +53,7 @@ void set_dual_hook(py::object hook);
 // after configure_fast_methods. enabled=false turns that path off.
 void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
                             py::object current, py::object paused, py::object raw_plans,
-                            py::object raw_tangent, py::object ref_type);
+                            py::object raw_tangent, py::object ref_type,
+                            py::object jvp_programs);
 
 }  // namespace chainrule_engine

@@ -190,6 +190,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_dual_methods", &ce::configure_dual_methods, py::arg("enabled"),
         py::arg("dispatchers"), py::arg("dispatch"), py::arg("current"), py::arg("paused"),
         py::arg("raw_plans"), py::arg("raw_tangent"), py::arg("ref_type"),
+        py::arg("jvp_programs") = py::none(),
         "Hand the fast methods what forward-mode duals need (Note [dual fast methods]).");
   py::class_<ce::Engine>(m, "Engine", "Runs backward passes; see chainrule.autograd.engine.")
       .def(py::init<>())

@@ -22,10 +22,11 @@ from chainrule._ops import _registry
 from chainrule._ops.shape import ALIAS, _alias
 from chainrule._version_counter import counter_of
 from chainrule._tensor import Tensor, _differentiable_dtype
-from chainrule.autograd import tangent_slot
+from chainrule.autograd import engine, tangent_slot
 
 from ._slot import TangentSlot
 from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
+from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 
 # Note [one dual level]
 #     Like the reference, one dual level at most exists at a time, and its index is 0:
@@ -49,6 +50,7 @@ def enter_dual_level():
     """
     if CURRENT[0] is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    engine.get_engine()     # Note [engine selection]: the C++ engine's dual fast methods
     level = Level(0)
     level.handles = (_registry.add_dispatcher(dispatch),
                      tangent_slot.set_tangent_slot(TangentSlot))
@@ -104,9 +106,11 @@ def make_dual(tensor, tangent, *, level=None):
     if current is None:
         raise RuntimeError("Trying to access a forward AD level with an invalid index. This "
                            "index was either not created or is already deleted.")
-    if current.get(tensor) is not None:
+    if wrapped_tangent(current, tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {current.index} is not supported.")
+    if involves_vmap(tensor, tangent):          # Note [tangents of batched tensors]
+        return make_physical_dual(current, tensor, tangent)
     with paused():
         dual = _registry.apply_op(ALIAS, (tensor,), {})
     dual._vc = counter_of(tensor)
@@ -157,7 +161,7 @@ def unpack_dual(tensor, *, level=None):
     current = CURRENT[0]
     if ((current.index if current is not None else -1) if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
-    tangent = current.get(tensor) if current is not None else None
+    tangent = wrapped_tangent(current, tensor) if current is not None else None
     if tangent is not None and level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _fw_primal")
     with paused():

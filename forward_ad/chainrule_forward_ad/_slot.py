@@ -7,12 +7,16 @@ from chainrule._tensor import Tensor
 from ._tangents import CURRENT, paused
 
 
+INPLACE_WRITES = [0]    # how many in-place writes the slot has seen (hvp's fallback)
+
+
 class TangentSlot:
     """The forward_ad layer's implementation of core's tangent slot."""
 
     @staticmethod
     def inplace(t, result):
         """``result`` was written into ``t`` in place: so is its tangent."""
+        INPLACE_WRITES[0] += 1
         level = CURRENT[0]
         new = level.get(result)
         if new is None:
@@ -27,6 +31,13 @@ class TangentSlot:
             old = _view_of_base_tangent(level, t)
         if old is None:
             level.set(t, new.clone() if new._requires_grad else Tensor._wrap(new._data.copy()))
+        elif new._requires_grad and not old._requires_grad and t._base is None and \
+                _grad_mode.STATE.grad_enabled:
+            # a recorded tangent over a plain one (a clone's): writing it in place would
+            # drop its history (reverse-over-forward through exp_ would see none), and
+            # no view shares the plain one (t is no view; its own views' tangents are
+            # found through their base's only when they have none of their own)
+            level.set(t, new.clone())
         else:
             write_tangent(old, new)
 
@@ -88,6 +99,9 @@ def _zero_like(t):
 
 def write_tangent(old, new):
     """Write ``new`` into the tangent ``old`` in place (recorded when it must be)."""
+    basis = getattr(CURRENT[0], "basis", None)
+    if basis:                       # no longer basis directions (Note [basis tangents])
+        basis.pop(id(old._data), None)
     if new._requires_grad and _grad_mode.STATE.grad_enabled and not old.is_leaf:
         with paused():
             old.copy_(new)

@@ -42,10 +42,11 @@ Note [raw tangent path]
     stored as a bare ndarray (Note [tangent storage]) without a Tensor around it.
     Everything else (recorded tangents, batched levels, ops with several outputs or
     without a forward rule) goes through ``attach_tangents``.
-    The C++ engine runs ``dispatch``'s common path for its fast methods in C and
-    calls ``_raw_tangent`` (Note [dual fast methods] in engine_cpp/src/
-    fast_methods.cc): ``dispatch``, ``Level`` and ``_raw_plan`` are fingerprinted
-    there (chainrule_engine/_mirror.py), so change them together with that code.
+    The C++ engine runs ``dispatch``'s common path for its fast methods in C, with
+    the op's JVP program (Note [JVP programs] in _programs.py) or ``_raw_tangent``
+    (Note [dual fast methods] in engine_cpp/src/fast_methods.cc): ``dispatch``,
+    ``Level``, ``_raw_plan`` and the tracing of programs are fingerprinted there
+    (chainrule_engine/_mirror.py), so change them together with that code.
 
 Note [tangent formulas, two namespaces]
     The JVP formulas run like the VJPs (Note [one formula, two namespaces]): on

@@ -3,6 +3,7 @@ dual level (Note [dual fast methods] in engine_cpp/src/fast_methods.cc): they mu
 equal the closed forms and, under that engine, what the layer's Python dispatcher
 gives with the C path off, fallbacks included."""
 import os
+import sys
 
 import numpy as np
 
@@ -40,6 +41,32 @@ def _cases():
         dual = fwAD.make_dual(cr.tensor(X), tangent_grad).sin()
         out.append(("tangent requires grad", _tangent(dual)))
         assert fwAD.unpack_dual(dual).tangent.requires_grad
+        out.extend(_program_cases(d, plain))
+    return out
+
+
+UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "neg", "relu",
+         "rsqrt", "sgn", "sigmoid", "sign", "sin", "sqrt", "tan", "tanh", "trunc"]
+
+
+def _program_cases(d, plain):
+    """Note [JVP programs]: every fast method with each set of inputs carrying a
+    tangent, and the cases the raw path keeps (0-d, broadcast leaf results, float32)."""
+    positive = d * d + 0.5            # in every op's domain
+    out = [(name, _tangent(getattr(positive, name)())) for name in UNARY]
+    wide = cr.tensor([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]], dtype=cr.float64)
+    for name, fn in [("mul", lambda a, b: a * b), ("div", lambda a, b: a / b),
+                     ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b),
+                     ("rmul", lambda a, b: 2.0 * a * b), ("rsub", lambda a, b: 2 - a - b)]:
+        for which, (a, b) in {"both": (d, d * 0.5), "left": (d, plain), "right": (plain, d),
+                              "broadcast": (d, wide), "broadcast right": (wide, d)}.items():
+            out.append((f"{name} {which}", _tangent(fn(a, b))))
+    scalar = fwAD.make_dual(cr.tensor(0.7, dtype=cr.float64), cr.tensor(2.0, dtype=cr.float64))
+    out.append(("0-d", _tangent((scalar * 3.0).sin().tanh())))
+    single = fwAD.make_dual(cr.tensor(X, dtype=cr.float32), cr.tensor(T, dtype=cr.float32))
+    out.append(("float32", _tangent((single * 1.5).tanh() / (single + 2.0))))
+    inf = cr.tensor([np.inf, 1.0, -np.inf], dtype=cr.float64)
+    out.append(("zero tangent times inf", _tangent(d * inf)))
     return out
 
 
@@ -83,3 +110,27 @@ def test_the_engines_dual_path_gives_the_python_paths_tangents():
             assert a is None and b is None, name
         else:
             np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def test_the_engine_runs_jvp_programs_without_python_frames():
+    # Note [JVP programs]: under the C++ engine the chain's tangents come from programs
+    # (no call to the layer's _raw_tangent); the Python engine runs the raw path
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "_raw_tangent":
+            calls.append(frame)
+    if os.environ.get("CHAINRULE_ENGINE") == "cpp":
+        from chainrule.autograd import engine
+        engine.get_engine()
+    x, t = cr.tensor(X), cr.tensor(T)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        ((d * 1.5).sin() + d).tanh()          # the raw plans are made on first use
+        sys.setprofile(profile)
+        try:
+            y = ((d * 1.5).sin() + d).tanh()
+        finally:
+            sys.setprofile(None)
+        assert _tangent(y) is not None
+    assert len(calls) == (0 if os.environ.get("CHAINRULE_ENGINE") == "cpp" else 4)

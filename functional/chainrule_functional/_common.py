@@ -7,7 +7,12 @@ Note [functional nesting]
     a tuple was given, a bare Tensor where a Tensor was. ``jacobian`` nests two
     levels (outputs, then inputs); ``hessian`` (inputs, inputs).
 """
+import numpy as np
+
 import chainrule as cr
+from chainrule._batched import LEVELS as VMAP_LEVELS
+from chainrule.autograd.engine import get_engine
+from chainrule.autograd.node import gradient_edge
 
 
 def as_tuple(value, arg_name, fn_name):
@@ -62,7 +67,7 @@ def check_v(v, others, others_are_tuple):
                                f"got {len(v)}.")
         raise RuntimeError("The given v should contain a single Tensor.")
     for i, (a, b) in enumerate(zip(v, others)):
-        if a.size() != b.size():
+        if a._data.shape != b._data.shape:       # (Size objects only for the message)
             where = f"Entry {i} in " if others_are_tuple else ""
             raise RuntimeError(f"{where}v has invalid size: should be {b.size()} but got "
                                f"{a.size()}.")
@@ -96,6 +101,23 @@ def check_requires_grad(tensors, kind, strict):
                                f"input {i}. This is not allowed in strict mode.")
         if not t.requires_grad:
             raise RuntimeError(_STRICT_MESSAGES[kind].format(i=i))
+
+
+def scalar_grad(output, inputs):
+    """``grad_of((output,), inputs)`` for one scalar ``output`` without create_graph:
+    the engine directly, with a root gradient of one (autograd.grad's argument
+    handling is for general calls); None for unused inputs, and for every input
+    when ``output`` does not require grad."""
+    if output is None or not output.requires_grad:
+        return (None,) * len(inputs)
+    if VMAP_LEVELS.stack:               # batched tensors: autograd.grad's vmap path
+        return grad_of((output,), inputs)
+    with cr.no_grad():
+        captured = get_engine().execute([gradient_edge(output)],
+                                        [np.ones(output._data.shape, output._data.dtype)],
+                                        False, False, [gradient_edge(x) for x in inputs],
+                                        accumulate_grad=False)
+    return tuple(None if g is None else cr.Tensor._wrap(g) for g in captured)
 
 
 def grad_of(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,

@@ -14,6 +14,8 @@ Note [one-pass jacobians]
     custom Function without ``jvp``, an in-place op on a view) it raises
     NotImplementedError and the caller takes its usual path.
 """
+import numpy as np
+
 import chainrule as cr
 
 from ._common import forward_ad
@@ -39,40 +41,50 @@ def worth_it(outputs, inputs):
         not any(t.is_complex() for t in list(outputs) + list(inputs))
 
 
-def forward_jacobian(call, inputs, need_graph=False):
-    """(outputs, blocks): ``call(*duals)``'s outputs (a sequence of Tensors) and
-    blocks[i][j] = d outputs[i] / d inputs[j], of shape out_i.shape + in_j.shape.
-    ``need_graph``: the duals require grad (for a function that differentiates
-    inside, e.g. a gradient: forward-over-reverse)."""
-    from chainrule_forward_ad import unpack_dual
+def forward_jacobian(call, inputs, need_graph=False, history=False):
+    """(outputs, blocks): ``call(*duals)``'s outputs (a sequence of Tensors, without
+    their tangents once this returns) and blocks[i][j] = d outputs[i] / d inputs[j], of
+    shape out_i.shape + in_j.shape. ``need_graph``: the duals require grad (for a
+    function that differentiates inside, e.g. a gradient: forward-over-reverse).
+    ``history``: the blocks keep the graph their tangents were computed with (where
+    the function's own inputs required grad), else nothing is recorded for them."""
     from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
+    from chainrule_forward_ad._tangents import CURRENT
+    from chainrule_forward_ad._vmapped import wrapped_tangent
     numels = [x.numel() for x in inputs]
     total = sum(numels)
-    eye = cr.eye(total, dtype=inputs[0].dtype if inputs else cr.float64)
-    with batched_dual_level(total):
+    with batched_dual_level(total, graph=need_graph or history):
         duals, start = [], 0
         for x, n in zip(inputs, numels):
-            rows = eye[:, start:start + n].to(x.dtype).reshape((total,) + tuple(x.shape))
-            dual = make_batched_dual(x.detach(), rows)
+            dual = make_batched_dual(x.detach(), _basis_rows(x, start, total), basis=start)
             duals.append(dual.requires_grad_() if need_graph else dual)
             start += n
         outputs = call(*duals)
-        tangents = [unpack_dual(o).tangent for o in outputs]
-        primals = [unpack_dual(o).primal for o in outputs]
-    blocks = [_blocks(t, o, inputs, numels) for t, o in zip(tangents, primals)]
-    return primals, blocks
+        tangents = [wrapped_tangent(CURRENT[0], o) for o in outputs]
+    return outputs, [_blocks(t, o, inputs, numels) for t, o in zip(tangents, outputs)]
+
+
+def _basis_rows(x, start, total):
+    """x's rows of the identity over every input element: row ``start + k`` is the k-th
+    basis direction of x, the other rows are zeros (shape (total, *x.shape))."""
+    eye = np.eye(total, x.numel(), -start, dtype=x._data.dtype)
+    return cr.Tensor._wrap(eye.reshape((total,) + tuple(x.shape)))
 
 
 def _blocks(tangent, out, inputs, numels):
-    """One output's batched tangent (total, *out) split into its input blocks."""
+    """One output's batched tangent (total, *out) split into its input blocks, each
+    moved to out.shape + x.shape (on the arrays where no graph is wanted)."""
     blocks, start = [], 0
     for x, n in zip(inputs, numels):
         shape = tuple(out.shape) + tuple(x.shape)
         if tangent is None:
             blocks.append(cr.zeros(*shape, dtype=out.dtype))
-        else:
+        elif tangent.requires_grad or type(tangent) is not cr.Tensor:
             part = tangent[start:start + n]
             order = list(range(1, part.ndim)) + [0]
             blocks.append(part.permute(order).reshape(shape))
+        else:
+            part = np.moveaxis(tangent._data[start:start + n], 0, -1)
+            blocks.append(cr.Tensor._wrap(part.reshape(shape)))
         start += n
     return blocks

@@ -1,10 +1,12 @@
 """``chainrule.autograd.functional``: vjp, jvp, jacobian, hessian, vhp, hvp of a
 user function (Note [functional nesting] in _common.py for the result shapes)."""
+import numpy as np
+
 import chainrule as cr
 
 from . import _forward_jacobian as _one_pass
 from ._common import (as_tuple, check_requires_grad, check_v, finish, forward_ad,
-                      fresh_inputs, grad_of, untuple, zeros_for_none)
+                      fresh_inputs, grad_of, scalar_grad, untuple, zeros_for_none)
 
 _OUTPUTS = "outputs of the user-provided function"
 
@@ -179,11 +181,10 @@ def _jacobian_batched(outputs, inputs, create_graph):
     numels = [o.numel() for o in outputs]
     total = sum(numels)
     flat = [o.reshape(-1) for o in outputs]
+    # output k's rows of one identity over every output element (made on the arrays)
     eyes, start = [], 0
     for o, n in zip(outputs, numels):
-        eye = cr.zeros(total, n, dtype=o.dtype)
-        eye[start:start + n] = cr.eye(n, dtype=o.dtype)
-        eyes.append(eye)
+        eyes.append(cr.Tensor._wrap(np.eye(total, n, -start, dtype=o._data.dtype)))
         start += n
     grads = grad_of(flat, inputs, eyes, create_graph=create_graph, is_grads_batched=True) \
         if total else (None,) * len(inputs)
@@ -191,8 +192,8 @@ def _jacobian_batched(outputs, inputs, create_graph):
              for g, x in zip(grads, inputs)]
     rows, start = [], 0
     for o, n in zip(outputs, numels):
-        rows.append(tuple(g[start:start + n].reshape(tuple(o.shape) + tuple(x.shape))
-                          for g, x in zip(grads, inputs)))
+        rows.append(tuple((g if n == total else g[start:start + n]).reshape(
+            tuple(o.shape) + tuple(x.shape)) for g, x in zip(grads, inputs)))
         start += n
     return rows
 
@@ -207,6 +208,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            '`strategy="forward-mode"` are not supported together (yet). Please '
                            'either set `strict=False` or `strategy="reverse-mode"`.')
+    given = inputs
     inputs_are_tuple, inputs = as_tuple(inputs, "inputs", "jacobian")
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
@@ -215,7 +217,7 @@ def _jacobian_forward(func, inputs, create_graph, strict, vectorize):
     if fwAD is None:
         raise ImportError("jacobian(strategy=\"forward-mode\") needs the chainrule-forward-ad "
                           "wheel (pip install chainrule-forward-ad)")
-    one_pass = _jacobian_one_pass(func, inputs, as_lists=True)
+    one_pass = _jacobian_one_pass(func, given, as_lists=True)
     if one_pass is not None:
         return one_pass
     outputs_are_tuple, columns = _forward_columns(fwAD, func, inputs)
@@ -238,7 +240,7 @@ def _jacobian_one_pass(func, inputs, as_lists=False):
         flags.append(outputs_are_tuple)
         return outputs
     try:
-        _, blocks = _one_pass.forward_jacobian(call, inputs)
+        _, blocks = _one_pass.forward_jacobian(call, inputs, history=as_lists)
     except NotImplementedError:
         return None
     if as_lists:        # strategy="forward-mode": lists, with any history, like the reference
@@ -352,9 +354,16 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     >>> p.tolist()
     [6.0, 12.0]
     """
+    fwAD = forward_ad()
     with cr.enable_grad():
         inputs_are_tuple, inputs, v = _scalar_function_prologue(func, inputs, v, create_graph,
                                                                 strict, "vhp")
+        if v is not None and _reverse_over_forward_applies(fwAD, inputs, strict):
+            # v^T H = (H v)^T: the Hessian of a real function is symmetric
+            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, "vhp")
+            if done is not None:
+                return (finish((done[0],), create_graph)[0],
+                        untuple(finish(done[1], create_graph), inputs_are_tuple))
         outputs = _scalar_output(func(*inputs), strict, "vhp")
         jac = grad_of(outputs, inputs, create_graph=True)
         check_requires_grad(jac, "jacobian", strict)
@@ -366,13 +375,15 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _reverse_over_forward_applies(fwAD, inputs, strict):
-    """Where hvp takes reverse-over-forward (about twice as fast as the double-backward
-    trick: one forward pass with recorded tangents and one plain backward): the layer
-    installed, no dual level active, real inputs, no strict-mode checks (which need
-    the double-backward trick's intermediate results). vhp keeps its two backward
-    passes, which cost the same as reverse-over-forward there."""
+    """Where hvp and vhp take reverse-over-forward (one forward pass with recorded
+    tangents and one plain backward, which the C++ engine runs on arrays: cheaper
+    than the double-backward trick's two create_graph passes, and than
+    forward-over-reverse, whose backward runs its formulas on Tensors): the layer
+    installed, no dual level active, real inputs (vhp = hvp by the Hessian's
+    symmetry), no strict-mode checks (which need the double-backward trick's
+    intermediate results)."""
     return fwAD is not None and not strict and not _dual_level_active(fwAD) and \
-        not any(x.is_complex() for x in inputs)
+        not any(x._data.dtype.kind == "c" for x in inputs)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -392,25 +403,59 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
                                                                 strict, "hvp")
         if v is None:
             v = (cr.ones_like(inputs[0]),)
+        done = None
         if _reverse_over_forward_applies(fwAD, inputs, strict):
-            output, result = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
-        else:
-            output, result = _hvp_double_backward(func, inputs, v, create_graph, strict)
+            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
+        output, result = done if done is not None else \
+            _hvp_double_backward(func, inputs, v, create_graph, strict)
     return (finish((output,), create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
 
 
-def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph):
+def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
     """H v as the gradient of the directional derivative grad(f) . v, which forward
     mode gives with a recorded graph: one forward pass with tangents and one plain
     backward (no create_graph backward, unlike forward-over-reverse or the
-    double-backward trick)."""
+    double-backward trick). None where the function has an op or a custom Function
+    without a forward rule, or writes in place (a recorded tangent's saved values
+    would be overwritten): the caller then takes the double-backward trick, which
+    calls the function again."""
+    from chainrule_forward_ad._slot import INPLACE_WRITES
+    writes = INPLACE_WRITES[0]
     with fwAD.dual_level():
         duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
-        outputs = _scalar_output(func(*duals), False, "hvp")
-        output, directional = fwAD.unpack_dual(outputs[0])
-    grads = grad_of((directional,), inputs, create_graph=create_graph)
+        try:
+            output = func(*duals)
+        except NotImplementedError as e:
+            if _no_forward_rule(e):
+                return None
+            raise
+        if INPLACE_WRITES[0] != writes:
+            return None
+        output = _scalar_output(output, False, name)[0]
+        # the output's tangent as the level holds it (unpack_dual's primal alias is
+        # not needed: the output leaves without tangents once the level exits)
+        directional = _dual_level_tangent(output)
+    if create_graph:
+        grads = grad_of((directional,), inputs, create_graph=True)
+    else:
+        grads = scalar_grad(directional, inputs)
     return output, zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
+
+
+def _no_forward_rule(error):
+    """The forward_ad layer's refusals: a table op without a JVP, a custom Function
+    without ``jvp``, a JVP formula that refuses a case (linalg.svd's full_matrices)."""
+    message = str(error)
+    return message.startswith("Trying to use forward AD with") or \
+        "jvp function for custom autograd.Function" in message or \
+        message.startswith("the forward derivative of")
+
+
+def _dual_level_tangent(t):
+    from chainrule_forward_ad._tangents import CURRENT
+    from chainrule_forward_ad._vmapped import wrapped_tangent
+    return wrapped_tangent(CURRENT[0], t)          # batched like t under vmap
 
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):

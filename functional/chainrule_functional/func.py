@@ -105,6 +105,15 @@ def _level_active():
     return CURRENT[0] is not None
 
 
+def _untracked_over_reverse(spec):
+    """The forward_ad layer's Note [untracked forward-over-reverse] module when a
+    gradient can take it (nested only because a jvp/jacfwd is active), else None."""
+    if not spec.nested or forward_ad() is None:
+        return None
+    from chainrule_forward_ad import _over_reverse
+    return _over_reverse if _over_reverse.applies(spec.leaves) else None
+
+
 def _fresh(leaf, nested):
     if not isinstance(leaf, cr.Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
@@ -200,19 +209,32 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """
     api = "grad_and_value(f)(*args)"
 
+    def call(spec, kwargs):
+        output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
+        if not isinstance(output, cr.Tensor):
+            raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
+                               f"{type(output)}")
+        if output.dim() != 0:
+            raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
+                               f"tensor with {output.dim()} dims. Maybe you wanted to use "
+                               "the vjp or jacrev APIs instead?")
+        return output, aux
+
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
+        over = _untracked_over_reverse(spec)
         with cr.enable_grad():
-            spec.freshen()
-            output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
-            if not isinstance(output, cr.Tensor):
-                raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
-                                   f"{type(output)}")
-            if output.dim() != 0:
-                raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got "
-                                   f"tensor with {output.dim()} dims. Maybe you wanted to use "
-                                   "the vjp or jacrev APIs instead?")
-            grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
+            if over is not None:        # Note [untracked forward-over-reverse]
+                with over.tangents_untracked():
+                    spec.freshen()
+                    output, aux = call(spec, kwargs)
+                grads = [cr.zeros_like(x) if g is None else g
+                         for g, x in zip(over.gradient_with_tangents(output, spec.leaves),
+                                         spec.leaves)]
+            else:
+                spec.freshen()
+                output, aux = call(spec, kwargs)
+                grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
         grads = _plain(spec.structure(grads), spec.nested)
         value = _plain(output, spec.nested)
         return (grads, (value, _plain(aux, spec.nested))) if has_aux else (grads, value)
@@ -347,8 +369,10 @@ def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api):
     if strict and not any(o.requires_grad for o in out_leaves):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
                            "independent of the inputs. This is not allowed with strict=True.")
-    result = (_unflatten(out_leaves, out_spec), _unflatten(tangents, out_spec))
-    return result + (aux,) if has_aux else result
+    nested = _nested(p_leaves)     # else no graph leaves, like the forward-mode path
+    result = (_plain(_unflatten(out_leaves, out_spec), nested),
+              _plain(_unflatten(tangents, out_spec), nested))
+    return result + (_plain(aux, nested),) if has_aux else result
 
 
 # --- jacobians ----------------------------------------------------------------------

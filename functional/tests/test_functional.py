@@ -155,3 +155,38 @@ def test_forward_mode_transforms_under_vmap_equal_the_loop():
     outer = jvp(vmap(g), (xs,), (cr.ones(4, 3, dtype=cr.float64),))[1]
     assert np.allclose(outer.numpy(), cr.stack([jvp(g, (xs[i],), (ones,))[1]
                                                 for i in range(4)]).numpy())
+
+
+def _one_pass_or_loop(fn, *args):
+    """fn(*args) and whether core's vmap evaluated anything once per entry."""
+    from chainrule._ops import _batching_rules
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        return fn(*args), log
+    finally:
+        _batching_rules.LOOP_LOG = None
+
+
+def test_forward_mode_under_vmap_runs_once_and_matches_the_loop(layers):
+    # Note [tangents of batched tensors]: no evaluation per vmap entry
+    batch = cr.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    dirs = cr.tensor(np.random.default_rng(1).standard_normal((4, 3)))
+    g = lambda x: cr.tanh(cr.tensor(A) @ x) * x.sum()           # noqa: E731
+    cases = [
+        (func.vmap(lambda x, v: func.jvp(g, (x,), (v,))[1]), (batch, dirs),
+         lambda x, v: func.jvp(g, (x,), (v,))[1]),
+        (func.vmap(func.jacfwd(g)), (batch,), func.jacfwd(g)),
+        (func.vmap(func.hessian(f)), (batch,), func.hessian(f)),
+        (func.vmap(lambda x: F.jacobian(g, x, vectorize=True, strategy="forward-mode")),
+         (batch,), lambda x: F.jacobian(g, x, vectorize=True, strategy="forward-mode")),
+    ]
+    for mapped, args, entry in cases[:None if layers == "with forward_ad" else -1]:
+        got, log = _one_pass_or_loop(mapped, *args)
+        assert not got.requires_grad
+        want = cr.stack([entry(*[a[i] for a in args]) for i in range(4)])
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
+        if layers == "with forward_ad":
+            assert not log, log
+    got, log = _one_pass_or_loop(lambda: func.jvp(func.vmap(g), (batch,), (dirs,))[1])
+    want = cr.stack([func.jvp(g, (x,), (v,))[1] for x, v in zip(batch, dirs)])
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)

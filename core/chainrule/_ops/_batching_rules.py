@@ -161,7 +161,7 @@ def last_dims(call, op, args, batched, attrs):
 def transpose_2d(call, op, args, batched, attrs):
     if args[0].ndim < 3:
         return args[0]
-    return call(OPS["transpose"], args, {"dim0": 1, "dim1": 2})
+    return call(OPS["transpose"], args, {"dim0": 1, "dim1": 2}, view=True)
 
 
 def matmul(call, op, args, batched, attrs):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .._meta import MetaArray
 from .._tensor import DEVICE_ARRAY_TYPES, asarray, on_device_of
 
 
@@ -32,6 +33,8 @@ def in_float64(name, x, *args):
     if x.dtype.kind == "c":
         raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
     fn = implementation(name)
+    if type(x) is MetaArray:
+        return MetaArray.like(x)                 # Note [meta arrays]: no values
     if type(x) is not np.ndarray and type(x) in DEVICE_ARRAY_TYPES:
         fn = _device_implementation(name)
         if fn is None:         # (np.vectorize of math's: host arrays only) a round trip

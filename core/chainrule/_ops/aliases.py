@@ -10,7 +10,7 @@ None of them adds a derivative: each runs an op of the table (or reads metadata)
 """
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _layout
 from .._tensor import Tensor
 from ._common import FUNCTIONS, commit_inplace, method, public
 from .operators import _inplace
@@ -287,6 +287,134 @@ Tensor.is_cpu = property(lambda self: self.device.type == "cpu",
                          doc="Whether the tensor lives in host memory.")
 Tensor.output_nr = property(lambda self: self._output_nr,
                             doc="Which output of its grad_fn this tensor is.")
+Tensor.layout = property(lambda self: _layout.strided, doc="Always ``chainrule.strided``.")
+for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested", "is_mkldnn", "is_mps",
+              "is_xpu", "is_xla", "is_vulkan", "is_ipu", "is_mtia", "is_maia"):
+    setattr(Tensor, _name, property(lambda self: False,
+                                    doc="False: chainrule tensors are dense host/CUDA arrays."))
+
+
+@method("is_shared")
+def is_shared(self):
+    """False: tensors are not placed in shared memory.
+
+    >>> import chainrule as cr
+    >>> cr.ones(1).is_shared()
+    False
+    """
+    return False
+
+
+@method("share_memory_")
+def share_memory_(self):
+    """This tensor (chainrule does not move tensors to shared memory; threads share
+    memory already).
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(1); x.share_memory_() is x
+    True
+    """
+    return self
+
+
+@method("to_dense")
+def to_dense(self, dtype=None, *, masked_grad=None):
+    """This tensor (it is dense already), in ``dtype`` if given.
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(1); x.to_dense() is x
+    True
+    """
+    return self if dtype is None else self.to(dtype)
+
+
+@public
+def ravel(input):
+    """The elements as a 1-D tensor (a view when the memory allows).
+
+    >>> import chainrule as cr
+    >>> cr.arange(4).reshape(2, 2).t().ravel().tolist()
+    [0, 2, 1, 3]
+    """
+    return F["reshape"](input, (-1,))
+
+
+@method("fill_diagonal_")
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal in place (every dimension equal, or a
+    matrix; ``wrap``: a tall matrix's diagonal restarts every ``cols + 1`` rows).
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3).fill_diagonal_(5).tolist()
+    [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    flat_step = sum(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    n = int(np.prod(shape))
+    limit = n if (wrap and len(shape) == 2 and shape[0] > shape[1]) else \
+        min(shape) * flat_step - flat_step + 1
+    positions = np.arange(0, min(limit, n), flat_step)
+    mask = np.zeros(n, dtype=bool)
+    mask[positions] = True
+    mask = Tensor._wrap(mask.reshape(shape))
+    return commit_inplace(self, F["masked_fill"](self, mask, fill_value))
+
+
+@public
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` with ``p``-norm above ``maxnorm`` scaled down to it.
+
+    >>> import chainrule as cr
+    >>> [round(v, 4) for v in cr.renorm(cr.tensor([[1., 2.], [3., 4.]]), 2, 0, 2.5)[1].tolist()]
+    [1.5, 2.0]
+    """
+    from .. import linalg
+    others = tuple(d for d in range(input.ndim) if d != dim % max(input.ndim, 1))
+    norms = linalg.vector_norm(input, p, others, keepdim=True) if others else input.abs()
+    factor = F["where"](norms > maxnorm, maxnorm / (norms + 1e-7), norms * 0 + 1)
+    return input * factor
+
+
+@method("renorm_")
+def renorm_(self, p, dim, maxnorm):
+    """In-place ``renorm``.
+
+    >>> import chainrule as cr
+    >>> [round(v, 4) for v in cr.tensor([[3., 4.]]).renorm_(2, 0, 1.0)[0].tolist()]
+    [0.6, 0.8]
+    """
+    return commit_inplace(self, renorm(self, p, dim, maxnorm))
+
+
+@method("apply_")
+def apply_(self, callable):
+    """Replace each element ``x`` by ``callable(x)`` (a Python function; host tensors
+    only, no gradient).
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1., 2.]).apply_(lambda v: v * 10).tolist()
+    [10.0, 20.0]
+    """
+    values = np.vectorize(callable, otypes=[self._data.dtype])(self._data)
+    return commit_inplace(self, Tensor._wrap(np.asarray(values, dtype=self._data.dtype)))
+
+
+@method("map_")
+def map_(self, tensor, callable):
+    """Replace each element ``x`` by ``callable(x, y)`` with ``y`` the matching element
+    of ``tensor`` (broadcast); host tensors only, no gradient.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1., 2.]).map_(cr.tensor([10., 20.]), lambda a, b: a + b).tolist()
+    [11.0, 22.0]
+    """
+    other = np.broadcast_to(tensor._data, self._data.shape)
+    values = np.vectorize(callable, otypes=[self._data.dtype])(self._data, other)
+    return commit_inplace(self, Tensor._wrap(np.asarray(values, dtype=self._data.dtype)))
 
 
 @method("dim_order")

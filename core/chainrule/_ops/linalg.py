@@ -12,6 +12,7 @@ import string
 
 import numpy as np
 
+from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
                       promote, public, require_tensor)
@@ -131,6 +132,9 @@ def _check_mm(a, b):
     check_same_dtype(a, b, _MM_DTYPE)
     sa, sb = a._data.shape, b._data.shape
     if sa[1] != sb[0]:
+        if type(a._data) is MetaArray or type(b._data) is MetaArray:   # the meta kernel's words
+            raise RuntimeError(f"a and b must have same reduction dim, but got {list(sa)} X "
+                               f"{list(sb)}.")
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and "
                            f"{_dims(sb)})")
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._dtypes import scalar_type_name
 from .._batched import BatchedTensor
+from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
                       float_input, formula_helper, promote, require_tensor)
@@ -327,6 +328,8 @@ def _quiet_divisor(divisor):
 def _divide_quietly(value, total_weight, dtype):
     """``value / total_weight`` in ``dtype``, without NumPy's warnings for a quiet
     divisor; the errstate is entered only then (it costs a microsecond)."""
+    if type(total_weight) is MetaArray:
+        return value / total_weight.astype(dtype)
     divisor = dtype.type(total_weight)
     if not _quiet_divisor(divisor):
         return value / divisor
@@ -338,7 +341,8 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
                   self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere and at
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
-    quiet = reduction == "mean" and _quiet_divisor(grad.dtype.type(total_weight))
+    quiet = reduction == "mean" and type(total_weight) is not MetaArray and \
+        _quiet_divisor(grad.dtype.type(total_weight))
     scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
     out = zeros_on(self_shape, grad.dtype, grad)
     if element_weight is None:
@@ -685,7 +689,9 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     elif element_weight is None:
         total_weight = float(t.size)
     else:
-        total_weight = float(element_weight.sum())
+        total_weight = element_weight.sum()
+        if type(total_weight) is not MetaArray:      # a meta one stays: it has no value
+            total_weight = float(total_weight)
     out = apply_op(NLL_LOSS, (x,),
                    _nll_attrs(safe, element_weight, total_weight, reduction, ignored))
     if unbatched and reduction == "none":

@@ -61,7 +61,9 @@ def prod_others(F, self, result, dim, keepdim):
     if not F.any(zero):
         return r / self
     safe = F.where(zero, 1, self)
-    nonzero_prod = F.prod(safe) if dim is None else F.prod(safe, dim[0], True)
+    nonzero_prod = F.prod(safe) if dim is None else safe
+    for d in () if dim is None else dim:     # several: vmap's rule for dim=None gives them
+        nonzero_prod = F.prod(nonzero_prod, d, True)
     nz = F.sum(zero, dim, True)
     zero_sum = F.sum(F.where(zero, self, 0), dim, True)
     # at a zero: the product of the nonzeros when it is the only zero; with exactly two,

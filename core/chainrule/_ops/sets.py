@@ -10,19 +10,19 @@ backward raises "not implemented"; here the values simply do not require grad.
 import numpy as np
 
 from .. import return_types
-from .._tensor import Tensor
+from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
 
 F = FUNCTIONS
 
 
 def _wrap(arr):
-    arr = np.asarray(arr)
+    arr = asarray(arr)                  # device arrays stay (Note [device arrays])
     return Tensor._wrap(arr if arr.flags.c_contiguous else arr.copy())
 
 
 def _int64(arr):
-    return _wrap(np.asarray(arr, dtype=np.int64))
+    return _wrap(asarray(arr, np.dtype(np.int64)))
 
 
 def _with_extras(values, inverse, counts, return_inverse, return_counts):
@@ -68,11 +68,13 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         flat, axis = a, wrap_dims(dim, a.ndim)[0]
     n = flat.shape[axis]
     moved = np.moveaxis(flat, axis, 0).reshape(n, -1)
-    starts = np.ones(n, dtype=bool)
+    starts = zeros_on((n,), bool, moved)
+    starts[:1] = True
     starts[1:] = np.any(moved[1:] != moved[:-1], axis=1)
     run = np.cumsum(starts) - 1
-    values = np.compress(starts, flat, axis=axis)
-    counts = np.diff(np.append(np.flatnonzero(starts), n))
+    first = np.flatnonzero(starts)
+    values = np.take(flat, first, axis=axis)
+    counts = np.diff(np.concatenate([first, zeros_on((1,), first.dtype, first) + n]))
     inverse = run.reshape(a.shape) if dim is None else run
     return _with_extras(_wrap(values), _int64(inverse), _int64(counts), return_inverse,
                         return_counts)
@@ -122,7 +124,7 @@ def _sorted_positions(boundaries, values, right, out_int32, side, sorter, name):
         rows_b, rows_v = b.reshape(-1, b.shape[-1]), v.reshape(-1, v.shape[-1])
         pos = np.stack([np.searchsorted(rb, rv, side=how) for rb, rv in zip(rows_b, rows_v)])
         pos = pos.reshape(v.shape)
-    return _wrap(np.asarray(pos, dtype=np.int32 if out_int32 else np.int64))
+    return _wrap(asarray(pos, np.dtype(np.int32 if out_int32 else np.int64)))
 
 
 @public(method=False)
@@ -201,10 +203,12 @@ def _mode_indices(rows):
     r, n = rows.shape
     order = np.argsort(rows, axis=1, kind="stable")
     s = np.take_along_axis(rows, order, 1)
-    starts = np.ones((r, n), dtype=bool)
+    starts = zeros_on((r, n), bool, rows)
+    starts[:, :1] = True
     starts[:, 1:] = s[:, 1:] != s[:, :-1]
-    run = np.cumsum(starts, axis=1) - 1 + np.arange(r)[:, None] * n
+    row = on_device_of(np.arange(r), rows)
+    run = np.cumsum(starts, axis=1) - 1 + row[:, None] * n
     counts = np.bincount(run.reshape(-1), minlength=r * n)[run]
     first = np.argmax(counts, axis=1)               # start of the first longest run
-    last = first + counts[np.arange(r), first] - 1  # stable sort: its last original index
-    return order[np.arange(r), last]
+    last = first + counts[row, first] - 1           # stable sort: its last original index
+    return order[row, last]

@@ -473,6 +473,12 @@ def _cat_vjp(i):
     return vjp
 
 
+def _cat_jvp(F, t, dim, sizes):
+    # the skipped empty 1-d inputs by ``sizes`` (under vmap their tangents are 2-d)
+    kept = [g for g, s in zip(t, sizes) if s >= 0]
+    return F.cat(kept or list(t), dim)
+
+
 def _stack_vjp(i):
     return lambda F, g, dim: F.select(g, dim, i)
 
@@ -493,7 +499,7 @@ _CAT_OPS, _STACK_OPS = {}, {}
 
 def _cat_op(n):
     return _variadic(_CAT_OPS, n, "cat", _cat_forward, _cat_vjp,
-                     lambda F, t, dim, sizes: F.cat(list(t), dim), ("dim", "sizes"),
+                     _cat_jvp, ("dim", "sizes"),
                      "CatBackward0")
 
 

@@ -27,9 +27,8 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
     from .backward import _make_grads
     batch = _batch_size(grad_outputs)
     _make_grads(outputs, grad_outputs, is_grads_batched=True)
-    if batch == 1 or tangent_slot.SLOT is not None:
-        # one row needs no batching; under a dual level the tangents (forward_ad)
-        # would have to flow through batched tensors, which that layer does not do
+    if batch == 1:      # one row needs no batching (Note [tangents under vmap]: a dual
+        # level's tangents flow through the batched backward's physical ops)
         return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph,
                             create_graph, allow_unused, materialize_grads)
     blocker = _unbatchable_node(outputs)

@@ -290,8 +290,9 @@ def _select_engine():
         CHAINRULE_ENGINE=python: this module's engine. CHAINRULE_ENGINE=cpp: the C++
         engine (wheel chainrule-engine, import chainrule_engine), an ImportError when
         it is missing. Unset: the C++ engine when installed, else this one. Chosen
-        once, at the first backward pass, so that importing chainrule never imports
-        the C++ layer."""
+        once, at the first backward pass (or the first dual level: the engine also
+        runs forward-mode ops, Note [dual fast methods] in engine_cpp/src/
+        fast_methods.cc), so that importing chainrule never imports the C++ layer."""
     global _engine
     choice = os.environ.get(ENGINE_ENV, "").strip().lower()
     if choice not in ("", "python", "cpp"):

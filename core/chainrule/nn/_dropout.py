@@ -24,6 +24,9 @@ def _noise(input, p, feature):
         if len(shape) < 2:
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (len(shape) - 2)
+    meta = _random.drawn_on_meta(input, shape, input._data.dtype)
+    if meta is not None:
+        return meta
     return _random.bernoulli_mask(shape, 1.0 - p, input._data.dtype, like=input._data)
 
 

@@ -37,6 +37,7 @@ from ._misc import *  # noqa: F401,F403  (bilinear, pdist, max_unpool2d, ...)
 from ._misc import __all__ as _misc_names
 from ._ctc import ctc_loss  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
+from ._embedding_bag import embedding_bag  # noqa: F401
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \

@@ -114,6 +114,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                       "The distribution of values may be incorrect.", stacklevel=2)
     from math import erf
     cdf = lambda x: (1.0 + erf(x / math.sqrt(2.0))) / 2.0   # noqa: E731
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     low, high = cdf((a - mean) / std), cdf((b - mean) / std)
     u = _random.draw_like(tensor._data, "uniform", 2 * low - 1, 2 * high - 1, generator,
                           lambda rng, shape: rng.uniform(2 * low - 1, 2 * high - 1, shape))
@@ -179,6 +181,8 @@ def eye_(tensor):
     """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     return _fill(tensor, np.eye(*tensor.shape))
 
 
@@ -196,6 +200,8 @@ def dirac_(tensor, groups=1):
     shape = tuple(tensor.shape)
     if shape[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     out_per_group = shape[0] // groups
     values = np.zeros(shape)
     centre = tuple(k // 2 for k in shape[2:])
@@ -271,6 +277,8 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     flat = _rng(generator).standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
@@ -293,6 +301,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     rng = _rng(generator)
     values = rng.normal(0, std, (rows, cols))
     zeros = int(math.ceil(sparsity * rows))
@@ -315,3 +325,4 @@ uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprec
 xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
 kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
 orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)
+eye, dirac = _deprecated(eye_), _deprecated(dirac_)

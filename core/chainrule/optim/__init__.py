@@ -18,4 +18,4 @@ from .rmsprop import Adagrad, RMSprop  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .adam_variants import Adamax, NAdam, RAdam  # noqa: F401
 from .adadelta import Adadelta, Rprop  # noqa: F401
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401

@@ -698,3 +698,94 @@ class ChainedScheduler(SequentialLR):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = self._group_lrs()
+
+
+def _format_param(name, optimizer, param):
+    """One value per parameter group (a list must have one per group)."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got "
+                             f"{len(param)}")
+        return list(param)
+    return [param] * len(optimizer.param_groups)
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates: the rate goes from ``base_lr`` up to ``max_lr`` over
+    ``step_size_up`` steps and back over ``step_size_down``; the amplitude is scaled by
+    ``mode`` ("triangular": constant, "triangular2": halved each cycle, "exp_range":
+    ``gamma ** step``) or ``scale_fn``. Momentum cycles the opposite way. Step it every
+    batch.
+
+    >>> import chainrule as cr
+    >>> opt = cr.optim.SGD([cr.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
+    >>> s = cr.optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> [round((opt.step(), s.step(), s.get_last_lr()[0])[2], 3) for _ in range(4)]
+    [0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else \
+            {"triangular": "cycle", "triangular2": "cycle", "exp_range": "iterations"}[mode]
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._init_momentum(optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_momentum(self, optimizer, base_momentum, max_momentum, last_epoch):
+        if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+            raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                             "option enabled")
+        self.use_beta1 = "betas" in optimizer.defaults
+        self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+        self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+        if last_epoch == -1:
+            for momentum, group in zip(self.max_momentums, optimizer.param_groups):
+                self._set_momentum(group, momentum)
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def scale_fn(self, x):
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [low + (high - low) * factor * scale
+               for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums):
+                self._set_momentum(group, high - (high - low) * factor * scale)
+        return lrs
+
+
+__all__ += ["CyclicLR"]

@@ -1,2 +1,4 @@
-"""``chainrule.utils``: ``checkpoint`` (activation checkpointing)."""
+"""``chainrule.utils``: ``checkpoint`` (activation checkpointing) and ``data``
+(datasets, samplers, ``DataLoader``)."""
 from . import checkpoint  # noqa: F401
+from . import data  # noqa: F401

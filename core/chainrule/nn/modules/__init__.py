@@ -10,7 +10,7 @@ from .loss import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .padding import *  # noqa: F401,F403
 from .distance import *  # noqa: F401,F403
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase  # noqa: F401

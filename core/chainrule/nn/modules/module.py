@@ -16,11 +16,12 @@ Note [module attributes]
 import collections
 import functools
 import itertools
+import warnings
 import weakref
 
 from ... import _dtypes
 from ..._grad_mode import no_grad
-from ..._tensor import Tensor
+from ..._tensor import Tensor, device as _device
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -91,6 +92,29 @@ def _add_hook(hooks, hook, prepend, extra=None):
     return handle
 
 
+def _placing_on_device(init):
+    """Note [module device]
+        The ``device=`` of a module's constructor places what the constructor makes
+        (parameters, buffers, submodules) on that device, as the reference's
+        factory_kwargs do: the constructor runs with that device as the factories'
+        default (Note [default device]). Only chainrule's own modules get this (a
+        user's module passes its ``device`` on itself)."""
+    code = init.__code__
+    position = code.co_varnames[:code.co_argcount].index("device") \
+        if "device" in code.co_varnames[:code.co_argcount] else None
+
+    @functools.wraps(init)
+    def placed(self, *args, **kwargs):
+        device = kwargs.get("device")
+        if device is None and position is not None and len(args) >= position:
+            device = args[position - 1]
+        if device is None:
+            return init(self, *args, **kwargs)
+        with _device("cuda", device) if isinstance(device, int) else _device(device):
+            return init(self, *args, **kwargs)
+    return placed
+
+
 class Module:
     """Base class of all layers and models. Subclasses assign parameters, buffers and
     child modules as attributes in ``__init__`` (after ``super().__init__()``) and
@@ -111,6 +135,14 @@ class Module:
     >>> model(cr.ones(2, 3)).shape
     chainrule.Size([2, 1])
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        code = getattr(init, "__code__", None)
+        if code is not None and cls.__module__.startswith("chainrule.nn") and \
+                "device" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            cls.__init__ = _placing_on_device(init)        # Note [module device]
 
     training = True
     dump_patches = False
@@ -604,9 +636,16 @@ class Module:
         return self
 
     def to_empty(self, *, device=None, recurse=True):
-        """Replace parameters and buffers by uninitialised ones of the same shapes."""
+        """Replace parameters and buffers by uninitialised ones of the same shapes on
+        ``device`` (their own by default): how a model built on the meta device gets
+        memory, to be initialised or loaded afterwards.
+
+        >>> import chainrule as cr
+        >>> cr.nn.Linear(2, 3, device="meta").to_empty(device="cpu").weight.device
+        device(type='cpu')
+        """
         from ... import _factories
-        return self._apply(lambda t: _factories.empty_like(t), recurse=recurse)
+        return self._apply(lambda t: _factories.empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         """Move parameters and buffers to the CPU (where they are)."""
@@ -886,6 +925,13 @@ def _load_one(module, name, key, target, value, error_msgs, assign):
         return
     with no_grad():
         if not assign:
+            if target.is_meta and not value.is_meta:
+                kind = "parameter" if name in module._parameters else "buffer"
+                warnings.warn(f"for {key}: copying from a non-meta {kind} in the checkpoint to "
+                              f"a meta {kind} in the current model, which is a no-op. (Did you "
+                              "mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", UserWarning, stacklevel=4)
             target.copy_(value)
         elif name in module._parameters:
             module._parameters[name] = value if isinstance(value, Parameter) else \

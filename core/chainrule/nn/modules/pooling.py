@@ -2,8 +2,10 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d",
+           "MaxUnpool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -47,6 +49,17 @@ class MaxPool2d(_MaxPoolNd):
     """
 
     _function = "max_pool2d"
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.MaxPool3d(2)(cr.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [7.0]
+    """
+
+    _function = "max_pool3d"
 
 
 class AvgPool1d(Module):
@@ -95,6 +108,19 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.AvgPool3d(2)(cr.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [3.5]
+    """
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class _AdaptivePool(Module):
@@ -160,6 +186,69 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     """
 
     _function, _max = "adaptive_max_pool2d", True
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of (N, C, D, H, W) input to an ``output_size`` grid.
+
+    >>> import chainrule as cr
+    >>> cr.nn.AdaptiveAvgPool3d(1)(cr.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [3.5]
+    """
+
+    _function, _max = "adaptive_avg_pool3d", False
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of (N, C, D, H, W) input to an ``output_size`` grid.
+
+    >>> import chainrule as cr
+    >>> cr.nn.AdaptiveMaxPool3d(1)(cr.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [7.0]
+    """
+
+    _function, _max = "adaptive_max_pool3d", True
+
+
+class _MaxUnpoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        n = self._dims
+        as_tuple = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * n)
+        self.kernel_size = as_tuple(kernel_size)
+        self.stride = as_tuple(stride if stride is not None else kernel_size)
+        self.padding = as_tuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._function)(input, indices, self.kernel_size, self.stride,
+                                          self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: each value back at its max's index, zeros
+    elsewhere.
+
+    >>> import chainrule as cr
+    >>> out, idx = cr.nn.MaxPool1d(2, return_indices=True)(cr.tensor([[[1., 3., 2., 0.]]]))
+    >>> cr.nn.MaxUnpool1d(2)(out, idx).tolist()
+    [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+
+    _function, _dims = "max_unpool1d", 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d.
+
+    >>> import chainrule as cr
+    >>> cr.nn.MaxUnpool2d(2)
+    MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    """
+
+    _function, _dims = "max_unpool2d", 2
 
 
 class _LPPool(Module):

@@ -6,15 +6,19 @@ order: LSTM i, f, g, o; GRU r, z, n).
 Each layer projects the whole input sequence with one ``F.linear`` and then steps
 through time with the hidden-to-hidden product, so the graph has one node per
 step and gate op (the sequence length bounds the loop, not the graph depth of a
-recursion).
+recursion). A PackedSequence input (Note [packed sequences] in nn/utils/rnn.py) runs
+step t on the first ``batch_sizes[t]`` rows of the state only.
 """
 import math
+
+import numpy as np
 
 from ... import _factories
 from ..._ops import FUNCTIONS
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -46,6 +50,17 @@ def _gru_step(x_proj, h, w_hh, b_hh):
     z = (x_z + h_z).sigmoid()
     n = (x_n + r * h_n).tanh()
     return (1 - z) * n + z * h
+
+
+def _keep_finished_rows(new, state, active, lstm):
+    """The state after a packed step: the ``active`` rows updated, the rest as they were
+    (sequences that ended keep their final state; in reverse, those not yet begun keep
+    the initial one)."""
+    if lstm:
+        return tuple(_keep_finished_rows(n, s, active, False) for n, s in zip(new, state))
+    if state.shape[0] == active:
+        return new
+    return FUNCTIONS["cat"]([new, state[active:]], 0)
 
 
 class RNNBase(Module):
@@ -192,6 +207,67 @@ class RNNBase(Module):
                 seq = F.dropout(seq, self.dropout, True)
         return seq, finals
 
+    def _run_direction_packed(self, data, sizes, state, layer, direction):
+        """One layer in one direction over packed ``data`` (Note [packed sequences]):
+        step t updates the first ``sizes[t]`` rows of the state, the others keep theirs."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
+        projected = F.linear(data, w_ih, b_ih)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        steps = range(len(sizes) - 1, -1, -1) if direction == 1 else range(len(sizes))
+        outputs = [None] * len(sizes)
+        for t in steps:
+            bs = int(sizes[t])
+            rows = tuple(s[:bs] for s in state) if self.mode == "LSTM" else state[:bs]
+            new = self._cell(projected[int(offsets[t]):int(offsets[t + 1])], rows, w_hh, b_hh,
+                             w_hr)
+            outputs[t] = new[0] if self.mode == "LSTM" else new
+            state = _keep_finished_rows(new, state, bs, self.mode == "LSTM")
+        return FUNCTIONS["cat"](outputs, 0), state
+
+    def _run_packed(self, data, sizes, states):
+        """``_run`` for packed input: (output data, final states per layer/direction)."""
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                out, final = self._run_direction_packed(
+                    data, sizes, states[layer * directions + direction], layer, direction)
+                outs.append(out)
+                finals.append(final)
+            data = outs[0] if directions == 1 else FUNCTIONS["cat"](outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                data = F.dropout(data, self.dropout, True)
+        return data, finals
+
+    def _forward_packed(self, packed, hx):
+        """RNN/GRU/LSTM over a PackedSequence: (PackedSequence output, final states in
+        the caller's batch order)."""
+        data, sizes = packed.data, packed.batch_sizes._data
+        batch, lstm = int(sizes[0]), self.mode == "LSTM"
+        h_shape = self._state_shape(batch, (self.proj_size or self.hidden_size) if lstm
+                                    else self.hidden_size)
+        c_shape = self._state_shape(batch, self.hidden_size)
+        if hx is None:
+            hx = _factories.zeros(*h_shape, dtype=data.dtype)
+            hx = (hx, _factories.zeros(*c_shape, dtype=data.dtype)) if lstm else hx
+        else:
+            order = packed.sorted_indices
+            permute = (lambda h: h if order is None else h.index_select(1, order))
+            hx = tuple(permute(h) for h in hx) if lstm else permute(hx)
+            for h, shape in zip(hx if lstm else (hx,), (h_shape, c_shape)):
+                self._check_hidden(h, shape)
+        states = list(zip(hx[0].unbind(0), hx[1].unbind(0))) if lstm else hx.unbind(0)
+        out, finals = self._run_packed(data, sizes, states)
+        unsort = (lambda h: h if packed.unsorted_indices is None
+                  else h.index_select(1, packed.unsorted_indices))
+        output = PackedSequence(out, packed.batch_sizes, packed.sorted_indices,
+                                packed.unsorted_indices)
+        if lstm:
+            return output, tuple(unsort(FUNCTIONS["stack"]([f[i] for f in finals]))
+                                 for i in (0, 1))
+        return output, unsort(FUNCTIONS["stack"](finals))
+
     def _sequence_first(self, input):
         """(input as (L, N, H_in), whether it was batched)."""
         self._check_input(input)
@@ -230,10 +306,12 @@ class RNN(RNNBase):
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         seq, batched = self._sequence_first(input)
         shape = self._state_shape(seq.shape[1], self.hidden_size)
         if hx is None:
-            hx = _factories.zeros(*shape, dtype=input.dtype)
+            hx = _factories.zeros(*shape, dtype=input.dtype, device=input.device)
         else:
             hx = hx if batched else hx.unsqueeze(1)
             self._check_hidden(hx, shape)
@@ -273,13 +351,15 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         seq, batched = self._sequence_first(input)
         batch = seq.shape[1]
         h_shape = self._state_shape(batch, self.proj_size or self.hidden_size)
         c_shape = self._state_shape(batch, self.hidden_size)
         if hx is None:
-            h0 = _factories.zeros(*h_shape, dtype=input.dtype)
-            c0 = _factories.zeros(*c_shape, dtype=input.dtype)
+            h0 = _factories.zeros(*h_shape, dtype=input.dtype, device=input.device)
+            c0 = _factories.zeros(*c_shape, dtype=input.dtype, device=input.device)
         else:
             h0, c0 = hx if batched else (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
             self._check_hidden(h0, h_shape)

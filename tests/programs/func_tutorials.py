@@ -1,6 +1,5 @@
-"""The torch.func tutorials' core patterns (without the meta device): model ensembling,
-neural tangent kernel, per-sample gradients, jacobians/hessians of a model, forward-mode
-AD with modules."""
+"""The torch.func tutorials' core patterns: model ensembling, neural tangent kernel,
+per-sample gradients, jacobians/hessians of a model, forward-mode AD with modules."""
 import copy
 import torch
 import torch.nn as nn
@@ -33,7 +32,7 @@ def init(model, k):
 models = [init(SimpleMLP().double(), 0.3 + i) for i in range(4)]
 minibatches = det(4, 5, 8, k=0.7)
 params, buffers = stack_module_state(models)
-base = copy.deepcopy(models[0])
+base = copy.deepcopy(models[0]).to("meta")
 def fmodel(params, buffers, x):
     return functional_call(base, (params, buffers), (x,))
 print("ensemble same batch", vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatches[0]))
