@@ -19,39 +19,13 @@ from chainrule._ops import _registry
 from chainrule_forward_ad import _batched
 from chainrule_forward_ad._batched import batched_dual_level, make_batched_dual
 
+from jvp_support import (_call, _declares_no_jvp, _differentiable, _documented_refusal,  # noqa: F401
+                         _float_outputs, _tangents)
 from samples import all_samples
 from samples._inputs import make_inputs
 
 SAMPLES = all_samples()
 EPS = 1e-6
-
-
-def _differentiable(value):
-    return isinstance(value, cr.Tensor) and value.requires_grad
-
-
-def _float_outputs(out):
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in outs if isinstance(o, cr.Tensor) and
-            (o.is_floating_point() or o.is_complex())]
-
-
-def _call(sample, inputs):
-    cr.manual_seed(0)
-    return _float_outputs(sample.call(*inputs))
-
-
-def _tangents(inputs, rng):
-    tangents = []
-    for x in inputs:
-        if not _differentiable(x):
-            tangents.append(None)
-            continue
-        v = rng.standard_normal(x.shape)
-        if x.is_complex():
-            v = v + 1j * rng.standard_normal(x.shape)
-        tangents.append(cr.tensor(v, dtype=x.dtype))
-    return tangents
 
 
 def _forward_tangents(sample, inputs, tangents):
@@ -96,17 +70,6 @@ def _inner_product_sides(sample, inputs, tangents, jvps, rng):
     right = sum(np.real(np.vdot(v.numpy(), t.numpy()))
                 for v, t in zip(vjps, [t for t in tangents if t is not None]))
     return left, right
-
-
-def _documented_refusal(error):
-    """A JVP formula may refuse an input it does not handle (e.g. linalg.svd with
-    full_matrices=True on a non-square matrix), with a message that says so."""
-    return "not implemented" in str(error)
-
-
-def _declares_no_jvp(sample):
-    op = _registry.OPS.get(sample.op)
-    return op is not None and not isinstance(op.jvp, _registry.Formula)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.id() for s in SAMPLES])

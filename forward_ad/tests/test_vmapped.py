@@ -12,7 +12,7 @@ from chainrule._ops import _batching_rules
 
 from samples import all_samples
 from samples._inputs import make_inputs
-from test_jvp_table import _call, _declares_no_jvp, _documented_refusal, _tangents
+from jvp_support import _call, _declares_no_jvp, _documented_refusal, _tangents
 
 SAMPLES = [s for s in all_samples() if not _declares_no_jvp(s)]
 IDS = [s.id() for s in SAMPLES]
