@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ._array_operators import install_operators
 from ._tensor import DEFAULT_DEVICE, DEVICE_ARRAY_TYPES, device as _device
 
 META = _device("meta")
@@ -322,30 +323,7 @@ class _Flags:
         return getattr(self, name.lower())
 
 
-def _binary_operator(ufunc, reflected=False):
-    if reflected:
-        return lambda self, other: ufunc(other, self)
-    return lambda self, other: ufunc(self, other)
-
-
-def _inplace_operator(ufunc):
-    def op(self, other):
-        ufunc(self, other, out=self)
-        return self
-    return op
-
-
-for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-                      ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
-                      ("lshift", np.left_shift), ("rshift", np.right_shift)]:
-    setattr(MetaArray, f"__{_name}__", _binary_operator(_ufunc))
-    setattr(MetaArray, f"__r{_name}__", _binary_operator(_ufunc, True))
-    setattr(MetaArray, f"__i{_name}__", _inplace_operator(_ufunc))
-for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
-    setattr(MetaArray, f"__{_name}__", _binary_operator(_ufunc))
+install_operators(MetaArray)
 MetaArray.__neg__ = lambda self: np.negative(self)
 MetaArray.__pos__ = lambda self: self.copy()
 MetaArray.__abs__ = lambda self: np.absolute(self)

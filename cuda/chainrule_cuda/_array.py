@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 import chainrule as cr
+from chainrule._array_operators import install_operators
 
 from . import _kernels as K
 
@@ -443,24 +444,7 @@ def _binary_operator(ufunc, reflected=False):
     return op
 
 
-def _inplace_operator(ufunc):
-    def op(self, other):
-        ufunc(self, other, out=self)
-        return self
-    return op
-
-
-for _name, _ufunc in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
-                      ("truediv", np.true_divide), ("floordiv", np.floor_divide),
-                      ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
-                      ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
-                      ("lshift", np.left_shift), ("rshift", np.right_shift)]:
-    setattr(DeviceArray, f"__{_name}__", _binary_operator(_ufunc))
-    setattr(DeviceArray, f"__r{_name}__", _binary_operator(_ufunc, True))
-    setattr(DeviceArray, f"__i{_name}__", _inplace_operator(_ufunc))
-for _name, _ufunc in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater),
-                      ("ge", np.greater_equal), ("eq", np.equal), ("ne", np.not_equal)]:
-    setattr(DeviceArray, f"__{_name}__", _binary_operator(_ufunc))
+install_operators(DeviceArray, _binary_operator)
 DeviceArray.__neg__ = lambda self: _ufuncs.array_ufunc(self, np.negative, "__call__", self)
 DeviceArray.__pos__ = lambda self: self.copy()
 DeviceArray.__abs__ = lambda self: _ufuncs.array_ufunc(self, np.absolute, "__call__", self)
