@@ -96,9 +96,9 @@ def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_g
     >>> cr.ones(1).new_empty_strided((2, 3), (1, 2)).stride()
     (1, 2)
     """
-    return empty_strided(_size_tuple(size, "new_empty_strided"), stride,
-                         dtype=_defaults(self, dtype, device)[0],
-                         device=_defaults(self, dtype, device)[1], requires_grad=requires_grad)
+    d, dev = _defaults(self, dtype, device)
+    return empty_strided(_size_tuple(size, "new_empty_strided"), stride, dtype=d, device=dev,
+                         requires_grad=requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
