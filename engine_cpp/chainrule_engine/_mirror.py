@@ -22,7 +22,7 @@ TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "ba60a99c4e66a0fe"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
-FAST_METHODS_FINGERPRINT = "dd0858da080e2854"
+FAST_METHODS_FINGERPRINT = "78573b57f4d4eb3a"
 INPLACE_FINGERPRINT = "b4b0c29198af1be0"
 DUAL_FINGERPRINT = "c2655f59be500559"
 
@@ -89,7 +89,7 @@ def fast_methods_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import _common, _registry, elementwise, operators
     return [
-        (elementwise, ["_make"]),
+        (elementwise, ["_make", "div", "_true_div_operands"]),
         (operators, ["_binary_operator"]),
         (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
         (_registry, ["apply_op", "run_op", "_plain_output"]),

@@ -281,7 +281,10 @@ true_divide = public(lambda input, other: div(input, other), name="true_divide")
 
 
 def _true_div_operands(a, b):
-    """Integer operands of true division become the default float dtype."""
+    """Integer operands of true division become the default float dtype (a float or
+    complex ``a`` goes on as it is: apply_binary promotes as ``*`` does)."""
+    if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+        return a, b
     a, b = promote(a, b)
     if a._data.dtype.kind in "biu":
         a, b = float_input(a), float_input(b)
