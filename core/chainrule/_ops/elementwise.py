@@ -268,6 +268,8 @@ def div(input, other, *, rounding_mode=None):
     [3.0]
     """
     if rounding_mode is None:
+        if isinstance(input, Tensor) and input._data.dtype.kind in "fc":
+            return apply_binary(DIV, input, other)      # it promotes as ``*`` does
         a, b = _true_div_operands(input, other)
         return apply_binary(DIV, a, b)
     if rounding_mode not in ("trunc", "floor"):
@@ -281,10 +283,7 @@ true_divide = public(lambda input, other: div(input, other), name="true_divide")
 
 
 def _true_div_operands(a, b):
-    """Integer operands of true division become the default float dtype (a float or
-    complex ``a`` goes on as it is: apply_binary promotes as ``*`` does)."""
-    if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
-        return a, b
+    """Integer operands of true division become the default float dtype."""
     a, b = promote(a, b)
     if a._data.dtype.kind in "biu":
         a, b = float_input(a), float_input(b)
