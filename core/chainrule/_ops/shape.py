@@ -370,15 +370,8 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
-@public
-def swapdims(input, dim0, dim1):
-    """Another name for :func:`transpose`.
 
-    >>> import chainrule as cr
-    >>> cr.zeros(2, 3).swapdims(0, 1).shape
-    chainrule.Size([3, 2])
-    """
-    return transpose(input, dim0, dim1)
+swapdims = public(transpose, name="swapdims")        # the same parameter names
 
 
 def _alias(input):
