@@ -26,3 +26,6 @@ def skip_init(module_cls, *args, **kwargs):
     final_device = kwargs.pop("device", "cpu")
     kwargs["device"] = "meta"
     return module_cls(*args, **kwargs).to_empty(device=final_device)
+from . import fusion  # noqa: F401,E402
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401,E402
+                     fuse_linear_bn_weights)
