@@ -238,3 +238,20 @@ def _any_hook(key, refs, index, fn):
             state[key] = True
             fn(grad)
     return hook
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable), as an
+    in-place op would: for writes autograd cannot see. Inference tensors have no
+    counter and are skipped.
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2)
+    >>> cr.autograd.graph.increment_version([x, x]); x._version
+    2
+    """
+    from .._version_counter import bump
+    tensors = (tensor,) if hasattr(tensor, "_vc") else tensor
+    for t in tensors:
+        if not t.is_inference():
+            bump(t)

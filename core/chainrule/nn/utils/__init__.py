@@ -29,3 +29,5 @@ def skip_init(module_cls, *args, **kwargs):
 from . import fusion  # noqa: F401,E402
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,  # noqa: F401,E402
                      fuse_linear_bn_weights)
+from .memory_format import (convert_conv2d_weight_memory_format,  # noqa: F401,E402
+                            convert_conv3d_weight_memory_format)
