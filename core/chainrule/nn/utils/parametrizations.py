@@ -1,5 +1,5 @@
-"""``nn.utils.parametrizations``: weight normalisation and spectral normalisation as
-parametrizations (Note [parametrized attributes] in parametrize.py)."""
+"""``nn.utils.parametrizations``: weight normalisation, spectral normalisation and
+orthogonality as parametrizations (Note [parametrized attributes] in parametrize.py)."""
 from ... import _grad_mode
 from ..._ops import FUNCTIONS
 from .. import functional as F
@@ -115,3 +115,36 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 def _conv_transpose3d():
     from ..modules import conv
     return getattr(conv, "ConvTranspose3d", None)
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Parametrize ``module.<name>`` (a matrix or batch of matrices) as orthogonal
+    (unitary): orthonormal columns if tall, rows if wide. ``orthogonal_map``:
+    ``"matrix_exp"``, ``"cayley"`` or ``"householder"`` (default: ``"matrix_exp"`` for
+    square or complex, else ``"householder"``); ``use_trivialization`` keeps an extra
+    orthogonal ``base`` the map's result multiplies.
+
+    >>> import chainrule as cr
+    >>> m = cr.nn.utils.parametrizations.orthogonal(cr.nn.Linear(3, 5))
+    >>> Q = m.weight
+    >>> bool(cr.allclose(Q.T @ Q, cr.eye(3), atol=1e-5))
+    True
+    """
+    from ..._tensor import Tensor
+    from ._orthogonal import _Orthogonal, _OrthMaps
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. "
+                         f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        square = weight.size(-2) == weight.size(-1)
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module

@@ -46,6 +46,17 @@ def cached():
             _CACHE["values"].clear()
 
 
+def _initial_value(parametrization, original):
+    """``right_inverse(original)``; none, or one raising NotImplementedError, counts as
+    the identity at registration, as in the reference."""
+    if not hasattr(parametrization, "right_inverse"):
+        return original
+    try:
+        return parametrization.right_inverse(original)
+    except NotImplementedError:
+        return original
+
+
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor and its unparametrized value(s)
     (Note [parametrized attributes])."""
@@ -55,7 +66,7 @@ class ParametrizationList(ModuleList):
         self.unsafe = unsafe
         first = modules[0]
         with _grad_mode.no_grad():
-            new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+            new = _initial_value(first, original)
         self.is_tensor = isinstance(new, Tensor)
         if self.is_tensor:
             _store(self, "original", original, new)
