@@ -291,3 +291,18 @@ def test_swap_in_needs_initialized_state():
         lib.optim.SGD([lib.ones(1, requires_grad=True)]), {}, {}).__enter__())
         for lib in (cr, torch)]
     assert got[0] == got[1] and got[0][0] == "RuntimeError"
+
+
+def test_lr_scheduler_names_and_epoch_warning_match_torch():
+    assert set(torch.optim.lr_scheduler.__all__) <= set(cr.optim.lr_scheduler.__all__)
+    assert set(torch.optim.__all__) <= set(dir(cr.optim))
+    messages = []
+    for lib in (cr, torch):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        sched = lib.optim.lr_scheduler.StepLR(opt, 2)
+        opt.step()
+        with pytest.warns(UserWarning) as caught:
+            sched.step(3)
+        messages.append((str(caught[0].message), lib.optim.lr_scheduler.EPOCH_DEPRECATION_WARNING,
+                         sched.get_last_lr()))
+    assert messages[0] == messages[1]
