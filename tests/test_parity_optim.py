@@ -94,12 +94,27 @@ MUON = [dict(), dict(lr=0.02, nesterov=False, momentum=0.9, weight_decay=0.01),
         dict(lr=0.01, adjust_lr_fn="original", ns_coefficients=(2.0, -1.5, 0.5))]
 
 
+def train_on_torch_gradients(ours, opt_c, theirs, opt_t, steps):
+    """Both optimizers step on torch's gradients (copied): Muon rounds its update to
+    bfloat16, where a last-bit difference of the float64 gradients (the engines sum
+    in their own orders) can, rarely, flip one element by a bfloat16 ulp."""
+    for _ in range(steps):
+        opt_t.zero_grad()
+        loss_of(torch, theirs).backward()
+        for a, b in zip(ours.parameters(), theirs.parameters()):
+            a.grad = to_cr(b.grad)
+        opt_c.step()
+        opt_t.step()
+        for (n, a), (_, b) in zip(ours.named_parameters(), theirs.named_parameters()):
+            np.testing.assert_allclose(arr(a), arr(b), rtol=1e-6, atol=1e-9, err_msg=n)
+
+
 @pytest.mark.parametrize("options", MUON)
 def test_muon_trajectory_matches_torch(options):
     ours, theirs = model_pair(bias=False)
     opt_c = cr.optim.Muon(ours.parameters(), **options)
     opt_t = torch.optim.Muon(theirs.parameters(), **options)
-    train([(cr, ours, opt_c), (torch, theirs, opt_t)], 20)
+    train_on_torch_gradients(ours, opt_c, theirs, opt_t, 20)
     assert_same_state(opt_c, opt_t)
 
 
@@ -122,7 +137,10 @@ def test_torch_state_dict_continues_in_chainrule(name, options):
     opt_c.load_state_dict({"param_groups": saved["param_groups"], "state": {
         k: {n: to_cr(v) if isinstance(v, torch.Tensor) else v for n, v in s.items()}
         for k, s in saved["state"].items()}})
-    train([(cr, ours, opt_c), (torch, again, opt_again)], 10)
+    if name == "Muon":
+        train_on_torch_gradients(ours, opt_c, again, opt_again, 10)
+    else:
+        train([(cr, ours, opt_c), (torch, again, opt_again)], 10)
     assert_same_state(opt_c, opt_again)
 
 
