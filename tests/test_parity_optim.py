@@ -324,3 +324,14 @@ def test_lr_scheduler_names_and_epoch_warning_match_torch():
         messages.append((str(caught[0].message), lib.optim.lr_scheduler.EPOCH_DEPRECATION_WARNING,
                          sched.get_last_lr()))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name", ["ASGD", "Adafactor", "Muon"])
+def test_tensor_learning_rate_matches_torch(name):
+    ours, theirs = model_pair(bias=name != "Muon")
+    opt_c = getattr(cr.optim, name)(ours.parameters(), lr=cr.tensor(0.03))
+    opt_t = getattr(torch.optim, name)(theirs.parameters(), lr=torch.tensor(0.03))
+    if name == "Muon":
+        train_on_torch_gradients(ours, opt_c, theirs, opt_t, 10)
+    else:
+        train([(cr, ours, opt_c), (torch, theirs, opt_t)], 10)

@@ -2,7 +2,7 @@
 from .. import _dtypes
 from .._config import finfo
 from .._factories import tensor as _tensor
-from .asgd import _check_tensor_lr, _scalar
+from .asgd import _check_tensor_lr, _number, _scalar
 from .optimizer import Optimizer, _closure_loss, _use_grad
 
 __all__ = ["Adafactor"]
@@ -84,7 +84,7 @@ class Adafactor(Optimizer):
         estimate = _variance_estimate(grad, state, decay, eps1)
         update = estimate.clamp_(min=eps1 * eps1).rsqrt_().mul_(grad)
         denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * group["d"]))
-        p.add_(update, alpha=-alpha / denom)
+        p.add_(update, alpha=_number(-alpha / denom))
 
 
 def _variance_estimate(grad, state, decay, eps1):

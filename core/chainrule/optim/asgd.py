@@ -48,7 +48,7 @@ class ASGD(Optimizer):
                 state = self.state[p]
                 if not state:
                     state["step"] = _step_tensor()
-                    state["eta"] = _step_tensor().fill_(_scalar(group["lr"]))
+                    state["eta"] = _step_tensor().fill_(_number(group["lr"]))
                     state["mu"] = _step_tensor().fill_(1.0)
                     state["ax"] = _factories.zeros_like(p)
                 update = self._update_foreach if group["foreach"] else self._update
@@ -69,7 +69,7 @@ class ASGD(Optimizer):
         else:
             state["ax"].copy_(p)
         step = state["step"].item()
-        state["eta"].fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        state["eta"].fill_(_number(lr / ((1 + lambd * lr * step) ** group["alpha"])))
         state["mu"].fill_(1 / max(1, step - group["t0"]))
 
     @staticmethod
@@ -93,5 +93,13 @@ def _check_tensor_lr(lr):
 
 
 def _scalar(value):
-    """A tensor learning rate as a Python number (torch's ``_to_scalar``)."""
+    """A learning rate as torch's updates use it (its ``_to_scalar``): a number stays
+    one, a tensor becomes a 0-d tensor, so that what is computed from it is computed
+    in the tensor's dtype, as in torch."""
+    from .._tensor import Tensor
+    return value.squeeze() if isinstance(value, Tensor) and value.dim() != 0 else value
+
+
+def _number(value):
+    """A step size for ``alpha=``: a 0-d tensor read as a Python number."""
     return value.item() if hasattr(value, "item") else value

@@ -3,7 +3,7 @@
 import math
 
 from .. import _dtypes
-from .asgd import _check_tensor_lr, _scalar
+from .asgd import _check_tensor_lr, _number, _scalar
 from .optimizer import Optimizer, _closure_loss, _use_grad
 
 __all__ = ["Muon"]
@@ -78,7 +78,7 @@ class Muon(Optimizer):
                                 group["eps"])
         p.mul_(1 - lr * group["weight_decay"])
         # cast first: the bfloat16 update is scaled in the parameter's precision
-        p.add_(update.to(p.dtype), alpha=-_adjust_lr(lr, group["adjust_lr_fn"], p.shape))
+        p.add_(update.to(p.dtype), alpha=_number(-_adjust_lr(lr, group["adjust_lr_fn"], p.shape)))
 
 
 def _orthogonalize(grad, ns_coefficients, ns_steps, eps):
