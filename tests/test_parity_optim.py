@@ -234,25 +234,35 @@ def test_sparse_adam_without_gradients_returns_the_closure_loss():
         assert opt.defaults == dict(lr=0.1, betas=(0.9, 0.999), eps=1e-8, maximize=False)
 
 
-def _differentiable_asgd(lib, grad_of):
-    """Three differentiable ASGD steps on a non-leaf parameter; the gradients of the
-    result with respect to the initial value and to the gradients' factor."""
+def _differentiable_steps(lib, grad_of, name="ASGD", **options):
+    """Three differentiable steps on a non-leaf parameter; the gradients of the result
+    with respect to the initial value and to the gradients' factor."""
     base = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
     g = lib.tensor([0.5, 0.25], dtype=lib.float64, requires_grad=True)
     p = base.clone()
-    opt = lib.optim.ASGD([p], lr=0.1, t0=0, differentiable=True)
+    opt = getattr(lib.optim, name)([p], differentiable=True, **options)
     for _ in range(3):
         p.grad = grad_of(g, p)
         opt.step()
     return [arr(t) for t in lib.autograd.grad((p * p).sum(), (base, g))]
 
 
-def test_asgd_differentiable_step_matches_torch():
-    ours, theirs = (_differentiable_asgd(lib, lambda g, p: g * 2 + 1) for lib in (cr, torch))
+# the optimizers whose step chainrule records with differentiable=True
+DIFFERENTIABLE = [("ASGD", dict(lr=0.1, t0=0)), ("SGD", dict(lr=0.1, momentum=0.9)),
+                  ("RAdam", dict(lr=0.1)), ("Adadelta", dict(rho=0.8))]
+
+
+@pytest.mark.parametrize("name, options", DIFFERENTIABLE)
+def test_differentiable_step_matches_torch(name, options):
+    ours, theirs = (_differentiable_steps(lib, lambda g, p: g * 2 + 1, name, **options)
+                    for lib in (cr, torch))
     for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-12)
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-15)
+
+
+def test_differentiable_stale_parameter_error_matches_torch():
     # a gradient that saved the parameter: the step's in-place update makes it stale
-    got = [_error(lambda lib=lib: _differentiable_asgd(lib, lambda g, p: g * p))
+    got = [_error(lambda lib=lib: _differentiable_steps(lib, lambda g, p: g * p, lr=0.1))
            for lib in (cr, torch)]
     assert got[0] is not None and got[0][0] == got[1][0] == "RuntimeError"
     assert got[0][1] == got[1][1].replace("torch.", "chainrule.")

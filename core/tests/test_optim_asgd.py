@@ -86,3 +86,12 @@ def test_errors():
         optim.ASGD(w, weight_decay=-0.5)
     with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
         optim.ASGD(w, lr=cr.ones(2))
+
+
+def test_only_optimizers_that_record_their_step_accept_non_leaf_parameters():
+    p = cr.ones(2, requires_grad=True).clone()
+    optim.SGD([p], lr=0.1, differentiable=True)
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        optim.Adam([p], differentiable=True)       # its differentiable step is not written
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        optim.SGD([p], lr=0.1)

@@ -23,6 +23,8 @@ class ASGD(Optimizer):
     ['ax', 'eta', 'mu', 'step']
     """
 
+    _records_differentiable_step = True
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         _check_tensor_lr(lr)

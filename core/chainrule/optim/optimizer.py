@@ -38,7 +38,7 @@ def _use_grad(step):
             if result is not None:
                 args, kwargs = result
         self._opt_called = True        # read by the schedulers' order check
-        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+        with set_grad_enabled(self._differentiable()):
             out = step(self, *args, **kwargs)
         for post_hook in list(self._optimizer_step_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -65,6 +65,11 @@ class Optimizer:
     >>> [g["lr"] for g in opt.param_groups]
     [0.1, 0.5]
     """
+
+    # Whether ``differentiable=True`` records the step (the update is written so that
+    # autograd can go through it, as torch's differentiable paths); elsewhere the
+    # flag is accepted and the step runs under no_grad
+    _records_differentiable_step = False
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -128,7 +133,7 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 + type(param).__name__)
-            if not (self.defaults.get("differentiable") or param.is_leaf or param.retains_grad):
+            if not (self._differentiable() or param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -257,6 +262,9 @@ class Optimizer:
         return _add_hook(getattr(self, registry), hook, prepend)
 
     # -- helpers for subclasses ---------------------------------------------------------
+    def _differentiable(self):
+        return bool(self._records_differentiable_step and self.defaults.get("differentiable"))
+
     def _params_with_grad(self, group):
         """The group's parameters that have a gradient, with their gradients."""
         for p in group["params"]:
