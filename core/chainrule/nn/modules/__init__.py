@@ -4,6 +4,7 @@ from .container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  #
                         Sequential)
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .conv import ConvTranspose3d  # noqa: F401
 from .upsampling import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
