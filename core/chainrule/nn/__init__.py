@@ -16,3 +16,7 @@ from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
+from . import common_types  # noqa: F401
+from . import parallel  # noqa: F401
+from ._factory_kwargs import factory_kwargs  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
