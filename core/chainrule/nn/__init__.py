@@ -11,7 +11,7 @@ derivative table through ``nn.functional``).
 chainrule.Size([8, 4])
 """
 from . import functional  # noqa: F401
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from . import init  # noqa: F401
