@@ -247,6 +247,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     out_spatial = tuple(grid.shape)[1:-1]
     flat = input.reshape(n, c, -1)
     points = grid.reshape(n, -1, len(sizes))
+    if input.is_meta or grid.is_meta:
+        return _meta_sample(flat, points).reshape(n, c, *out_spatial)
     coords = [_unnormalize(points.select(2, len(sizes) - 1 - d), size, align_corners)
               for d, size in enumerate(sizes)]                   # per dim of ``sizes``
     if mode == "bicubic":
@@ -256,6 +258,13 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                      for co, size in zip(coords, sizes)]
         out = (_bilinear if mode == "bilinear" else _nearest)(flat, positions, sizes)
     return out.reshape(n, c, *out_spatial)
+
+
+def _meta_sample(flat, points):
+    """On meta tensors the taps (which need the grid's values) are unknown: an output
+    of the right shape and dtype that depends on both inputs, so meta gradients have
+    theirs too."""
+    return flat.narrow(2, 0, 1) * points.select(2, 0).unsqueeze(1)
 
 
 __all__ = ["affine_grid", "grid_sample"]
