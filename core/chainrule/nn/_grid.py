@@ -20,9 +20,8 @@ import warnings
 
 import numpy as np
 
-from .. import _factories
+from .. import _dtypes, _factories
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor, on_device_of
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
                   "align_corners=False since 1.3.0. Please specify align_corners=True if the "
@@ -101,9 +100,8 @@ def _reflect(coord, twice_low, twice_high):
         return coord * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     folded = (coord - low).abs()
-    flips = np.floor(folded.detach().cpu().numpy() / span)
+    even = (folded.detach() / span).floor().remainder(2) == 0
     extra = _FUNCTIONS["fmod"](folded, span)
-    even = _factories.tensor(flips % 2 == 0, device=coord.device)
     return _FUNCTIONS["where"](even, extra + low, span - extra + low)
 
 
@@ -118,46 +116,36 @@ def _padded_position(coord, size, padding_mode, align_corners):
 
 
 def _tap_position(position, size, padding_mode, align_corners):
-    """An integer tap position (ndarray) after the padding map (bicubic's taps)."""
+    """An integer tap position (a detached tensor) after the padding map (bicubic)."""
     if padding_mode == "border":
-        return np.clip(position, 0, size - 1)
+        return position.clamp(0, size - 1)
     if padding_mode == "reflection":
-        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
-        if low == high:
-            return np.zeros_like(position)
-        lo, span = low / 2, (high - low) / 2
-        folded = np.abs(position - lo)
-        extra, flips = np.fmod(folded, span), np.floor(folded / span)
-        return np.clip(np.where(flips % 2 == 0, extra + lo, span - extra + lo), 0, size - 1)
+        bounds = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return _reflect(position, *bounds).clamp(0, size - 1)
     return position
 
 
 # --- grid_sample: reading taps ---------------------------------------------------------------
 def _read(flat, taps, sizes):
-    """The input values at integer positions ``taps`` (one (N, P) array per dim) and
-    the 0/1 mask of those inside: ((N, C, P) tensor, (N, 1, P) tensor)."""
-    inside = np.ones(taps[0].shape, bool)
-    index = np.zeros(taps[0].shape, np.int64)
+    """The input values at integer positions ``taps`` (one detached (N, P) tensor per
+    dim) and the 0/1 mask of those inside: ((N, C, P), (N, 1, P)). Computed on the
+    input's device: no copy to the host."""
+    inside, index = None, None
     for tap, size in zip(taps, sizes):
-        tap = tap.astype(np.int64)
-        inside &= (tap >= 0) & (tap < size)
-        index = index * size + np.clip(tap, 0, size - 1)
+        tap = tap.long()
+        ok = (tap >= 0) & (tap < size)
+        inside = ok if inside is None else inside & ok
+        tap = tap.clamp(0, size - 1)
+        index = tap if index is None else index * size + tap
     n, c = flat.shape[0], flat.shape[1]
-    index = np.ascontiguousarray(np.broadcast_to(index[:, None, :], (n, c, index.shape[1])))
-    index = _Tensor._wrap(on_device_of(index, flat._data))
-    mask = _Tensor._wrap(on_device_of(inside[:, None, :].astype(flat._data.dtype), flat._data))
-    return _FUNCTIONS["gather"](flat, 2, index), mask
-
-
-def _host(t):
-    return t.detach().cpu().numpy()
+    index = index.unsqueeze(1).expand(n, c, index.shape[1])
+    return _FUNCTIONS["gather"](flat, 2, index), inside.unsqueeze(1).to(flat.dtype)
 
 
 def _bilinear(flat, positions, sizes):
     out = None
-    lows = [np.floor(_host(p)) for p in positions]
-    fractions = [p - _factories.tensor(low, dtype=p.dtype, device=p.device)
-                 for p, low in zip(positions, lows)]
+    lows = [p.detach().floor() for p in positions]
+    fractions = [p - low for p, low in zip(positions, lows)]
     for corner in itertools.product((0, 1), repeat=len(sizes)):
         weight = None
         for f, up in zip(fractions, corner):
@@ -170,10 +158,10 @@ def _bilinear(flat, positions, sizes):
 
 
 def _nearest(flat, positions, sizes):
-    values, mask = _read(flat, [np.rint(_host(p)) for p in positions], sizes)
+    values, mask = _read(flat, [p.detach().round() for p in positions], sizes)
     # rounding has a zero derivative: keep the grid in the graph (a zero gradient,
     # as the reference gives) by adding where(False, position, 0)
-    never = _factories.zeros(*positions[0].shape, device=positions[0].device) != 0
+    never = _factories.zeros_like(positions[0], dtype=_dtypes.bool_)
     return values * mask + _FUNCTIONS["where"](never, positions[0], 0.0).unsqueeze(1)
 
 
@@ -190,9 +178,8 @@ def _cubic_weights(t):
 
 
 def _bicubic(flat, coords, sizes, padding_mode, align_corners):
-    lows = [np.floor(_host(c)) for c in coords]
-    weights = [_cubic_weights(c - _factories.tensor(low, dtype=c.dtype, device=c.device))
-               for c, low in zip(coords, lows)]
+    lows = [c.detach().floor() for c in coords]
+    weights = [_cubic_weights(c - low) for c, low in zip(coords, lows)]
     out = None
     for i, j in itertools.product(range(4), repeat=2):
         taps = [_tap_position(lows[0] - 1 + i, sizes[0], padding_mode, align_corners),

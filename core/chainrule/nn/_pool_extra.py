@@ -14,8 +14,7 @@ Note [fractional max pooling]
 import numpy as np
 
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor, on_device_of
-from .. import _factories
+from .. import _dtypes, _factories
 from . import _misc, _pool
 
 
@@ -86,36 +85,39 @@ def native_channel_shuffle(input, groups):
 
 
 # --- fractional max pooling (Note [fractional max pooling]) ------------------------------------
+_NP = {_dtypes.float32: np.float32, _dtypes.float64: np.float64}
 _DIM_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
 
 
 def _window_starts(u, size, out, k):
     """The start of each of ``out`` windows of ``k`` along a dim of ``size`` for the
-    draws ``u`` (planes,): (planes, out)."""
-    starts = np.empty(u.shape + (out,), np.int64)
-    if out > 1:
-        # in the draws' dtype (float32 for float32 input), as the reference computes
-        alpha = u.dtype.type(size - k) / u.dtype.type(out - 1)
-        i = np.arange(out - 1, dtype=u.dtype)
-        starts[..., :-1] = ((i + u[..., None]) * alpha).astype(np.int64) - \
-            (u[..., None] * alpha).astype(np.int64)
-    starts[..., -1] = size - k
-    return starts
+    draws ``u`` (a (planes,) tensor): a (planes, out) int64 tensor, on u's device."""
+    last = _factories.full((u.shape[0], 1), size - k, dtype=_dtypes.int64, device=u.device)
+    if out == 1:
+        return last
+    # in the draws' dtype (float32 for float32 input), as the reference computes
+    alpha = float(np.array(size - k, _NP[u.dtype]) / np.array(out - 1, _NP[u.dtype]))
+    i = _factories.arange(out - 1, dtype=u.dtype, device=u.device)
+    u = u.unsqueeze(1)
+    starts = ((i + u) * alpha).long() - (u * alpha).long()
+    return _FUNCTIONS["cat"]([starts, last], 1)
 
 
-def _fractional_index(samples, sizes, outs, kernel):
+def _fractional_index(draws, sizes, outs, kernel):
     """(planes, prod(outs) * prod(kernel)) flat input positions of every window's taps.
-    ``samples`` (planes, n) holds one draw per dim, the last dim's first for 2-D."""
+    ``draws`` (planes, n) holds one draw per dim, the last dim's first for 2-D."""
     n = len(sizes)
     order = (1, 0) if n == 2 else (0, 1, 2)        # which draw serves which dim
-    flat = np.zeros((samples.shape[0],) + (1,) * (2 * n), np.int64)
+    flat = None
     for d in range(n):
-        starts = _window_starts(samples[:, order[d]], sizes[d], outs[d], kernel[d])
-        pos = starts[:, :, None] + np.arange(kernel[d])[None, None, :]   # (planes, out, k)
+        starts = _window_starts(draws.select(1, order[d]), sizes[d], outs[d], kernel[d])
+        taps = _factories.arange(kernel[d], dtype=_dtypes.int64, device=draws.device)
+        pos = starts.unsqueeze(2) + taps                              # (planes, out, k)
         shape = [pos.shape[0]] + [1] * (2 * n)
         shape[1 + d], shape[1 + n + d] = outs[d], kernel[d]
-        flat = flat * sizes[d] + pos.reshape(shape)
-    return flat.reshape(samples.shape[0], -1)
+        pos = pos.reshape(shape)
+        flat = pos if flat is None else flat * sizes[d] + pos
+    return flat.reshape(draws.shape[0], -1)
 
 
 def _fractional_sizes(name, input, n, kernel_size, output_size, output_ratio):
@@ -149,11 +151,10 @@ def _fractional_max_pool(name, n, input, kernel_size, output_size, output_ratio,
         samples = _factories.rand(batch, channels, n, dtype=input.dtype, device=input.device)
     elif samples.shape[1] != channels:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
-    draws = samples.detach().cpu().numpy().reshape(-1, n)
-    if draws.dtype.kind != "f" or draws.dtype.itemsize < 4:
-        draws = draws.astype(np.float32)
-    index = _fractional_index(draws, sizes, outs, kernel)
-    index = _Tensor._wrap(on_device_of(index.reshape(batch, channels, -1), x._data))
+    draws = samples.detach().to(x.device).reshape(-1, n)
+    if draws.dtype not in _NP:
+        draws = draws.float()
+    index = _fractional_index(draws, sizes, outs, kernel).reshape(batch, channels, -1)
     taps = int(np.prod(kernel))
     picked = _FUNCTIONS["gather"](x.reshape(batch, channels, -1), 2, index)
     values, which = _FUNCTIONS["max"](picked.reshape(batch, channels, -1, taps), 3)
