@@ -39,6 +39,7 @@ from ._ctc import ctc_loss  # noqa: F401
 from ._pool_extra import *  # noqa: F401,F403  (max_unpool3d, lp_pool3d, fractional pooling)
 from ._pool_extra import __all__ as _pool_extra_names
 from ._grid import affine_grid, grid_sample  # noqa: F401
+from ._mha import multi_head_attention_forward  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 from ._embedding_bag import embedding_bag  # noqa: F401
 
@@ -46,7 +47,8 @@ __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "t
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
     _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + \
     _pool_names + _conv_names + ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
-    _misc_names + ["relu_", "ctc_loss"] + _pool_extra_names + ["affine_grid", "grid_sample"]
+    _misc_names + ["relu_", "ctc_loss"] + _pool_extra_names + ["affine_grid", "grid_sample"] + \
+    ["multi_head_attention_forward"]
 
 
 def linear(input, weight, bias=None):
