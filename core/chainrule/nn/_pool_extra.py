@@ -14,7 +14,7 @@ Note [fractional max pooling]
 import numpy as np
 
 from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .. import _dtypes, _factories
+from .. import _dtypes, _factories, _grad_mode
 from . import _misc, _pool
 
 
@@ -151,6 +151,10 @@ def _fractional_max_pool(name, n, input, kernel_size, output_size, output_ratio,
         samples = _factories.rand(batch, channels, n, dtype=input.dtype, device=input.device)
     elif samples.shape[1] != channels:
         raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    elif samples.requires_grad and _grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           "argument 'random_samples'. This input cannot have requires_grad "
+                           "True.")
     draws = samples.detach().to(x.device).reshape(-1, n)
     if draws.dtype not in _NP:
         draws = draws.float()
