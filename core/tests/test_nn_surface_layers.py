@@ -98,14 +98,20 @@ def test_adaptive_log_softmax_errors():
         asm(cr.ones(2, 4), cr.tensor([[0, 1]]))
 
 
-def test_data_parallel_without_an_accelerator_wraps_the_module():
+def test_data_parallel_wraps_the_module():
     inner = nn.Linear(2, 3)
+    expected = inner(cr.ones(4, 2))
     net = nn.DataParallel(inner)
-    assert net.module is inner and net.device_ids == []
+    assert net.module is inner and nn.parallel.DataParallel is nn.DataParallel
     assert list(net.state_dict()) == ["module.weight", "module.bias"]
-    x = cr.ones(4, 2)
-    assert cr.equal(net(x), inner(x))
-    assert nn.parallel.DataParallel is nn.DataParallel
+    out = net(cr.ones(4, 2))
+    if cr.cuda.is_available():          # moved to device_ids[0]; the output comes back there
+        assert net.device_ids == list(range(cr.cuda.device_count()))
+        assert inner.weight.device.type == out.device.type == "cuda"
+        out = out.cpu()
+    else:                               # torch's CPU case: a plain wrapper
+        assert net.device_ids == []
+    assert cr.allclose(out, expected)
 
 
 def test_data_parallel_function_on_the_device():

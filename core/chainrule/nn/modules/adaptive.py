@@ -4,6 +4,7 @@ cluster a smaller two-layer projection and its own softmax."""
 import itertools
 from collections import namedtuple
 
+from ... import _factories
 from ..._ops._common import FUNCTIONS as _FUNCTIONS
 from .. import functional as F
 from .container import ModuleList, Sequential
@@ -93,10 +94,11 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                 logprob = F.log_softmax(self.tail[i](input.index_select(0, rows)), dim=1)
                 picked = logprob.gather(1, (target.index_select(0, rows) - low).unsqueeze(1))
                 local.append((rows, picked.reshape(-1)))
-        head_logprob = F.log_softmax(self.head(input), dim=1)
-        output = head_logprob.gather(1, head_entry.unsqueeze(1)).reshape(-1)
+        output = _factories.zeros(target.shape[0], dtype=input.dtype, device=input.device)
         for rows, picked in local:
             output = output.index_add(0, rows, picked)
+        head_logprob = F.log_softmax(self.head(input), dim=1)
+        output = output + head_logprob.gather(1, head_entry.unsqueeze(1)).reshape(-1)
         loss = (-output).mean()
         return _ASMoutput(output if batched else output.squeeze(0), loss)
 
