@@ -47,9 +47,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     cluster i by head(cluster i) + log_softmax(tail[i](x))[c - cutoffs[i]].
 
     >>> import chainrule as cr
-    >>> asm = cr.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
-    >>> out = asm(cr.randn(5, 8), cr.tensor([0, 3, 5, 8, 9]))
-    >>> out.output.shape, out.loss.shape, asm.log_prob(cr.randn(2, 8)).shape
+    >>> asm = cr.nn.AdaptiveLogSoftmaxWithLoss(16, 10, cutoffs=[4, 7])
+    >>> out = asm(cr.randn(5, 16), cr.tensor([0, 3, 5, 8, 9]))
+    >>> out.output.shape, out.loss.shape, asm.log_prob(cr.randn(2, 16)).shape
     (chainrule.Size([5]), chainrule.Size([]), chainrule.Size([2, 10]))
     """
 

@@ -372,8 +372,8 @@ class CrossMapLRN2d(Module):
     with the reference's windows (and the true gradient of that forward).
 
     >>> import chainrule as cr
-    >>> cr.nn.CrossMapLRN2d(3, alpha=1.0, beta=1.0)(cr.ones(1, 2, 1, 1)).flatten().tolist()
-    [0.6000000238418579, 0.6000000238418579]
+    >>> cr.nn.CrossMapLRN2d(3, alpha=3.0, beta=1.0)(cr.ones(1, 2, 1, 1)).flatten().tolist()
+    [0.3333333432674408, 0.3333333432674408]
     """
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
