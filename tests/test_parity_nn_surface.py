@@ -251,3 +251,23 @@ def test_factory_kwargs():
         with pytest.raises(TypeError) as theirs:
             torch.nn.factory_kwargs(bad)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_top_level_forms():
+    x, g = RNG.standard_normal((1, 2, 4, 4)), RNG.uniform(-1, 1, (1, 3, 2, 2))
+    theta = RNG.standard_normal((1, 2, 3))
+    for mode, padding in itertools.product(range(3), range(3)):
+        close(cr.grid_sampler(cr.tensor(x), cr.tensor(g), mode, padding, True),
+              torch.grid_sampler(torch.tensor(x), torch.tensor(g), mode, padding, True))
+    close(cr.affine_grid_generator(cr.tensor(theta), [1, 2, 3, 4], False),
+          torch.affine_grid_generator(torch.tensor(theta), [1, 2, 3, 4], False))
+    w = RNG.standard_normal((2, 3, 2, 2, 2))
+    close(cr.conv_transpose3d(cr.tensor(x[:, :, None]), cr.tensor(w)),
+          torch.conv_transpose3d(torch.tensor(x[:, :, None]), torch.tensor(w)))
+    with pytest.raises(RuntimeError) as ours:
+        cr.conv_transpose3d(cr.tensor(x[None]), cr.tensor(w))
+    with pytest.raises(RuntimeError) as theirs:
+        torch.conv_transpose3d(torch.tensor(x[None]), torch.tensor(w))
+    assert str(ours.value) == str(theirs.value)
+    close(cr.native_channel_shuffle(cr.tensor(x), 2),
+          torch.native_channel_shuffle(torch.tensor(x), 2))

@@ -184,6 +184,10 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     _check_weight_dim(input, weight, 5)
     unbatched = input.dim() == 4
     x = input.unsqueeze(0) if unbatched else input
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {weight.shape[0]} channels, but got "
+                           f"{x.shape[1]} channels instead")
     (sd, sh, sw), (pd, ph, pw) = _tuple(stride, 3, "stride"), _tuple(padding, 3, "padding")
     (od, oh, ow), (dd, dh, dw) = (_tuple(output_padding, 3, "output_padding"),
                                   _tuple(dilation, 3, "dilation"))

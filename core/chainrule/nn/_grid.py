@@ -247,6 +247,31 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return out.reshape(n, c, *out_spatial)
 
 
+_MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler``: :func:`grid_sample` with the modes as enum integers
+    (0 bilinear, 1 nearest, 2 bicubic; 0 zeros, 1 border, 2 reflection).
+
+    >>> import chainrule as cr
+    >>> cr.grid_sampler(cr.ones(1, 1, 2, 2), cr.zeros(1, 1, 1, 2), 0, 0, False).tolist()
+    [[[[1.0]]]]
+    """
+    return grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
+                       align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """``torch.affine_grid_generator``: :func:`affine_grid` with ``align_corners`` given.
+
+    >>> import chainrule as cr
+    >>> cr.affine_grid_generator(cr.zeros(1, 2, 3), [1, 1, 2, 2], False).shape
+    chainrule.Size([1, 2, 2, 2])
+    """
+    return affine_grid(theta, size, align_corners)
+
+
 def _meta_sample(flat, points):
     """On meta tensors the taps (which need the grid's values) are unknown: an output
     of the right shape and dtype that depends on both inputs, so meta gradients have

@@ -39,6 +39,7 @@ from ._ctc import ctc_loss  # noqa: F401
 from ._pool_extra import *  # noqa: F401,F403  (max_unpool3d, lp_pool3d, fractional pooling)
 from ._pool_extra import __all__ as _pool_extra_names
 from ._grid import affine_grid, grid_sample  # noqa: F401
+from ._grid import affine_grid_generator as _affine_grid_generator, grid_sampler as _grid_sampler
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 from ._embedding_bag import embedding_bag  # noqa: F401
@@ -238,6 +239,8 @@ TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "conv_transpose1d": conv_transpose1d,  # noqa: F405
              "conv_transpose2d": conv_transpose2d,  # noqa: F405
              "conv_transpose3d": conv_transpose3d,  # noqa: F405
+             "grid_sampler": _grid_sampler, "affine_grid_generator": _affine_grid_generator,
+             "native_channel_shuffle": native_channel_shuffle,  # noqa: F405
              "pixel_shuffle": pixel_shuffle, "pdist": pdist,  # noqa: F405
              "bilinear": bilinear, "channel_shuffle": channel_shuffle,  # noqa: F405
              "pixel_unshuffle": pixel_unshuffle,  # noqa: F405
