@@ -178,21 +178,13 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     if isinstance(padding, str):
         raise TypeError("conv_transpose3d(): argument 'padding' must be tuple of ints, not str")
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, "
-                           f"but got input of size: {list(input.shape)}")
-    _check_weight_dim(input, weight, 5)
+    _check_transposed3d(input, weight)
     unbatched = input.dim() == 4
     x = input.unsqueeze(0) if unbatched else input
-    if x.shape[1] != weight.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(x.shape)} to have {weight.shape[0]} channels, but got "
-                           f"{x.shape[1]} channels instead")
     (sd, sh, sw), (pd, ph, pw) = _tuple(stride, 3, "stride"), _tuple(padding, 3, "padding")
     (od, oh, ow), (dd, dh, dw) = (_tuple(output_padding, 3, "output_padding"),
                                   _tuple(dilation, 3, "dilation"))
-    n, c, depth_in = x.shape[0], x.shape[1], x.shape[2]
-    kd = weight.shape[2]
+    n, c, depth_in, kd = x.shape[0], x.shape[1], x.shape[2], weight.shape[2]
     depth_out = (depth_in - 1) * sd - 2 * pd + dd * (kd - 1) + od + 1
     planes = x.permute(0, 2, 1, 3, 4).reshape(n * depth_in, c, x.shape[3], x.shape[4])
     taps = []
@@ -205,6 +197,18 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if bias is not None:
         out = out + bias.reshape(-1, 1, 1, 1)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_transposed3d(input, weight):
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, "
+                           f"but got input of size: {list(input.shape)}")
+    _check_weight_dim(input, weight, 5)
+    shape = [1] + list(input.shape) if input.dim() == 4 else list(input.shape)
+    if shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{shape} to have {weight.shape[0]} channels, but got "
+                           f"{shape[1]} channels instead")
 
 
 def _depth_plane(taps, terms):

@@ -138,6 +138,20 @@ def _fractional_sizes(name, input, n, kernel_size, output_size, output_ratio):
     return kernel, sizes, tuple(outs)
 
 
+def _draws(name, x, n, samples):
+    """The (planes, n) draws on x's device: ``samples``, checked, or new ones."""
+    if samples is None:
+        samples = _factories.rand(x.shape[0], x.shape[1], n, dtype=x.dtype, device=x.device)
+    elif samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    elif samples.requires_grad and _grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           "argument 'random_samples'. This input cannot have requires_grad "
+                           "True.")
+    draws = samples.detach().to(x.device).reshape(-1, n)
+    return draws if draws.dtype in _NP else draws.float()
+
+
 def _fractional_max_pool(name, n, input, kernel_size, output_size, output_ratio,
                          return_indices, samples):
     if input.dim() not in (n + 1, n + 2):
@@ -147,17 +161,7 @@ def _fractional_max_pool(name, n, input, kernel_size, output_size, output_ratio,
                                             output_ratio)
     x = input.unsqueeze(0) if input.dim() == n + 1 else input
     batch, channels = x.shape[0], x.shape[1]
-    if samples is None:
-        samples = _factories.rand(batch, channels, n, dtype=input.dtype, device=input.device)
-    elif samples.shape[1] != channels:
-        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
-    elif samples.requires_grad and _grad_mode.is_grad_enabled():
-        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
-                           "argument 'random_samples'. This input cannot have requires_grad "
-                           "True.")
-    draws = samples.detach().to(x.device).reshape(-1, n)
-    if draws.dtype not in _NP:
-        draws = draws.float()
+    draws = _draws(name, x, n, samples)
     index = _fractional_index(draws, sizes, outs, kernel).reshape(batch, channels, -1)
     taps = int(np.prod(kernel))
     picked = _FUNCTIONS["gather"](x.reshape(batch, channels, -1), 2, index)
