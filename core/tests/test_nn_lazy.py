@@ -113,3 +113,15 @@ def test_module_to_keeps_lazy_tensors_lazy():
     assert is_lazy(m.running_mean) and m.running_mean.dtype == cr.float64
     m(cr.randn(2, 3, 2, 2, dtype=cr.float64))
     assert m.running_mean.dtype == cr.float64 and m.weight.dtype == cr.float64
+
+
+def test_uninitialized_parameters_refuse_use_before_the_first_forward():
+    m = nn.LazyLinear(3)
+    for use in (lambda: sum(p.numel() for p in m.parameters()), lambda: m.weight + 1,
+                lambda: nn.init.xavier_uniform_(m.weight)):
+        with pytest.raises(ValueError, match="Attempted to use an uninitialized parameter in "
+                                             ".* `torch.nn.parameter.UninitializedParameter`"):
+            use()
+    cr.optim.Adam(m.parameters())            # an optimizer may be built before, as in torch
+    m(cr.ones(1, 2))
+    assert sum(p.numel() for p in m.parameters()) == 9

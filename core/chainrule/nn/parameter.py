@@ -147,6 +147,27 @@ class UninitializedTensorMixin:
         return memo[id(self)]
 
 
+def _refuse(name):
+    def method(self, *args, **kwargs):
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in <method '{name}' of 'Tensor' "
+            "objects>. This error happens when you are using a `LazyModule` or explicitly "
+            f"manipulating `torch.nn.parameter.{type(self).__name__}` objects. When using "
+            "LazyModules Call `forward` with a dummy batch to initialize the parameters "
+            "before calling torch functions")
+    method.__name__ = name
+    return method
+
+
+# What torch's uninitialized tensors refuse that a program reaches for before the
+# first forward (counting parameters, initializing them, arithmetic).
+for _name in ("numel", "dim", "view", "reshape", "sum", "mean", "norm", "t", "flatten",
+              "fill_", "zero_", "normal_", "uniform_", "add", "mul", "__add__", "__radd__",
+              "__sub__", "__rsub__", "__mul__", "__rmul__", "__matmul__", "__truediv__",
+              "__neg__", "__getitem__", "__setitem__"):
+    setattr(UninitializedTensorMixin, _name, _refuse(_name))
+
+
 def is_lazy(param):
     """Whether ``param`` is an UninitializedParameter or UninitializedBuffer.
 
