@@ -254,6 +254,8 @@ def test_factory_kwargs():
 
 
 def test_top_level_forms():
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES == TF.GRID_SAMPLE_INTERPOLATION_MODES
+    assert F.GRID_SAMPLE_PADDING_MODES == TF.GRID_SAMPLE_PADDING_MODES
     x, g = RNG.standard_normal((1, 2, 4, 4)), RNG.uniform(-1, 1, (1, 3, 2, 2))
     theta = RNG.standard_normal((1, 2, 3))
     for mode, padding in itertools.product(range(3), range(3)):

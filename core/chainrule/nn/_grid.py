@@ -248,6 +248,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 
 _MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+GRID_SAMPLE_INTERPOLATION_MODES = {name: i for i, name in enumerate(_MODES)}
+GRID_SAMPLE_PADDING_MODES = {name: i for i, name in enumerate(_PADDINGS)}
 
 
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):

@@ -39,6 +39,7 @@ from ._ctc import ctc_loss  # noqa: F401
 from ._pool_extra import *  # noqa: F401,F403  (max_unpool3d, lp_pool3d, fractional pooling)
 from ._pool_extra import __all__ as _pool_extra_names
 from ._grid import affine_grid, grid_sample  # noqa: F401
+from ._grid import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: F401
 from ._grid import affine_grid_generator as _affine_grid_generator, grid_sampler as _grid_sampler
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
