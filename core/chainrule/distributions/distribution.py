@@ -59,6 +59,7 @@ class Distribution:
     has_enumerate_support = False
     arg_constraints = {}
     support = None
+    _expand_attrs = ()        # tensors besides the parameters that carry the batch shape
 
     @staticmethod
     def set_default_validate_args(value):
@@ -131,11 +132,13 @@ class Distribution:
         """The distribution with its parameters expanded to ``batch_shape``."""
         new = object.__new__(type(self))
         shape = Size(batch_shape)
-        for name in self.arg_constraints:
+        for name in (*self.arg_constraints, *self._expand_attrs):
             if name in self.__dict__:
                 new.__dict__[name] = self.__dict__[name].expand(
                     tuple(shape) + tuple(self.__dict__[name].shape[len(self._batch_shape):]))
         for key, value in self.__dict__.items():
+            if isinstance(value, Distribution) and value.batch_shape == self._batch_shape:
+                value = value.expand(shape)          # a component of the same batch
             new.__dict__.setdefault(key, value)
         new._batch_shape = shape
         return new
