@@ -18,10 +18,10 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-def _draw(kind, *arrays):
+def _draw_binomial(counts, probs):
     from .. import _random
-    draws = getattr(_random.numpy_rng(None), kind)(*(a.astype(np.float64) for a in arrays))
-    return Tensor._wrap(np.asarray(draws).astype(arrays[-1].dtype))
+    draws = _random.numpy_rng(None).binomial(counts.astype(np.int64), probs.astype(np.float64))
+    return Tensor._wrap(np.asarray(draws).astype(probs.dtype))
 
 
 class Binomial(Distribution):
@@ -72,7 +72,7 @@ class Binomial(Distribution):
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         n = self.total_count.detach().expand(shape).numpy()
-        return _draw("binomial", n.astype(np.int64), self.probs.detach().expand(shape).numpy())
+        return _draw_binomial(n, self.probs.detach().expand(shape).numpy())
 
     def log_prob(self, value):
         if self._validate_args:

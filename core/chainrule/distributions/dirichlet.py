@@ -51,7 +51,8 @@ class Dirichlet(ExponentialFamily):
         excess = (self.concentration - 1).clamp(min=0.0)
         mode = excess / excess.sum(-1, True)
         corner = (self.concentration < 1).all(-1, keepdim=True)   # all < 1: a vertex
-        vertex = F["one_hot"](self.concentration.argmax(-1), excess.shape[-1]).to(mode.dtype)
+        from ..nn.functional import one_hot
+        vertex = one_hot(self.concentration.argmax(-1), excess.shape[-1]).to(mode.dtype)
         return F["where"](corner, vertex, mode)
 
     @property

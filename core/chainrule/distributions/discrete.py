@@ -94,8 +94,10 @@ class Bernoulli(ExponentialFamily):
 
 def _bce_with_logits(logits, target):
     """``-target * log(sigmoid(logits)) - (1 - target) * log(1 - sigmoid(logits))``,
-    written stably."""
-    return F["clamp"](logits, min=0) - logits * target + F["log1p"]((-logits.abs()).exp())
+    written stably (softplus, so the gradient in logits is sigmoid(logits) - target
+    everywhere, at 0 too)."""
+    from ..nn.functional import softplus
+    return softplus(logits) - logits * target
 
 
 class Categorical(Distribution):
