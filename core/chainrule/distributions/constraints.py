@@ -265,7 +265,7 @@ class _PositiveSemidefinite(_Symmetric):
 
 def _bool_dtype():
     from .. import _dtypes
-    return _dtypes.bool
+    return _dtypes.bool_
 
 
 class _Cat(Constraint):
