@@ -22,7 +22,7 @@ class NegativeBinomial(Distribution):
     >>> import chainrule as cr
     >>> d = cr.distributions.NegativeBinomial(cr.tensor(3.0), cr.tensor(0.4))
     >>> round(d.log_prob(cr.tensor(2.0)).item(), 4), d.mean
-    (-1.5634, tensor(2.))
+    (-1.5733, tensor(2.))
     """
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),

@@ -38,6 +38,7 @@ class Transform:
     inverse of a value it produced is exact.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = cr.distributions.transforms.ExpTransform()
     >>> t(cr.tensor(0.0)), t.inv(cr.tensor(1.0)), t.log_abs_det_jacobian(cr.tensor(2.0), None)
     (tensor(1.), tensor(0.), tensor(2.))
@@ -175,6 +176,7 @@ class ComposeTransform(Transform):
     """``parts`` applied in order (Note [transform event dims]).
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> from chainrule.distributions.transforms import AffineTransform, ExpTransform
     >>> t = ComposeTransform([AffineTransform(1.0, 2.0), ExpTransform()])
     >>> round(t(cr.tensor(0.0)).item(), 4), round(t.log_abs_det_jacobian(cr.tensor(0.0), t(cr.tensor(0.0))).item(), 4)
@@ -284,6 +286,7 @@ class IndependentTransform(Transform):
     dimensions treated as event dimensions (the log-det is summed over them).
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = IndependentTransform(ExpTransform(), 1)
     >>> t.log_abs_det_jacobian(cr.tensor([1.0, 2.0]), None)
     tensor(3.)
@@ -337,6 +340,7 @@ class ReshapeTransform(Transform):
     """Reshapes the rightmost ``in_shape`` dimensions to ``out_shape`` (log-det 0).
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> ReshapeTransform((4,), (2, 2))(cr.zeros(3, 4)).shape
     chainrule.Size([3, 2, 2])
     """
@@ -412,6 +416,7 @@ class PowerTransform(Transform):
     """``y = x ** exponent`` on positive numbers.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> PowerTransform(cr.tensor(2.0))(cr.tensor(3.0))
     tensor(9.)
     """
@@ -559,6 +564,7 @@ class AffineTransform(Transform):
     """``y = loc + scale * x``, over events of ``event_dim`` dimensions.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = AffineTransform(1.0, cr.tensor([2.0, -3.0]), event_dim=1)
     >>> t(cr.ones(2)), t.log_abs_det_jacobian(cr.ones(2), None)
     (tensor([ 3., -2.]), tensor(1.7918))
@@ -663,6 +669,7 @@ class StickBreakingTransform(Transform):
     breaking (bijective, with a log-det).
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> StickBreakingTransform()(cr.zeros(2))
     tensor([0.3333, 0.3333, 0.3333])
     """
@@ -751,6 +758,7 @@ class CatTransform(Transform):
     """``tseq[i]`` applied to the slice of length ``lengths[i]`` along ``dim``.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[1, 1])
     >>> t(cr.tensor([0.0, 5.0]))
     tensor([1., 5.])
@@ -811,6 +819,7 @@ class StackTransform(Transform):
     """``tseq[i]`` applied to the slice ``i`` along ``dim``.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = StackTransform([ExpTransform(), identity_transform], dim=0)
     >>> t(cr.tensor([0.0, 5.0]))
     tensor([1., 5.])
@@ -857,6 +866,7 @@ class CumulativeDistributionTransform(Transform):
     log-density).
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
     >>> t = CumulativeDistributionTransform(cr.distributions.Normal(0.0, 1.0))
     >>> t(cr.tensor(0.0))
     tensor(0.5000)

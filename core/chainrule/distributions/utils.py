@@ -15,6 +15,7 @@ def clamp_probs(probs):
     """``probs`` clamped into ``[eps, 1 - eps]`` of its dtype.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.utils import *
     >>> clamp_probs(cr.tensor([0.0, 1.0])).tolist()[0] > 0
     True
     """
@@ -33,6 +34,7 @@ def tril_matrix_to_vec(mat, diag=0):
     row, as a vector.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.utils import *
     >>> tril_matrix_to_vec(cr.tensor([[1.0, 0.0], [2.0, 3.0]])).tolist()
     [1.0, 2.0, 3.0]
     """
@@ -46,6 +48,7 @@ def vec_to_tril_matrix(vec, diag=0):
     entries.
 
     >>> import chainrule as cr
+    >>> from chainrule.distributions.utils import *
     >>> vec_to_tril_matrix(cr.tensor([1.0, 2.0, 3.0])).tolist()
     [[1.0, 0.0], [2.0, 3.0]]
     """
