@@ -135,8 +135,13 @@ def test_shapes_supports_and_expand_match_torch(name, params, value):
 
 
 def _pair(lib, pair):
-    return [getattr(lib.distributions, n)(*[lib.tensor(v, dtype=lib.float64) for v in args])
-            for n, args in pair]
+    """The two distributions and the parameter tensors they were made from."""
+    leaves, made = [], []
+    for n, args in pair:
+        params = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in args]
+        leaves += params
+        made.append(getattr(lib.distributions, n)(*params))
+    return made[0], made[1], leaves
 
 
 KL_CASES = [
@@ -159,16 +164,54 @@ KL_CASES = [
     [("Exponential", ([2.0, 0.7],)), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
     [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("Uniform", ([0.0, 0.0], [1.0, 1.0]))],
     [("Laplace", ([0.5, -1.0], [1.2, 0.7])), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Bernoulli", ([0.3, 0.6],)), ("Poisson", ([1.0, 2.0],))],
+    [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("ContinuousBernoulli", ([0.3, 0.8],))],
+    [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("Exponential", ([1.0, 2.0],))],
+    [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("Gamma", ([1.0, 2.0], [1.0, 0.5]))],
+    [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Beta", ([2.0, 0.7], [3.0, 1.5])), ("Pareto", ([1.0, 2.0], [1.0, 0.5]))],
+    [("ContinuousBernoulli", ([0.3, 0.8],)), ("Exponential", ([1.0, 2.0],))],
+    [("ContinuousBernoulli", ([0.3, 0.8],)), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("ContinuousBernoulli", ([0.3, 0.8],)), ("Uniform", ([-0.5, 0.2], [1.5, 0.7]))],
+    [("Exponential", ([2.0, 0.7],)), ("Gumbel", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Exponential", ([2.0, 0.7],)), ("Uniform", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Gamma", ([2.0, 0.7], [3.0, 1.5])), ("Gumbel", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Gamma", ([2.0, 0.7], [3.0, 1.5])), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Gumbel", ([0.5, -1.0], [1.2, 0.7])), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Gumbel", ([0.5, -1.0], [1.2, 0.7])), ("Gamma", ([1.0, 2.0], [1.0, 0.5]))],
+    [("Normal", ([0.5, -1.0], [1.2, 0.7])), ("Laplace", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Normal", ([0.5, -1.0], [1.2, 0.7])), ("Beta", ([1.0, 2.0], [1.0, 0.5]))],
+    [("Pareto", ([1.0, 0.5], [3.0, 2.5])), ("Exponential", ([1.0, 2.0],))],
+    [("Pareto", ([1.0, 0.5], [3.0, 0.5])), ("Gamma", ([1.0, 2.0], [1.0, 0.5]))],
+    [("Pareto", ([1.0, 0.5], [3.0, 1.5])), ("Normal", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Uniform", ([0.1, 0.2], [0.5, 0.7])), ("ContinuousBernoulli", ([0.3, 0.8],))],
+    [("Uniform", ([0.1, -0.2], [0.5, 0.7])), ("Exponential", ([1.0, 2.0],))],
+    [("Uniform", ([0.1, -0.2], [0.5, 0.7])), ("Gamma", ([1.0, 2.0], [1.0, 0.5]))],
+    [("Uniform", ([0.1, -0.2], [0.5, 0.7])), ("Gumbel", ([0.0, 1.0], [1.0, 2.0]))],
+    [("Uniform", ([1.1, 0.2], [1.5, 0.7])), ("Pareto", ([1.0, 0.5], [3.0, 2.5]))],
+    [("Poisson", ([1.0, 2.0],)), ("Bernoulli", ([0.3, 0.6],))],
+    [("LowRankMultivariateNormal", ([[0.5, -1.0]], [[[1.0], [0.3]]], [[1.2, 0.7]])),
+     ("LowRankMultivariateNormal", ([[0.0, 1.0]], [[[0.2], [-0.5]]], [[1.0, 2.0]]))],
+    [("LowRankMultivariateNormal", ([[0.5, -1.0]], [[[1.0], [0.3]]], [[1.2, 0.7]])),
+     ("MultivariateNormal", ([[0.0, 1.0]], [[[2.0, 0.3], [0.3, 1.0]]]))],
+    [("MultivariateNormal", ([[0.0, 1.0]], [[[2.0, 0.3], [0.3, 1.0]]])),
+     ("LowRankMultivariateNormal", ([[0.5, -1.0]], [[[1.0], [0.3]]], [[1.2, 0.7]]))],
 ]
 
 
 @pytest.mark.parametrize("pair", KL_CASES, ids=[f"{a[0]}-{b[0]}" for a, b in KL_CASES])
-def test_kl_divergences_match_torch(pair):
+def test_kl_divergences_and_gradients_match_torch(pair):
     out = []
     for lib in (torch, cr):
-        p, q = _pair(lib, pair)
-        out.append(lib.distributions.kl_divergence(p, q).detach().numpy())
-    np.testing.assert_allclose(out[1], out[0], rtol=1e-6, atol=1e-9)
+        p, q, params = _pair(lib, pair)
+        kl = lib.distributions.kl_divergence(p, q)
+        finite = kl.isfinite()
+        grads = lib.autograd.grad(kl.where(finite, 0 * kl).sum(), params, allow_unused=True,
+                                  materialize_grads=True) if kl.requires_grad else []
+        out.append([kl.detach().numpy()] + [None if g is None else g.numpy() for g in grads])
+    for a, b in zip(out[1], out[0]):
+        np.testing.assert_allclose(0 if a is None else a, 0 if b is None else b,
+                                   rtol=1e-6, atol=1e-9)
 
 
 TRANSFORMS = [

@@ -97,13 +97,16 @@ class LowRankMultivariateNormal(Distribution):
         diag = self._capacitance_tril.diagonal(dim1=-2, dim2=-1)
         return 2 * diag.log().sum(-1) + self._unbroadcasted_cov_diag.log().sum(-1)
 
+    def _mahalanobis(self, x):
+        """x^T (W W^T + D)^-1 x by the Woodbury identity."""
+        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        wt_dinv_x = ((W.mT / D.unsqueeze(-2)) @ x.unsqueeze(-1)).squeeze(-1)
+        return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(self._capacitance_tril, wt_dinv_x)
+
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
-        wt_dinv_x = ((W.mT / D.unsqueeze(-2)) @ diff.unsqueeze(-1)).squeeze(-1)
-        m = (diff.pow(2) / D).sum(-1) - _batch_mahalanobis(self._capacitance_tril, wt_dinv_x)
+        m = self._mahalanobis(value - self.loc)
         return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + self._logdet() + m)
 
     def entropy(self):
