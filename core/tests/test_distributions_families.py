@@ -121,14 +121,20 @@ def test_rsample_is_differentiable(make):
     assert np.isfinite(g.item()) and g.item() != 0
 
 
-def test_standard_gamma_grad_series_agrees_with_scipy_path():
+def test_standard_gamma_grad_without_scipy_agrees_with_scipy():
+    """Note [implicit reparametrization]'s two paths: SciPy's incomplete gamma, and the
+    series / continued fraction used without it (Note [optional scipy])."""
+    sp = pytest.importorskip("scipy.special")
     from chainrule.distributions import gamma
-    a = np.array([0.2, 1.0, 3.0, 7.0])
-    x = np.array([0.05, 1.3, 2.0, 9.0])
-    np.testing.assert_allclose(gamma._gamma_grad_series(a, x), gamma.standard_gamma_grad(a, x),
-                               rtol=1e-6)
-    np.testing.assert_allclose(gamma._gammainc_series(a, x), gamma._gammainc_array(a, x),
-                               rtol=1e-10)
+    a = np.array([0.05, 0.3, 1.0, 2.5, 10.0, 50.0, 400.0, 3000.0])
+    for q in (0.001, 0.3, 0.7, 0.999):
+        x = sp.gammaincinv(a, q)
+        p, upper = gamma._regularized_gamma(a, x)
+        np.testing.assert_allclose(p, sp.gammainc(a, x), rtol=1e-10)
+        np.testing.assert_allclose(upper, sp.gammaincc(a, x), rtol=1e-10)
+        fallback = gamma._gamma_grad(lambda a, x: gamma._regularized_gamma(a, x)[0],
+                                     lambda a, x: gamma._regularized_gamma(a, x)[1], a, x)
+        np.testing.assert_allclose(fallback, gamma.standard_gamma_grad(a, x), rtol=1e-7)
 
 
 def test_validation_messages():

@@ -222,9 +222,6 @@ class OneHotCategorical(Distribution):
         values = values.reshape((n,) + (1,) * len(self._batch_shape) + (n,))
         return values.expand((n,) + tuple(self._batch_shape) + (n,)) if expand else values
 
-    def __repr__(self):
-        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
-
 
 def _one_hot(indices, n, dtype):
     return Tensor._wrap(np.eye(n, dtype=dtype.np)[indices._data])

@@ -25,29 +25,63 @@ F = FUNCTIONS
 __all__ = ["Gamma", "Chi2"]
 
 
-def _gamma_grad_scipy(sp, a, x):
+def _gamma_grad(lower, upper, a, x):
+    """-(dP/da) / p by central differences of the regularized incomplete gamma
+    functions ``lower`` (P) and ``upper`` (Q = 1 - P), each where it is accurate."""
     h = 1e-5 * a
-    upper = x > a
+    lgamma = _special.implementation("lgamma")
     with np.errstate(all="ignore"):
-        d_lower = (sp.gammainc(a + h, x) - sp.gammainc(a - h, x)) / (2 * h)
-        d_upper = -(sp.gammaincc(a + h, x) - sp.gammaincc(a - h, x)) / (2 * h)
-        log_pdf = (a - 1) * np.log(x) - x - sp.gammaln(a)
-        return -np.where(upper, d_upper, d_lower) / np.exp(log_pdf)
+        d_lower = (lower(a + h, x) - lower(a - h, x)) / (2 * h)
+        d_upper = -(upper(a + h, x) - upper(a - h, x)) / (2 * h)
+        log_pdf = (a - 1) * np.log(x) - x - lgamma(a)
+        return -np.where(x > a, d_upper, d_lower) / np.exp(log_pdf)
 
 
-def _gamma_grad_series(a, x):
-    digamma = _special.implementation("digamma")
+def _series_p(a, x):
+    """P(a, x) by its power series (converges fast for x < a + 1)."""
+    lgamma = _special.implementation("lgamma")
+    term = np.ones_like(a)
+    total = term.copy()
+    for n in range(1, 1000):
+        term = term * x / (a + n)
+        total = total + term
+        if np.all(term <= 1e-17 * total):
+            break
+    return np.exp(a * np.log(x) - x - lgamma(a + 1)) * total
+
+
+def _continued_fraction_q(a, x):
+    """Q(a, x) by its continued fraction, evaluated by Lentz's method (converges fast
+    for x > a + 1)."""
+    lgamma = _special.implementation("lgamma")
+    tiny = 1e-300
+    b = x + 1 - a
+    c, d = np.full_like(a, 1 / tiny), 1 / b
+    h = d.copy()
+    for i in range(1, 1000):
+        an = -i * (i - a)
+        b = b + 2
+        d = an * d + b
+        d = np.where(np.abs(d) < tiny, tiny, d)
+        c = b + an / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        d = 1 / d
+        h = h * d * c
+        if np.all(np.abs(d * c - 1) < 1e-16):
+            break
+    return np.exp(a * np.log(x) - x - lgamma(a)) * h
+
+
+def _regularized_gamma(a, x):
+    """(P, Q) of the regularized incomplete gamma function without SciPy: the series
+    below a + 1, the continued fraction above (each then gives the other as 1 - it)."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    use_series = x < a + 1
     with np.errstate(all="ignore"):
-        log_x = np.log(x)
-        term, psi = np.ones_like(a), digamma(a + 1)
-        total = log_x - psi
-        for n in range(1, int(np.max(x, initial=0)) + 200):
-            term = term * x / (a + n)
-            psi = psi + 1 / (a + n)
-            total = total + term * (log_x - psi)
-            if np.all(term < 1e-17):
-                break
-        return -(x / a) * total
+        p = np.where(use_series, _series_p(a, np.where(use_series, x, 0.5 * a)), 0.0)
+        q = np.where(use_series, 0.0, _continued_fraction_q(a, np.where(use_series, a + 2, x)))
+    p = np.where(use_series, p, 1 - q)
+    return np.where(x > 0, p, 0.0), np.where(x > 0, np.where(use_series, 1 - p, q), 1.0)
 
 
 def standard_gamma_grad(alpha, x):
@@ -63,9 +97,10 @@ def standard_gamma_grad(alpha, x):
     try:
         import scipy.special as sp
     except ImportError:
-        grad = _gamma_grad_series(a, x)
+        grad = _gamma_grad(lambda a, x: _regularized_gamma(a, x)[0],
+                           lambda a, x: _regularized_gamma(a, x)[1], a, x)
     else:
-        grad = _gamma_grad_scipy(sp, a, x)
+        grad = _gamma_grad(sp.gammainc, sp.gammaincc, a, x)
     return np.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0)
 
 
@@ -201,21 +236,8 @@ def _gammainc_array(a, x):
     try:
         import scipy.special as sp
     except ImportError:
-        return _gammainc_series(a.astype(np.float64), x.astype(np.float64))
+        return _regularized_gamma(a, x)[0]
     return sp.gammainc(a, x)
-
-
-def _gammainc_series(a, x):
-    lgamma = _special.implementation("lgamma")
-    with np.errstate(all="ignore"):
-        term = np.ones_like(a)
-        total = term.copy()
-        for n in range(1, int(np.max(x, initial=0)) + 200):
-            term = term * x / (a + n)
-            total = total + term
-            if np.all(term < 1e-17 * total):
-                break
-        return np.clip(np.exp(a * np.log(x) - x - lgamma(a + 1)) * total, 0, 1)
 
 
 class Chi2(Gamma):
