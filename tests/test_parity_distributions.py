@@ -46,6 +46,10 @@ DIST_CASES = [
     ("GeneralizedPareto", dict(loc=[0.5, -1.0], scale=[1.2, 0.7], concentration=[0.3, 0.0]),
      [0.9, 1.3]),
     ("GeneralizedPareto", dict(loc=[0.5], scale=[1.2], concentration=[-0.3]), [1.9]),
+    ("LKJCholesky", dict(dim=3, concentration=[2.0, 0.7]),
+     [[1.0, 0.0, 0.0], [0.28, 0.96, 0.0], [-0.2, 0.5, 0.8426149773176359]]),
+    ("Wishart", dict(df=[4.5], covariance_matrix=[[[2.0, 0.3], [0.3, 1.0]]]),
+     [[1.5, 0.2], [0.2, 0.8]]),
 ]
 METHODS = ("log_prob", "cdf", "icdf", "entropy", "mean", "mode", "variance", "stddev")
 
@@ -223,6 +227,7 @@ TRANSFORMS = [
     ("PowerTransform", ("t2.5",), [0.3, 1.2]),
     ("StickBreakingTransform", (), [0.3, -1.2]),
     ("LowerCholeskyTransform", (), [[0.3, -1.2], [0.5, 0.1]]),
+    ("CorrCholeskyTransform", (), [0.3, -1.2, 0.5]),
 ]
 
 
@@ -247,7 +252,8 @@ def test_transforms_match_torch(name, args, x):
 
 
 def test_biject_to_and_transform_to_match_torch():
-    names = ["real", "positive", "unit_interval", "simplex", "real_vector", "nonnegative"]
+    names = ["real", "positive", "unit_interval", "simplex", "real_vector", "nonnegative",
+             "corr_cholesky"]
     for name in names:
         for registry in ("biject_to", "transform_to"):
             got = [repr(getattr(lib.distributions, registry)(

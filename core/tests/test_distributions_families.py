@@ -70,6 +70,7 @@ MOMENTS = [
     D.MixtureSameFamily(D.Categorical(cr.tensor([0.3, 0.7])),
                         D.Normal(cr.tensor([-1.0, 2.0]), cr.tensor([0.5, 1.0]))),
     D.Dirichlet(cr.tensor([1.0, 2.0, 3.0])), D.Multinomial(5, cr.tensor([0.2, 0.3, 0.5])),
+    D.Wishart(cr.tensor(6.0), cr.tensor([[2.0, 0.3], [0.3, 1.0]])),
 ]
 
 
@@ -89,6 +90,20 @@ def test_von_mises_samples_have_its_circular_variance():
     draws = d.sample((60000,)).double()
     assert abs(1 - (draws - 0.5).cos().mean().item() - d.variance.item()) < 0.01
     assert draws.abs().max().item() <= np.pi
+
+
+def test_lkj_cholesky_samples_are_correlation_factors_with_its_marginals():
+    cr.manual_seed(4)
+    d = D.LKJCholesky(3, cr.tensor(2.0))
+    L = d.sample((40000,))
+    assert bool(D.constraints.corr_cholesky.check(L).all())
+    L = L.double()
+    corr = L @ L.mT
+    # the first correlation is Beta(eta - 1 + dim/2, same) on [-1, 1]: mean 0, variance
+    # 1 / (2 (eta - 1 + dim / 2) + 1) (the reference's onion sampler, which this follows,
+    # gives the later rows other marginals)
+    assert abs(corr[:, 1, 0].mean().item()) < 0.01
+    assert abs(corr[:, 1, 0].var().item() - 1 / 6) < 0.01
 
 
 def test_gamma_rsample_gradient_is_the_implicit_one():

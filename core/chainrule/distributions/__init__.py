@@ -30,6 +30,7 @@ from .half_cauchy import HalfCauchy  # noqa: F401
 from .half_normal import HalfNormal  # noqa: F401
 from .inverse_gamma import InverseGamma  # noqa: F401
 from .kumaraswamy import Kumaraswamy  # noqa: F401
+from .lkj_cholesky import LKJCholesky  # noqa: F401
 from .log_normal import LogNormal  # noqa: F401
 from .logistic_normal import LogisticNormal  # noqa: F401
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: F401
@@ -45,6 +46,7 @@ from .transformed_distribution import TransformedDistribution  # noqa: F401
 from .transforms import *  # noqa: F401,F403
 from .von_mises import VonMises  # noqa: F401
 from .weibull import Weibull  # noqa: F401
+from .wishart import Wishart  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
 from . import (bernoulli, categorical, exp_family, exponential, independent,  # noqa: F401
                laplace, multivariate_normal, normal, poisson, uniform, utils)
@@ -58,5 +60,6 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Exponentia
            "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
            "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-           "TransformedDistribution", "VonMises", "Weibull", "biject_to", "transform_to",
+           "TransformedDistribution", "VonMises", "Weibull", "LKJCholesky", "Wishart",
+           "biject_to", "transform_to",
            "transforms", *transforms.__all__]

@@ -112,3 +112,5 @@ biject_to.register(constraints._Stack, lambda c: transforms.StackTransform(
     [biject_to(part) for part in c.cseq], c.dim))
 transform_to.register(constraints._Stack, lambda c: transforms.StackTransform(
     [transform_to(part) for part in c.cseq], c.dim))
+biject_to.register(constraints._CorrCholesky, lambda c: transforms.CorrCholeskyTransform())
+transform_to.register(constraints._CorrCholesky, lambda c: transforms.CorrCholeskyTransform())

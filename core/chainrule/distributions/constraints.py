@@ -231,9 +231,10 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tol = 1e-6 if value.dtype.itemsize <= 4 else 1e-12
-        row_norm = value.pow(2).sum(-1).sqrt()
-        unit_rows = ((row_norm - 1).abs() <= tol * value.shape[-1] * 10).all(-1)
+        import numpy as np
+        tol = float(np.finfo(value.dtype.np).eps) * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        unit_rows = ((row_norm - 1).abs() <= tol).all(-1)
         return _LowerCholesky().check(value) & unit_rows
 
 

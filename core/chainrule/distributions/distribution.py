@@ -128,6 +128,15 @@ class Distribution:
                 f" to be within the support ({support!r}) of the distribution {self!r}, but "
                 f"found invalid values:\n{value}")
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """A new uninitialised instance for ``expand`` (``_instance`` when a subclass
+        passes one); a subclass with its own ``__init__`` must define ``expand``."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                f"__init__ method must also define a custom .expand() method.")
+        return object.__new__(type(self)) if _instance is None else _instance
+
     def expand(self, batch_shape, _instance=None):
         """The distribution with its parameters expanded to ``batch_shape``."""
         new = object.__new__(type(self))

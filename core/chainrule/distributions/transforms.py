@@ -25,7 +25,7 @@ from .utils import _sum_rightmost
 F = FUNCTIONS
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
@@ -752,6 +752,69 @@ class PositiveDefiniteTransform(Transform):
     def _inverse(self, y):
         from .. import linalg
         return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D
+    correlation matrices: tanh gives the partial correlations, which fill the strict
+    lower triangle row by row, each row then scaled (stick breaking on squares) so it
+    has unit norm.
+
+    >>> import chainrule as cr
+    >>> from chainrule.distributions.transforms import *
+    >>> L = CorrCholeskyTransform()(cr.tensor([0.3, -0.2, 0.5]))
+    >>> L.shape, [round(v, 6) for v in (L @ L.mT).diagonal().tolist()]
+    (chainrule.Size([3, 3]), [1.0, 1.0, 1.0])
+    """
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = Transform.__hash__
+
+    def _call(self, x):
+        from .utils import vec_to_tril_matrix
+        eps = float(_finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(x.tanh().clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        remaining = (1 - r.pow(2)).sqrt().cumprod(-1)    # sqrt of what each row has left
+        ones = r.new_ones(tuple(r.shape[:-1]) + (1,))
+        scale = F["cat"]([ones, remaining[..., :-1]], -1)
+        return (r + _factories.eye(r.shape[-1], dtype=r.dtype)) * scale
+
+    def _inverse(self, y):
+        from .utils import tril_matrix_to_vec
+        left = 1 - (y * y).cumsum(-1)
+        ones = y.new_ones(tuple(y.shape[:-1]) + (1,))
+        left_before = F["cat"]([ones, left[..., :-1]], -1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(left_before, diag=-1).sqrt()
+        return (F["log1p"](t) - F["log1p"](-t)) / 2
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        from .utils import tril_matrix_to_vec
+        left = 1 - (y * y).cumsum(-1)
+        stick_breaking = 0.5 * tril_matrix_to_vec(left, diag=-2).log().sum(-1)
+        tanh = -2 * (x + _softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
 
 
 class CatTransform(Transform):
