@@ -135,6 +135,15 @@ class Transform:
         return shape
 
 
+class _Parameterless(Transform):
+    """A transform without parameters: all instances of its class are equal."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = Transform.__hash__
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform (its ``inv``), sharing its cache."""
 
@@ -390,17 +399,12 @@ def _reshape_shape(shape, src, dst):
     return Size(tuple(shape[:cut]) + tuple(dst))
 
 
-class ExpTransform(Transform):
+class ExpTransform(_Parameterless):
     """``y = exp(x)``."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -470,17 +474,12 @@ def _clipped_sigmoid(x):
     return F["sigmoid"](x).clamp(min=float(info.tiny), max=1.0 - float(info.eps))
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_Parameterless):
     """``y = sigmoid(x)`` onto the unit interval."""
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -499,17 +498,12 @@ def _softplus(x):
     return functional.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_Parameterless):
     """``y = log(1 + exp(x))`` onto the positive numbers."""
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return _softplus(x)
@@ -521,17 +515,12 @@ class SoftplusTransform(Transform):
         return -_softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_Parameterless):
     """``y = tanh(x)`` onto (-1, 1); the log-det written stably for large ``|x|``."""
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -543,15 +532,10 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_Parameterless):
     """``y = |x|`` (not bijective: the inverse gives the positive root)."""
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -638,16 +622,11 @@ def _as_tensor(v):
     return v if isinstance(v, Tensor) else _factories.tensor(v)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_Parameterless):
     """Unconstrained vectors to the simplex by softmax (not bijective; the inverse is
     the log)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
@@ -664,7 +643,7 @@ class SoftmaxTransform(Transform):
     inverse_shape = forward_shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_Parameterless):
     """Unconstrained vectors of length K to the simplex in K+1 dimensions by stick
     breaking (bijective, with a log-det).
 
@@ -676,11 +655,6 @@ class StickBreakingTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = Transform.__hash__
 
     @staticmethod
     def _log_offset(k, like):
@@ -716,16 +690,11 @@ class StickBreakingTransform(Transform):
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_Parameterless):
     """Unconstrained square matrices to lower-triangular ones with a positive diagonal
     (the strict lower part kept, the diagonal exponentiated)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -734,16 +703,11 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_Parameterless):
     """Unconstrained square matrices to positive-definite ones (``L L^T`` of
     LowerCholeskyTransform's ``L``)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         L = LowerCholeskyTransform()(x)
@@ -754,7 +718,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_Parameterless):
     """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D
     correlation matrices: tanh gives the partial correlations, which fill the strict
     lower triangle row by row, each row then scaled (stick breaking on squares) so it
@@ -769,11 +733,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = Transform.__hash__
 
     def _call(self, x):
         from .utils import vec_to_tril_matrix
