@@ -4,7 +4,6 @@ import numpy as np
 from .. import _factories
 from .._ops import FUNCTIONS
 from .._size import Size
-from .._tensor import Tensor
 from . import constraints
 from .discrete import _one_of, logits_to_probs, probs_to_logits
 from .distribution import Distribution, broadcast_all, lazy_property
@@ -19,9 +18,11 @@ def _clamp_by_zero(x):
 
 
 def _draw_binomial(counts, probs):
+    """Binomial draws (on the host, returned to the device of ``probs``)."""
     from .. import _random
-    draws = _random.numpy_rng(None).binomial(counts.astype(np.int64), probs.astype(np.float64))
-    return Tensor._wrap(np.asarray(draws).astype(probs.dtype))
+    n, p = counts.detach().cpu().numpy(), probs.detach().cpu().numpy()
+    draws = _random.numpy_rng(None).binomial(n.astype(np.int64), p.astype(np.float64))
+    return _factories.tensor(np.asarray(draws).astype(p.dtype), device=probs.device)
 
 
 class Binomial(Distribution):
@@ -71,8 +72,7 @@ class Binomial(Distribution):
 
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        n = self.total_count.detach().expand(shape).numpy()
-        return _draw_binomial(n, self.probs.detach().expand(shape).numpy())
+        return _draw_binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -96,6 +96,6 @@ class Binomial(Distribution):
 
     def enumerate_support(self, expand=True):
         top = self._homogeneous_count("enumerate_support")
-        values = _factories.arange(1 + top, dtype=self._param.dtype)
+        values = _factories.arange(1 + top, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values

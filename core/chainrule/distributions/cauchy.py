@@ -32,7 +32,7 @@ class Cauchy(Distribution):
     variance = property(lambda self: _factories.full_like(self.loc, math.inf))
 
     def rsample(self, sample_shape=Size()):
-        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
         return self.loc + self.scale * (math.pi * (u - 0.5)).tan()
 
     def log_prob(self, value):

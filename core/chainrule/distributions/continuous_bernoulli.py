@@ -89,12 +89,12 @@ class ContinuousBernoulli(ExponentialFamily):
         "probs", self.__dict__.get("logits")).size())
 
     def sample(self, sample_shape=Size()):
-        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device)
         with _no_grad():
             return self.icdf(u)
 
     def rsample(self, sample_shape=Size()):
-        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.probs.dtype, device=self.probs.device)
         return self.icdf(u)
 
     def log_prob(self, value):

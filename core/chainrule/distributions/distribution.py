@@ -37,8 +37,9 @@ def broadcast_all(*values):
     """Tensors and numbers broadcast to one shape (numbers as tensors of the default
     dtype, or of the tensors' dtype)."""
     tensors = [v for v in values if isinstance(v, Tensor)]
-    dtype = tensors[0].dtype if tensors else None
-    values = [v if isinstance(v, Tensor) else _factories.tensor(float(v), dtype=dtype)
+    dtype, device = (tensors[0].dtype, tensors[0].device) if tensors else (None, None)
+    values = [v if isinstance(v, Tensor) else _factories.tensor(float(v), dtype=dtype,
+                                                                device=device)
               for v in values]
     from .._ops import FUNCTIONS
     shape = FUNCTIONS["broadcast_shapes"](*(tuple(v.shape) for v in values))

@@ -36,7 +36,7 @@ class GeneralizedPareto(Distribution):
                                 self.concentration)
 
     def rsample(self, sample_shape=Size()):
-        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        u = _factories.rand(*self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
         return self.icdf(u)
 
     def log_prob(self, value):

@@ -51,7 +51,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         tiny = float(np.finfo(self.probs.dtype.np).tiny)
-        u = _factories.rand(*shape, dtype=self.probs.dtype).clamp(min=tiny)
+        u = _factories.rand(*shape, dtype=self.probs.dtype, device=self.probs.device).clamp(min=tiny)
         return (u.log() / F["log1p"](-self.probs.detach())).floor()
 
     def log_prob(self, value):

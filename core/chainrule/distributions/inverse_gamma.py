@@ -26,7 +26,7 @@ class InverseGamma(TransformedDistribution):
 
     def __init__(self, concentration, rate, validate_args=None):
         base = Gamma(concentration, rate, validate_args=validate_args)
-        neg_one = _factories.tensor(-1.0, dtype=base.rate.dtype)
+        neg_one = _factories.tensor(-1.0, dtype=base.rate.dtype, device=base.rate.device)
         super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
 
     concentration = property(lambda self: self.base_dist.concentration)

@@ -463,7 +463,7 @@ def _kl_uniform_pareto(p, q):
 def _infinite_like(p, q):
     """KL(p || q) where p has mass outside q's support: infinite, in p's batch shape."""
     from .. import _factories
-    return _factories.full(tuple(p.batch_shape), _INF, dtype=p.mean.dtype)
+    return _factories.full(tuple(p.batch_shape), _INF, dtype=p.mean.dtype, device=p.mean.device)
 
 
 for _p, _qs in ((Beta, (Pareto,)), (ContinuousBernoulli, (Pareto,)),

@@ -35,7 +35,7 @@ class LKJCholesky(Distribution):
         (self.concentration,) = broadcast_all(concentration)
         # row i of the factor has its squared off-diagonal norm ~ Beta(i/2, eta + (dim-2-i)/2)
         marginal = self.concentration + 0.5 * (dim - 2)
-        offset = _factories.arange(dim - 1, dtype=self.concentration.dtype)
+        offset = _factories.arange(dim - 1, dtype=self.concentration.dtype, device=self.concentration.device)
         offset = F["cat"]([offset.new_zeros((1,)), offset])
         self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
         super().__init__(self.concentration.size(), Size((dim, dim)),
@@ -49,7 +49,7 @@ class LKJCholesky(Distribution):
     def sample(self, sample_shape=Size()):
         y = self._beta.sample(sample_shape).unsqueeze(-1)
         shape = tuple(self._extended_shape(sample_shape))
-        normal = _factories.randn(*shape, dtype=y.dtype).tril(-1)
+        normal = _factories.randn(*shape, dtype=y.dtype, device=y.device).tril(-1)
         tiny = float(np.finfo(y.dtype.np).tiny)
         norm = normal.norm(dim=-1, keepdim=True)
         direction = F["where"](norm > 0, normal / norm.clamp(min=tiny), 0.0)  # row 0: none
@@ -61,7 +61,7 @@ class LKJCholesky(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         diagonal = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
-        order = _factories.arange(2, self.dim + 1, dtype=self.concentration.dtype)
+        order = _factories.arange(2, self.dim + 1, dtype=self.concentration.dtype, device=self.concentration.device)
         order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
         unnormalized = (order * diagonal.log()).sum(-1)
         dm1 = self.dim - 1

@@ -16,7 +16,7 @@ __all__ = ["LowRankMultivariateNormal"]
 
 def _capacitance_tril(W, D):
     m = W.size(-1)
-    K = (W.mT / D.unsqueeze(-2)) @ W + _factories.eye(m, dtype=W.dtype)
+    K = (W.mT / D.unsqueeze(-2)) @ W + _factories.eye(m, dtype=W.dtype, device=W.device)
     return linalg.cholesky(K)
 
 
@@ -88,8 +88,8 @@ class LowRankMultivariateNormal(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         eps_w = _factories.randn(*(shape[:-1] + tuple(self.cov_factor.shape[-1:])),
-                                 dtype=self.loc.dtype)
-        eps_d = _factories.randn(*shape, dtype=self.loc.dtype)
+                                 dtype=self.loc.dtype, device=self.loc.device)
+        eps_d = _factories.randn(*shape, dtype=self.loc.dtype, device=self.loc.device)
         W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
         return self.loc + (W @ eps_w.unsqueeze(-1)).squeeze(-1) + D.sqrt() * eps_d
 

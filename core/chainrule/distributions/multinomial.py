@@ -52,7 +52,7 @@ class Multinomial(Distribution):
         draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)
         draws = draws.permute(*range(1, draws.dim()), 0)      # the draws last
         counts = _factories.zeros(tuple(self._extended_shape(sample_shape)),
-                                  dtype=draws.dtype)
+                                  dtype=draws.dtype, device=draws.device)
         counts = counts.scatter_add(-1, draws, _factories.ones_like(draws))
         return counts.type_as(self.probs)
 
@@ -67,7 +67,7 @@ class Multinomial(Distribution):
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
 
     def entropy(self):
-        n = _factories.tensor(float(self.total_count), dtype=self.probs.dtype)
+        n = _factories.tensor(float(self.total_count), dtype=self.probs.dtype, device=self.probs.device)
         support = self._binomial.enumerate_support()
         binomial_probs = self._binomial.log_prob(support).exp()
         weights = F["lgamma"](support + 1)

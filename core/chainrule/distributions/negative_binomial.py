@@ -58,7 +58,8 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape=Size()):
         with _grad_mode.no_grad():
             gamma = Gamma(self.total_count, (-self.logits).exp(), validate_args=False)
-            return _random.poisson(gamma.sample(sample_shape))
+            rate = gamma.sample(sample_shape)
+            return _random.poisson(rate.cpu()).to(rate.device)   # (a host sampler)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -51,7 +51,7 @@ class LogitRelaxedBernoulli(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         probs = _clamp_probs(self.probs.expand(shape))
-        u = _clamp_probs(_factories.rand(*shape, dtype=probs.dtype))
+        u = _clamp_probs(_factories.rand(*shape, dtype=probs.dtype, device=probs.device))
         logistic = u.log() - (-u).log1p()
         return (logistic + probs.log() - (-probs).log1p()) / self.temperature
 

@@ -39,7 +39,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        u = _clamp_probs(_factories.rand(*shape, dtype=self.logits.dtype))
+        u = _clamp_probs(_factories.rand(*shape, dtype=self.logits.dtype, device=self.logits.device))
         gumbels = -((-(u.log())).log())
         scores = (self.logits + gumbels) / self.temperature
         return scores - F["logsumexp"](scores, -1, keepdim=True)

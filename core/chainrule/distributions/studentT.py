@@ -44,7 +44,7 @@ class StudentT(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        x = _factories.randn(*shape, dtype=self.df.dtype)
+        x = _factories.randn(*shape, dtype=self.df.dtype, device=self.df.device)
         z = self._chi2.rsample(sample_shape)
         return self.loc + self.scale * x * (z / self.df).rsqrt()
 

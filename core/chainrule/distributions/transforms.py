@@ -659,7 +659,7 @@ class StickBreakingTransform(_Parameterless):
     @staticmethod
     def _log_offset(k, like):
         """log(K+1-i) for i = 1..K: centres the breaks so x = 0 gives the uniform point."""
-        return (k + 1 - _factories.arange(1, k + 1, dtype=like.dtype)).log()
+        return (k + 1 - _factories.arange(1, k + 1, dtype=like.dtype, device=like.device)).log()
 
     def _call(self, x):
         z = _clipped_sigmoid(x - self._log_offset(x.shape[-1], x))
@@ -671,7 +671,7 @@ class StickBreakingTransform(_Parameterless):
         y_crop = y[..., :-1]
         tiny = float(_finfo(y.dtype).tiny)
         left = (1 - y_crop.cumsum(-1)).clamp(min=tiny)
-        offset = (y.shape[-1] - _factories.arange(1, y.shape[-1], dtype=y.dtype)).log()
+        offset = (y.shape[-1] - _factories.arange(1, y.shape[-1], dtype=y.dtype, device=y.device)).log()
         return y_crop.log() - left.log() + offset
 
     def log_abs_det_jacobian(self, x, y):
@@ -741,7 +741,7 @@ class CorrCholeskyTransform(_Parameterless):
         remaining = (1 - r.pow(2)).sqrt().cumprod(-1)    # sqrt of what each row has left
         ones = r.new_ones(tuple(r.shape[:-1]) + (1,))
         scale = F["cat"]([ones, remaining[..., :-1]], -1)
-        return (r + _factories.eye(r.shape[-1], dtype=r.dtype)) * scale
+        return (r + _factories.eye(r.shape[-1], dtype=r.dtype, device=r.device)) * scale
 
     def _inverse(self, y):
         from .utils import tril_matrix_to_vec

@@ -40,7 +40,8 @@ def tril_matrix_to_vec(mat, diag=0):
     """
     n = mat.shape[-1]
     rows, cols = np.tril_indices(n, k=diag)
-    return mat[..., _factories.tensor(rows), _factories.tensor(cols)]
+    return mat[..., _factories.tensor(rows, device=mat.device),
+               _factories.tensor(cols, device=mat.device)]
 
 
 def vec_to_tril_matrix(vec, diag=0):
@@ -58,7 +59,7 @@ def vec_to_tril_matrix(vec, diag=0):
         raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
                          "the lower triangular part of a square D x D matrix.")
     rows, cols = np.tril_indices(n, k=diag)
-    flat_index = _factories.tensor(rows * n + cols)
-    out = _factories.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype)
+    flat_index = _factories.tensor(rows * n + cols, device=vec.device)
+    out = _factories.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype, device=vec.device)
     index = flat_index.expand(tuple(vec.shape[:-1]) + (m,))
     return FUNCTIONS["scatter"](out, -1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))

@@ -1,12 +1,9 @@
 """The von Mises distribution on the circle."""
 import math
 
-import numpy as np
-
-from .. import _grad_mode
+from .. import _dtypes, _factories, _grad_mode
 from .._ops import FUNCTIONS
 from .._size import Size
-from .._tensor import Tensor
 from . import constraints
 from .distribution import Distribution, broadcast_all
 
@@ -73,29 +70,26 @@ class VonMises(Distribution):
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         with _grad_mode.no_grad():
-            loc = np.broadcast_to(self.loc.numpy().astype(np.float64), shape)
-            kappa = np.broadcast_to(self.concentration.numpy().astype(np.float64), shape)
-            angles = _best_fisher(loc, kappa)
-        return Tensor._wrap(angles.astype(self.loc.dtype.np))
+            loc = self.loc.to(_dtypes.float64).expand(shape)
+            kappa = self.concentration.to(_dtypes.float64).expand(shape)
+            return _best_fisher(loc, kappa).to(self.loc.dtype)
 
 
 def _best_fisher(loc, kappa):
-    """Best & Fisher's (1979) rejection sampler, in float64 (small kappas would make a
-    float32 loop crawl)."""
-    from .. import _random
-    rng = _random.numpy_rng(None)
-    tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
-    rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
-    r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
-    x, done = np.zeros(loc.shape), np.zeros(loc.shape, dtype=bool)
-    while not done.all():
-        u1, u2, u3 = rng.random((3,) + loc.shape)
-        z = np.cos(math.pi * u1)
+    """Best & Fisher's (1979) rejection sampler, with tensor ops (the draws are made
+    where ``loc`` lives) in float64 (small kappas would make a float32 loop crawl)."""
+    tau = 1 + (1 + 4 * kappa.pow(2)).sqrt()
+    rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+    r = F["where"](kappa < 1e-5, 1 / kappa + kappa, (1 + rho.pow(2)) / (2 * rho))
+    x = _factories.zeros_like(loc)
+    done = _factories.zeros_like(loc, dtype=_dtypes.bool_)
+    while not bool(done.all()):
+        u1, u2, u3 = _factories.rand(3, *loc.shape, dtype=loc.dtype, device=loc.device)
+        z = (math.pi * u1).cos()
         f = (1 + r * z) / (r + z)
         c = kappa * (r - f)
-        with np.errstate(all="ignore"):
-            accept = ((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0)
-        accept &= ~done
-        x = np.where(accept, np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1)), x)
-        done |= accept
-    return np.mod(x + math.pi + loc, 2 * math.pi) - math.pi
+        log_ratio = (c / u2).clamp(min=1e-300).log()
+        accept = (((c * (2 - c) - u2) > 0) | (log_ratio + 1 - c >= 0)) & ~done
+        x = F["where"](accept, (u3 - 0.5).sign() * f.clamp(min=-1, max=1).acos(), x)
+        done = done | accept
+    return (x + math.pi + loc).remainder(2 * math.pi) - math.pi

@@ -21,7 +21,7 @@ _LOG_2 = math.log(2)
 
 def _mvdigamma(x, p):
     """sum_i digamma(x - i/2), i = 0..p-1 (the derivative of mvlgamma)."""
-    steps = _factories.arange(p, dtype=x.dtype) / 2
+    steps = _factories.arange(p, dtype=x.dtype, device=x.device) / 2
     return F["digamma"](x.unsqueeze(-1) - steps).sum(-1)
 
 
@@ -55,7 +55,7 @@ class Wishart(ExponentialFamily):
                              "leading batch dimensions")
         if isinstance(df, numbers.Number):
             batch = Size(param.shape[:-2])
-            self.df = _factories.tensor(float(df), dtype=param.dtype)
+            self.df = _factories.tensor(float(df), dtype=param.dtype, device=param.device)
         else:
             batch = Size(F["broadcast_shapes"](tuple(param.shape[:-2]), tuple(df.shape)))
             self.df = df.expand(tuple(batch))
@@ -82,7 +82,7 @@ class Wishart(ExponentialFamily):
     def _chi2(self):
         """Chi2(df - i) for the squared diagonal entries of the Bartlett factor."""
         p = self._event_shape[-1]
-        steps = _factories.arange(p, dtype=self._unbroadcasted_scale_tril.dtype)
+        steps = _factories.arange(p, dtype=self._unbroadcasted_scale_tril.dtype, device=self._unbroadcasted_scale_tril.device)
         return Chi2(self.df.unsqueeze(-1) - steps.expand(tuple(self._batch_shape) + (p,)))
 
     def expand(self, batch_shape, _instance=None):
@@ -138,10 +138,11 @@ class Wishart(ExponentialFamily):
         diagonal = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
         rows, cols = np.tril_indices(p, k=-1)
         lower = _factories.randn(*(tuple(Size(sample_shape)) + tuple(self._batch_shape)
-                                   + (len(rows),)), dtype=diagonal.dtype)
+                                   + (len(rows),)), dtype=diagonal.dtype,
+                                 device=diagonal.device)
         noise = diagonal.diag_embed()
         if len(rows):
-            index = _factories.tensor(rows * p + cols)
+            index = _factories.tensor(rows * p + cols, device=noise.device)
             flat = noise.flatten(-2)
             flat = F["scatter"](flat, -1, index.expand(tuple(lower.shape)), lower)
             noise = flat.reshape(tuple(noise.shape))
