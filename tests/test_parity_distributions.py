@@ -307,3 +307,42 @@ def test_transformed_distribution_matches_torch():
 
 
 
+
+
+ERROR_CASES = {
+    "negative concentration": lambda lib, D: D.Gamma(lib.tensor([-1.0]), lib.tensor([1.0])),
+    "outside support": lambda lib, D: D.Beta(2.0, 2.0).log_prob(lib.tensor(1.5)),
+    "below Pareto scale": lambda lib, D: D.Pareto(lib.tensor(1.0), lib.tensor(2.0)).log_prob(
+        lib.tensor(0.5)),
+    "0-d Dirichlet": lambda lib, D: D.Dirichlet(lib.tensor(1.0)),
+    "tensor total_count": lambda lib, D: D.Multinomial(lib.tensor(3), lib.tensor([0.5, 0.5])),
+    "cov_factor shape": lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(2), lib.ones(3, 1),
+                                                                   lib.ones(2)),
+    "inhomogeneous": lambda lib, D: D.Binomial(lib.tensor([2.0, 3.0]),
+                                               lib.tensor([0.5, 0.5])).enumerate_support(),
+    "continuous bernoulli": lambda lib, D: D.ContinuousBernoulli(lib.tensor(1.5),
+                                                                 validate_args=True),
+    "wishart df": lambda lib, D: D.Wishart(lib.tensor(0.5), lib.eye(2)),
+    "lkj dim": lambda lib, D: D.LKJCholesky(1),
+    "transforms list": lambda lib, D: D.TransformedDistribution(D.Normal(0.0, 1.0), [1]),
+    "reshape": lambda lib, D: D.transforms.ReshapeTransform((4,), (3,)),
+    "cache size": lambda lib, D: D.transforms.ExpTransform(cache_size=2),
+    "biject_to": lambda lib, D: D.biject_to(D.constraints.lower_cholesky),
+    "mixture": lambda lib, D: D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(0.0, 1.0)),
+    "binomial kl": lambda lib, D: D.kl_divergence(D.Binomial(2, lib.tensor(0.5)),
+                                                  D.Binomial(3, lib.tensor(0.5))),
+    "dependent": lambda lib, D: D.constraints.dependent.check(lib.zeros(1)),
+    "gamma vs beta": lambda lib, D: D.kl_divergence(D.Gamma(1.0, 1.0), D.Beta(1.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(ERROR_CASES))
+def test_errors_match_torch(name):
+    seen = []
+    for lib in (torch, cr):
+        try:
+            result = ERROR_CASES[name](lib, lib.distributions)
+            seen.append(("no error", repr(result.tolist())))
+        except Exception as e:  # noqa: BLE001 - the type and message are compared
+            seen.append((type(e).__name__, str(e).replace("torch.", "chainrule.")))
+    assert seen[0] == seen[1]

@@ -32,8 +32,11 @@ class ContinuousBernoulli(ExponentialFamily):
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
             shape = self.probs.shape
-            if validate_args is not False:       # validate before the clamp hides bad values
-                super().__init__(shape, validate_args=validate_args)
+            # checked before the clamp, which would hide values outside [0, 1] (as the
+            # reference: whenever validate_args is given, even False)
+            if validate_args is not None and not bool(
+                    self.arg_constraints["probs"].check(self.probs).all()):
+                raise ValueError("The parameter probs has invalid values")
             self.probs = _clamp_probs(self.probs)
         else:
             (self.logits,) = broadcast_all(logits)

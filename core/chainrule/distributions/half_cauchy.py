@@ -32,7 +32,7 @@ class HalfCauchy(TransformedDistribution):
     variance = property(lambda self: self.base_dist.variance)
 
     def log_prob(self, value):
-        value = _factories.as_tensor(value, dtype=self.scale.dtype)
+        value = _factories.as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
