@@ -32,7 +32,8 @@ def _log_modified_bessel(x, order=0):
     small = _polynomial((x / 3.75).pow(2), _SMALL[order])
     if order == 1:
         small = x.abs() * small
-    large = x - 0.5 * x.log() + _polynomial(3.75 / x, _LARGE[order]).log()
+    xl = x.clamp(min=3.75)          # the large-x branch where it is used (finite elsewhere)
+    large = xl - 0.5 * xl.log() + _polynomial(3.75 / xl, _LARGE[order]).log()
     return F["where"](x < 3.75, small.log(), large)
 
 
