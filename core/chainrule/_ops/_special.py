@@ -25,7 +25,36 @@ def implementation(name):
     except ImportError:
         return FALLBACKS[name]
     return {"erf": sp.erf, "erfc": sp.erfc, "erfinv": sp.erfinv, "lgamma": _scipy_lgamma(sp),
-            "digamma": sp.psi, "polygamma": sp.polygamma}[name]
+            "digamma": sp.psi, "polygamma": sp.polygamma, **_scipy_torch_special(sp)}[name]
+
+
+def _scipy_torch_special(sp):
+    """SciPy's functions behind chainrule.special's Bessel, Airy, error-function and
+    incomplete-gamma names (the reference's values at +-inf where SciPy's differ)."""
+    def nan_at_inf(fn):
+        return lambda x: np.where(np.isinf(x), np.nan, fn(x))
+    return {"i0": sp.i0, "i0e": sp.i0e, "i1": sp.i1, "i1e": sp.i1e, "erfcx": sp.erfcx,
+            "log_ndtr": sp.log_ndtr, "gammainc": sp.gammainc, "gammaincc": sp.gammaincc,
+            "zeta": _scipy_zeta(sp), "bessel_j0": nan_at_inf(sp.j0),
+            "bessel_j1": nan_at_inf(sp.j1), "bessel_y0": nan_at_inf(sp.y0),
+            "bessel_y1": nan_at_inf(sp.y1), "modified_bessel_i0": sp.i0,
+            "modified_bessel_i1": sp.i1, "modified_bessel_k0": sp.k0,
+            "modified_bessel_k1": sp.k1, "scaled_modified_bessel_k0": sp.k0e,
+            "scaled_modified_bessel_k1": sp.k1e, "airy_ai": nan_at_inf(lambda x: sp.airy(x)[0]),
+            "spherical_bessel_j0": _FALLBACK_MODULE().spherical_bessel_j0}
+
+
+def _scipy_zeta(sp):
+    def zeta(s, q):
+        out = sp.zeta(s, q)
+        pole = (q <= 0) & (q == np.floor(q)) & (s > 1)        # the reference: inf there
+        return np.where(pole, np.inf, np.where(np.isinf(s) | np.isinf(q), np.nan, out))
+    return zeta
+
+
+def _FALLBACK_MODULE():
+    from . import _special_fallbacks
+    return _special_fallbacks
 
 
 def in_float64(name, x, *args):
@@ -42,6 +71,20 @@ def in_float64(name, x, *args):
     if x.dtype == np.float64:
         return asarray(fn(*args, x), np.float64)
     return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+
+
+def in_float64_binary(name, a, b):
+    """``implementation(name)(a, b)`` computed in float64 on the broadcast operands
+    (same dtype), returned in their dtype. Device arrays make a round trip to the host."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if type(a) is MetaArray or type(b) is MetaArray:
+        return MetaArray.empty(shape, a.dtype)               # Note [meta arrays]
+    on_device = next((v for v in (a, b) if type(v) in DEVICE_ARRAY_TYPES), None)
+    if on_device is not None:
+        host = in_float64_binary(name, *(v.get() if v is on_device else v for v in (a, b)))
+        return on_device_of(host, on_device)
+    out = implementation(name)(a.astype(np.float64), b.astype(np.float64))
+    return asarray(np.broadcast_to(out, shape), np.float64).astype(a.dtype)
 
 
 def _device_implementation(name):
@@ -163,4 +206,4 @@ def erfinv_fallback(y):
 
 FALLBACKS = {"erf": erf_fallback, "erfc": erfc_fallback, "erfinv": erfinv_fallback,
              "lgamma": lgamma_fallback, "digamma": digamma_fallback,
-             "polygamma": polygamma_fallback}
+             "polygamma": polygamma_fallback, **_FALLBACK_MODULE().FALLBACKS}
