@@ -82,7 +82,8 @@ needs_scipy = pytest.mark.skipif(sp is None, reason="compares with SciPy")
     ("bessel_y1", "y1", 1.0), ("erfcx", "erfcx", 0), ("log_ndtr", "log_ndtr", 1e-100)])
 def test_unary_fallbacks_match_scipy(name, reference, floor):
     x = WIDE[np.abs(WIDE) < 1e3] if name.startswith("bessel") else WIDE
-    _close(fb.FALLBACKS[name](x), getattr(sp, reference)(x), 3e-14, floor)
+    rtol = 1e-13 if name == "log_ndtr" else 3e-14      # SciPy's own error in log_ndtr's tail
+    _close(fb.FALLBACKS[name](x), getattr(sp, reference)(x), rtol, floor)
 
 
 @needs_scipy

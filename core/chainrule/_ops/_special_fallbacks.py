@@ -337,6 +337,13 @@ def erfcx(x):
     return np.where(np.isneginf(x), np.inf, out)
 
 
+def _exp_minus_half_square(x):
+    """exp(-x^2 / 2) without the rounding error of x^2 (x = hi + lo, hi with 24 bits:
+    hi^2 is exact), which exp would magnify by x^2."""
+    hi = np.where(np.isfinite(x), x.astype(np.float32).astype(np.float64), 0.0)
+    return np.exp(-hi * hi / 2) * np.exp(-(x - hi) * (x + hi) / 2)
+
+
 def log_ndtr(x):
     """log of the standard normal CDF: through erfcx below -1 (no underflow), else
     log1p(-ndtr(-x))."""
@@ -346,7 +353,9 @@ def log_ndtr(x):
         t = x / math.sqrt(2)
         left = np.log(erfcx(-t) / 2) - t * t
         right = np.log1p(-_special.erfc_fallback(t) / 2)
-        out = np.where(x < -1, left, right)
+        far = np.maximum(x, 4.0)
+        tail = np.log1p(-erfcx(far / math.sqrt(2)) * _exp_minus_half_square(far) / 2)
+        out = np.where(x < -1, left, np.where(x > 4, tail, right))
     return np.where(np.isneginf(x), -np.inf, out)
 
 
