@@ -76,15 +76,14 @@ def in_float64(name, x, *args):
 
 def in_float64_binary(name, a, b):
     """``implementation(name)(a, b)`` computed in float64 on the broadcast operands
-    (same dtype), returned in their dtype. Device arrays make a round trip to the host."""
+    (same dtype), returned in their dtype."""
     shape = np.broadcast_shapes(a.shape, b.shape)
     if type(a) is MetaArray or type(b) is MetaArray:
         return MetaArray.empty(shape, a.dtype)               # Note [meta arrays]
-    on_device = next((v for v in (a, b) if type(v) in DEVICE_ARRAY_TYPES), None)
-    if on_device is not None:
-        host = in_float64_binary(name, *(v.get() if v is on_device else v for v in (a, b)))
-        return on_device_of(host, on_device)
-    out = implementation(name)(a.astype(np.float64), b.astype(np.float64))
+    fn = implementation(name)
+    if type(a) in DEVICE_ARRAY_TYPES or type(b) in DEVICE_ARRAY_TYPES:
+        fn = FALLBACKS[name]                             # Note [device fallbacks]
+    out = fn(a.astype(np.float64), b.astype(np.float64))
     with np.errstate(over="ignore"):
         return asarray(np.broadcast_to(out, shape), np.float64).astype(a.dtype)
 
@@ -93,10 +92,12 @@ def _device_implementation(name):
     """What computes ``name`` on a device array: SciPy's ufuncs (the device layer runs
     them as its kernels), else the fallback when it is array code (digamma, polygamma,
     erfinv run where the array lives); None when only math's scalar functions remain."""
+    fallback = FALLBACKS[name]
+    if getattr(fallback, "device_code", False):      # Note [device fallbacks]
+        return fallback
     fn = implementation(name)
     if isinstance(fn, np.ufunc) or getattr(fn, "array_code", False):
         return fn
-    fallback = FALLBACKS[name]
     return None if isinstance(fallback, np.vectorize) else fallback
 
 

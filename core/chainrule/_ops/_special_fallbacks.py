@@ -14,12 +14,15 @@ import math
 
 import numpy as np
 
+from .._tensor import DEVICE_ARRAY_TYPES
+
 _EULER = 0.57721566490153286061
 _SQRT_PI = math.sqrt(math.pi)
 
 
 def _f64(x):
-    return np.asarray(x, np.float64)
+    """``x`` as float64: an ndarray, or a device array as it is (Note [device fallbacks])."""
+    return x if type(x) in DEVICE_ARRAY_TYPES else np.asarray(x, np.float64)
 
 
 def _quiet():
@@ -31,7 +34,7 @@ def _scaled_i_series(n, x):
     """exp(-x) I_n(x) for 0 <= x <= 30: the power series (all terms positive)."""
     half = x / 2
     term = half ** n / math.factorial(n)
-    total = term.copy()
+    total = term + 0.0
     for k in range(1, 120):
         term = term * half * half / (k * (k + n))
         total += term
@@ -44,7 +47,7 @@ def _scaled_asymptotic(n, x, sign):
     the common factor; x >= 25 keeps the 40 terms far before the smallest one."""
     mu = 4.0 * n * n
     term = np.ones_like(x)
-    total = term.copy()
+    total = term + 0.0
     for k in range(1, 40):
         term = term * sign * (mu - (2 * k - 1) ** 2) / (8.0 * k * x)
         total += term
@@ -61,7 +64,7 @@ def scaled_i(n, x):
         out = np.where(ax <= 30, _scaled_i_series(n, small),
                        _scaled_asymptotic(n, large, -1.0) / np.sqrt(2 * np.pi * large))
     out = np.where(np.isinf(ax), 0.0, out)
-    return np.copysign(out, x) if n == 1 else out
+    return np.where(x < 0, -out, out) if n == 1 else out
 
 
 def bessel_i(n, x):
@@ -332,7 +335,7 @@ def erfcx(x):
     x = _f64(x)
     with _quiet():
         near = np.minimum(x, 5.0)
-        direct = np.exp(near * near) * _special.erfc_fallback(near)
+        direct = np.exp(near * near) * _special.implementation("erfc")(near)
         out = np.where(x < 5, direct, _erfcx_continued_fraction(np.maximum(x, 5.0)))
     return np.where(np.isneginf(x), np.inf, out)
 
@@ -352,7 +355,7 @@ def log_ndtr(x):
     with _quiet():
         t = x / math.sqrt(2)
         left = np.log(erfcx(-t) / 2) - t * t
-        right = np.log1p(-_special.erfc_fallback(t) / 2)
+        right = np.log1p(-_special.implementation("erfc")(t) / 2)
         far = np.maximum(x, 4.0)
         tail = np.log1p(-erfcx(far / math.sqrt(2)) * _exp_minus_half_square(far) / 2)
         out = np.where(x < -1, left, np.where(x > 4, tail, right))
@@ -375,7 +378,7 @@ def _log_power_factor(a, x):
     """log(x^a e^-x / Gamma(a)); for a >= 10 through log1pmx and Stirling's series, so
     that large a and x loose no digits to cancellation."""
     from . import _special
-    direct = a * np.log(x) - x - _special.lgamma_fallback(a)
+    direct = a * np.log(x) - x - _special.implementation("lgamma")(a)
     big = np.maximum(a, 10.0)
     inv = 1 / big
     stirling = inv * (1 / 12 - inv * inv * (1 / 360 - inv * inv * (1 / 1260 - inv * inv / 1680)))
@@ -386,7 +389,7 @@ def _log_power_factor(a, x):
 def _lower_series(a, x):
     """P(a, x) = x^a e^-x / Gamma(a + 1) sum_k x^k / ((a+1)...(a+k)), for x < a + 1."""
     term, total = np.ones_like(x), np.ones_like(x)
-    for k in range(1, 2000):
+    for k in range(1, 2000):        # (reading one flag per step, also on a device)
         term = term * x / (a + k)
         total += term
         if np.all(term <= total * 1e-17):
@@ -399,7 +402,7 @@ def _upper_fraction(a, x):
     tiny = 1e-300
     b = x + 1 - a
     c, d = np.full_like(x, 1 / tiny), 1 / b
-    h = d.copy()
+    h = d + 0.0
     for i in range(1, 2000):
         an = -i * (i - a)
         b = b + 2
@@ -467,7 +470,7 @@ def zeta(s, q):
             total += np.where(small, np.power(np.where(small, a, 1.0), -ss), 0)
             a = np.where(small, a + 1, a)
         tail = a ** (1.0 - ss) / (ss - 1) + 0.5 * a ** -ss
-        rising = ss.copy()                          # s (s+1) ... (s+2j-2)
+        rising = ss + 0.0                           # s (s+1) ... (s+2j-2)
         for j, coefficient in enumerate(_BERNOULLI_RATIOS, start=1):
             tail += coefficient * rising * a ** (-ss - 2.0 * j + 1)
             rising = rising * (ss + 2 * j - 1) * (ss + 2 * j)
@@ -478,8 +481,21 @@ def zeta(s, q):
     return np.where((q < 0) & (s != np.floor(s)), np.nan, out)
 
 
+# Note [device fallbacks]
+#     The fallbacks of the table ops (i0, i0e, i1, i1e, erfcx, log_ndtr, gammainc,
+#     gammaincc, zeta) are array code only: ufuncs, where, broadcasting and a flag
+#     read per loop step, so they run where their operand lives (a device array:
+#     the device's kernels), also when SciPy is importable, as SciPy's versions of
+#     these are host ufuncs. erfc and lgamma come from the implementation in use.
+for _fn in (scaled_i, bessel_i, erfcx, log_ndtr, gammainc, gammaincc, zeta):
+    _fn.device_code = True
+
+
 def _at(fn, n):
-    return lambda x: fn(n, x)
+    def at(x):
+        return fn(n, x)
+    at.device_code = getattr(fn, "device_code", False)
+    return at
 
 
 FALLBACKS = {"i0": _at(bessel_i, 0), "i1": _at(bessel_i, 1), "i0e": _at(scaled_i, 0),
