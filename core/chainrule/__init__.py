@@ -50,6 +50,7 @@ globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
 globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
                  for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
+globals().update(_ops.torch_surface.CONSTANTS)   # cr.e, cr.pi, cr.inf, cr.nan, cr.newaxis
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,285 @@
+"""More of the reference's ``torch.*`` names that programs use, composed from the table's
+ops (so differentiable where the reference is): the ``*_copy`` variants of the views,
+``adjoint``, ``trapz`` and ``cumulative_trapezoid``, ``put``/``put_``, ``index_reduce``,
+the in-place ``addmm_`` family, the deprecated ``lu``/``lu_solve``/``lu_unpack``, and
+the constants ``e``, ``pi``, ``inf``, ``nan``, ``newaxis``.
+"""
+import math
+
+import numpy as np
+
+from .. import _dtypes
+from .._tensor import Tensor
+from ._common import FUNCTIONS, as_tensor_arg, commit_inplace, method, public
+
+F = FUNCTIONS
+
+CONSTANTS = {"e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan, "newaxis": None}
+
+
+# --- the *_copy variants: the view, then a contiguous copy ------------------------------------
+def _copy_variant(name, view):
+    """``<name>_copy``: what ``view`` returns, as new tensors that share no memory."""
+    def copy(input, *args, **kwargs):
+        out = view(input, *args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return [t.clone() for t in out]
+        return out.clone()
+    copy.__name__ = copy.__qualname__ = f"{name}_copy"
+    copy.__doc__ = (f"``{name}``'s result copied into new memory (the reference's "
+                    f"``torch.{name}_copy``).\n\n    >>> import chainrule as cr\n"
+                    f"    >>> x = cr.zeros(2, 3); cr.t_copy(x)._base is None\n    True\n")
+    return public(copy, method=False)
+
+
+_VIEWS = {
+    "view": lambda x, *shape: x.view(*shape), "permute": lambda x, dims: x.permute(dims),
+    "select": lambda x, dim, index: x.select(dim, index),
+    "slice": lambda x, dim=0, start=None, end=None, step=1:
+        x[(slice(None),) * (dim % max(x.dim(), 1)) + (slice(start, end, step),)],
+    "split": lambda x, split_size, dim=0: x.split(split_size, dim),
+    "split_with_sizes": lambda x, split_sizes, dim=0: x.split_with_sizes(split_sizes, dim),
+    "unbind": lambda x, dim=0: x.unbind(dim),
+    "unfold": lambda x, dimension, size, step: x.unfold(dimension, size, step),
+    "as_strided": lambda x, size, stride, storage_offset=None:
+        x.as_strided(size, stride, storage_offset),
+    "diagonal": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+    "expand": lambda x, size, implicit=False: x.expand(size),
+    "squeeze": lambda x, *dim: x.squeeze(*dim), "t": lambda x: x.t(),
+    "transpose": lambda x, dim0, dim1: x.transpose(dim0, dim1),
+    "unsqueeze": lambda x, dim: x.unsqueeze(dim), "detach": lambda x: x.detach(),
+    "alias": lambda x: x.view_as(x),
+    "view_as_real": lambda x: F["view_as_real"](x),
+    "view_as_complex": lambda x: F["view_as_complex"](x),
+}
+for _name, _view in _VIEWS.items():
+    _copy_variant(_name, _view)
+
+
+@public
+def adjoint(input):
+    """The conjugate transpose of the last two dimensions (a view), ``input.mH``.
+
+    >>> import chainrule as cr
+    >>> cr.adjoint(cr.tensor([[1 + 2j, 3j]])).tolist()
+    [[(1-2j)], [-3j]]
+    """
+    return input.adjoint()
+
+
+# --- integration --------------------------------------------------------------------------------
+@public(method=False)
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim`` (the older name of :func:`trapezoid`).
+
+    >>> import chainrule as cr
+    >>> cr.trapz(cr.tensor([1., 2., 3.])).item()
+    4.0
+    """
+    return F["trapezoid"](y, x, dx=dx, dim=dim)
+
+
+@public(method=False)
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim``: one element fewer than ``y``.
+
+    >>> import chainrule as cr
+    >>> cr.cumulative_trapezoid(cr.tensor([1., 2., 3.])).tolist()
+    [1.5, 4.0]
+    """
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments")
+    n = y.shape[dim]
+    left, right = y.narrow(dim, 0, max(n - 1, 0)), y.narrow(dim, min(1, n), max(n - 1, 0))
+    areas = (left + right) / 2
+    if x is not None:
+        x = as_tensor_arg(x, "x")
+        widths = F["diff"](x, dim=dim if x.dim() > 1 else -1)
+        if x.dim() == 1 and y.dim() > 1:
+            widths = widths.reshape([-1] + [1] * ((y.dim() - 1 - dim % y.dim())))
+        areas = areas * widths
+    else:
+        areas = areas * (1 if dx is None else dx)
+    return areas.cumsum(dim)
+
+
+# --- put, index_reduce --------------------------------------------------------------------------
+@public
+def put(input, index, source, accumulate=False):
+    """A copy of ``input`` with ``source``'s elements written (or, with ``accumulate``,
+    added) at the flat positions ``index`` (negative positions count from the end).
+
+    >>> import chainrule as cr
+    >>> cr.put(cr.zeros(2, 2), cr.tensor([0, -1]), cr.tensor([1., 2.])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    if index._data.dtype != np.int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{_dtypes.scalar_type_name(index._data.dtype)}")
+    flat = input.reshape(-1).index_put((index.reshape(-1),), source.reshape(-1), accumulate)
+    return flat.reshape(input.shape)
+
+
+@method("put_")
+def put_(self, index, source, accumulate=False):
+    """In-place :func:`put`.
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(3); _ = x.put_(cr.tensor([1]), cr.tensor([5.])); x.tolist()
+    [0.0, 5.0, 0.0]
+    """
+    return commit_inplace(self, put(self, index, source, accumulate))
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+@public
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """Reduce ``source``'s slices along ``dim`` into ``input`` at ``index`` with ``reduce``
+    ('prod', 'mean', 'amax' or 'amin'), counting ``input``'s own values when
+    ``include_self``.
+
+    >>> import chainrule as cr
+    >>> cr.index_reduce(cr.ones(3), 0, cr.tensor([0, 0, 2]), cr.tensor([2., 3., 4.]), 'prod').tolist()
+    [6.0, 1.0, 4.0]
+    """
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    dim = dim % max(input.dim(), 1)
+    shape = [1] * source.dim()
+    if source.dim():
+        shape[dim] = -1
+    expanded = index.reshape(shape).expand(source.shape) if source.dim() else index.reshape(())
+    return input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
+
+
+@method("index_reduce_")
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """In-place :func:`index_reduce`.
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(2); _ = x.index_reduce_(0, cr.tensor([1]), cr.tensor([5.]), 'amax'); x.tolist()
+    [1.0, 5.0]
+    """
+    return commit_inplace(self, index_reduce(self, dim, index, source, reduce,
+                                             include_self=include_self))
+
+
+# --- the in-place matrix products and method spellings -----------------------------------------
+def _inplace_product(name):
+    def inplace(self, *args, beta=1, alpha=1):
+        return commit_inplace(self, F[name](self, *args, beta=beta, alpha=alpha))
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    inplace.__doc__ = (f"In-place ``{name}``: ``self = beta * self + alpha * (product)``.\n\n"
+                       f"    >>> import chainrule as cr\n    >>> x = cr.zeros(2, 2); "
+                       f"_ = x.addmm_(cr.eye(2), cr.eye(2)); x._version\n    1\n")
+    method(name + "_")(inplace)
+
+
+for _name in ("addmm", "addmv", "addr", "baddbmm", "addbmm"):
+    _inplace_product(_name)
+
+
+@method("prelu")
+def prelu_method(self, weight):
+    """``x.prelu(weight)`` is ``nn.functional.prelu(x, weight)``.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([-2., 3.]).prelu(cr.tensor([0.25])).tolist()
+    [-0.5, 3.0]
+    """
+    return F["prelu"](self, weight)
+
+
+@method("hardshrink")
+def hardshrink_method(self, lambd=0.5):
+    """``x.hardshrink(lambd)`` is ``nn.functional.hardshrink(x, lambd)``.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([-0.3, 0.7]).hardshrink().tolist()
+    [0.0, 0.699999988079071]
+    """
+    return F["hardshrink"](self, lambd)
+
+
+# --- the deprecated LU functions ------------------------------------------------------------------
+_LU_DEPRECATED = (
+    "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+    "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
+    "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+    "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+
+
+@public
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``(LU, pivots)`` of ``A`` (with ``get_infos``, also the LAPACK infos), the older
+    spelling of ``linalg.lu_factor``; warns that it is deprecated, like the reference.
+
+    >>> import chainrule as cr, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     LU, pivots = cr.lu(cr.tensor([[1., 2.], [3., 4.]]))
+    >>> pivots.tolist()
+    [2, 2]
+    """
+    import warnings
+    from .. import linalg, return_types
+    warnings.warn(_LU_DEPRECATED, UserWarning, stacklevel=2)
+    LU, pivots, info = linalg.lu_factor_ex(A, pivot=pivot)
+    if get_infos:
+        return return_types._lu_with_info(LU, pivots, info)
+    return LU, pivots
+
+
+@public
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """Solve ``A x = b`` from ``A``'s LU factorization (``linalg.lu_solve(LU, pivots, b)``).
+
+    >>> import chainrule as cr
+    >>> A = cr.tensor([[2., 0.], [0., 4.]])
+    >>> LU, pivots = cr.linalg.lu_factor(A)
+    >>> cr.lu_solve(cr.tensor([[2.], [2.]]), LU, pivots).tolist()
+    [[1.0], [0.5]]
+    """
+    from .. import linalg
+    return linalg.lu_solve(LU_data, LU_pivots, b)
+
+
+def _permutation_matrix(pivots, m, like):
+    """P with A = P L U from LAPACK's 1-based sequential row swaps (batched)."""
+    piv = np.asarray(pivots.detach().cpu().numpy(), np.int64) - 1
+    batch = piv.shape[:-1]
+    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
+    flat_perm, flat_piv = perm.reshape(-1, m), piv.reshape(-1, piv.shape[-1])
+    for row, swaps in zip(flat_perm, flat_piv):
+        for i, j in enumerate(swaps):
+            row[i], row[j] = row[j], row[i]
+    eye = np.eye(m, dtype=like._data.dtype)
+    return Tensor._wrap(np.ascontiguousarray(np.swapaxes(eye[perm], -1, -2)))
+
+
+@public(method=False)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """``(P, L, U)`` from ``linalg.lu_factor``'s output: ``A = P @ L @ U``;
+    differentiable in ``LU_data``. What is not unpacked comes back empty.
+
+    >>> import chainrule as cr
+    >>> A = cr.tensor([[1., 2.], [3., 4.]])
+    >>> P, L, U = cr.lu_unpack(*cr.linalg.lu_factor(A))
+    >>> (P @ L @ U).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    from .. import return_types
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    empty = Tensor._wrap(np.zeros((0,), LU_data._data.dtype))
+    P = _permutation_matrix(LU_pivots, m, LU_data) if unpack_pivots else empty
+    if not unpack_data:
+        return return_types.lu_unpack(P, empty, empty)
+    eye = Tensor._wrap(np.eye(m, k, dtype=LU_data._data.dtype))
+    L = F["tril"](LU_data[..., :, :k], -1) + eye
+    U = F["triu"](LU_data[..., :k, :])
+    return return_types.lu_unpack(P, L, U)
