@@ -190,7 +190,8 @@ def prelu_method(self, weight):
     >>> cr.tensor([-2., 3.]).prelu(cr.tensor([0.25])).tolist()
     [-0.5, 3.0]
     """
-    return F["prelu"](self, weight)
+    from ..nn import functional
+    return functional.prelu(self, weight)
 
 
 @method("hardshrink")
@@ -201,7 +202,8 @@ def hardshrink_method(self, lambd=0.5):
     >>> cr.tensor([-0.3, 0.7]).hardshrink().tolist()
     [0.0, 0.699999988079071]
     """
-    return F["hardshrink"](self, lambd)
+    from ..nn import functional
+    return functional.hardshrink(self, lambd)
 
 
 # --- the deprecated LU functions ------------------------------------------------------------------
