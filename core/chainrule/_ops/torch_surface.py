@@ -18,13 +18,19 @@ CONSTANTS = {"e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan, "newa
 
 
 # --- the *_copy variants: the view, then a contiguous copy ------------------------------------
+def _contiguous_copy(view):
+    """A contiguous tensor of ``view``'s values in new memory (recorded, differentiable)."""
+    out = view.contiguous()
+    return out.clone() if out is view else out
+
+
 def _copy_variant(name, view):
     """``<name>_copy``: what ``view`` returns, as new tensors that share no memory."""
     def copy(input, *args, **kwargs):
         out = view(input, *args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return [t.clone() for t in out]
-        return out.clone()
+            return [_contiguous_copy(t) for t in out]
+        return _contiguous_copy(out)
     copy.__name__ = copy.__qualname__ = f"{name}_copy"
     copy.__doc__ = (f"``{name}``'s result copied into new memory (the reference's "
                     f"``torch.{name}_copy``).\n\n    >>> import chainrule as cr\n"
