@@ -207,3 +207,22 @@ def test_householder_errors_are_the_references():
         with pytest.raises(RuntimeError) as ours:
             cr.linalg.householder_product(cr.zeros(a_shape), cr.zeros(tau_shape))
         assert str(ours.value) == str(theirs.value)
+
+
+def test_dlpack_between_the_libraries():
+    ours = cr.from_dlpack(torch.arange(4.0))
+    assert ours.tolist() == [0.0, 1.0, 2.0, 3.0]
+    theirs = torch.from_dlpack(cr.tensor([1.0, 2.0]))
+    assert theirs.tolist() == [1.0, 2.0]
+    assert cr.from_dlpack(torch.utils.dlpack.to_dlpack(torch.arange(2))).tolist() == [0, 1]
+    assert torch.utils.dlpack.from_dlpack(cr.to_dlpack(cr.arange(2))).tolist() == [0, 1]
+
+
+def test_asarray_and_frombuffer_like_the_reference():
+    for obj in ([1, 2.0], 3, np.arange(3, dtype=np.int16)):
+        ours, theirs = cr.asarray(obj), torch.asarray(obj)
+        assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+        assert ours.tolist() == theirs.tolist()
+    buffer = bytearray(range(8))
+    assert cr.frombuffer(buffer, dtype=cr.int16, offset=2).tolist() == \
+        torch.frombuffer(buffer, dtype=torch.int16, offset=2).tolist()

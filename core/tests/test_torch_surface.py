@@ -72,3 +72,40 @@ def test_lu_family():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert len(A.lu(get_infos=True)) == 3
+
+
+def test_asarray_shares_or_copies():
+    a = np.zeros(3)
+    shared, copied = cr.asarray(a), cr.asarray(a, copy=True)
+    a[0] = 1.0
+    assert shared.tolist()[0] == 1.0 and copied.tolist()[0] == 0.0
+    x = cr.ones(2)
+    assert cr.asarray(x) is x and cr.asarray(x, copy=True) is not x
+    assert cr.asarray([1, 2.0]).dtype == cr.float32
+    with pytest.raises(ValueError, match="can't alias tensor with dtype 'Float' into dtype 'Double'"):
+        cr.asarray(x, dtype=cr.float64, copy=False)
+
+
+def test_frombuffer():
+    buffer = bytearray(b"\x01\x00\x00\x00\x02\x00\x00\x00")
+    t = cr.frombuffer(buffer, dtype=cr.int32)
+    buffer[0] = 7
+    assert t.tolist() == [7, 2]
+    assert cr.frombuffer(buffer, dtype=cr.int16, count=2, offset=2).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="must be a multiple of element size"):
+        cr.frombuffer(b"abc", dtype=cr.int32)
+    with pytest.raises(ValueError, match="must not be greater than actual buffer length"):
+        cr.frombuffer(buffer, dtype=cr.int32, count=3)
+
+
+def test_dlpack_round_trips_share_memory():
+    from chainrule.utils import dlpack
+    x = cr.tensor([1.0, 2.0])
+    y = dlpack.from_dlpack(dlpack.to_dlpack(x))
+    x.add_(1.0)
+    assert y.tolist() == [2.0, 3.0]
+    a = np.arange(3.0)
+    assert cr.from_dlpack(a).tolist() == [0.0, 1.0, 2.0]
+    assert np.from_dlpack(x).tolist() == [2.0, 3.0]
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        np.from_dlpack(cr.ones(1, requires_grad=True))

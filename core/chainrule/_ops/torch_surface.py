@@ -1,14 +1,15 @@
 """More of the reference's ``torch.*`` names that programs use, composed from the table's
 ops (so differentiable where the reference is): the ``*_copy`` variants of the views,
 ``adjoint``, ``trapz`` and ``cumulative_trapezoid``, ``put``/``put_``, ``index_reduce``,
-the in-place ``addmm_`` family, the deprecated ``lu``/``lu_solve``/``lu_unpack``, and
-the constants ``e``, ``pi``, ``inf``, ``nan``, ``newaxis``.
+the in-place ``addmm_`` family, the deprecated ``lu``/``lu_solve``/``lu_unpack``, the
+conversions ``asarray``, ``frombuffer``, ``from_dlpack``/``to_dlpack`` (DLPack through
+NumPy's), and the constants ``e``, ``pi``, ``inf``, ``nan``, ``newaxis``.
 """
 import math
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _factories
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, commit_inplace, method, public
 
@@ -291,3 +292,135 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     L = F["tril"](LU_data[..., :, :k], -1) + eye
     U = F["triu"](LU_data[..., :k, :])
     return return_types.lu_unpack(P, L, U)
+
+
+# --- conversions: asarray, frombuffer, DLPack -----------------------------------------------------
+def _dtype_or_none(dtype):
+    return None if dtype is None else _dtypes.to_dtype(dtype)
+
+
+@public(method=False)
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """``obj`` as a tensor, sharing memory where it can (a tensor itself, a NumPy array or a
+    DLPack producer of a matching dtype); ``copy=True`` always copies, ``copy=False``
+    refuses to; other objects are read like :func:`tensor`.
+
+    >>> import chainrule as cr, numpy as np
+    >>> a = np.zeros(2); t = cr.asarray(a); a[0] = 5.0; t.tolist()
+    [5.0, 0.0]
+    """
+    dtype = _dtype_or_none(dtype)
+    if isinstance(obj, Tensor):
+        out = obj
+    elif isinstance(obj, np.ndarray):
+        out = _factories.from_numpy(obj)
+    elif hasattr(obj, "__dlpack__"):
+        out = from_dlpack(obj)
+    else:
+        return _factories.tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+    if dtype is not None and out.dtype != dtype:
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype "
+                             f"'{_dtypes.scalar_type_name(out._data.dtype)}' into dtype "
+                             f"'{_dtypes.scalar_type_name(dtype.np)}'.")
+        out = out.to(dtype)
+    if device is not None:
+        out = out.to(device)
+    if copy and out is obj or (copy and isinstance(obj, np.ndarray)):
+        out = out.clone()
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+@public(method=False)
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the memory of a Python buffer (``bytes``, ``bytearray``,
+    ``array.array``, ...), without a copy: ``count`` elements of ``dtype`` from byte
+    ``offset`` (-1: to the end).
+
+    >>> import chainrule as cr
+    >>> cr.frombuffer(bytearray(b'\\x01\\x00\\x02\\x00'), dtype=cr.int16).tolist()
+    [1, 2]
+    """
+    dtype = _dtypes.to_dtype(dtype)
+    view = memoryview(buffer).cast("B")
+    size = dtype.np.itemsize
+    available = len(view) - offset
+    if count == -1:
+        if available % size:
+            raise ValueError(f"buffer length ({available} bytes) after offset ({offset} bytes) "
+                             f"must be a multiple of element size ({size})")
+        count = available // size
+    elif count * size > available:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({len(view)} bytes)")
+    array = np.frombuffer(view, dtype=dtype.np, count=count, offset=offset)
+    out = Tensor._wrap(array if array.flags.writeable else array.view())
+    return out.requires_grad_(True) if requires_grad else out
+
+
+@public(method=False)
+def from_dlpack(ext_tensor):
+    """A tensor sharing the memory of a DLPack producer (an object with ``__dlpack__``,
+    e.g. a NumPy array or another library's tensor) or of a DLPack capsule.
+
+    >>> import chainrule as cr, numpy as np
+    >>> cr.from_dlpack(np.arange(3.0)).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    if not hasattr(ext_tensor, "__dlpack__"):
+        ext_tensor = _Capsule(ext_tensor)
+    return _factories.from_numpy(np.from_dlpack(ext_tensor))
+
+
+class _Capsule:
+    """A bare DLPack capsule dressed as a producer (NumPy takes only producers)."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)                                      # kDLCPU
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of ``tensor``'s memory (CPU tensors; shares, does not copy).
+
+    >>> import chainrule as cr
+    >>> cr.from_dlpack(cr.to_dlpack(cr.tensor([1, 2]))).tolist()
+    [1, 2]
+    """
+    return tensor.detach().numpy().__dlpack__()
+
+
+def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """The DLPack protocol: a capsule of this tensor's memory (CPU tensors).
+
+    >>> import chainrule as cr, numpy as np
+    >>> np.from_dlpack(cr.tensor([1.0, 2.0])).tolist()
+    [1.0, 2.0]
+    """
+    if self.requires_grad:
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    kwargs = {} if max_version is None else {"max_version": max_version}
+    return self.numpy().__dlpack__(**kwargs)
+
+
+def _dlpack_device(self):
+    """``(device type, index)`` for DLPack: (1, 0), the CPU.
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1.0]).__dlpack_device__()
+    (1, 0)
+    """
+    return (1, 0)
+
+
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device
+FUNCTIONS["to_dlpack"] = to_dlpack
