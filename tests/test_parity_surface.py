@@ -226,3 +226,18 @@ def test_asarray_and_frombuffer_like_the_reference():
     buffer = bytearray(range(8))
     assert cr.frombuffer(buffer, dtype=cr.int16, offset=2).tolist() == \
         torch.frombuffer(buffer, dtype=torch.int16, offset=2).tolist()
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_ldl_factor_and_solve(complex_):
+    M = RNG.standard_normal((3, 6, 6)) + (1j * RNG.standard_normal((3, 6, 6)) if complex_ else 0)
+    M[..., range(6), range(6)] *= 1e-2
+    A = M + np.swapaxes(M, -1, -2)
+    ours, theirs = cr.linalg.ldl_factor_ex(cr.tensor(A)), torch.linalg.ldl_factor_ex(torch.tensor(A))
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours.pivots.tolist() == theirs.pivots.tolist() and ours.info.tolist() == theirs.info.tolist()
+    same(ours.LD, theirs.LD, atol=1e-12)
+    B = RNG.standard_normal((3, 6, 2)).astype(A.dtype)
+    same(cr.linalg.ldl_solve(ours.LD, ours.pivots, cr.tensor(B)),
+         torch.linalg.ldl_solve(theirs.LD, theirs.pivots, torch.tensor(B)), rtol=1e-9, atol=1e-10)
+    assert type(cr.linalg.ldl_factor(cr.tensor(A))).__name__ == "linalg_ldl_factor"
