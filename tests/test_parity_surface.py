@@ -241,3 +241,27 @@ def test_ldl_factor_and_solve(complex_):
     same(cr.linalg.ldl_solve(ours.LD, ours.pivots, cr.tensor(B)),
          torch.linalg.ldl_solve(theirs.LD, theirs.pivots, torch.tensor(B)), rtol=1e-9, atol=1e-10)
     assert type(cr.linalg.ldl_factor(cr.tensor(A))).__name__ == "linalg_ldl_factor"
+
+
+GRADIENT_CASES = [{}, {"spacing": 0.5}, {"spacing": [0.5, 2.0]}, {"dim": 1, "edge_order": 2},
+                  {"spacing": 2.0, "edge_order": 2}, {"coordinates": (1,), "dim": 1},
+                  {"coordinates": (0, 1), "edge_order": 2}]
+
+
+@pytest.mark.parametrize("case", GRADIENT_CASES)
+def test_gradient(case):
+    y = RNG.standard_normal((4, 5))
+    kw_ours, kw_theirs = dict(case), dict(case)
+    if "coordinates" in case:
+        grids = [np.cumsum(RNG.uniform(0.1, 1, y.shape[d])) for d in case["coordinates"]]
+        for kw in (kw_ours, kw_theirs):
+            del kw["coordinates"]
+        kw_ours["spacing"] = tuple(cr.tensor(g) for g in grids)
+        kw_theirs["spacing"] = tuple(torch.tensor(g) for g in grids)
+    ours_y, theirs_y = both(y, requires_grad=True)
+    ours, theirs = cr.gradient(ours_y, **kw_ours), torch.gradient(theirs_y, **kw_theirs)
+    same(list(ours), list(theirs))
+    sum((o * o).sum() for o in ours).backward()
+    sum((t * t).sum() for t in theirs).backward()
+    same(ours_y.grad, theirs_y.grad)
+    same(cr.gradient(cr.tensor([1, 4, 9, 16]))[0], torch.gradient(torch.tensor([1, 4, 9, 16]))[0])

@@ -424,3 +424,82 @@ def _dlpack_device(self):
 Tensor.__dlpack__ = _dlpack
 Tensor.__dlpack_device__ = _dlpack_device
 FUNCTIONS["to_dlpack"] = to_dlpack
+
+
+# --- gradient ---------------------------------------------------------------------------------
+def _spacings(spacing, dims, input):
+    """Per differentiated dim: a number (uniform step) or a 1-D coordinate tensor."""
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                               f"it's spacing and dim arguments to have the same length, but "
+                               f"got a spacing argument of length {len(spacing)} and a dim "
+                               f"argument of length {len(dims)}.")
+        return [s.item() if isinstance(s, Tensor) and s.dim() == 0 else s for s in spacing]
+    value = spacing.item() if isinstance(spacing, Tensor) else spacing
+    return [value] * len(dims)
+
+
+def _uniform_derivative(f, dim, h, edge_order):
+    n = f.shape[dim]
+    part = lambda start, length: f.narrow(dim, start, length)      # noqa: E731
+    interior = (part(2, n - 2) - part(0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (part(1, 1) - part(0, 1)) / h
+        last = (part(n - 1, 1) - part(n - 2, 1)) / h
+    else:
+        first = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / h
+        last = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / h
+    return F["cat"]([first, interior, last], dim)
+
+
+def _coordinate_derivative(f, dim, x, edge_order):
+    """numpy.gradient's second-order formula on the nonuniform grid ``x``."""
+    n = f.shape[dim]
+    shape = [1] * f.dim()
+    shape[dim] = -1
+    dx = F["diff"](x).reshape(shape)
+    part = lambda t, start, length: t.narrow(dim, start, length)    # noqa: E731
+    hl, hr = part(dx, 0, n - 2), part(dx, 1, n - 2)
+    interior = (hl * hl * part(f, 2, n - 2) - hr * hr * part(f, 0, n - 2)
+                + (hr * hr - hl * hl) * part(f, 1, n - 2)) / (hl * hr * (hl + hr))
+    if edge_order == 1:
+        first = (part(f, 1, 1) - part(f, 0, 1)) / part(dx, 0, 1)
+        last = (part(f, n - 1, 1) - part(f, n - 2, 1)) / part(dx, n - 2, 1)
+    else:
+        d1, d2 = part(dx, 0, 1), part(dx, 1, 1)
+        first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * part(f, 0, 1)
+                 + (d1 + d2) / (d1 * d2) * part(f, 1, 1) - d1 / (d2 * (d1 + d2)) * part(f, 2, 1))
+        d1, d2 = part(dx, n - 3, 1), part(dx, n - 2, 1)
+        last = (d2 / (d1 * (d1 + d2)) * part(f, n - 3, 1) - (d2 + d1) / (d1 * d2) * part(f, n - 2, 1)
+                + (2 * d2 + d1) / (d2 * (d1 + d2)) * part(f, n - 1, 1))
+    return F["cat"]([first, interior, last], dim)
+
+
+@public(method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Derivative estimates of ``input`` along each of ``dim`` (default: every dim): central
+    differences inside, one-sided ones of order ``edge_order`` (1 or 2) at the edges;
+    ``spacing`` a number, one number per dim, or one coordinate tensor per dim.
+
+    >>> import chainrule as cr
+    >>> cr.gradient(cr.tensor([1., 4., 9., 16.]))[0].tolist()
+    [3.0, 4.0, 6.0, 7.0]
+    """
+    dims = list(range(input.dim())) if dim is None else \
+        [dim] if isinstance(dim, int) else list(dim)
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input.is_floating_point() or input.is_complex() else \
+        input.to(_dtypes.get_default_dtype())
+    out = []
+    for d, h in zip(dims, _spacings(spacing, dims, input)):
+        if isinstance(h, Tensor):
+            out.append(_coordinate_derivative(f, d, h.to(f.dtype), edge_order))
+        else:
+            out.append(_uniform_derivative(f, d, h, edge_order))
+    return tuple(out)
