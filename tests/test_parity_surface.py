@@ -265,3 +265,18 @@ def test_gradient(case):
     sum((t * t).sum() for t in theirs).backward()
     same(ours_y.grad, theirs_y.grad)
     same(cr.gradient(cr.tensor([1, 4, 9, 16]))[0], torch.gradient(torch.tensor([1, 4, 9, 16]))[0])
+
+
+@pytest.mark.parametrize("kwargs", [{"bins": 4}, {"bins": [2, 3, 5], "density": True},
+                                    {"bins": 3, "range": [-1.0, 1.0, -2.0, 2.0, 0.0, 1.0]}])
+def test_histogramdd(kwargs):
+    x = RNG.standard_normal((300, 3))
+    w = RNG.uniform(size=300)
+    ours = cr.histogramdd(cr.tensor(x), weight=cr.tensor(w), **kwargs)
+    theirs = torch.histogramdd(torch.tensor(x), weight=torch.tensor(w), **kwargs)
+    assert type(ours).__name__ == type(theirs).__name__ == "histogramdd"
+    same(ours.hist, theirs.hist)
+    same(list(ours.bin_edges), list(theirs.bin_edges))
+    edges = [RNG.uniform(-2, 0, 1).tolist() + [0.0, 2.0] for _ in range(3)]
+    same(cr.histogramdd(cr.tensor(x), bins=[cr.tensor(e) for e in edges]).hist,
+         torch.histogramdd(torch.tensor(x), bins=[torch.tensor(e) for e in edges]).hist)

@@ -503,3 +503,54 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         else:
             out.append(_uniform_derivative(f, d, h, edge_order))
     return tuple(out)
+
+
+# --- histogramdd --------------------------------------------------------------------------------
+def _histogram_edges(column, bins, lo_hi, dtype):
+    if isinstance(bins, Tensor):
+        return np.asarray(bins.detach().cpu().numpy(), dtype)
+    lo, hi = lo_hi if lo_hi is not None else \
+        ((column.min(), column.max()) if column.size else (0.0, 0.0))
+    return _linspace(dtype.type(lo), dtype.type(hi), int(bins) + 1)
+
+
+def _linspace(lo, hi, steps):
+    """The reference's linspace in the edges' dtype: the first half counted up from
+    ``lo``, the second down from ``hi`` (so both ends are exact)."""
+    step = (hi - lo) / lo.dtype.type(steps - 1)
+    i = np.arange(steps)
+    up = lo + step * i.astype(lo.dtype)
+    down = hi - step * (steps - 1 - i).astype(lo.dtype)
+    return np.where(i < steps // 2, up, down).astype(lo.dtype)
+
+
+@public(method=False)
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The histogram of the points in ``input``'s rows (``(..., D)``: D coordinates each):
+    ``bins`` a count, one count per dimension or one edge tensor per dimension;
+    ``range`` the ``[lo_0, hi_0, lo_1, hi_1, ...]`` limits. Returns ``(hist, bin_edges)``.
+
+    >>> import chainrule as cr
+    >>> h = cr.histogramdd(cr.tensor([[0., 1.], [1., 0.], [1., 1.]]), bins=2)
+    >>> h.hist.tolist()
+    [[0.0, 1.0], [1.0, 1.0]]
+    """
+    from .. import return_types
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    data = np.asarray(input.detach().cpu().numpy())
+    dims = data.shape[-1]
+    sample = data.reshape(-1, dims)
+    per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+    limits = [None] * dims if range is None else \
+        [(range[2 * d], range[2 * d + 1]) for d in builtins_range(dims)]
+    edges = [_histogram_edges(sample[:, d], b, lim, np.dtype(data.dtype))
+             for d, (b, lim) in enumerate(zip(per_dim, limits))]
+    weights = None if weight is None else np.asarray(weight.detach().cpu().numpy()).reshape(-1)
+    hist, _ = np.histogramdd(sample, bins=[e.astype(np.float64) for e in edges], weights=weights,
+                             density=density)
+    return return_types.histogramdd(Tensor._wrap(hist.astype(data.dtype)),
+                                    tuple(Tensor._wrap(e) for e in edges))
+
+
+builtins_range = range
