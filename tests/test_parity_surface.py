@@ -277,6 +277,9 @@ def test_histogramdd(kwargs):
     assert type(ours).__name__ == type(theirs).__name__ == "histogramdd"
     same(ours.hist, theirs.hist)
     same(list(ours.bin_edges), list(theirs.bin_edges))
-    edges = [RNG.uniform(-2, 0, 1).tolist() + [0.0, 2.0] for _ in range(3)]
+    edges = [np.array(RNG.uniform(-2, 0, 1).tolist() + [0.0, 2.0]) for _ in range(3)]
     same(cr.histogramdd(cr.tensor(x), bins=[cr.tensor(e) for e in edges]).hist,
          torch.histogramdd(torch.tensor(x), bins=[torch.tensor(e) for e in edges]).hist)
+    with pytest.raises(RuntimeError, match="should have the same dtype, but got input with dtype "
+                                           "double and bins for dimension 0 with dtype float"):
+        cr.histogramdd(cr.tensor(x), bins=[cr.tensor([0.0, 1.0])] * 3)

@@ -506,8 +506,16 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
 
 # --- histogramdd --------------------------------------------------------------------------------
-def _histogram_edges(column, bins, lo_hi, dtype):
+_C_TYPE_NAMES = {np.dtype(np.float64): "double", np.dtype(np.float32): "float"}
+
+
+def _histogram_edges(column, bins, lo_hi, dtype, d=0):
     if isinstance(bins, Tensor):
+        if bins._data.dtype != dtype:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                f"got input with dtype {_C_TYPE_NAMES.get(dtype, dtype.name)} and bins for "
+                f"dimension {d} with dtype {_C_TYPE_NAMES.get(bins._data.dtype, bins._data.dtype.name)}")
         return np.asarray(bins.detach().cpu().numpy(), dtype)
     lo, hi = lo_hi if lo_hi is not None else \
         ((column.min(), column.max()) if column.size else (0.0, 0.0))
@@ -544,7 +552,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
     limits = [None] * dims if range is None else \
         [(range[2 * d], range[2 * d + 1]) for d in builtins_range(dims)]
-    edges = [_histogram_edges(sample[:, d], b, lim, np.dtype(data.dtype))
+    edges = [_histogram_edges(sample[:, d], b, lim, np.dtype(data.dtype), d)
              for d, (b, lim) in enumerate(zip(per_dim, limits))]
     weights = None if weight is None else np.asarray(weight.detach().cpu().numpy()).reshape(-1)
     hist, _ = np.histogramdd(sample, bins=[e.astype(np.float64) for e in edges], weights=weights,
