@@ -283,3 +283,14 @@ def test_histogramdd(kwargs):
     with pytest.raises(RuntimeError, match="should have the same dtype, but got input with dtype "
                                            "double and bins for dimension 0 with dtype float"):
         cr.histogramdd(cr.tensor(x), bins=[cr.tensor([0.0, 1.0])] * 3)
+
+
+def test_resize_like_the_reference():
+    ours, theirs = cr.arange(12.0).view(3, 4).t(), torch.arange(12.0).view(3, 4).t()
+    ours.resize_(2, 3)
+    theirs.resize_(2, 3)
+    same(ours, theirs)
+    assert ours.is_contiguous() and theirs.is_contiguous()
+    ours.resize_as_(cr.zeros(4))
+    theirs.resize_as_(torch.zeros(4))
+    same(ours, theirs)

@@ -109,3 +109,16 @@ def test_dlpack_round_trips_share_memory():
     assert np.from_dlpack(x).tolist() == [2.0, 3.0]
     with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
         np.from_dlpack(cr.ones(1, requires_grad=True))
+
+
+def test_resize_keeps_the_memorys_first_elements():
+    x = cr.arange(6.0)
+    x.resize_(2, 2)
+    assert x.tolist() == [[0.0, 1.0], [2.0, 3.0]] and x._version == 1
+    x.resize_(3, 3)
+    assert x.shape == (3, 3) and x.reshape(-1).tolist()[:6] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    t = cr.arange(6.0).view(2, 3).t()
+    assert t.resize_(6).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert cr.ones(2, 3).resize_as_(cr.zeros(3)).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        cr.ones(2, requires_grad=True).resize_(3)

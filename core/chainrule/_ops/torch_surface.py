@@ -562,3 +562,54 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
 
 
 builtins_range = range
+
+
+# --- resize_ --------------------------------------------------------------------------------------
+def _storage_of(arr):
+    """(the contiguous 1-D array ``arr``'s memory starts in, ``arr``'s element offset in it):
+    NumPy's base chain stands for the reference's storage."""
+    storage = arr
+    while isinstance(storage.base, np.ndarray) and storage.base.dtype == arr.dtype:
+        storage = storage.base
+    if not storage.flags.c_contiguous:
+        return np.ascontiguousarray(arr).reshape(-1), 0
+    flat = storage.reshape(-1)
+    start = arr.__array_interface__["data"][0] - flat.__array_interface__["data"][0]
+    return flat, start // arr.dtype.itemsize
+
+
+@method("resize_")
+def resize_(self, *sizes, memory_format=None):
+    """Give this tensor the shape ``sizes`` (contiguous) over its memory: the elements
+    kept are the first ones of the memory it views, and growing beyond that memory adds
+    uninitialized elements (zeros here). Not for tensors that require grad.
+
+    >>> import chainrule as cr
+    >>> x = cr.arange(6.0); _ = x.resize_(2, 2); x.tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    numel = int(np.prod(shape, dtype=np.int64))
+    flat, start = _storage_of(self._data)
+    if start + numel <= flat.size:
+        self._data = flat[start:start + numel].reshape(shape)
+    else:
+        grown = np.zeros(numel, self._data.dtype)
+        kept = flat[start:start + numel]
+        grown[:kept.size] = kept
+        self._data = grown.reshape(shape)
+    self._bump_version()
+    return self
+
+
+@method("resize_as_")
+def resize_as_(self, the_template, *, memory_format=None):
+    """``self.resize_(the_template.shape)``.
+
+    >>> import chainrule as cr
+    >>> cr.ones(2, 3).resize_as_(cr.zeros(3)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return resize_(self, the_template.shape)
