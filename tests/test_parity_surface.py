@@ -294,3 +294,18 @@ def test_resize_like_the_reference():
     ours.resize_as_(cr.zeros(4))
     theirs.resize_as_(torch.zeros(4))
     same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+def test_limited_unsigned_dtypes_like_the_reference(name):
+    ours, theirs = getattr(cr, name), getattr(torch, name)
+    assert (ours.itemsize, ours.is_signed, ours.is_floating_point) == \
+        (theirs.itemsize, theirs.is_signed, theirs.is_floating_point)
+    for other in ("int32", "uint8", "int64"):
+        with pytest.raises(RuntimeError) as theirs_error:
+            torch.promote_types(theirs, getattr(torch, other))
+        with pytest.raises(RuntimeError) as ours_error:
+            cr.promote_types(ours, getattr(cr, other))
+        assert str(ours_error.value) == str(theirs_error.value)
+    assert str(cr.tensor([1, 2], dtype=ours)).replace("chainrule", "torch") == \
+        str(torch.tensor([1, 2], dtype=theirs))

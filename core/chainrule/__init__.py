@@ -10,6 +10,7 @@ from ._dtypes import (bfloat16, bool_ as bool, cdouble, cfloat, complex64, compl
                       double, dtype, float, float16, float32, float64, get_default_dtype,
                       half, int, int8, int16, int32, int64, long, promote_types,
                       set_default_dtype, short, uint8)
+from ._dtypes import uint16, uint32, uint64  # noqa: F401
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                          is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._size import Size  # noqa: F401

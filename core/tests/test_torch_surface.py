@@ -122,3 +122,16 @@ def test_resize_keeps_the_memorys_first_elements():
     assert cr.ones(2, 3).resize_as_(cr.zeros(3)).tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
         cr.ones(2, requires_grad=True).resize_(3)
+
+
+@pytest.mark.parametrize("name, bits", [("uint16", 16), ("uint32", 32), ("uint64", 64)])
+def test_limited_unsigned_dtypes(name, bits):
+    dtype = getattr(cr, name)
+    t = cr.tensor([1, 2], dtype=dtype)
+    assert t.dtype is dtype and t.numpy().dtype == np.dtype(name) and not dtype.is_signed
+    assert cr.iinfo(dtype).bits == bits and t.to(cr.int64).tolist() == [1, 2]
+    assert cr.from_numpy(np.zeros(2, name)).dtype is dtype
+    assert cr.promote_types(dtype, cr.float32) is cr.float32
+    with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not "
+                                           "supported, attempted to promote UInt"):
+        cr.promote_types(dtype, cr.int32)
