@@ -135,3 +135,12 @@ def test_limited_unsigned_dtypes(name, bits):
     with pytest.raises(RuntimeError, match="Promotion for uint16, uint32, uint64 types is not "
                                            "supported, attempted to promote UInt"):
         cr.promote_types(dtype, cr.int32)
+
+
+def test_binomial():
+    cr.manual_seed(0)
+    draws = cr.binomial(cr.full((4000,), 20.0, dtype=cr.float64), cr.tensor(0.25, dtype=cr.float64))
+    assert draws.dtype == cr.float64 and abs(draws.mean().item() - 5.0) < 0.1
+    assert cr.binomial(cr.tensor([7.0, 3.0]), cr.tensor([1.0, 0.0])).tolist() == [7.0, 0.0]
+    with pytest.raises(ValueError, match="binomial only supports floating-point dtypes for count"):
+        cr.binomial(cr.tensor([10]), cr.tensor([0.5]))

@@ -613,3 +613,23 @@ def resize_as_(self, the_template, *, memory_format=None):
     [1.0, 1.0, 1.0]
     """
     return resize_(self, the_template.shape)
+
+
+# --- binomial ---------------------------------------------------------------------------------------
+@public(method=False)
+def binomial(count, prob, generator=None):
+    """Binomial samples: successes in ``count`` trials of probability ``prob`` each
+    (floating tensors, broadcast), drawn from ``generator`` (default: the global one).
+
+    >>> import chainrule as cr
+    >>> cr.binomial(cr.tensor([10., 3.]), cr.tensor([1.0, 0.0])).tolist()
+    [10.0, 0.0]
+    """
+    from .._random import numpy_rng
+    if not count.is_floating_point():
+        raise ValueError("binomial only supports floating-point dtypes for count, got: "
+                         f"{_dtypes.scalar_type_name(count._data.dtype)}")
+    n = np.asarray(count.detach().cpu().numpy())
+    p = np.clip(np.asarray(prob.detach().cpu().numpy(), np.float64), 0.0, 1.0)
+    draws = numpy_rng(generator).binomial(n.astype(np.int64), p)
+    return Tensor._wrap(np.asarray(draws).astype(n.dtype))
