@@ -4,8 +4,6 @@ map of a skew-Hermitian matrix, or by a product of Householder reflectors; with 
 dynamic trivialization, the result multiplies a stored orthogonal ``base``."""
 import enum
 
-import numpy as np
-
 from ... import _factories, _grad_mode
 from ..._ops import FUNCTIONS
 from ..modules.module import Module
@@ -22,41 +20,20 @@ class _OrthMaps(enum.Enum):
 def _is_orthogonal(Q):
     n, k = Q.size(-2), Q.size(-1)
     eye = _factories.eye(k, dtype=Q.dtype)
-    eps = 10.0 * n * float(np.finfo(Q.numpy().dtype).eps)
+    eps = 10.0 * n * _root().finfo(Q.dtype).eps
     return bool(_F["allclose"](Q.mH @ Q, eye, atol=eps))
-
-
-def _qr_raw(A):
-    """LAPACK geqrf of each matrix of ``A`` (an ndarray): the reflectors below the
-    diagonal with R on and above it, and the scalar factors tau."""
-    flat = A.reshape(-1, *A.shape[-2:])
-    pairs = [np.linalg.qr(m, mode="raw") for m in flat]
-    packed = np.stack([h.T for h, _ in pairs]).reshape(A.shape)
-    taus = np.stack([t for _, t in pairs]).reshape(A.shape[:-2] + (min(A.shape[-2:]),))
-    return packed, taus
 
 
 def _make_orthogonal(A):
     """The Q of A = QR with diag(R) real and non-negative (A tall)."""
-    Q, R = _linalg().qr(A)
-    return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+    X, tau = _root().geqrf(A)
+    Q = _root().linalg.householder_product(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
-def _linalg():
-    from ... import linalg
-    return linalg
-
-
-def householder_product(A, tau):
-    """The first columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H with v_i column i of
-    ``A`` below the diagonal and 1 on it (differentiable, composed of matmuls)."""
-    n, k = A.size(-2), A.size(-1)
-    V = A.tril(-1) + _factories.eye(n, k, dtype=A.dtype)
-    Q = _factories.eye(n, k, dtype=A.dtype).expand(*A.shape[:-2], n, k)
-    for i in reversed(range(k)):
-        v = V[..., :, i:i + 1]
-        Q = Q - tau[..., i:i + 1].unsqueeze(-1) * (v @ (v.mH @ Q))
-    return Q
+def _root():
+    import chainrule
+    return chainrule
 
 
 class _Orthogonal(Module):
@@ -76,7 +53,8 @@ class _Orthogonal(Module):
             X = X.mT
         if self.orthogonal_map == _OrthMaps.householder:
             A = X.tril(diagonal=-1)
-            Q = householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _root().linalg.householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         else:
             Q = self._skew_map(X)
@@ -94,7 +72,7 @@ class _Orthogonal(Module):
             Q = _F["matrix_exp"](A)
         else:
             eye = _factories.eye(n, dtype=A.dtype)
-            Q = _linalg().solve(_F["add"](eye, A, alpha=-0.5), _F["add"](eye, A, alpha=0.5))
+            Q = _root().linalg.solve(_F["add"](eye, A, alpha=-0.5), _F["add"](eye, A, alpha=0.5))
         return Q[..., :k] if n != k else Q
 
     def right_inverse(self, Q):
@@ -127,9 +105,7 @@ class _Orthogonal(Module):
             raise NotImplementedError("It is not possible to assign to the matrix exponential "
                                       "or the Cayley parametrizations when "
                                       "use_trivialization=False.")
-        packed, tau = _qr_raw(Q.numpy())
-        for i in range(tau.shape[-1]):
-            sign = np.sign(packed[..., i, i])
-            packed[..., i, i] = np.where(tau[..., i] == 0.0, -sign, sign)
-        A = _factories.tensor(packed, dtype=Q.dtype)
+        A, tau = _root().geqrf(Q)
+        A.diagonal(dim1=-2, dim2=-1).sign_()
+        A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
         return A.mT if transpose else A

@@ -50,5 +50,4 @@ def convert_conv3d_weight_memory_format(module, memory_format):
     >>> conv.weight.shape
     chainrule.Size([2, 1, 2, 2, 2])
     """
-    kinds = (_conv.Conv3d, getattr(_conv, "ConvTranspose3d", _conv.Conv3d))
-    return _convert(module, memory_format, kinds)
+    return _convert(module, memory_format, (_conv.Conv3d, _conv.ConvTranspose3d))
