@@ -11,7 +11,7 @@ from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
 from . import linalg_functions  # noqa: F401
-from . import fft, fft_functions  # noqa: F401
+from . import fft, fft_functions, spectral  # noqa: F401
 from . import aliases, sets, composites  # noqa: F401  (after the families: they use their ops)
 from ._method_slot import accelerable
 from .._tensor import Tensor

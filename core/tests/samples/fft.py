@@ -9,8 +9,12 @@ import chainrule as cr
 from . import Sample
 
 
+def _torch():
+    return importlib.import_module("torch")
+
+
 def _torch_fft():
-    return importlib.import_module("torch").fft
+    return _torch().fft
 
 
 def _fft(op, name, shape, complex=False, **kwargs):
@@ -39,4 +43,18 @@ SAMPLES = [
     _fft("fft_c2r", "hfft", (4,), complex=True, n=5),
     _fft("fft_c2r", "hfftn", (3, 3), complex=True),
     _fft("fft_c2r", "irfft2", (2, 3), norm="ortho"),
+]
+
+# stft and istft compose the table ops: gradients reach the signal and the window
+SAMPLES += [
+    Sample("fft_r2c", lambda x, w: cr.stft(x, 8, hop_length=3, window=w, return_complex=True),
+           (2, 20), (8,), domain=(0.5, 1.5),
+           torch_call=lambda x, w: _torch().stft(
+               x, 8, hop_length=3, window=w, return_complex=True), note="-stft"),
+    Sample("fft_c2r", lambda z, w: cr.istft(cr.view_as_complex(z), 8, hop_length=2,
+                                            win_length=6, window=w),
+           (5, 9, 2), (6,), domain=(0.5, 1.5),
+           torch_call=lambda z, w: _torch().istft(_torch().view_as_complex(z), 8,
+                                                  hop_length=2, win_length=6, window=w),
+           note="-istft"),
 ]
