@@ -186,3 +186,130 @@ def test_out_argument():
         got = getattr(cr.fft, name)(cr.tensor(x, dtype=cr.float32), out=out)
         assert got is out
         np.testing.assert_allclose(arr(out), arr(want), atol=1e-5)
+
+
+# --- stft / istft ------------------------------------------------------------------------
+def _spectral(f, *arrays):
+    """Values and input gradients of ``f(lib, *tensors)`` on both libraries."""
+    results = []
+    for lib in (torch, cr):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        with _quiet():
+            out = f(lib, *ts)
+        w = RNG_FIXED.standard_normal(tuple(out.shape) + (2,))
+        loss(lib, out, w[..., 0] + 1j * w[..., 1]).backward()
+        results.append((arr(out), [arr(t.grad) for t in ts]))
+    (want, want_grads), (got, got_grads) = results
+    np.testing.assert_allclose(got, want, atol=1e-8)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, atol=1e-8)
+
+
+class _quiet:
+    def __enter__(self):
+        import warnings
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore")
+
+    def __exit__(self, *exc):
+        self._w.__exit__(*exc)
+
+
+class _FixedRng:
+    """The same weights for both libraries' outputs (reseeded per call)."""
+
+    def standard_normal(self, shape):
+        return np.random.default_rng(1).standard_normal(shape)
+
+
+RNG_FIXED = _FixedRng()
+SIGNAL = RNG.standard_normal(20)
+BATCH = RNG.standard_normal((2, 20))
+CSIGNAL = RNG.standard_normal(20) + 1j * RNG.standard_normal(20)
+WINDOW = np.hanning(8) + 0.1
+
+STFT_CALLS = [
+    (lambda L, x: L.stft(x, 8, return_complex=True), SIGNAL),
+    (lambda L, x: L.stft(x, 8, return_complex=False), SIGNAL),
+    (lambda L, x, w: L.stft(x, 8, window=w, return_complex=True), SIGNAL, WINDOW),
+    (lambda L, x, w: L.stft(x, 8, hop_length=3, win_length=6, window=w, normalized=True,
+                            return_complex=True), SIGNAL, WINDOW[:6]),
+    (lambda L, x, w: L.stft(x, 8, win_length=6, window=w, center=False,
+                            align_to_window=True, return_complex=True), SIGNAL, WINDOW[:6]),
+    (lambda L, x, w: L.stft(x, 7, hop_length=2, window=w, center=False, return_complex=True),
+     SIGNAL, WINDOW[:7]),
+    (lambda L, x, w: L.stft(x, 8, window=w, pad_mode="constant", onesided=False,
+                            return_complex=True), BATCH, WINDOW),
+    (lambda L, x, w: L.stft(x, 8, window=w, pad_mode="circular", return_complex=True),
+     BATCH, WINDOW),
+    (lambda L, x, w: L.stft(x, 8, window=w, pad_mode="replicate", return_complex=True),
+     SIGNAL, WINDOW),
+    (lambda L, x, w: L.stft(x, 8, window=w, return_complex=True), CSIGNAL, WINDOW),
+    (lambda L, x, w: L.stft(x, 8, window=w, return_complex=False), CSIGNAL, WINDOW),
+    (lambda L, x, w: x.stft(8, window=w, return_complex=True), SIGNAL, WINDOW),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, return_complex=True), 8, window=w),
+     SIGNAL, WINDOW),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, return_complex=True), 8, window=w,
+                             length=17), SIGNAL, WINDOW),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, return_complex=True), 8, window=w,
+                             length=30), SIGNAL, WINDOW),
+    (lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 8), BATCH),
+    (lambda L, x, w: L.istft(L.stft(x, 8, hop_length=3, win_length=6, window=w,
+                                    normalized=True, return_complex=True),
+                             8, hop_length=3, win_length=6, window=w, normalized=True),
+     BATCH, WINDOW[:6]),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, onesided=False, return_complex=True),
+                             8, window=w, onesided=False), SIGNAL, WINDOW),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, return_complex=True), 8, window=w,
+                             onesided=False, return_complex=True), CSIGNAL, WINDOW),
+    (lambda L, x, w: L.istft(L.stft(x, 8, window=w, return_complex=True), 8, window=w,
+                             center=False), SIGNAL, WINDOW),
+    (lambda L, x, w: x.stft(8, window=w, return_complex=True).istft(8, window=w),
+     SIGNAL, WINDOW),
+]
+
+
+@pytest.mark.parametrize("call", STFT_CALLS)
+def test_stft_and_istft(call):
+    _spectral(call[0], *call[1:])
+
+
+SPECTRAL_ERRORS = [
+    lambda L, x: L.stft(x, 8),
+    lambda L, x: L.stft(x.to(L.complex128), 8, onesided=True),
+    lambda L, x: L.stft(x, 8, window=L.ones(5), return_complex=True),
+    lambda L, x: L.stft(x, 8, win_length=9, return_complex=True),
+    lambda L, x: L.stft(x, 30, center=False, return_complex=True),
+    lambda L, x: L.stft(x, 8, hop_length=0, return_complex=True),
+    lambda L, x: L.stft(x.reshape(2, 2, 5), 4, return_complex=True),
+    lambda L, x: L.stft(x, 8, return_complex=True, align_to_window=True),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True).real, 8),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 7),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 8, onesided=False),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 8, return_complex=True),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 8, window=L.zeros(8)),
+    lambda L, x: L.istft(L.stft(x, 8, return_complex=True), 8,
+                         window=L.tensor(np.hanning(8)), center=False),
+]
+
+
+@pytest.mark.parametrize("call", SPECTRAL_ERRORS)
+def test_stft_and_istft_errors(call):
+    messages = []
+    for lib in (torch, cr):
+        with _quiet(), pytest.raises((RuntimeError, NotImplementedError)) as info:
+            call(lib, lib.tensor(SIGNAL))
+        messages.append((type(info.value), str(info.value).split(") ")[-1].split("\n")[0]))
+    assert messages[0] == messages[1]
+
+
+def test_stft_warnings():
+    """(torch warns once per process: chainrule's warnings are checked alone)"""
+    for lib in (cr,):
+        x = lib.tensor(SIGNAL)
+        with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+            lib.stft(x, 8, window=lib.ones(8), return_complex=False)
+        with pytest.warns(UserWarning, match="length parameter"):
+            lib.istft(lib.stft(x, 8, window=lib.ones(8), return_complex=True), 8,
+                      window=lib.ones(8), length=40)

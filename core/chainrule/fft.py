@@ -7,7 +7,7 @@ rfftfreq, fftshift, ifftshift). Float and complex inputs (integers are promoted)
 >>> x = cr.tensor([1., 2., 3., 4.], requires_grad=True)
 >>> cr.fft.rfft(x).abs().sum().backward()
 >>> [round(v, 4) for v in x.grad.tolist()]
-[0.2929, 1.0, 1.7071, 1.0]
+[-0.7071, 1.2929, 0.7071, 2.7071]
 """
 from ._ops.fft_functions import FFT as _FFT
 

@@ -153,7 +153,7 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 
     >>> import chainrule as cr
     >>> cr.fft.ifft(cr.tensor([4., 0., 0., 0.])).tolist()
-    [(1+0j), (1+0j), (1+0j), (1+0j)]
+    [(1-0j), (1-0j), (1-0j), (1-0j)]
     """
     return _fft_1d(input, n, dim, norm, False, "ifft")
 

@@ -74,7 +74,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     >>> import chainrule as cr
     >>> x = cr.arange(16.)
     >>> cr.stft(x, 8, window=cr.ones(8), return_complex=True).shape
-    chainrule.Size([5, 5])
+    chainrule.Size([5, 9])
     """
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
@@ -175,7 +175,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     signal_frames = _inverse_frames(spectra, n_fft, normalized, onesided, return_complex,
                                     window) * window
     y, envelope = _overlap_add(signal_frames, window, hop)
-    return _trimmed(y, envelope, n_fft, center, length, input.dim() == 2)
+    return _trimmed(y, envelope, n_fft, center, length, input.dim() == 2, check)
 
 
 def _istft_frames(input, n_fft, hop, win, window, check, onesided):
@@ -234,13 +234,13 @@ def _overlap_add(frames, window, hop):
     return y, envelope
 
 
-def _trimmed(y, envelope, n_fft, center, length, squeeze):
+def _trimmed(y, envelope, n_fft, center, length, squeeze, check):
     total = y.shape[1]
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else (total - n_fft // 2 if center else total)
     y, envelope = y[:, start:end], envelope[:, start:end]
     if bool((envelope.abs().min() < 1e-11).item()):
-        raise RuntimeError("window overlap add min: 1")
+        raise RuntimeError(check.prefix[:-3] + " window overlap add min: 1")
     y = y / envelope
     y = y.squeeze(0) if squeeze else y
     if end > total:
