@@ -67,14 +67,28 @@ def _element_formatter(arr):
     return lambda x: text(x).rjust(width)
 
 
+def _complex_formatter(arr):
+    """The reference's complex elements: real parts through their own formatter
+    (padded), then the imaginary parts' (unpadded), signed, with a ``j``."""
+    real, imag = _element_formatter(arr.real), _element_formatter(arr.imag)
+
+    def text(z):
+        im = imag(z.imag).lstrip() + "j"
+        return real(z.real) + (im if im[0] in "+-" else "+" + im)
+    return text
+
+
 def _fmt_array(arr):
     if arr.dtype.kind not in "fciub":     # bfloat16 prints through float32
         arr = arr.astype(np.float32)
     formatter = None
     if arr.dtype.kind == "f" and arr.size:
         formatter = {"float_kind": _element_formatter(arr)}
+    if arr.dtype.kind == "c" and arr.size:
+        formatter = {"complex_kind": _complex_formatter(arr)}
     if arr.ndim == 0:
-        return formatter["float_kind"](arr.item()).strip() if formatter else repr(arr.item())
+        return next(iter(formatter.values()))(arr[()]).strip() if formatter else \
+            repr(arr.item())
     text = np.array2string(arr, separator=", ", prefix="tensor(",
                            threshold=PRINT_OPTIONS["threshold"],
                            edgeitems=PRINT_OPTIONS["edgeitems"],
