@@ -313,3 +313,30 @@ def test_stft_warnings():
         with pytest.warns(UserWarning, match="length parameter"):
             lib.istft(lib.stft(x, 8, window=lib.ones(8), return_complex=True), 8,
                       window=lib.ones(8), length=40)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.fft.fftn(x, out=lib.empty(0)),
+    lambda lib, x: lib.fft.rfft2(x, out=lib.empty(0)),
+    lambda lib, x: lib.fft.irfftn(x, out=lib.empty(0, dtype=lib.complex64)),
+    lambda lib, x: lib.fft.hfft(x, out=lib.empty(0, dtype=lib.complex64)),
+    lambda lib, x: lib.fft.ihfft(x, out=lib.empty(0)),
+    lambda lib, x: lib.fft.fftfreq(4, out=lib.empty(0, dtype=lib.int64)),
+])
+def test_out_dtype_errors(call):
+    messages = []
+    for lib in (torch, cr):
+        with pytest.raises(RuntimeError) as info:
+            call(lib, lib.ones(4, 6))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_out_takes_its_dtype():
+    for lib in (torch, cr):
+        out = lib.empty(0, dtype=lib.complex128)
+        lib.fft.fft(lib.ones(4), out=out)
+        freq = lib.empty(0, dtype=lib.float64)
+        lib.fft.fftfreq(5, out=freq)
+        assert out.dtype == lib.complex128 and freq.dtype == lib.float64
+        assert freq.tolist()[1] == 0.2

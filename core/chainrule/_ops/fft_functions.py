@@ -5,6 +5,7 @@ fft.py, composed as the reference composes them (so the graphs have its nodes:
 
 ``FFT`` holds the ``chainrule.fft`` namespace.
 """
+import functools
 import inspect
 
 import numpy as np
@@ -14,16 +15,37 @@ from .._factories import arange
 from .._tensor import Tensor
 from ._common import FUNCTIONS, cast, numpy_spellings, wrap_dim
 from .fft import _fft_c2c, _fft_c2r, _fft_r2c
-from .linalg_functions import writes_out
+from .reduction import _write_out
 
 FFT = {}
 
 
 def fft_function(f):
     """Register a function of ``chainrule.fft`` (with ``out=`` where it has one)."""
-    FFT[f.__name__] = writes_out(f) if "out" in inspect.signature(f).parameters \
+    FFT[f.__name__] = _writes_out(f) if "out" in inspect.signature(f).parameters \
         else numpy_spellings(f)
     return f
+
+
+def _writes_out(f):
+    """``out=``: the result written into ``out`` (a complex result needs a complex
+    ``out``, a real one a real ``out``; the frequencies take ``out``'s dtype)."""
+    inner = numpy_spellings(f)
+    fname = f.__name__.replace("2", "n")
+
+    @functools.wraps(f)
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return inner(*args, **kwargs)
+        if fname.endswith("freq"):
+            kwargs.setdefault("dtype", out.dtype)
+        result = inner(*args, **kwargs)
+        if result.is_complex() != out.is_complex():
+            kind = "a complex" if result.is_complex() else "a floating point"
+            raise RuntimeError(f"{fname} expects {kind} output tensor, but got "
+                               f"{_dtypes.scalar_type_name(out._data.dtype)}")
+        return _write_out(result, out, fname)
+    return wrapper
 
 
 # --- argument handling ------------------------------------------------------------------
