@@ -85,14 +85,16 @@ def _int_arg(value, fname, name):
     return value
 
 
-def _one_dim(x, n, dim, fname):
-    """(dims, sizes) of a 1-D transform: ``dim`` wrapped, ``n`` defaulting to its size."""
+def _one_dim(x, n, dim, fname, default=None):
+    """(dims, sizes) of a 1-D transform: ``dim`` wrapped, ``n`` defaulting to its size
+    there (or to ``default(size)``)."""
     _int_arg(n, fname, "n")
     _int_arg(dim, fname, "dim")
     if x.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, x.dim())
-    n = x.shape[d] if n is None else n
+    if n is None:
+        n = x.shape[d] if default is None else default(x.shape[d])
     _check_points(n)
     return (d,), (n,)
 
@@ -220,9 +222,7 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def _c2r_1d(input, n, dim, normalization, conjugate, fname):
     x = _promote(input, require_complex=True)
-    dims, _ = _one_dim(x, 1 if n is None else n, dim, fname)
-    last = 2 * (x.shape[dims[0]] - 1) if n is None else n
-    _check_points(last)
+    dims, (last,) = _one_dim(x, n, dim, fname, default=lambda m: 2 * (m - 1))
     x = _resize(x, dims, (last // 2 + 1,))
     return _fft_c2r(FUNCTIONS["conj"](x) if conjugate else x, dims, normalization, last)
 
