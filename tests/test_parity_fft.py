@@ -164,6 +164,8 @@ ERRORS = [
     (lambda lib, x, z: lib.fft.fft(x.to(lib.float16)), RuntimeError),
     (lambda lib, x, z: lib.fft.fftshift(x, dim=5), IndexError),
     (lambda lib, x, z: lib.fft.fft(x, n=2.5), TypeError),
+    (lambda lib, x, z: lib.fft.fftn(lib.tensor(1.), dim=0), IndexError),
+    (lambda lib, x, z: lib.fft.fftshift(lib.tensor(1.)), RuntimeError),
 ]
 
 

@@ -89,14 +89,18 @@ def _one_dim(x, n, dim, fname, default=None):
     """(dims, sizes) of a 1-D transform: ``dim`` wrapped, ``n`` defaulting to its size
     there (or to ``default(size)``)."""
     _int_arg(n, fname, "n")
-    _int_arg(dim, fname, "dim")
-    if x.dim() == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = wrap_dim(dim, x.dim())
+    d = _wrap(_int_arg(dim, fname, "dim"), x)
     if n is None:
         n = x.shape[d] if default is None else default(x.shape[d])
     _check_points(n)
     return (d,), (n,)
+
+
+def _wrap(dim, x):
+    """``dim`` made non-negative; a 0-d tensor has no dim to transform."""
+    if x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(dim, x.dim())
 
 
 def _n_dims(x, s, dim):
@@ -104,7 +108,7 @@ def _n_dims(x, s, dim):
     s = (s,) if isinstance(s, int) else s
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(wrap_dim(d, x.dim()) for d in dims)
+        dims = tuple(_wrap(d, x) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
         if s is not None and len(s) != len(dims):
@@ -472,6 +476,8 @@ def _shift(input, dim, amount):
     dims = tuple(range(input.dim())) if dim is None else \
         ((dim,) if isinstance(dim, int) else tuple(dim))
     dims = tuple(wrap_dim(d, input.dim()) for d in dims)
+    if not dims:
+        raise RuntimeError("`shifts` required")
     shifts = tuple(amount(input.shape[d]) for d in dims)
     return FUNCTIONS["roll"](input, shifts, dims)
 
