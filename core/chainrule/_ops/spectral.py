@@ -101,6 +101,20 @@ def _frames_transform(input, n_fft, hop_length, win_length, window, normalized, 
     check = _Checker("stft", input, n_fft, hop, win, window, normalized=normalized,
                      onesided=onesided, return_complex=return_complex,
                      align_to_window=align_to_window)
+    x = _stft_signal(input, n_fft, hop, win, window, check)
+    if align_to_window and win < n_fft:       # frames start where the window does
+        left = (n_fft - win) // 2
+        x = FUNCTIONS["_constant_pad"](x, ((0, 0), (left, n_fft - win - left)), 0)
+    frames = x.unfold(-1, n_fft, hop)
+    if window is not None:
+        frames = frames * _padded_window(window, win, n_fft, x)
+    out = _transform_frames(frames, normalized, onesided, complex_input).transpose(1, 2)
+    out = out.squeeze(0) if input.dim() == 1 else out
+    return out if return_complex else FUNCTIONS["view_as_real"](out)
+
+
+def _stft_signal(input, n_fft, hop, win, window, check):
+    """The signal as (batch, length), after the reference's argument checks."""
     check(input.dim() in (1, 2), "expected a 1D or 2D tensor")
     x = input.unsqueeze(0) if input.dim() == 1 else input
     length = x.shape[1]
@@ -110,16 +124,7 @@ def _frames_transform(input, n_fft, hop_length, win_length, window, normalized, 
     check(window is None or (window.dim() == 1 and window.shape[0] == win),
           f"expected a 1D window tensor of size equal to win_length={win}, but got window "
           f"with size {list(window.shape) if window is not None else []}")
-    if align_to_window and win < n_fft:
-        left = (n_fft - win) // 2
-        x = FUNCTIONS["_constant_pad"](x, ((0, 0), (left, n_fft - win - left)), 0)
-    frames = x.unfold(-1, n_fft, hop)
-    if window is not None:
-        frames = frames * _padded_window(window, win, n_fft, x)
-    out = _transform_frames(frames, normalized, onesided, complex_input)
-    out = out.transpose(1, 2)
-    out = out.squeeze(0) if input.dim() == 1 else out
-    return out if return_complex else FUNCTIONS["view_as_real"](out)
+    return x
 
 
 def _check_return_complex(return_complex, complex_input, window):
