@@ -55,6 +55,7 @@ from . import linalg  # noqa: F401
 from . import cuda  # noqa: F401
 from .cuda import OutOfMemoryError  # noqa: F401  (torch.OutOfMemoryError)
 from . import special  # noqa: F401
+from . import fft  # noqa: F401
 from . import testing  # noqa: F401
 from . import distributions  # noqa: F401
 from . import backends, random  # noqa: F401

@@ -653,3 +653,21 @@ def getitem(a, key):
         return a.from_proxy(a.proxy()[key])
     parts = tuple(_zero_index(i) if type(i) is MetaArray else i for i in parts)
     return MetaArray.empty(np.empty(a.shape, VOID)[parts].shape, a.dtype)
+
+
+@handles(np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn)
+def fft(func, a, s=None, axes=None, norm=None, out=None):
+    """The n-D transforms (the fft ops' engines, with ``axes`` given): each axis takes
+    its size in ``s``; rfftn's last one keeps n // 2 + 1 bins; the dtype from a
+    one-element probe."""
+    shape = list(a.shape)
+    if axes is None:
+        axes = range(a.ndim - (a.ndim if s is None else len(s)), a.ndim)
+    axes = [ax % a.ndim for ax in axes]
+    for i, ax in enumerate(axes):
+        shape[ax] = shape[ax] if s is None else s[i]
+    if func is np.fft.rfftn:
+        shape[axes[-1]] = shape[axes[-1]] // 2 + 1
+    with _quiet():
+        probe = func(np.zeros((2,) * len(axes), a.dtype), axes=tuple(range(len(axes))))
+    return into(out, MetaArray.empty(tuple(shape), probe.dtype))

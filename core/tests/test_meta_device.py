@@ -174,6 +174,7 @@ UNSUPPORTED = {"scatter_reduce", "index", "masked_select", "masked_scatter", "se
                "lu_unpack", "linalg_ldl_factor", "linalg_ldl_solve", "max_dim", "index_add",
                "scatter"}
 HOST_LOSSES = ("multilabel", "multi_margin", "ctc_loss")     # read targets on the host
+HOST_LOSSES += ("istft",)             # reads its window envelope's minimum, as torch's
 MESSAGES = (NO_DATA, NO_ITEM, DATA_DEPENDENT[:40], "not on the expected device",
             "is not implemented")
 # Layouts that differ from the CPU's: NumPy returns a view there (einsum "ij->ji", cross

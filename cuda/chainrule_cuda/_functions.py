@@ -5,7 +5,8 @@ with no entry here raises NumPy's TypeError naming it.
 Note [host-run functions]
     The LAPACK-type functions of ``np.linalg`` have no device kernel: inv, det, slogdet,
     solve, cholesky, qr, svd (svdvals), eigh, eig, eigvals, eigvalsh, lstsq, pinv and
-    matrix_rank copy their operands to the host, run NumPy and copy the results back
+    matrix_rank (and np.fft's fftn, ifftn, rfftn and irfftn, the fft ops' engines) copy
+    their operands to the host, run NumPy and copy the results back
     (``on_host``), synchronising the stream. They are listed in HOST_RUN, so tests and
     users can tell; the table ops that reach them (the linalg decompositions, solves,
     and their gradients; matrix_exp's Padé solve) are listed in cuda/tests/
@@ -89,6 +90,8 @@ HOST_RUN = {f: True for f in [
     np.linalg.qr, np.linalg.svd, np.linalg.eigh, np.linalg.eig, np.linalg.eigvals,
     np.linalg.eigvalsh, np.linalg.lstsq, np.linalg.pinv, np.linalg.matrix_rank]
     + ([np.linalg.svdvals] if hasattr(np.linalg, "svdvals") else [])}
+# the n-D transforms behind the fft ops (no cuFFT binding yet): pocketfft on the host
+HOST_RUN.update({f: True for f in [np.fft.fftn, np.fft.ifftn, np.fft.rfftn, np.fft.irfftn]})
 
 
 def operand(x, index):

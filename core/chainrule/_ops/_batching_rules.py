@@ -339,6 +339,7 @@ _SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
                "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
                "max_dim", "min_dim", "sort", "sort_stable"}
+_SHIFT_DIMS |= {"fft_c2c", "fft_r2c", "fft_c2r"}
 
 RULES = {}
 RULES.update({n: elementwise for n in (_module_ops(_elementwise) | _NUMPY_ELEMENTWISE |

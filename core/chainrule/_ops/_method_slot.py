@@ -15,9 +15,10 @@ Note [method slot]
                   else the in-place method ``Tensor.<op.name>_``); attrs are empty
 
     ``set_method_accelerator(make)`` calls ``make(kind, op, attrs, fn)`` for each and
-    installs what it returns on Tensor (None keeps ``fn``). A replacement must give
-    the results, errors and recorded graph of ``fn`` and may call ``fn`` for any case
-    it does not handle. The Python functions stay the reference and the default: core
+    installs what it returns on Tensor (None keeps ``fn``), and as ``chainrule.<name>``
+    where that is ``fn`` itself (``chainrule.tanh``: the unary entries). A replacement
+    must give the results, errors and recorded graph of ``fn`` and may call ``fn`` for
+    any case it does not handle. The Python functions stay the reference and the default: core
     works with no accelerator installed.
 """
 from .._tensor import Tensor
@@ -39,16 +40,39 @@ def set_method_accelerator(make):
     someone else has replaced since is left alone. Returns the previous ``make``."""
     global _accelerator
     previous, _accelerator = _accelerator, make
+    replaced = []                  # ((the functions replaced), the replacement)
     for name, kind, op, attrs, fn in ACCELERABLE:
         current = Tensor.__dict__.get(name)
         if current is not fn and current is not _installed.get(name):
             continue
         fast = None if make is None else make(kind, op, attrs, fn)
-        _installed.pop(name, None)
+        old = _installed.pop(name, None)
         if fast is not None:
             _installed[name] = fast
         setattr(Tensor, name, fn if fast is None else fast)
+        replaced.append(((fn, old), fn if fast is None else fast))
+    _replace_function_forms(replaced)
     return previous
+
+
+def _replace_function_forms(replaced):
+    """``chainrule.tanh`` (and an alias like ``chainrule.fix`` or
+    ``chainrule.special.expit``) is the method's own function: wherever chainrule's
+    modules still hold it, and in the functions formulas call on Tensors, it becomes
+    the replacement too (Note [method slot]: a replacement calls ``fn`` for whatever it
+    does not handle, a non-Tensor argument included)."""
+    import sys
+    from ._common import FUNCTIONS
+    modules = [m for name, m in list(sys.modules.items())
+               if m is not None and (name == "chainrule" or name.startswith("chainrule."))]
+    for namespace in [FUNCTIONS] + [vars(m) for m in modules]:
+        names_of = {}
+        for key, value in namespace.items():
+            names_of.setdefault(id(value), []).append(key)
+        for olds, new in replaced:
+            for old in olds:
+                for key in names_of.get(id(old), ()) if old is not None else ():
+                    namespace[key] = new
 
 
 def method_accelerated(name):

@@ -12,6 +12,7 @@ call on torch for the parity tier (None: no parity for this sample).
 import importlib
 
 FAMILIES = ("elementwise", "reduction", "shape", "linalg", "nn", "nn_surface", "special")
+FAMILIES += ("fft",)
 
 
 class Sample:
