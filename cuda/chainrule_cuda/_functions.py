@@ -536,9 +536,9 @@ def where(condition, x=None, y=None):
     index = _index_of([condition, x, y])
     cond = operand(condition, index)
     cond = cond if cond.dtype == np.bool_ else cond.astype(np.bool_)
-    from ._ufuncs import _signature
-    dtype = np.result_type(_signature(operand(x, index) if isinstance(x, np.ndarray) else x),
-                           _signature(operand(y, index) if isinstance(y, np.ndarray) else y))
+    # arrays by dtype, Python scalars by value: weak, as NumPy's np.where (NEP 50)
+    dtype = np.result_type(*[v.dtype if isinstance(v, (np.ndarray, DeviceArray)) else v
+                             for v in (x, y)])
     a, b = operand(x, index).astype(dtype, copy=False), operand(y, index).astype(dtype, copy=False)
     shape = np.broadcast_shapes(cond.shape, a.shape, b.shape)
     out = DeviceArray.empty(shape, dtype, index)

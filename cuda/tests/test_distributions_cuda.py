@@ -83,3 +83,14 @@ def test_kl_divergence_on_the_device():
                            D.Beta(_t([1.0], "cpu"), _t([1.5], "cpu")))
     assert kl.device.type == "cuda"
     np.testing.assert_allclose(kl.cpu().numpy(), host.numpy(), rtol=1e-12)
+
+
+def test_one_hot_and_triangular_solve_stay_on_the_device_in_their_dtype():
+    # F.one_hot's class range is built on the indices' device; np.where with a Python
+    # scalar promotes weakly (float32 stays float32), as NumPy's does
+    import chainrule.nn.functional as F
+    x = cr.tensor([0, 2, 1], device="cuda")
+    assert F.one_hot(x, 3).device.type == "cuda"
+    assert F.one_hot(x, 3).cpu().tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    a = cr.tensor([[2.0, 0.0], [1.0, 3.0]], device="cuda")
+    assert cr.linalg.solve_triangular(a, a, upper=False).dtype == cr.float32

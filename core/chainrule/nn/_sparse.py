@@ -6,7 +6,7 @@ from .._dtypes import scalar_type_name
 from .._grad_mode import no_grad as _no_grad
 from .._ops import nn as _nn
 from .._ops.reduction import _norm_forward
-from .._tensor import Tensor as _Tensor, zeros_on
+from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 
 
 def _check_indices(input):
@@ -105,7 +105,8 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("Class values must be non-negative.")
     if idx.size and idx.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    return _Tensor._wrap((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+    classes = on_device_of(np.arange(num_classes), idx)        # where the indices are
+    return _Tensor._wrap((idx[..., None] == classes).astype(np.int64))
 
 
 __all__ = ["embedding", "one_hot"]
