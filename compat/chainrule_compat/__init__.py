@@ -20,7 +20,7 @@ from ._warn import reset as reset_warnings  # noqa: F401
 from .variable import Variable, is_volatile, mark_volatile, volatile_attribute  # noqa: F401
 
 for _name, _getter in (("volatile", volatile_attribute), ("creator", _idioms.creator),
-                       ("new", _idioms.new), ("resize_", _idioms.resize)):
+                       ("new", _idioms.new)):     # resize_ is core's (torch's) now
     _legacy_slots.add_legacy_attribute(_name, _getter)
 _legacy_slots.LEGACY_MODULE_ATTRIBUTES.update(_idioms.TYPED_CONSTRUCTORS)
 _legacy_slots.DEPRECATED_KWARGS = _idioms.deprecated_kwargs

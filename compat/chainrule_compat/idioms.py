@@ -1,5 +1,5 @@
 """Old tensor idioms, through core's legacy slots (chainrule/_legacy_slots.py):
-``.creator``, ``.new(...)``, ``.resize_(...)``, ``loss.data[0]`` on a one-element
+``.creator``, ``.new(...)``, ``loss.data[0]`` on a one-element
 result, ``backward(retain_variables=...)``."""
 import functools
 
@@ -47,30 +47,6 @@ def _new(tensor, *args):
     if len(args) == 1:
         return cr.tensor(args[0], dtype=dtype)
     raise TypeError(f"new() received an invalid combination of arguments: {args!r}")
-
-
-def resize(tensor):
-    """``tensor.resize_(*sizes)``: reshape in place, keeping the leading elements
-    (new ones are zero).
-
-    >>> import chainrule as cr, chainrule_compat
-    >>> cr.arange(6.).resize_(2, 2).tolist()
-    [[0.0, 1.0], [2.0, 3.0]]
-    """
-    return functools.partial(_resize, tensor)
-
-
-def _resize(tensor, *sizes):
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, cr.Size)):
-        sizes = tuple(sizes[0])
-    if tensor.requires_grad:
-        raise RuntimeError("cannot resize variables that require grad")
-    flat = tensor._data.reshape(-1)
-    out = np.zeros(int(np.prod(sizes, dtype=np.int64)), dtype=flat.dtype)
-    n = min(out.size, flat.size)
-    out[:n] = flat[:n]
-    tensor.data = Tensor._wrap(out.reshape(sizes))
-    return tensor
 
 
 def zero_dim_index(tensor, key, frames_up):

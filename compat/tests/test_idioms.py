@@ -57,7 +57,7 @@ def test_creator_new_resize():
     assert x.new((1, 2)).shape == (1, 2) and x.new([3.0]).tolist() == [3.0]
     t = cr.arange(6.0)
     assert t.resize_(2, 2).tolist() == [[0.0, 1.0], [2.0, 3.0]] and t.shape == (2, 2)
-    assert t.resize_(5).tolist() == [0.0, 1.0, 2.0, 3.0, 0.0]
+    assert t.resize_(5).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]   # core's: the storage kept
     with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
         x.resize_(3)
     with pytest.raises(AttributeError, match="no attribute 'no_such_thing'"):
