@@ -25,7 +25,7 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
-from .linalg import _matmul_forward, _numel, matmul
+from .linalg import _matmul_forward, _numel, matmul, matmul_arrays
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
@@ -93,7 +93,7 @@ def _grouped(w, groups):
 def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     o, _, kh, kw = w.shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
-    prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
+    prod = matmul_arrays(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
     prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
     out = np.empty_like(prod, np.result_type(prod, bias) if bias.size else prod.dtype, order="C")
     if bias.size:
@@ -107,7 +107,7 @@ def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     o, _, kh, kw = weight_shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, cols.shape[2])
-    return np.matmul(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
+    return matmul_arrays(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
 def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
@@ -117,7 +117,7 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     oh, ow = g.shape[2], g.shape[3]
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
-    cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
+    cols = matmul_arrays(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
     padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
     padded = on_device_of(padded, cols)
     for i in range(kh):                      # a loop over kernel taps, not pixels

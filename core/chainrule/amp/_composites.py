@@ -1,0 +1,115 @@
+"""The listed ops that chainrule writes as composites of table ops (addmm, cross_entropy,
+...): wrapped where they are published so that autocast casts their arguments once and
+runs their inside below autocast (Note [autocast dispatch])."""
+import functools
+import types
+
+from .. import _dtypes
+from .._ops import FUNCTIONS
+from .._tensor import Tensor
+from ._policy import ACTIVE, FP32, LOWER, _cast_to, is_eligible
+from ._state import STATE
+
+# (module under chainrule, names): the reference's CPU lists, for chainrule's composites
+COMPOSITES = {
+    LOWER: {"": ("addmm", "baddbmm", "addbmm", "chain_matmul"),
+            "nn.functional": ("conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                              "conv_transpose3d", "prelu", "scaled_dot_product_attention"),
+            "linalg": ("vecdot",)},
+    FP32: {"": ("cdist", "quantile", "nanquantile", "inverse", "cholesky_inverse",
+                "cholesky_solve", "pinverse", "cholesky", "qr", "svd", "triangular_solve",
+                "stft"),
+           "nn.functional": ("cross_entropy", "l1_loss", "smooth_l1_loss", "huber_loss",
+                             "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                             "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+                             "soft_margin_loss", "poisson_nll_loss", "hinge_embedding_loss",
+                             "triplet_margin_loss", "multi_margin_loss",
+                             "multilabel_soft_margin_loss", "multilabel_margin_loss",
+                             "ctc_loss", "max_pool3d", "adaptive_max_pool3d",
+                             "adaptive_avg_pool3d", "avg_pool3d", "max_unpool2d",
+                             "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+                             "grid_sample"),
+           "linalg": ("svdvals", "eigvalsh", "eigvals", "cond", "matrix_rank", "tensorinv",
+                      "tensorsolve", "householder_product", "cholesky_ex", "inv_ex")},
+}
+
+
+def _first_device_type(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.device.type
+        if isinstance(v, (list, tuple)):
+            found = _first_device_type(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _cast_value(value, device_type, dtype):
+    """``value`` with its eligible tensors (also inside lists, tuples, dicts) cast."""
+    if isinstance(value, Tensor):
+        return _cast_to(value, dtype) if is_eligible(value, device_type) and \
+            value.dtype is not dtype else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_value(v, device_type, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_value(v, device_type, dtype) for k, v in value.items()}
+    return value
+
+
+def _autocast_wrapper(fn, policy):
+    # Everything the wrapper reads is a closure variable: it is rebuilt below with
+    # ``fn``'s globals, so that it belongs to fn's module as fn did (its docstring
+    # example stays where the docstring tests look for it).
+    active, state, device_of, cast, float32 = (ACTIVE, STATE, _first_device_type,
+                                               _cast_value, _dtypes.float32)
+
+    def autocast_composite(*args, **kwargs):
+        if not active[0] or state.excluded:
+            return fn(*args, **kwargs)
+        device_type = device_of(args + tuple(kwargs.values()))
+        if device_type is None or not state.enabled.get(device_type):
+            return fn(*args, **kwargs)
+        dtype = state.dtype[device_type] if policy == "lower" else float32
+        args, kwargs = cast(args, device_type, dtype), cast(kwargs, device_type, dtype)
+        state.excluded += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            state.excluded -= 1
+
+    wrapper = types.FunctionType(autocast_composite.__code__, fn.__globals__, fn.__name__,
+                                 None, autocast_composite.__closure__)
+    wrapper = functools.update_wrapper(wrapper, fn)
+    wrapper._autocast_policy = policy
+    return wrapper
+
+
+def _namespaces():
+    import chainrule
+    return [vars(chainrule), vars(chainrule.nn.functional), vars(chainrule.linalg), FUNCTIONS]
+
+
+def install():
+    """Wrap every listed composite wherever it is published (chainrule, nn.functional,
+    linalg, the function table, Tensor's methods)."""
+    import chainrule
+    namespaces = _namespaces()
+    for policy, modules in COMPOSITES.items():
+        for module_name, names in modules.items():
+            module = functools.reduce(getattr, module_name.split(".") if module_name else [],
+                                      chainrule)
+            for name in names:
+                original = getattr(module, name, None)
+                if original is not None and not hasattr(original, "_autocast_policy"):
+                    _replace(original, _autocast_wrapper(original, policy), namespaces)
+
+
+def _replace(original, wrapper, namespaces):
+    for namespace in namespaces:
+        for key, value in list(namespace.items()):
+            if value is original:
+                namespace[key] = wrapper
+    for key, value in list(vars(Tensor).items()):
+        if value is original:
+            setattr(Tensor, key, wrapper)
