@@ -86,13 +86,26 @@ def _product_jvp(F, t, self, other):
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def matmul_arrays(a, b):
-    """np.matmul in its inputs' dtype. ml_dtypes returns a bfloat16 product as float32
-    (accumulated there); the reference accumulates there too and rounds once to bfloat16."""
-    out = np.matmul(a, b)
-    if a.dtype == _BFLOAT16 and b.dtype == _BFLOAT16:
-        return asarray(out).astype(_BFLOAT16, copy=False)
-    return out
+def _low_precision(dtype):
+    return dtype.itemsize == 2 and dtype.kind in "fV"      # float16, bfloat16
+
+
+def in_float32(fn):
+    """Run ``fn`` (on arrays; the first one decides) on float32 copies of bfloat16 and
+    float16 arrays and round its result once: the reference accumulates low-precision
+    products in float32 (ml_dtypes returns them as float32, NumPy's float16 accumulates
+    in float16)."""
+    @functools.wraps(fn)
+    def low_precision_in_float32(x, *rest, **kwargs):
+        if not _low_precision(x.dtype):
+            return fn(x, *rest, **kwargs)
+        rest = [r.astype(np.float32) if hasattr(r, "dtype") and _low_precision(r.dtype)
+                else r for r in rest]
+        return asarray(fn(x.astype(np.float32), *rest, **kwargs)).astype(x.dtype)
+    return low_precision_in_float32
+
+
+matmul_arrays = in_float32(np.matmul)
 
 
 def _matmul_forward(a, b):
@@ -350,8 +363,7 @@ _OPTIMIZE_WORK = 1 << 14     # below this many multiply-adds, einsum_path costs 
 def einsum_arrays(equation, *arrays):
     """np.einsum that takes the BLAS route (optimize) when the work is large."""
     if any(a.dtype == _BFLOAT16 for a in arrays):         # NumPy's einsum has no bfloat16
-        return einsum_arrays(equation, *[a.astype(np.float32) for a in arrays]).astype(
-            _BFLOAT16)
+        return in_float32(lambda *xs: einsum_arrays(equation, *xs))(*arrays)
     if len(arrays) < 2:
         return np.einsum(equation, *arrays)
     optimize = _einsum_work(equation, tuple(a.shape for a in arrays)) > _OPTIMIZE_WORK

@@ -25,7 +25,7 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
-from .linalg import _matmul_forward, _numel, matmul, matmul_arrays
+from .linalg import _matmul_forward, _numel, in_float32, matmul
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
@@ -38,6 +38,7 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 # --- linear ------------------------------------------------------------------------------
+@in_float32                     # (bfloat16: the bias added before the one rounding)
 def _linear_forward(x, w, b):
     out = _matmul_forward(x, w.T)
     out += b
@@ -90,10 +91,11 @@ def _grouped(w, groups):
     return w.reshape(groups, o // groups, _numel(w.shape[1:]))
 
 
+@in_float32
 def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     o, _, kh, kw = w.shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
-    prod = matmul_arrays(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
+    prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
     prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
     out = np.empty_like(prod, np.result_type(prod, bias) if bias.size else prod.dtype, order="C")
     if bias.size:
@@ -103,13 +105,15 @@ def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     return out
 
 
+@in_float32
 def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     o, _, kh, kw = weight_shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, cols.shape[2])
-    return matmul_arrays(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
+    return np.matmul(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
+@in_float32
 def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     """col2im of W^T g: each kernel tap adds its slice of columns back into place."""
     n, c, h, wd = input_shape
@@ -117,7 +121,7 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     oh, ow = g.shape[2], g.shape[3]
     (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
     g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
-    cols = matmul_arrays(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
+    cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
     padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
     padded = on_device_of(padded, cols)
     for i in range(kh):                      # a loop over kernel taps, not pixels
@@ -220,7 +224,7 @@ def _gelu_forward(x, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
         return 0.5 * x * (1 + np.tanh(inner))
-    return 0.5 * x * (1 + _erf(x * _INV_SQRT_2))
+    return (0.5 * x * (1 + _erf(x * _INV_SQRT_2))).astype(x.dtype, copy=False)   # (bfloat16)
 
 
 @helper

@@ -1,19 +1,22 @@
 """The listed ops that chainrule writes as composites of table ops (addmm, cross_entropy,
-...): wrapped where they are published so that autocast casts their arguments once and
-runs their inside below autocast (Note [autocast dispatch])."""
+...), and the listed table ops whose public function checks dtypes before the op runs
+(mm of a bfloat16 and a float32 matrix, linalg.inv of a bfloat16 one): wrapped where
+they are published so that autocast casts their arguments first and runs them below
+autocast (Note [autocast dispatch])."""
 import functools
 import types
 
 from .. import _dtypes
 from .._ops import FUNCTIONS
 from .._tensor import Tensor
-from ._policy import ACTIVE, FP32, LOWER, _cast_to, is_eligible
+from ._policy import ACTIVE, BELOW, FP32, LOWER, PROMOTE, _cast_to, _target_dtype, is_eligible
 from ._state import STATE
 
 # (module under chainrule, names): the reference's CPU lists, for chainrule's composites
 COMPOSITES = {
-    LOWER: {"": ("addmm", "baddbmm", "addbmm", "chain_matmul"),
-            "nn.functional": ("conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    LOWER: {"": ("mm", "bmm", "matmul", "einsum", "addmm", "baddbmm", "addbmm",
+                 "chain_matmul"),
+            "nn.functional": ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                               "conv_transpose3d", "prelu", "scaled_dot_product_attention"),
             "linalg": ("vecdot",)},
     FP32: {"": ("cdist", "quantile", "nanquantile", "inverse", "cholesky_inverse",
@@ -29,20 +32,31 @@ COMPOSITES = {
                              "adaptive_avg_pool3d", "avg_pool3d", "max_unpool2d",
                              "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
                              "grid_sample"),
-           "linalg": ("svdvals", "eigvalsh", "eigvals", "cond", "matrix_rank", "tensorinv",
+           "linalg": ("inv", "solve", "lu_solve", "cholesky", "qr", "svd", "eigh", "eig", "lstsq", "svdvals", "eigvalsh", "eigvals", "cond", "matrix_rank", "tensorinv",
                       "tensorsolve", "householder_product", "cholesky_ex", "inv_ex")},
+    PROMOTE: {"": ("index_copy",)},
+    # Not listed, but written here with listed table ops (matmul) where the reference
+    # has kernels of their own: they run below autocast, uncast.
+    BELOW: {"nn.functional": ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate",
+                              "upsample", "upsample_bilinear", "bilinear")},
 }
 
 
-def _first_device_type(values):
+def _tensors_in(values):
+    """The tensors among ``values`` and inside its lists and tuples, in order."""
+    found = []
     for v in values:
         if isinstance(v, Tensor):
-            return v.device.type
-        if isinstance(v, (list, tuple)):
-            found = _first_device_type(v)
-            if found is not None:
-                return found
-    return None
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found += _tensors_in(v)
+    return found
+
+
+def _dtype_for(policy, tensors, device_type):
+    if policy == PROMOTE:
+        return _target_dtype(policy, tensors, device_type)
+    return STATE.dtype[device_type] if policy == LOWER else _dtypes.float32
 
 
 def _cast_value(value, device_type, dtype):
@@ -61,17 +75,19 @@ def _autocast_wrapper(fn, policy):
     # Everything the wrapper reads is a closure variable: it is rebuilt below with
     # ``fn``'s globals, so that it belongs to fn's module as fn did (its docstring
     # example stays where the docstring tests look for it).
-    active, state, device_of, cast, float32 = (ACTIVE, STATE, _first_device_type,
-                                               _cast_value, _dtypes.float32)
+    active, state, tensors_in, cast, dtype_for = (ACTIVE, STATE, _tensors_in, _cast_value,
+                                                  _dtype_for)
 
     def autocast_composite(*args, **kwargs):
         if not active[0] or state.excluded:
             return fn(*args, **kwargs)
-        device_type = device_of(args + tuple(kwargs.values()))
+        tensors = tensors_in(args + tuple(kwargs.values()))
+        device_type = tensors[0].device.type if tensors else None
         if device_type is None or not state.enabled.get(device_type):
             return fn(*args, **kwargs)
-        dtype = state.dtype[device_type] if policy == "lower" else float32
-        args, kwargs = cast(args, device_type, dtype), cast(kwargs, device_type, dtype)
+        if policy != "below":
+            dtype = dtype_for(policy, tensors, device_type)
+            args, kwargs = cast(args, device_type, dtype), cast(kwargs, device_type, dtype)
         state.excluded += 1
         try:
             return fn(*args, **kwargs)

@@ -8,7 +8,8 @@ Note [autocast dispatch]
     inputs (never float64) first, as the reference's autocast key does:
     - "lower": to the autocast dtype (matmul, linear, convolutions, ...);
     - "fp32": to float32 (losses, prod, most of linalg, ...);
-    - "promote": all to the widest floating dtype among them (cat, stack, ...).
+    - "promote": all to the widest floating dtype among them (cat, stack, ...);
+    - "below" (composites only): no cast, the inside runs below autocast.
     Other ops run as they are. The casts are ordinary differentiable ``.to`` calls, so
     gradients flow back in each input's own dtype (float32 ``.grad`` for float32
     weights). Listed composites (addmm, cross_entropy, ...) are wrapped where they are
@@ -30,7 +31,7 @@ from .._tensor import Tensor
 from . import _state
 from ._state import STATE
 
-LOWER, FP32, PROMOTE = "lower", "fp32", "promote"
+LOWER, FP32, PROMOTE, BELOW = "lower", "fp32", "promote", "below"
 
 # The reference's CPU lists, for the ops of chainrule's table.
 _CPU_TABLE_OPS = {

@@ -44,7 +44,8 @@ def _update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_fact
         return
     successful = int(growth_tracker.item()) + 1
     if successful == growth_interval:
-        grown = np.float32(current * growth_factor)
+        with np.errstate(over="ignore"):
+            grown = np.float32(current * growth_factor)
         if np.isfinite(grown):
             scale.fill_(float(grown))
         growth_tracker.fill_(0)
