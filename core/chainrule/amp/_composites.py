@@ -101,31 +101,37 @@ def _autocast_wrapper(fn, policy):
     return wrapper
 
 
-def _namespaces():
+def _namespaces(module_name):
+    """Where the names of ``module_name`` are published: the function table and
+    Tensor's methods for top-level names; the top level for nn.functional's too (torch.
+    conv1d, ...)."""
     import chainrule
-    return [vars(chainrule), vars(chainrule.nn.functional), vars(chainrule.linalg), FUNCTIONS]
+    if module_name == "":
+        return [vars(chainrule), FUNCTIONS, Tensor]
+    if module_name == "nn.functional":
+        return [vars(chainrule.nn.functional), vars(chainrule)]
+    return [vars(chainrule.linalg)]
 
 
 def install():
-    """Wrap every listed composite wherever it is published (chainrule, nn.functional,
-    linalg, the function table, Tensor's methods)."""
-    import chainrule
-    namespaces = _namespaces()
+    """Wrap every listed function wherever it is published (each distinct function
+    once: a NumPy-spelling wrapper and the function it wraps are both wrapped)."""
+    wrappers = {}
     for policy, modules in COMPOSITES.items():
         for module_name, names in modules.items():
-            module = functools.reduce(getattr, module_name.split(".") if module_name else [],
-                                      chainrule)
-            for name in names:
-                original = getattr(module, name, None)
-                if original is not None and not hasattr(original, "_autocast_policy"):
-                    _replace(original, _autocast_wrapper(original, policy), namespaces)
+            for namespace in _namespaces(module_name):
+                for name in names:
+                    _wrap_in(namespace, name, policy, wrappers)
 
 
-def _replace(original, wrapper, namespaces):
-    for namespace in namespaces:
-        for key, value in list(namespace.items()):
-            if value is original:
-                namespace[key] = wrapper
-    for key, value in list(vars(Tensor).items()):
-        if value is original:
-            setattr(Tensor, key, wrapper)
+def _wrap_in(namespace, name, policy, wrappers):
+    is_class = isinstance(namespace, type)
+    original = vars(namespace).get(name) if is_class else namespace.get(name)
+    if original is None or hasattr(original, "_autocast_policy"):
+        return
+    if id(original) not in wrappers:
+        wrappers[id(original)] = _autocast_wrapper(original, policy)
+    if is_class:
+        setattr(namespace, name, wrappers[id(original)])
+    else:
+        namespace[name] = wrappers[id(original)]
