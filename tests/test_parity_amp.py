@@ -167,6 +167,36 @@ def test_composite_dtype_under_autocast(name):
     _compare(lambda lib, a, v, x: fn(lib, a, v, x), (A4, VEC, IMG4), ("float32",) * 3)
 
 
+NORMS = {
+    "batch_norm": lambda lib, x, w, rm: lib.nn.functional.batch_norm(
+        x, rm, lib.ones(2), w, w * 0.5, training=True),
+    "batch_norm_eval": lambda lib, x, w, rm: lib.nn.functional.batch_norm(
+        x, rm, lib.ones(2) * 2, w, w * 0.5),
+    "layer_norm": lambda lib, x, w, rm: lib.nn.functional.layer_norm(
+        x, (5,), lib.ones(5) * w[0], lib.ones(5) * w[1]),
+    "group_norm": lambda lib, x, w, rm: lib.nn.functional.group_norm(x, 2, w, w * 0.5),
+}
+
+
+@pytest.mark.parametrize("kind", ["bf16", "mixed"])
+@pytest.mark.parametrize("name", NORMS)
+def test_low_precision_normalisation_with_float32_parameters(name, kind):
+    """conv -> norm under autocast: a bfloat16 input, float32 weights and statistics."""
+    def run(lib):
+        x = _t(lib, IMG).to(lib.bfloat16 if kind == "bf16" else lib.float32)
+        w = lib.tensor([1.5, -0.75], requires_grad=True)
+        rm = lib.zeros(2)
+        with lib.autocast("cpu"):
+            out = NORMS[name](lib, x, w, rm)
+        out.float().pow(2).sum().backward()
+        return (str(out.dtype).split(".")[-1], out.detach().float().numpy(), w.grad.numpy(),
+                rm.numpy())
+    ours, theirs = run(cr), run(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
+
+
 @pytest.mark.parametrize("kind", DTYPES)
 @pytest.mark.parametrize("name", CONV_CASES)
 def test_conv_and_pool_dtype_under_autocast(name, kind):

@@ -1,4 +1,4 @@
-"""Mixed precision on the CPU: an MLP and a small CNN trained under
+"""Mixed precision on the CPU: an MLP and a small CNN (with BatchNorm) trained under
 torch.autocast("cpu", dtype=torch.bfloat16) with a GradScaler. A corrupted batch (a NaN)
 makes the scaler skip that step and back off; clean steps grow the scale again.
 Weights and inputs are multiples of 1/16 so that bfloat16 products are exact."""
@@ -41,10 +41,11 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
         self.fc = nn.Linear(4 * 3 * 3, 3)
 
     def forward(self, img):
-        h = F.max_pool2d(F.relu(self.conv(img)), 2)
+        h = F.max_pool2d(F.relu(self.bn(self.conv(img))), 2)
         return self.fc(torch.flatten(h, 1))
 
 
@@ -76,4 +77,5 @@ with torch.autocast("cpu"):
     with torch.autocast("cpu", enabled=False):
         full = net(images)
 print("eval", out.dtype, full.dtype, torch.is_autocast_enabled("cpu"))
+print("bn running mean", [round(v, 4) for v in net.bn.running_mean.tolist()], net.bn.running_mean.dtype)
 print("cnn out", [round(v, 4) for v in out.float().flatten().tolist()])
