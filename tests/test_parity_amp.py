@@ -421,3 +421,22 @@ def test_deprecated_spellings_warn_like_the_reference():
         return str(dtype).split(".")[-1], [(w.category.__name__, str(w.message)) for w in
                                            caught]
     assert record(cr) == record(torch)
+
+
+@pytest.mark.parametrize("path", [
+    "amp.autocast.__init__", "amp.GradScaler.__init__", "amp.custom_fwd", "amp.custom_bwd",
+    "amp.GradScaler.scale", "amp.GradScaler.unscale_", "amp.GradScaler.step",
+    "amp.GradScaler.update", "amp.GradScaler.load_state_dict", "cpu.amp.autocast.__init__",
+    "cuda.amp.autocast.__init__", "cpu.amp.GradScaler.__init__", "cuda.amp.GradScaler.__init__",
+    "cuda.amp.custom_fwd", "cuda.amp.custom_bwd"])
+def test_signatures(path):
+    import functools
+    import inspect
+    import re
+
+    def signature(lib):
+        fn = inspect.unwrap(functools.reduce(getattr, path.split("."), lib))
+        params = inspect.signature(fn).parameters.values()
+        return [(p.name, p.kind, re.sub(r"^(torch|chainrule)\.", "", str(p.default)))
+                for p in params]
+    assert signature(cr) == signature(torch)
