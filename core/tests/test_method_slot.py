@@ -32,7 +32,9 @@ def test_lists_the_one_op_methods():
     assert entries["__add__"] == entries["__radd__"] == ("binary", "add", {"alpha": 1})
     assert entries["__sub__"] == ("binary", "sub", {"alpha": 1})
     assert entries["__mul__"] == entries["__rmul__"] == ("binary", "mul", {})
-    assert "__rsub__" not in entries and "__truediv__" not in entries
+    assert entries["__rsub__"] == ("binary", "rsub", {"alpha": 1})
+    assert entries["__truediv__"] == ("binary", "div", {})
+    assert "__rtruediv__" not in entries and "__pow__" not in entries
 
 
 def test_python_functions_by_default(slot):

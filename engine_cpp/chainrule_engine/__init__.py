@@ -155,13 +155,13 @@ def _configure_dual_methods(enabled=None):
     code mirrored; CHAINRULE_ENGINE_DUAL_METHODS=0 (or enabled=False) leaves dual ops
     to Python. Called by the C++ side the first time it meets that dispatcher (the
     layer is imported by then: importing the engine imports no layer)."""
-    from chainrule_forward_ad import _programs, _tangents
+    from chainrule_forward_ad import _over_reverse, _programs, _tangents
     from chainrule._ops import _registry
     if enabled is None:
         enabled = _wanted("CHAINRULE_ENGINE_DUAL_METHODS", _mirror.dual_methods_match)
     _engine.configure_dual_methods(
         enabled=enabled, dispatchers=_registry._DISPATCHERS, dispatch=_tangents.dispatch,
-        current=_tangents.CURRENT, paused=_tangents.PAUSED, raw_plans=_tangents._RAW,
+        recording=_over_reverse.recording_dispatch, current=_tangents.CURRENT, paused=_tangents.PAUSED, raw_plans=_tangents._RAW,
         raw_tangent=_tangents._raw_tangent, ref_type=_tangents._Ref,
         jvp_programs=_programs.jvp_programs)
 

@@ -22,9 +22,9 @@ TABLE_APPLY_FINGERPRINT = "f71bae9265f27c3a"
 RECORD_FINGERPRINT = "ba60a99c4e66a0fe"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
-FAST_METHODS_FINGERPRINT = "dd0858da080e2854"
+FAST_METHODS_FINGERPRINT = "2cfc8022dd4fbc1e"
 INPLACE_FINGERPRINT = "b4b0c29198af1be0"
-DUAL_FINGERPRINT = "08e500ff2e41c321"
+DUAL_FINGERPRINT = "c2655f59be500559"
 
 
 def engine_parts():
@@ -89,7 +89,7 @@ def fast_methods_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import _common, _registry, elementwise, operators
     return [
-        (elementwise, ["_make"]),
+        (elementwise, ["_make", "div", "_true_div_operands"]),
         (operators, ["_binary_operator"]),
         (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
         (_registry, ["apply_op", "run_op", "_plain_output"]),
@@ -116,10 +116,11 @@ def dual_parts():
     """Note [dual fast methods] in src/fast_methods.cc: the forward_ad layer's
     dispatcher, the level's storage, the signature of the helper it calls and how
     the JVP programs it runs are made (Note [JVP programs])."""
-    from chainrule_forward_ad import _programs, _tangents
+    from chainrule_forward_ad import _over_reverse, _programs, _tangents
     return [
-        (_tangents, ["dispatch", "Level.__init__", "Level._forget", "_Ref", "_Paused",
-                     "_raw_plan"]),
+        (_tangents, ["dispatch", "Level.__init__", "Level.set", "Level.set_output",
+                     "Level._forget", "Level._forget_array", "_Ref", "_Paused", "_raw_plan"]),
+        (_over_reverse, ["recording_dispatch"]),
         (_programs, ["jvp_programs", "_trace", "_finish", "_Recorder", "_Traced", "_binary",
                      "_unary"]),
     ]

@@ -353,25 +353,32 @@ PyObject* inplace_call(FastMethod* m, PyObject* const* args, size_t nargsf,
 //     [dispatch slot]), so the fast methods above call the Python method, which goes
 //     through apply_op and the layer's `dispatch` (chainrule_forward_ad/_tangents.py):
 //     several Python frames per op of a forward-mode computation. When that
-//     dispatcher is the only one, a FastMethod does what `dispatch` does on its
-//     common path itself: no tangent level paused, no batched level, no input that
-//     requires grad (the recorded path stays Python), each tangent a bare ndarray or
-//     a Tensor that does not require grad; it reads the inputs' tangents from the
-//     level's dict (id -> (weak reference, tangent)), runs the op as the fast path
-//     does (without tangents: exactly that), and with a tangent runs the op's JVP
-//     program (Note [JVP programs] in chainrule_forward_ad/_programs.py: the formula's
-//     ufunc and operator calls, replayed by run_program) or, where there is none or
-//     its result is not a new array of the output's shape and dtype, calls the
-//     layer's `_raw_tangent` (Note [raw tangent path]); it stores the tangent as
-//     `dispatch` does (a `_Ref` to the output, keyed by its id), with Level._forget in
-//     C as the reference's callback (forget_entry). Anything else, and an op whose
-//     raw plan the layer has not made yet (`_RAW`), calls the Python method before
-//     any work. Configured when the forward_ad layer is installed; fingerprinted
-//     (_mirror.DUAL_FINGERPRINT): off while `dispatch`, `Level` and the tracing of
-//     programs differ from the code mirrored.
+//     dispatcher is the only one, a FastMethod does what `dispatch` does itself:
+//     - no level, or tangents paused (the JVP formulas run on Tensors, recorded, while
+//       the level pauses): the op alone, as the fast path runs it without a dispatcher;
+//     - a level, not batched, on `dispatch`'s raw path (Note [raw tangent path]): grad
+//       mode off, or no input and no tangent requiring grad (the recorded path stays
+//       Python); each tangent a bare ndarray or a Tensor (its array is read);
+//     it reads the inputs' tangents from the level's dict (id -> (weak reference,
+//     tangent)), runs the op as the fast path does (without tangents: exactly that),
+//     and with a tangent runs the op's JVP program (Note [JVP programs] in
+//     chainrule_forward_ad/_programs.py: the formula's ufunc and operator calls,
+//     replayed by run_program) or, where there is none or its result is not a new
+//     array of the output's shape and dtype, calls the layer's `_raw_tangent`; it
+//     stores the tangent as Level.set_output does (a `_Ref` to the output, keyed by
+//     its id, and for a recorded output also by its array), with Level._forget in C
+//     as the reference's callback (forget_entry). Anything else, and an op whose raw
+//     plan the layer has not made yet (`_RAW`), calls the Python method before any
+//     work. The same holds under `recording_dispatch` (Note [untracked forward-over-
+//     reverse] in _over_reverse.py), which records the op as usual and always takes
+//     the raw path. Configured when the forward_ad layer is installed; fingerprinted
+//     (_mirror.DUAL_FINGERPRINT): off while both dispatchers, `Level` and the tracing
+//     of programs differ from the code mirrored.
 struct DualConfig {
   PyObject* dispatchers = nullptr;  // _registry._DISPATCHERS (handle id -> fn)
   PyObject* dispatch = nullptr;     // the layer's dispatcher function
+  PyObject* recording = nullptr;    // _over_reverse.recording_dispatch (Note [dual fast
+                                    // methods], last paragraph)
   PyObject* current = nullptr;      // CURRENT, a one-item list: the Level or None
   PyObject* paused = nullptr;       // PAUSED (thread-local, attribute `on`)
   PyObject* raw_plans = nullptr;    // _RAW: op -> raw plan (a tuple) or False
@@ -391,40 +398,54 @@ struct DualNames {
   PyObject* on = PyUnicode_InternFromString("on");
   PyObject* batch = PyUnicode_InternFromString("batch");
   PyObject* tangents = PyUnicode_InternFromString("tangents");
+  PyObject* by_array = PyUnicode_InternFromString("by_array");
 };
 const DualNames& dual_names() {
   static const DualNames* n = new DualNames();
   return *n;
 }
 
-// The layer's dispatcher is registered, and no other.
-bool only_dual_dispatcher() {
-  if (!PyDict_CheckExact(dc.dispatchers) || PyDict_GET_SIZE(dc.dispatchers) != 1) return false;
+// Which of the layer's dispatchers is registered, alone.
+enum class DualMode { kNone, kDispatch, kRecording };
+DualMode dual_mode() {
+  if (!PyDict_CheckExact(dc.dispatchers) || PyDict_GET_SIZE(dc.dispatchers) != 1) {
+    return DualMode::kNone;
+  }
   Py_ssize_t pos = 0;
   PyObject *key, *value;
-  return PyDict_Next(dc.dispatchers, &pos, &key, &value) && value == dc.dispatch;
+  if (!PyDict_Next(dc.dispatchers, &pos, &key, &value)) return DualMode::kNone;
+  if (value == dc.dispatch) return DualMode::kDispatch;
+  return value == dc.recording && value != nullptr ? DualMode::kRecording : DualMode::kNone;
 }
 
-// The active level when `dispatch` would go on (level set, not paused, not batched);
-// borrowed, nullptr otherwise (no error set).
-PyObject* active_level() {
-  if (!PyList_CheckExact(dc.current) || PyList_GET_SIZE(dc.current) < 1) return nullptr;
+// What the dispatcher does with the level it reads: kOff, run the op alone (no level,
+// or tangents paused); kOn, the level (set in *level, borrowed) is active and not
+// batched; kPython, anything else (batched, unexpected): the Python method decides.
+enum class LevelState { kOff, kOn, kPython };
+LevelState level_state(PyObject** level_out) {
+  if (!PyList_CheckExact(dc.current) || PyList_GET_SIZE(dc.current) < 1) {
+    return LevelState::kPython;
+  }
   PyObject* level = PyList_GET_ITEM(dc.current, 0);
-  if (level == Py_None) return nullptr;
+  if (level == Py_None) return LevelState::kOff;
   const DualNames& n = dual_names();
   thread_local ThreadLocalDict paused_dict;   // Note [thread-local reads]
   Ref on(local_attr(dc.paused, n.on, paused_dict));
-  Ref batch(on ? PyObject_GetAttr(level, n.batch) : nullptr);
+  if (on && on.get() == Py_True) return LevelState::kOff;
+  Ref batch(on && on.get() == Py_False ? PyObject_GetAttr(level, n.batch) : nullptr);
   if (!batch) {
     PyErr_Clear();
-    return nullptr;
+    return LevelState::kPython;
   }
-  return on.get() == Py_False && batch.get() == Py_None ? level : nullptr;
+  if (batch.get() != Py_None) return LevelState::kPython;
+  *level_out = level;
+  return LevelState::kOn;
 }
 
 // The tangent of `t` in `tangents` as an ndarray (borrowed) or Py_None; nullptr when
-// the Python path must decide (a tangent that requires grad, anything unexpected).
-PyObject* tangent_array(PyObject* tangents, PyObject* t) {
+// the Python path must decide (anything unexpected, or a tangent that requires grad
+// unless `any_tangent`: then its array is read, as the raw path does).
+PyObject* tangent_array(PyObject* tangents, PyObject* t, bool any_tangent) {
   Ref key(PyLong_FromVoidPtr(t));
   PyObject* entry = key ? PyDict_GetItemWithError(tangents, key.get()) : nullptr;
   if (entry == nullptr) {
@@ -441,7 +462,9 @@ PyObject* tangent_array(PyObject* tangents, PyObject* t) {
   if (PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0)) != t) return Py_None;
   PyObject* g = PyTuple_GET_ITEM(entry, 1);
   if (Py_TYPE(g) == &PyArray_Type) return g;
-  if (Py_TYPE(g) != fc.tensor || slot(g, fc.t.requires_grad) != Py_False) return nullptr;
+  if (Py_TYPE(g) != fc.tensor) return nullptr;
+  PyObject* rg = slot(g, fc.t.requires_grad);
+  if (rg != Py_False && !(any_tangent && rg == Py_True)) return nullptr;
   g = slot(g, fc.t.data);
   return g != nullptr && Py_TYPE(g) == &PyArray_Type ? g : nullptr;
 }
@@ -472,30 +495,49 @@ PyObject* forget_entry(PyObject* tangents, PyObject* ref) {
 PyMethodDef forget_def = {"_forget", forget_entry, METH_O,
                           "Drop a dead dual's tangent (Level._forget)."};
 
-// The callback for `tangents`' entries; borrowed (cached for the current level).
-PyObject* forget_callback(PyObject* tangents) {
-  static PyObject* dict = nullptr;
-  static PyObject* callback = nullptr;
-  if (dict != tangents) {
-    PyObject* cb = PyCFunction_New(&forget_def, tangents);
-    if (cb == nullptr) return nullptr;
-    Py_XSETREF(callback, cb);
-    Py_XSETREF(dict, Py_NewRef(tangents));
+// The callback for the entries of `dict` (the level's `tangents` or `by_array`: their
+// callbacks, Level._forget and Level._forget_array, are the same code); borrowed,
+// cached for the current level's two dicts.
+PyObject* forget_callback(PyObject* dict) {
+  static PyObject* dicts[2] = {nullptr, nullptr};
+  static PyObject* callbacks[2] = {nullptr, nullptr};
+  static int next = 0;
+  for (int i = 0; i < 2; ++i) {
+    if (dicts[i] == dict) return callbacks[i];
   }
-  return callback;
+  PyObject* cb = PyCFunction_New(&forget_def, dict);
+  if (cb == nullptr) return nullptr;
+  Py_XSETREF(callbacks[next], cb);
+  Py_XSETREF(dicts[next], Py_NewRef(dict));
+  next = 1 - next;
+  return cb;
 }
 
-// `dispatch`'s store: tangents[id(out)] = (_Ref(out, <Level._forget>) with .key, r).
-int store_tangent(PyObject* tangents, PyObject* out, PyObject* r) {
-  PyObject* cb = forget_callback(tangents);
+// `dispatch`'s store: dict[id(obj)] = (_Ref(obj, <Level._forget>) with .key, r).
+int store_tangent(PyObject* dict, PyObject* obj, PyObject* r) {
+  PyObject* cb = forget_callback(dict);
   if (cb == nullptr) return -1;
-  PyObject* args[] = {out, cb};
+  PyObject* args[] = {obj, cb};
   Ref ref(PyObject_Vectorcall(dc.ref_type, args, 2, nullptr));
-  PyObject* key = ref ? PyLong_FromVoidPtr(out) : nullptr;
+  PyObject* key = ref ? PyLong_FromVoidPtr(obj) : nullptr;
   if (key == nullptr) return -1;
   steal_slot(ref.get(), dc.ref_key, key);
   Ref entry(PyTuple_Pack(2, ref.get(), r));
-  return entry ? PyDict_SetItem(tangents, key, entry.get()) : -1;
+  return entry ? PyDict_SetItem(dict, key, entry.get()) : -1;
+}
+
+// Level.set_output: the store, and for a recorded output also by its array (the
+// level's `by_array`, Note [tangent slot]).
+int store_output_tangent(PyObject* level, PyObject* tangents, PyObject* out, PyObject* r) {
+  if (store_tangent(tangents, out, r) < 0) return -1;
+  if (slot(out, fc.t.grad_fn) == Py_None) return 0;
+  Ref by_array(PyObject_GetAttr(level, dual_names().by_array));
+  if (!by_array) return -1;
+  if (!PyDict_CheckExact(by_array.get())) {
+    PyErr_SetString(PyExc_TypeError, "Level.by_array is not a dict");
+    return -1;
+  }
+  return store_tangent(by_array.get(), slot(out, fc.t.data), r);
 }
 
 // --- JVP programs (Note [JVP programs] in chainrule_forward_ad/_programs.py) ----------
@@ -682,7 +724,7 @@ PyObject* dual_apply(FastMethod* m, PyObject* level, PyObject* tangents,
   if (!r) return nullptr;
   if (r.get() == Py_None) r = Ref(raw_path_tangent(m, raw, inputs, out.get(), t, missing));
   if (!r) return nullptr;
-  if (r.get() != Py_None && store_tangent(tangents, out.get(), r.get()) < 0) {
+  if (r.get() != Py_None && store_output_tangent(level, tangents, out.get(), r.get()) < 0) {
     return nullptr;
   }
   return out.release();
@@ -702,7 +744,8 @@ bool dual_configured() {
   if (!PyDict_Next(table, &pos, &key, &fn)) return false;
   Ref module(PyObject_GetAttrString(fn, "__module__"));
   if (!module || !PyUnicode_Check(module.get()) ||
-      PyUnicode_CompareWithASCIIString(module.get(), "chainrule_forward_ad._tangents") != 0) {
+      (PyUnicode_CompareWithASCIIString(module.get(), "chainrule_forward_ad._tangents") != 0 &&
+       PyUnicode_CompareWithASCIIString(module.get(), "chainrule_forward_ad._over_reverse") != 0)) {
     PyErr_Clear();
     return false;
   }
@@ -712,12 +755,42 @@ bool dual_configured() {
   return dc_ready;
 }
 
+// The op as the dispatcher's `run` (run_op) does it: the fast path's forward and
+// finish. *handled false when the Python method must run.
+PyObject* plain_call(FastMethod* m, PyObject* const* inputs, bool* handled) {
+  Ref out(run_forward(m, inputs));
+  if (!out) {
+    *handled = !forgive_error();
+    return nullptr;
+  }
+  *handled = true;
+  return finish(m, inputs, out.get());
+}
+
+// Whether the dispatcher takes its raw path (Note [raw tangent path]) for these
+// inputs: `dispatch` does unless grad mode is on and an input or a tangent requires
+// grad (tangent_array then declines: the recorded path stays Python);
+// `recording_dispatch` always does (its level is never batched here). -1: an error.
+int raw_path_for(DualMode mode, PyObject* const* inputs, Py_ssize_t arity, bool* any_tangent) {
+  *any_tangent = true;
+  if (mode == DualMode::kRecording) return 1;
+  int grad = mode_flag(fn_names().grad_enabled);
+  if (grad <= 0) return grad < 0 ? -1 : 1;
+  *any_tangent = false;
+  for (Py_ssize_t i = 0; i < arity; ++i) {
+    if (slot(inputs[i], fc.t.requires_grad) != Py_False) return 0;
+  }
+  return 1;
+}
+
 // fast_call while a dispatcher is registered. *handled false: call the Python method.
 PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
   *handled = false;
-  if (m->ufunc != nullptr || !dual_configured() || !only_dual_dispatcher()) return nullptr;
-  PyObject* level = active_level();
-  PyArrayObject* a = level != nullptr ? float_array(args[0]) : nullptr;
+  if (m->ufunc != nullptr || !dual_configured()) return nullptr;
+  DualMode mode = dual_mode();
+  PyObject* level = nullptr;
+  LevelState state = mode == DualMode::kNone ? LevelState::kPython : level_state(&level);
+  PyArrayObject* a = state != LevelState::kPython ? float_array(args[0]) : nullptr;
   if (a == nullptr) return nullptr;
   PyObject* inputs[2] = {args[0], nullptr};
   Ref other;
@@ -729,8 +802,12 @@ PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
     }
     inputs[1] = other.get();
   }
-  for (Py_ssize_t i = 0; i < m->arity; ++i) {
-    if (slot(inputs[i], fc.t.requires_grad) != Py_False) return nullptr;
+  if (state == LevelState::kOff) return plain_call(m, inputs, handled);
+  bool any_tangent;
+  int raw = raw_path_for(mode, inputs, m->arity, &any_tangent);
+  if (raw <= 0) {
+    if (raw < 0) *handled = !forgive_error();
+    return nullptr;
   }
   Ref tangents(PyObject_GetAttr(level, dual_names().tangents));
   if (!tangents || !PyDict_CheckExact(tangents.get())) {
@@ -741,21 +818,13 @@ PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
   Ref held[2];                       // the dict's entries may change while Python runs
   bool found = false, missing = false;
   for (Py_ssize_t i = 0; i < m->arity; ++i) {
-    t[i] = tangent_array(tangents.get(), inputs[i]);
+    t[i] = tangent_array(tangents.get(), inputs[i], any_tangent);
     if (t[i] == nullptr) return nullptr;
     held[i] = Ref(Py_NewRef(t[i]));
     found = found || t[i] != Py_None;
     missing = missing || t[i] == Py_None;
   }
-  if (!found) {                      // `dispatch` runs the op as apply_op would
-    Ref out(run_forward(m, inputs));
-    if (!out) {
-      *handled = !forgive_error();
-      return nullptr;
-    }
-    *handled = true;
-    return finish(m, inputs, out.get());
-  }
+  if (!found) return plain_call(m, inputs, handled);   // as `dispatch` runs it
   *handled = true;
   Ref keep_level(Py_NewRef(level));
   return dual_apply(m, level, tangents.get(), inputs, t, missing, handled);
@@ -965,12 +1034,13 @@ void set_dual_hook(py::object hook) {
 }
 
 void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
-                            py::object current, py::object paused, py::object raw_plans,
+                            py::object recording, py::object current, py::object paused, py::object raw_plans,
                             py::object raw_tangent, py::object ref_type,
                             py::object jvp_programs) {
   DualConfig c;
   c.dispatchers = dispatchers.ptr();
   c.dispatch = dispatch.ptr();
+  c.recording = recording.is_none() ? nullptr : recording.ptr();
   c.current = current.ptr();
   c.paused = paused.ptr();
   c.raw_plans = raw_plans.ptr();
@@ -978,8 +1048,8 @@ void configure_dual_methods(bool enabled, py::object dispatchers, py::object dis
   c.ref_type = ref_type.ptr();
   c.ref_key = member_offset(ref_type.ptr(), "key");
   c.jvp_programs = jvp_programs.is_none() ? nullptr : jvp_programs.ptr();
-  py::tuple keep = py::make_tuple(dispatchers, dispatch, current, paused, raw_plans,
-                                  raw_tangent, ref_type, jvp_programs);
+  py::tuple keep = py::make_tuple(dispatchers, dispatch, recording, current, paused,
+                                  raw_plans, raw_tangent, ref_type, jvp_programs);
   dual_names();
   PyObject* old = dc_refs;
   dc_refs = keep.release().ptr();

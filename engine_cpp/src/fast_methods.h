@@ -52,7 +52,7 @@ void set_dual_hook(py::object hook);
 // What Note [dual fast methods] (fast_methods.cc) needs from the forward_ad layer;
 // after configure_fast_methods. enabled=false turns that path off.
 void configure_dual_methods(bool enabled, py::object dispatchers, py::object dispatch,
-                            py::object current, py::object paused, py::object raw_plans,
+                            py::object recording, py::object current, py::object paused, py::object raw_plans,
                             py::object raw_tangent, py::object ref_type,
                             py::object jvp_programs);
 

@@ -188,7 +188,8 @@ PYBIND11_MODULE(_engine, m) {
   m.def("set_dual_hook", &ce::set_dual_hook, py::arg("hook"),
         "Called once when the forward_ad layer's dispatcher is first met alone.");
   m.def("configure_dual_methods", &ce::configure_dual_methods, py::arg("enabled"),
-        py::arg("dispatchers"), py::arg("dispatch"), py::arg("current"), py::arg("paused"),
+        py::arg("dispatchers"), py::arg("dispatch"), py::arg("recording"), py::arg("current"),
+        py::arg("paused"),
         py::arg("raw_plans"), py::arg("raw_tangent"), py::arg("ref_type"),
         py::arg("jvp_programs") = py::none(),
         "Hand the fast methods what forward-mode duals need (Note [dual fast methods]).");

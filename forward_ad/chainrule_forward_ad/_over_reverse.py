@@ -56,7 +56,9 @@ def applies(leaves):
 
 def recording_dispatch(run, op, inputs, attrs, view_base):
     """The level's dispatcher inside ``tangents_untracked``: the op runs (and records)
-    as usual; its tangent is computed on ndarrays whatever requires grad."""
+    as usual; its tangent is computed on ndarrays whatever requires grad. The C++
+    engine's fast methods do the same in C (Note [dual fast methods] in
+    engine_cpp/src/fast_methods.cc; fingerprinted: change both together)."""
     level = CURRENT[0]
     if level is None or PAUSED.on:
         return run(op, inputs, attrs, view_base)

@@ -332,19 +332,36 @@ def _attach_recorded(level, op, inputs, attrs, out, tangents, is_view):
     """attach_tangents on Tensors (Note [tangent formulas, two namespaces]); one
     output tries ZERO first (Note [symbolic zero tangents])."""
     env = _env(op, op.jvp, inputs, attrs, out, _same)
-    with paused():
-        if op.multi_output or all(g is not None for g in tangents):
+    previous, PAUSED.on = PAUSED.on, True          # paused(), without its frames
+    try:
+        if not _is_one_of(None, tangents):       # every tangent present
+            t = tangents
+            result = op.jvp.fn(_registry.TENSOR_NS, t, *env)
+        elif op.multi_output:
             t = tuple(_full_tangents(op, inputs, tangents, _same))
             result = op.jvp.fn(_registry.TENSOR_NS, t, *env)
         else:
             t = [g if g is not None else None if v is NONDIFF else ZERO
                  for g, v in zip(tangents, op.vjps)]
             result = _with_zeros(_registry.TENSOR_NS, op.jvp.fn, t, env, inputs)
-    results = result if op.multi_output else (result,)
-    for o, r in zip(out if op.multi_output else (out,), results):
+    finally:
+        PAUSED.on = previous
+    if not op.multi_output:
+        tangent = _fit_tensor(result, out, t, is_view)
+        if tangent is not None:
+            level.set_output(out, tangent)
+        return
+    for o, r in zip(out, result):
         tangent = _fit_tensor(r, o, t, is_view)
         if tangent is not None:
             level.set_output(o, tangent)
+
+
+def _is_one_of(r, tangents):
+    for g in tangents:
+        if r is g:
+            return True
+    return False
 
 
 def _data(value):
@@ -442,6 +459,9 @@ def _fit_tensor(r, out, inputs_t, is_view, batch=None):
     """_fit_array for the Tensor path (the copies are recorded)."""
     if r is None or not isinstance(out, Tensor) or not _differentiable(out._data):
         return None
+    if type(r) is Tensor and batch is None and r._data.shape == out._data.shape and \
+            r._data.dtype == out._data.dtype and (is_view or not _is_one_of(r, inputs_t)):
+        return r                                   # the common case: fits as it is
     if not isinstance(r, Tensor):
         r = Tensor._wrap(np.asarray(r))
     shape = out._data.shape if batch is None else (batch,) + out._data.shape

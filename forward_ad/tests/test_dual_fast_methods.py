@@ -41,8 +41,31 @@ def _cases():
         dual = fwAD.make_dual(cr.tensor(X), tangent_grad).sin()
         out.append(("tangent requires grad", _tangent(dual)))
         assert fwAD.unpack_dual(dual).tangent.requires_grad
+        with cr.no_grad():               # the raw path whatever requires grad
+            out.append(("no_grad, input requires grad",
+                        _tangent(fwAD.make_dual(needs_grad, t).sin() * 2.0)))
+            out.append(("no_grad, tangent requires grad",
+                        _tangent(fwAD.make_dual(cr.tensor(X), tangent_grad).sin())))
         out.extend(_program_cases(d, plain))
+        out.extend(_recording_cases(t))
     return out
+
+
+def _recording_cases(t):
+    """Note [untracked forward-over-reverse]: ops recorded, tangents on the raw path and
+    also found by the output's array; a paused level runs ops alone."""
+    from chainrule_forward_ad import _over_reverse, _tangents
+    x = cr.tensor(X, requires_grad=True)
+    with _over_reverse.tangents_untracked() as level:
+        d = fwAD.make_dual(x, t)
+        y = ((d * 1.5).sin() + d).tanh()
+        with _tangents.paused():
+            z = d.sin() * 2.0
+    assert y.grad_fn is not None and z.grad_fn is not None
+    by_array = level.get_by_array(y._data)
+    by_array = by_array if isinstance(by_array, np.ndarray) else by_array.detach().numpy()
+    return [("recorded", _tangent(y)), ("recorded, by array", by_array.copy()),
+            ("paused", _tangent(z))]
 
 
 UNARY = ["abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "log", "log1p", "neg", "relu",
@@ -80,8 +103,15 @@ def test_tangents_equal_the_closed_forms():
     np.testing.assert_allclose(got["int operand"], T * [1, 2, 3])
     np.testing.assert_allclose(got["no_grad"], np.exp(X) * T)
     np.testing.assert_allclose(got["inference"], -np.sin(X) * T)
-    for name in ("input requires grad", "tangent requires grad"):
+    for name in ("input requires grad", "tangent requires grad",
+                 "no_grad, tangent requires grad"):
         np.testing.assert_allclose(got[name], np.cos(X) * T)
+    np.testing.assert_allclose(got["no_grad, input requires grad"], 2 * np.cos(X) * T)
+    u = np.sin(1.5 * X) + X
+    chain = (1 - np.tanh(u) ** 2) * (np.cos(1.5 * X) * 1.5 * T + T)
+    np.testing.assert_allclose(got["recorded"], chain)
+    np.testing.assert_allclose(got["recorded, by array"], chain)
+    assert got["paused"] is None
 
 
 def test_the_engines_dual_path_gives_the_python_paths_tangents():
@@ -134,3 +164,39 @@ def test_the_engine_runs_jvp_programs_without_python_frames():
             sys.setprofile(None)
         assert _tangent(y) is not None
     assert len(calls) == (0 if os.environ.get("CHAINRULE_ENGINE") == "cpp" else 4)
+
+
+def test_the_engine_runs_untracked_and_no_grad_duals_without_dispatch_frames():
+    # Note [dual fast methods]: under the C++ engine the fast methods run the
+    # dispatchers' raw paths with inputs that require grad (grad mode off, or under
+    # recording_dispatch) and ops in a paused level; the Python engine dispatches
+    from chainrule_forward_ad import _over_reverse, _tangents
+    names = {"dispatch", "recording_dispatch", "apply_op"}
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in names:
+            calls.append(frame.f_code.co_name)
+    if os.environ.get("CHAINRULE_ENGINE") == "cpp":
+        from chainrule.autograd import engine
+        engine.get_engine()
+    x = cr.tensor(X, requires_grad=True)
+
+    def run():
+        with fwAD.dual_level(), _over_reverse.tangents_untracked():
+            d = fwAD.make_dual(x, cr.tensor(T))
+            sys.setprofile(profile)
+            try:
+                y = (d * 1.5).sin() + d            # recorded, raw tangents
+                with cr.no_grad():
+                    w = y.tanh() * 2.0             # requires grad, grad mode off
+                with _tangents.paused():
+                    z = y * 2.0                    # a paused level
+            finally:
+                sys.setprofile(None)
+        assert y.grad_fn is not None and w.grad_fn is None and z.grad_fn is not None
+    run()                                          # the raw plans are made on first use
+    calls.clear()
+    run()
+    expected = 0 if os.environ.get("CHAINRULE_ENGINE") == "cpp" else 12   # 6 ops, 2 frames each
+    assert len(calls) == expected, calls

@@ -8,7 +8,8 @@ Note [method slot]
 
         "unary"   ``fn(input)``: ``apply_op(op, (input,), attrs)``, integer and bool
                   inputs first cast by ``float_input`` for floating ops
-        "binary"  ``fn(self, other)``: ``apply_binary(op, self, other, attrs)``
+        "binary"  ``fn(self, other)``: ``apply_binary(op, self, other, attrs)`` for
+                  float and complex ``self`` (``/`` first promotes integer inputs)
         "inplace" ``fn(self, other)``: the augmented assignment ``self op= other``
                   (operators.py ``_inplace_operator``: Note [in-place fast path],
                   else the in-place method ``Tensor.<op.name>_``); attrs are empty

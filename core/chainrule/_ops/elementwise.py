@@ -268,6 +268,8 @@ def div(input, other, *, rounding_mode=None):
     [3.0]
     """
     if rounding_mode is None:
+        if isinstance(input, Tensor) and input._data.dtype.kind in "fc":
+            return apply_binary(DIV, input, other)      # it promotes as ``*`` does
         a, b = _true_div_operands(input, other)
         return apply_binary(DIV, a, b)
     if rounding_mode not in ("trunc", "floor"):

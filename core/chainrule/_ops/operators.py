@@ -10,7 +10,7 @@ from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
-from .elementwise import ADD, MUL, SUB, pow_scalar_base, rsub
+from .elementwise import ADD, DIV, MUL, RSUB, SUB, pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
     commit_inplace, method, promote, public
 
@@ -39,9 +39,12 @@ def _install_operator(names, op, attrs):
 
 _install_operator(("__add__", "__radd__"), ADD, {"alpha": 1})
 _install_operator(("__sub__",), SUB, {"alpha": 1})
-Tensor.__rsub__ = lambda self, other: rsub(self, other)
+_install_operator(("__rsub__",), RSUB, {"alpha": 1})
 _install_operator(("__mul__", "__rmul__"), MUL, {})
 Tensor.__truediv__ = lambda self, other: F["div"](self, other)
+# Note [method slot]: the accelerated cases (float or complex operands of one dtype)
+# are those where div's _true_div_operands changes nothing
+accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
 Tensor.__rtruediv__ = lambda self, other: F["div"](_scalar_like(other, self), self)
 Tensor.__floordiv__ = lambda self, other: F["floor_divide"](self, other)
 Tensor.__rfloordiv__ = lambda self, other: F["floor_divide"](_scalar_like(other, self), self)
