@@ -166,14 +166,14 @@ def _promote_same_priority(a, b):
     return a
 
 
-def promote_types(a, b):
+def promote_types(type1, type2):
     """``chainrule.promote_types``: the smallest dtype both promote to.
 
     >>> import chainrule as cr
     >>> cr.promote_types(cr.int32, cr.float16)
     chainrule.float16
     """
-    return _promote_same_priority(to_dtype(a), to_dtype(b))
+    return _promote_same_priority(to_dtype(type1), to_dtype(type2))
 
 
 def scalar_category(value):

@@ -221,33 +221,45 @@ def _size_args(size):
     return tuple(int(s) for s in size)
 
 
+def keyword_sizes(positional, keyword):
+    """A size (or dims) given by keyword, as the reference's ``zeros(size=(2, 3))`` or
+    ``x.view(size=(2, 3))``, where the function takes it as positional arguments."""
+    if keyword is None:
+        return positional
+    if positional:
+        raise TypeError("got the sizes both as positional arguments and by keyword")
+    return (keyword,)
+
+
 def _float_dtype(dtype):
     return _dtypes.get_default_dtype() if dtype is None else _dtypes.to_dtype(dtype)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of zeros.
 
     >>> import chainrule as cr
     >>> cr.zeros(2, 3).shape
     chainrule.Size([2, 3])
     """
+    size = keyword_sizes(sizes, size)
     return _finish(_filled(np.zeros, _size_args(size), 0, _float_dtype(dtype).np, device),
                    requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of ones.
 
     >>> import chainrule as cr
     >>> cr.ones(2).tolist()
     [1.0, 1.0]
     """
+    size = keyword_sizes(sizes, size)
     return _finish(_filled(np.ones, _size_args(size), 1, _float_dtype(dtype).np, device),
                    requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None):
     """An uninitialised tensor.
 
@@ -255,6 +267,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
     >>> cr.empty(3).shape
     chainrule.Size([3])
     """
+    size = keyword_sizes(sizes, size)
     return _finish(_filled(np.empty, _size_args(size), None, _float_dtype(dtype).np, device),
                    requires_grad, device)
 

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from . import _dtypes
-from ._factories import _as_array, _finish, _size_args, warn_copy_construct
+from ._factories import _as_array, _finish, _size_args, keyword_sizes, warn_copy_construct
 from ._tensor import Tensor
 
 
@@ -24,8 +24,9 @@ def _size_tuple(size, method):
 
 
 def _new_filled(fill, method):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
-            pin_memory=False):
+    def new(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+            layout=None, pin_memory=False):
+        size = keyword_sizes(sizes, size)
         if len(size) == 1 and not hasattr(size[0], "__iter__") and \
                 not isinstance(size[0], (numbers.Integral, np.integer)):
             raise TypeError(f"{method}(): argument 'size' (position 1) must be tuple of "

@@ -10,6 +10,8 @@ the line width and the scientific-notation choice, as the reference's does.
 """
 import numpy as np
 
+from .autograd import tangent_slot
+
 _PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
              "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
              "full": dict(precision=4, threshold=np.inf, edgeitems=3, linewidth=80)}
@@ -56,6 +58,9 @@ def _float_format(arr):
 
 
 def _element_formatter(arr):
+    """One float array's formatter, as the reference makes it: the notation is chosen
+    from the nonzero finite values and each element is right-justified to the widest
+    of them (zeros, nan and inf never widen the columns)."""
     spec = _float_format(arr)
 
     def text(x):
@@ -63,8 +68,32 @@ def _element_formatter(arr):
             return "nan" if np.isnan(x) else ("inf" if x > 0 else "-inf")
         return spec.format(x)
     flat = arr.reshape(-1)
-    width = max((len(text(x)) for x in flat), default=0)
+    shown = flat[np.isfinite(flat) & (flat != 0)]
+    width = max((len(text(x)) for x in shown), default=1)
     return lambda x: text(x).rjust(width)
+
+
+def _complex_formatter(arr):
+    """``1.5000-0.2500j``: the real parts formatted as a float array, the imaginary
+    parts as another, unpadded, with the sign between them."""
+    real, imag = _element_formatter(arr.real), _element_formatter(arr.imag)
+
+    def text(z):
+        imag_text = (imag(z.imag) + "j").lstrip()
+        return real(z.real) + ("" if imag_text[0] in "+-" else "+") + imag_text
+    return text
+
+
+def _summarized(arr):
+    """The elements a summarised print shows (``edgeitems`` at each end of each
+    dimension): the reference chooses the notation from these alone."""
+    if arr.size <= PRINT_OPTIONS["threshold"]:
+        return arr
+    edge = PRINT_OPTIONS["edgeitems"]
+    for axis, n in enumerate(arr.shape):
+        if n > 2 * edge:
+            arr = np.take(arr, list(range(edge)) + list(range(n - edge, n)), axis=axis)
+    return arr
 
 
 def _fmt_array(arr):
@@ -72,9 +101,13 @@ def _fmt_array(arr):
         arr = arr.astype(np.float32)
     formatter = None
     if arr.dtype.kind == "f" and arr.size:
-        formatter = {"float_kind": _element_formatter(arr)}
+        formatter = {"float_kind": _element_formatter(_summarized(arr))}
+    elif arr.dtype.kind == "c" and arr.size:
+        formatter = {"complex_kind": _complex_formatter(_summarized(arr))}
     if arr.ndim == 0:
-        return formatter["float_kind"](arr.item()).strip() if formatter else repr(arr.item())
+        if formatter is None:
+            return repr(arr.item())
+        return next(iter(formatter.values()))(arr.item()).strip()
     text = np.array2string(arr, separator=", ", prefix="tensor(",
                            threshold=PRINT_OPTIONS["threshold"],
                            edgeitems=PRINT_OPTIONS["edgeitems"],
@@ -107,7 +140,25 @@ def tensor_repr(t):
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + extras) + ")"
+    tangent = None if tangent_slot.SLOT is None else tangent_slot.SLOT.tangent_of(t)
+    if tangent is not None:                         # Note [tangent slot]
+        extras.append(f"tangent={tensor_repr(tangent)}")
+    return _with_suffixes("tensor(" + body, extras)
+
+
+def _with_suffixes(text, suffixes, indent=len("tensor(")):
+    """``text, suffix, ...)``: a suffix that would pass the line width starts a line of
+    its own, indented under the first element (the reference's wrapping)."""
+    parts = [text]
+    line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if line + len(suffix) + 2 > PRINT_OPTIONS["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            line = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            line += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 def _meta_repr(t):
@@ -121,4 +172,4 @@ def _meta_repr(t):
         extras.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
-    return "tensor(" + ", ".join(extras) + ")"
+    return _with_suffixes("tensor(" + extras[0], extras[1:])

@@ -364,11 +364,11 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         return self._data.flags.c_contiguous
 
-    def is_floating_point(self):
-        return self.dtype.is_floating_point
+    def is_floating_point(input):          # also chainrule.is_floating_point(input=...)
+        return input.dtype.is_floating_point
 
-    def is_complex(self):
-        return self.dtype.is_complex
+    def is_complex(input):
+        return input.dtype.is_complex
 
     def is_inference(self):
         return self._extra is not None and self._extra.inference

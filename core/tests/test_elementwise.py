@@ -384,3 +384,10 @@ def test_more_reference_names(torch):
     tm, te = torch.frexp(torch.tensor([8.0, 0.3, 0.0]))
     assert m.tolist() == tm.tolist() and e.tolist() == te.tolist() and e.dtype is cr.int32
     assert cr.nextafter(cr.tensor([1.0]), cr.tensor([0.0])).item() < 1.0
+
+
+def test_clamp_of_integers_by_float_bounds_promotes_like_the_reference():
+    x = cr.tensor([1, 5, 9])
+    assert cr.clamp(x, min=2.5, max=7.5).tolist() == [2.5, 5.0, 7.5]
+    assert cr.clamp(x, min=2.5).dtype == cr.get_default_dtype()
+    assert cr.clamp(x, min=2, max=7).dtype == cr.int64          # integer bounds keep it

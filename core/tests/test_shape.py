@@ -1216,3 +1216,34 @@ def test_torch_parity_errors(torch, name, fn):
     with pytest.raises(type(ref.value)) as ours:
         fn(cr)
     assert str(ours.value) == str(ref.value).replace("torch.FloatTensor", "torch.FloatTensor")
+
+
+@pytest.mark.parametrize("call, shape", [
+    (lambda x: x.view(size=(4,)), (4,)),
+    (lambda x: x.reshape(shape=(4, 1)), (4, 1)),
+    (lambda x: cr.reshape(x, shape=(1, 4)), (1, 4)),
+    (lambda x: x[:1].expand(size=(3, 2)), (3, 2)),
+    (lambda x: x.permute(dims=(1, 0)), (2, 2)),
+    (lambda x: cr.permute(x, dims=[1, 0]), (2, 2)),
+    (lambda x: cr.flip(x, dims=[1]), (2, 2)),
+    (lambda x: x.repeat(repeats=(1, 2)), (2, 4)),
+    (lambda x: x.split(split_size=1)[0], (1, 2)),
+    (lambda x: cr.swapaxes(x, axis0=0, axis1=1), (2, 2)),
+    (lambda x: cr.swapdims(x, dim0=0, dim1=1), (2, 2)),
+    (lambda x: cr.zeros(size=(2, 3)), (2, 3)),
+    (lambda x: cr.ones(size=[3]), (3,)),
+    (lambda x: cr.empty(size=(1,)), (1,)),
+    (lambda x: x.new_zeros(size=(2,)), (2,)),
+])
+def test_sizes_and_dims_by_keyword_as_the_reference(call, shape):
+    # the reference's keyword names for arguments taken here as *args
+    assert tuple(call(cr.tensor([[1.0, 2.0], [3.0, 4.0]])).shape) == shape
+
+
+def test_sizes_twice_is_an_error():
+    with pytest.raises(TypeError, match="both as positional arguments and by keyword"):
+        cr.zeros(2, size=(3,))
+    assert cr.flip(cr.tensor([[1.0, 2.0]]), dims=[1]).tolist() == [[2.0, 1.0]]
+    assert cr.is_complex(input=cr.zeros(1)) is False
+    assert cr.promote_types(type1=cr.float32, type2=cr.int64) == cr.float32
+    assert cr.matrix_power(input=cr.eye(2) * 2, n=2).tolist() == [[4.0, 0.0], [0.0, 4.0]]

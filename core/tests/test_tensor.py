@@ -262,6 +262,28 @@ def test_float_repr_like_reference(values, expected):
     assert repr(cr.tensor(values)) == expected
 
 
+@pytest.mark.parametrize("make, expected", [
+    (lambda: cr.tensor([1 + 2j, -3j]), "tensor([1.+2.j, -0.-3.j])"),
+    (lambda: cr.tensor([1.5 + 2j, -3j, 1e-5 + 1j]),
+     "tensor([1.5000e+00+2.j, -0.0000e+00-3.j, 1.0000e-05+1.j])"),
+    (lambda: cr.tensor(0.5 - 0.25j, dtype=cr.complex128),
+     "tensor(0.5000-0.2500j, dtype=chainrule.complex128)"),
+    (lambda: cr.tensor([float("nan") + 1j, complex(float("inf"), -1)]),
+     "tensor([nan+1.j, inf-1.j])"),
+    (lambda: cr.zeros(2, dtype=cr.complex64), "tensor([0.+0.j, 0.+0.j])"),
+    (lambda: cr.tensor([0.1 + 0.2j] * 3, dtype=cr.complex128),      # the suffix wraps
+     "tensor([0.1000+0.2000j, 0.1000+0.2000j, 0.1000+0.2000j],\n       "
+     "dtype=chainrule.complex128)"),
+    (lambda: cr.tensor([-0., 1.]), "tensor([-0., 1.])"),             # zeros do not widen
+    (lambda: cr.tensor([float("-inf"), 1.]), "tensor([-inf, 1.])"),
+    # summarised: the notation comes from the elements shown
+    (lambda: cr.cat([cr.ones(600), cr.full((800,), 1e-6), cr.ones(600) * 3]),
+     "tensor([1., 1., 1.,  ..., 3., 3., 3.])"),
+])
+def test_complex_and_edge_reprs_like_reference(make, expected):
+    assert repr(make()) == expected
+
+
 def test_repr_of_empty_and_scalar():
     assert repr(cr.zeros(0)) == "tensor([])"
     assert repr(cr.zeros(2, 0)) == "tensor([], size=(2, 0))"

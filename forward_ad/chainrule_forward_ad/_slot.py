@@ -4,7 +4,8 @@ import numpy as np
 from chainrule import _grad_mode
 from chainrule._tensor import Tensor
 
-from ._tangents import CURRENT, paused
+from ._tangents import CURRENT, PAUSED, paused
+from ._vmapped import wrapped_tangent
 
 
 INPLACE_WRITES = [0]    # how many in-place writes the slot has seen (hvp's fallback)
@@ -75,6 +76,11 @@ class TangentSlot:
         if tangent is not None:
             CURRENT[0].set(copy, tangent.clone() if tangent._requires_grad else
                            Tensor._wrap(tangent._data.copy()))
+
+    @staticmethod
+    def tangent_of(t):
+        level = CURRENT[0]
+        return None if level is None or PAUSED.on else wrapped_tangent(level, t)
 
     @staticmethod
     def saved_output(t):

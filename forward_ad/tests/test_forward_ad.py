@@ -354,3 +354,15 @@ def test_matches_finite_differences_through_an_mlp():
 
 def test_docstring_examples():
     assert failed_examples("chainrule_forward_ad") == 0
+
+
+def test_a_dual_prints_its_tangent_like_the_reference():
+    # Note [tangent slot]: tangent_of; the suffix wraps past the line width
+    with fwAD.dual_level():
+        d = fwAD.make_dual(cr.tensor([1.0, 2.0]), cr.tensor([3.0, 4.0]))
+        assert repr(d * 2) == "tensor([2., 4.], tangent=tensor([6., 8.]))"
+        x = cr.tensor([1.0, 2.0], requires_grad=True)
+        assert repr(fwAD.make_dual(x, cr.ones(2)) * 3) == (
+            "tensor([3., 6.], grad_fn=<MulBackward0>,\n"
+            "       tangent=tensor([3., 3.], grad_fn=<AddBackward0>))")
+    assert repr(d) == "tensor([1., 2.])"

@@ -354,6 +354,9 @@ def clamp(input, min=None, max=None):
         hi = max if max is not None else _fill_like(input, np.inf)
         a, lo, hi = promote(input, lo, hi)
         return apply_op(CLAMP_TENSOR, (a, lo, hi), EMPTY)
+    for bound in (min, max):           # an integer tensor meets a float bound: promoted
+        if bound is not None and not _keeps_dtype(input, bound):
+            input = promote(input, bound)[0]
     return apply_op(CLAMP, (input,), {"min": min, "max": max})
 
 

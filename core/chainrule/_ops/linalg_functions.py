@@ -1032,7 +1032,18 @@ def pinverse(input, rcond=1e-15):
 
 
 public(matrix_exp)
-public(matrix_power)
+
+
+@public
+def matrix_power(input, n, *, out=None):
+    """``chainrule.matrix_power`` (``input``, the reference's name there): see
+    ``linalg.matrix_power``.
+
+    >>> import chainrule as cr
+    >>> cr.matrix_power(cr.tensor([[2., 0.], [0., 1.]]), 2).tolist()
+    [[4.0, 0.0], [0.0, 1.0]]
+    """
+    return LINALG["matrix_power"](input, n, out=out)
 
 
 @public

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
+from .._factories import keyword_sizes
 from .._batched import BatchedTensor, rewrap, unwrap_all
 from .._tensor import Tensor, asarray, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
@@ -131,7 +132,7 @@ def _view(input, shape):
 
 
 @public
-def view(input, *shape):
+def view(input, *shape, size=None):
     """The same data with a new shape; always a view (fails where the layout does not
     allow one: use ``reshape``). One dimension may be -1 (inferred). ``view(dtype)``
     reads the same bytes as another dtype (a view, not differentiable).
@@ -140,6 +141,7 @@ def view(input, *shape):
     >>> cr.arange(6).view(2, 3).shape
     chainrule.Size([2, 3])
     """
+    shape = keyword_sizes(shape, size)
     if len(shape) == 1 and isinstance(shape[0], _dtype_class):
         return view_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input._data.size)
@@ -160,14 +162,14 @@ def _viewable(arr, shape):
 
 
 @public
-def reshape(input, *shape):
+def reshape(input, *sizes, shape=None):
     """The same data with a new shape: a view when the layout allows, else a copy.
 
     >>> import chainrule as cr
     >>> cr.reshape(cr.arange(6), (2, 3)).shape
     chainrule.Size([2, 3])
     """
-    shape = _infer_shape(_shape_arg(shape), input._data.size)
+    shape = _infer_shape(_shape_arg(keyword_sizes(sizes, shape)), input._data.size)
     if _viewable(input._data, shape):
         return _view(input, shape)
     return apply_op(UNSAFE_VIEW, (contiguous(input),), {"shape": shape})
@@ -236,14 +238,14 @@ def unflatten(input, dim, sizes):
 
 
 @public
-def expand(input, *sizes):
+def expand(input, *sizes, size=None):
     """Broadcast singleton dims to ``sizes`` (-1 keeps a dim) without copying.
 
     >>> import chainrule as cr
     >>> cr.ones(3, 1).expand(3, 4).shape
     chainrule.Size([3, 4])
     """
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(keyword_sizes(sizes, size))
     shape = input._data.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
@@ -297,7 +299,7 @@ def expand_as(self, other):
 
 
 @public
-def permute(input, *dims):
+def permute(input, *order, dims=None):
     """Reorder the dimensions (a view).
 
     >>> import chainrule as cr
@@ -305,7 +307,7 @@ def permute(input, *dims):
     chainrule.Size([4, 2, 3])
     """
     nd = input._data.ndim
-    dims = _shape_arg(dims)
+    dims = _shape_arg(keyword_sizes(order, dims))
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -357,8 +359,19 @@ def transpose(input, dim0, dim1):
     return make_view(TRANSPOSE, input, attrs, _view_fn(TRANSPOSE, attrs, transpose, d0, d1))
 
 
-swapaxes = public(transpose, name="swapaxes")
-swapdims = public(transpose, name="swapdims")
+@public
+def swapaxes(input, axis0, axis1):
+    """NumPy's name for :func:`transpose`.
+
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3).swapaxes(0, 1).shape
+    chainrule.Size([3, 2])
+    """
+    return transpose(input, axis0, axis1)
+
+
+
+swapdims = public(transpose, name="swapdims")        # the same parameter names
 
 
 def _alias(input):
@@ -646,7 +659,7 @@ def _split_dim(input, dim, name):
 
 
 @public
-def split(tensor, split_size_or_sections, dim=0):
+def split(tensor, split_size_or_sections=None, dim=0, *, split_size=None):
     """Split into views of ``split_size_or_sections`` (an int: equal pieces, the last
     maybe smaller; a list: those sizes) along ``dim``.
 
@@ -654,6 +667,8 @@ def split(tensor, split_size_or_sections, dim=0):
     >>> [p.shape[0] for p in cr.arange(5).split(2)]
     [2, 2, 1]
     """
+    if split_size is not None:                     # Tensor.split's name for it
+        split_size_or_sections = split_size
     d = _split_dim(tensor, dim, "split")
     n = tensor._data.shape[d]
     if not isinstance(split_size_or_sections, (int, np.integer)):
@@ -756,14 +771,14 @@ def _roll_array(a, shifts, dims):
 
 
 @public
-def flip(input, *dims):
+def flip(input, *axes, dims=None):
     """Reverse the order of elements along ``dims`` (a copy).
 
     >>> import chainrule as cr
     >>> cr.flip(cr.tensor([1., 2., 3.]), (0,)).tolist()
     [3.0, 2.0, 1.0]
     """
-    dims = _dims_arg(dims, input._data.ndim)
+    dims = _dims_arg(keyword_sizes(axes, dims), input._data.ndim)
     return apply_op(FLIP, (input,), {"dims": dims})
 
 
@@ -826,7 +841,7 @@ def roll(input, shifts, dims=None):
 
 
 @public
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dimension (extra leading sizes
     add dimensions); a copy.
 
@@ -834,7 +849,7 @@ def repeat(input, *sizes):
     >>> cr.tensor([1., 2.]).repeat(2, 2).shape
     chainrule.Size([2, 4])
     """
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(keyword_sizes(sizes, repeats))
     if len(sizes) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")

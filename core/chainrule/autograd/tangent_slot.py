@@ -28,6 +28,9 @@ Note [tangent slot]
       values for its backward (``_common._keep_original_self``); the layer gives the
       copy a copy of t's tangent, which the in-place op is about to overwrite.
 
+    - ``SLOT.tangent_of(t)``: ``t``'s tangent at the current level, or None: a dual
+      tensor's repr shows it (``tensor([1.], tangent=tensor([3.]))``).
+
     The layer installs its slot with ``set_tangent_slot`` when a dual level is entered
     and removes it (``set_tangent_slot(None)``) when the level exits.
 """

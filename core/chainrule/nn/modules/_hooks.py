@@ -73,6 +73,12 @@ class _InputHook(Function):
         return (None,) + tuple(_run_backward_hooks(ctx.state, grads))
 
 
+# the reference names both hook nodes BackwardHookFunctionBackward (grad_fn.name())
+for _hook_function in (_OutputHook, _InputHook):
+    _hook_function._backward_cls.__name__ = "BackwardHookFunctionBackward"
+    _hook_function._backward_cls.__qualname__ = "BackwardHookFunctionBackward"
+
+
 def _wrap_tensors(values, wrap):
     """Apply ``wrap`` to the tensors among ``values`` (a tuple), others unchanged."""
     positions = [i for i, v in enumerate(values) if isinstance(v, Tensor)]
