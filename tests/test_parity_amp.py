@@ -158,6 +158,14 @@ COMPOSITES = {
         lib.nn.functional.multilabel_soft_margin_loss(A, A.sigmoid()),
     "cosine_embedding_loss": lambda lib, A, v, X: lib.nn.functional.cosine_embedding_loss(
         A, A, lib.ones(4)),
+    "grid_sample": lambda lib, A, v, X: lib.nn.functional.grid_sample(
+        X, lib.zeros(1, 2, 2, 2), align_corners=False),
+    "affine_grid": lambda lib, A, v, X: lib.nn.functional.affine_grid(
+        A[None, :2, :3], (1, 1, 4, 4), align_corners=False),
+    "multi_head_attention_forward": lambda lib, A, v, X:
+        lib.nn.functional.multi_head_attention_forward(
+            A[:, None], A[:, None], A[:, None], 4, 1, lib.ones(12, 4) / 4, lib.ones(12), None,
+            None, False, 0.0, lib.ones(4, 4) / 4, lib.ones(4), need_weights=False)[0],
 }
 
 

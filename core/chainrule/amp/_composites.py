@@ -18,7 +18,8 @@ COMPOSITES = {
                  "chain_matmul"),
             "nn.functional": ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                               "conv_transpose3d", "prelu", "scaled_dot_product_attention"),
-            "linalg": ("vecdot",)},
+            "linalg": ("vecdot",),
+            "_ops.nn": ("linear",)},               # (what F.linear and attention call)
     FP32: {"": ("cdist", "quantile", "nanquantile", "inverse", "cholesky_inverse",
                 "cholesky_solve", "pinverse", "cholesky", "qr", "svd", "triangular_solve",
                 "stft"),
@@ -110,12 +111,13 @@ def _namespaces(module_name):
         return [vars(chainrule), FUNCTIONS, Tensor]
     if module_name == "nn.functional":
         return [vars(chainrule.nn.functional), vars(chainrule)]
-    return [vars(chainrule.linalg)]
+    return [vars(functools.reduce(getattr, module_name.split("."), chainrule))]
 
 
 def install():
-    """Wrap every listed function wherever it is published (each distinct function
-    once: a NumPy-spelling wrapper and the function it wraps are both wrapped)."""
+    """Wrap every listed function wherever it is published, and in the module that
+    defines it (each distinct function once: a NumPy-spelling wrapper and the function
+    it wraps are both wrapped)."""
     wrappers = {}
     for policy, modules in COMPOSITES.items():
         for module_name, names in modules.items():
@@ -131,6 +133,9 @@ def _wrap_in(namespace, name, policy, wrappers):
         return
     if id(original) not in wrappers:
         wrappers[id(original)] = _autocast_wrapper(original, policy)
+        home = getattr(original, "__globals__", {})    # its module's own callers too
+        if home.get(original.__name__) is original:
+            home[original.__name__] = wrappers[id(original)]
     if is_class:
         setattr(namespace, name, wrappers[id(original)])
     else:
