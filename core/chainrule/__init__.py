@@ -93,3 +93,6 @@ def __getattr__(name):
     if name in LEGACY_MODULE_ATTRIBUTES:
         return LEGACY_MODULE_ATTRIBUTES[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+from . import amp, cpu  # noqa: E402  (last: amp wraps the composites published above)
+amp._install(globals())

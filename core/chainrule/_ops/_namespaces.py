@@ -9,7 +9,7 @@ import numpy as np
 
 from .._tensor import zeros_on
 
-from ..autograd._sum_to import sum_to as _sum_to
+from ..autograd._sum_to import add_reduce as _add_reduce, sum_to as _sum_to
 
 
 def _axes(dim):
@@ -47,6 +47,8 @@ class ArrayNamespace:
     @staticmethod
     def sum(x, dim=None, keepdim=False):
         # np.sum's own reduction, without its Python wrapper (a microsecond a call)
+        if x.dtype.itemsize == 2:                  # bfloat16, float16: float32 accumulator
+            return _add_reduce(x, _axes(dim), keepdim)
         return np.add.reduce(x, axis=_axes(dim), keepdims=keepdim)
 
     @staticmethod

@@ -10,6 +10,7 @@ VJPs are ``gA = g @ B^H`` and ``gB = A^H @ g``.
 import functools
 import string
 
+import ml_dtypes
 import numpy as np
 
 from .._meta import MetaArray
@@ -82,24 +83,49 @@ def _product_jvp(F, t, self, other):
     return t[0] @ other + self @ t[1]
 
 
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _low_precision(dtype):
+    return dtype.itemsize == 2 and dtype.kind in "fV"      # float16, bfloat16
+
+
+def in_float32(fn):
+    """Run ``fn`` (on arrays; the first one decides) on float32 copies of bfloat16 and
+    float16 arrays and round its result once: the reference accumulates low-precision
+    products in float32 (ml_dtypes returns them as float32, NumPy's float16 accumulates
+    in float16)."""
+    @functools.wraps(fn)
+    def low_precision_in_float32(x, *rest, **kwargs):
+        if not _low_precision(x.dtype):
+            return fn(x, *rest, **kwargs)
+        rest = [r.astype(np.float32) if hasattr(r, "dtype") and _low_precision(r.dtype)
+                else r for r in rest]
+        return asarray(fn(x.astype(np.float32), *rest, **kwargs)).astype(x.dtype)
+    return low_precision_in_float32
+
+
+matmul_arrays = in_float32(np.matmul)
+
+
 def _matmul_forward(a, b):
     """np.matmul, with a batched ``a`` times a matrix folded into one product."""
     if a.ndim > 2 and b.ndim <= 2 and a.flags.c_contiguous:
         k = a.shape[-1]
-        out = np.matmul(a.reshape(_numel(a.shape[:-1]), k), b)
+        out = matmul_arrays(a.reshape(_numel(a.shape[:-1]), k), b)
         return out.reshape(a.shape[:-1] + b.shape[1:])
-    return np.matmul(a, b)
+    return matmul_arrays(a, b)
 
 
-MM = defop("mm", np.matmul, inputs=("self", "mat2"),
+MM = defop("mm", matmul_arrays, inputs=("self", "mat2"),
            vjp=(lambda F, g, mat2: F.matmul(g, F.adjoint(mat2)),
                 lambda F, g, self: F.matmul(F.adjoint(self), g)),
            jvp=lambda F, t, self, mat2: _product_jvp(F, t, self, mat2))
-BMM = defop("bmm", np.matmul, inputs=("self", "mat2"),
+BMM = defop("bmm", matmul_arrays, inputs=("self", "mat2"),
             vjp=(lambda F, g, mat2: F.matmul(g, F.adjoint(mat2)),
                  lambda F, g, self: F.matmul(F.adjoint(self), g)),
             jvp=lambda F, t, self, mat2: _product_jvp(F, t, self, mat2))
-MV = defop("mv", np.matmul, inputs=("self", "vec"),
+MV = defop("mv", matmul_arrays, inputs=("self", "vec"),
            vjp=(lambda F, g, vec: F.outer(g, F.conj(vec)),
                 lambda F, g, self: F.matmul(F.conj(F.transpose(self, 0, 1)), g)),
            jvp=lambda F, t, self, vec: _product_jvp(F, t, self, vec))
@@ -336,6 +362,8 @@ _OPTIMIZE_WORK = 1 << 14     # below this many multiply-adds, einsum_path costs 
 @array_fn("einsum")
 def einsum_arrays(equation, *arrays):
     """np.einsum that takes the BLAS route (optimize) when the work is large."""
+    if any(a.dtype == _BFLOAT16 for a in arrays):         # NumPy's einsum has no bfloat16
+        return in_float32(lambda *xs: einsum_arrays(equation, *xs))(*arrays)
     if len(arrays) < 2:
         return np.einsum(equation, *arrays)
     optimize = _einsum_work(equation, tuple(a.shape for a in arrays)) > _OPTIMIZE_WORK

@@ -25,7 +25,7 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
-from .linalg import _matmul_forward, _numel, matmul
+from .linalg import _matmul_forward, _numel, in_float32, matmul
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
@@ -38,6 +38,7 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 # --- linear ------------------------------------------------------------------------------
+@in_float32                     # (bfloat16: the bias added before the one rounding)
 def _linear_forward(x, w, b):
     out = _matmul_forward(x, w.T)
     out += b
@@ -90,6 +91,7 @@ def _grouped(w, groups):
     return w.reshape(groups, o // groups, _numel(w.shape[1:]))
 
 
+@in_float32
 def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     o, _, kh, kw = w.shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
@@ -103,6 +105,7 @@ def _conv_forward(x, w, bias, stride, padding, dilation, groups):
     return out
 
 
+@in_float32
 def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     o, _, kh, kw = weight_shape
     cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
@@ -110,6 +113,7 @@ def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     return np.matmul(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
+@in_float32
 def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     """col2im of W^T g: each kernel tap adds its slice of columns back into place."""
     n, c, h, wd = input_shape
@@ -220,7 +224,7 @@ def _gelu_forward(x, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
         return 0.5 * x * (1 + np.tanh(inner))
-    return 0.5 * x * (1 + _erf(x * _INV_SQRT_2))
+    return (0.5 * x * (1 + _erf(x * _INV_SQRT_2))).astype(x.dtype, copy=False)   # (bfloat16)
 
 
 @helper

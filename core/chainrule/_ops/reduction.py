@@ -303,6 +303,9 @@ def _mean_jvp(F, t, dim, keepdim):
 
 
 def _sum_forward(a, dim, keepdim, dtype):
+    if dtype is None and a.dtype.itemsize == 2 and a.dtype.kind in "fV":
+        # bfloat16, float16: a float32 accumulator, as the reference's
+        return asarray(_add(a, axis=dim, dtype=np.float32, keepdims=keepdim)).astype(a.dtype)
     return _add(a, axis=dim, dtype=dtype, keepdims=keepdim)
 
 

@@ -26,6 +26,18 @@ def _affine(y, weight, bias, shape):
     return y
 
 
+# Note [low-precision normalisation]
+#     A bfloat16 or float16 input (float32 weight and bias allowed, as under autocast) is
+#     normalised in float32 and the result rounded once to the input's dtype, as the
+#     reference's kernels compute them; the running statistics keep their own dtype.
+def _low_precision(input):
+    return input.dtype.itemsize == 2 and input.dtype.is_floating_point
+
+
+def _float(t):
+    return None if t is None else t.float()
+
+
 def _check_running(name, stat, channels):
     if stat is not None and stat.numel() != channels:
         raise RuntimeError(f"{name} should contain {channels} elements not {stat.numel()}")
@@ -62,6 +74,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if momentum is None:
         raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
                         "NoneType")
+    if _low_precision(input):                   # Note [low-precision normalisation]
+        return batch_norm(input.float(), running_mean, running_var, _float(weight),
+                          _float(bias), training, momentum, eps).to(input.dtype)
     channels = input.shape[1] if input.dim() > 1 else input.shape[0]
     _check_running("running_mean", running_mean, channels)
     _check_running("running_var", running_var, channels)
@@ -105,6 +120,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     [-1.0, 1.0]
     """
     shape, dims = _normalized_dims(input, normalized_shape)
+    if _low_precision(input):                   # Note [low-precision normalisation]
+        return layer_norm(input.float(), shape, _float(weight), _float(bias), eps).to(
+            input.dtype)
     y = _normalize(input, dims, eps)[0]
     return _affine(y, weight, bias, shape)
 
@@ -142,6 +160,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    if _low_precision(input):                   # Note [low-precision normalisation]
+        return group_norm(input.float(), num_groups, _float(weight), _float(bias), eps).to(
+            input.dtype)
     grouped = input.reshape(n, num_groups, -1)
     y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
     return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
