@@ -49,7 +49,7 @@ def test_state_errors():
     g = cr.Generator()
     with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
         g.set_state(cr.zeros(3))
-    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 45 but "
+    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056 but "
                                            "found the input RNG state size to be 3"):
         g.set_state(cr.zeros(3, dtype=cr.uint8))
     with pytest.raises(RuntimeError, match="Overflow"):
