@@ -309,6 +309,26 @@ def uniform_like(input, low, high, generator=None):
     return _constant(arr.astype(dtype, copy=False))
 
 
+def rrelu_slopes(input, lower, upper, generator=None):
+    """rrelu's slopes shaped like ``input``: on the host, like the reference, one float64
+    uniform in [lower, upper) per element <= 0 in memory order (1 elsewhere); on a
+    device, uniforms for every element.
+
+    >>> import chainrule as cr
+    >>> _random = cr._random
+    >>> _random.rrelu_slopes(cr.tensor([1., -1.]), 0.25, 0.25).tolist()
+    [1.0, 0.25]
+    """
+    if type(input._data) is not np.ndarray:
+        return uniform_like(input, lower, upper, generator)
+    negative, dtype = input._data <= 0, input._data.dtype
+    low, high = (float(np.asarray(v, dtype)) for v in (lower, upper))   # bounds in the dtype
+    slopes = np.ones(input._data.shape)
+    slopes[negative] = _stream.uniform(cpu_generator(generator), (int(negative.sum()),),
+                                       np.float64, low, high)
+    return _constant(slopes.astype(input._data.dtype))
+
+
 def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
     """An array of 1s (probability ``keep``) and 0s in ``dtype``, on the device of the
     array ``like`` (the host when None)."""
