@@ -319,14 +319,19 @@ def rrelu_slopes(input, lower, upper, generator=None):
     >>> _random.rrelu_slopes(cr.tensor([1., -1.]), 0.25, 0.25).tolist()
     [1.0, 0.25]
     """
-    if type(input._data) is not np.ndarray:
-        return uniform_like(input, lower, upper, generator)
-    negative, dtype = input._data <= 0, input._data.dtype
+    meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
+    if meta is not None:
+        return _constant(meta)
+    dtype = input._data.dtype
     low, high = (float(np.asarray(v, dtype)) for v in (lower, upper))   # bounds in the dtype
-    slopes = np.ones(input._data.shape)
-    slopes[negative] = _stream.uniform(cpu_generator(generator), (int(negative.sum()),),
-                                       np.float64, low, high)
-    return _constant(slopes.astype(input._data.dtype))
+
+    def host_draw(gen, shape):
+        negative = input._data <= 0
+        slopes = np.ones(shape)
+        slopes[negative] = _stream.uniform(gen, (int(negative.sum()),), np.float64, low, high)
+        return slopes
+    arr = draw_like(input._data, "uniform", lower, upper, generator, host_draw)
+    return _constant(arr.astype(dtype, copy=False))
 
 
 def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
