@@ -80,6 +80,15 @@ EXACT = {
                        L.nn.init.kaiming_uniform_(L.empty(8, 3)),
                        L.nn.init.xavier_uniform_(L.empty(3, 7)),
                        L.nn.init.kaiming_normal_(L.empty(2, 3, dtype=L.float64))],
+    "reduced_precision": lambda L: [L.rand(20, dtype=L.float16),
+                                    L.empty(9, dtype=L.bfloat16).uniform_(-1, 1).float(),
+                                    L.randn(5, dtype=L.float16)],
+    "random_every_dtype": lambda L: [L.empty(7, dtype=getattr(L, d)).random_().double()
+                                     for d in ("float16", "bfloat16", "float32", "int16",
+                                               "int8", "int32", "bool")],
+    "rrelu_sparse_randperm_large": lambda L: [
+        L.nn.functional.rrelu(L.arange(-20., 5.) / 7, training=True),
+        L.nn.init.sparse_(L.empty(6, 3, dtype=L.float64), 0.5), L.randperm(70000)],
     "linear_conv_init": lambda L: [p for m in (L.nn.Linear(5, 3), L.nn.Conv2d(2, 4, 3),
                                                L.nn.Linear(7, 2, dtype=L.float64))
                                    for p in m.parameters()],

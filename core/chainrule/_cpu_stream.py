@@ -8,8 +8,8 @@ Note [the reference's CPU stream]
     first one the high word) and transforms them one element after another, in memory
     order:
     - uniform in [from, to): float64 from the low 53 bits of a random64, every other
-      dtype from the low ``digits`` bits of a random (``x * 2**-digits * (to - from) +
-      from`` in the dtype, half/bfloat16 in float32);
+      dtype from the low 24 bits of a random (``x * 2**-digits * (to - from) + from``,
+      one rounding, in the dtype; half/bfloat16 in float32, then rounded);
     - normal: a tensor of 16+ elements is filled with uniforms, transformed by
       Box-Muller in blocks of 16 (``u1 = 1 - d[j]``, ``u2 = d[j + 8]``), and when the size
       is not a multiple of 16 the last 16 are drawn again and transformed; a smaller one
@@ -44,17 +44,12 @@ def bits64(gen, n):
     return (raw[0::2] << np.uint64(32)) | raw[1::2]
 
 
-def _digits(dtype):
-    return np.finfo(dtype).nmant + 1
-
-
 def unit_uniform(gen, n, dtype):
     """``n`` uniforms in [0, 1) of ``dtype`` (float32 for half/bfloat16)."""
     if dtype == np.float64:
         return (bits64(gen, n) & _MASK53).astype(np.float64) * 2.0 ** -53
-    digits = _digits(dtype)
-    mask = np.uint64((1 << digits) - 1)
-    return (bits32(gen, n) & mask).astype(np.float32) * np.float32(2.0 ** -digits)
+    mask = np.uint64((1 << 24) - 1)
+    return (bits32(gen, n) & mask).astype(np.float32) * np.float32(2.0 ** -24)
 
 
 def _split(a):
@@ -180,8 +175,14 @@ def full_range(gen, shape, dtype):
     if dtype.kind in "iu":
         span = int(np.iinfo(dtype).max) + 1
     else:
-        span = (1 << _digits(dtype)) + 1
+        span = (1 << _significand_bits(dtype)) + 1
     return (bits % np.uint64(span)).astype(dtype).reshape(shape)
+
+
+def _significand_bits(dtype):
+    """The dtype's significand bits (ml_dtypes' finfo knows bfloat16's)."""
+    import ml_dtypes
+    return ml_dtypes.finfo(dtype).nmant + 1
 
 
 def randperm(gen, n):

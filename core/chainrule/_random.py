@@ -642,7 +642,8 @@ def _random_bound(dtype):
         return 2
     if dtype.kind in "iu":
         return int(np.iinfo(dtype).max) + 1
-    return (1 << (np.finfo(dtype).nmant + 1)) + 1
+    import ml_dtypes                   # its finfo knows bfloat16 too
+    return (1 << (ml_dtypes.finfo(dtype).nmant + 1)) + 1
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
