@@ -6,10 +6,27 @@
 >>> [round(v, 4) for v in x.grad.tolist()]
 [5.4366, 22.1672]
 """
+import warnings as _warnings
+
+# Note [silent floating-point errors]
+#     The reference computes nan and inf silently (log(-1), 1/0, exp(1000)); NumPy warns
+#     ("RuntimeWarning: invalid value encountered in log") from the frame that called
+#     the ufunc. This filter silences exactly those warnings when the frame is
+#     chainrule's or a layer's (chainrule_engine, chainrule_forward_ad, ...): a user's
+#     own NumPy calls still warn, and no op pays anything unless a warning is raised.
+def _silence_floating_point_warnings():
+    _warnings.filterwarnings(
+        "ignore", message=r"(invalid value|divide by zero|overflow|underflow) encountered",
+        category=RuntimeWarning, module=r"chainrule(_[a-z_]+)?(\.|$)")
+
+
+_silence_floating_point_warnings()
+
 from ._dtypes import (bfloat16, bool_ as bool, cdouble, cfloat, complex64, complex128,  # noqa
                       double, dtype, float, float16, float32, float64, get_default_dtype,
                       half, int, int8, int16, int32, int64, long, promote_types,
                       set_default_dtype, short, uint8)
+from ._dtypes import uint16, uint32, uint64  # noqa: F401
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                          is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._size import Size  # noqa: F401
@@ -50,6 +67,7 @@ globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
 globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
                  for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
+globals().update(_ops.torch_surface.CONSTANTS)   # cr.e, cr.pi, cr.inf, cr.nan, cr.newaxis
 
 __version__ = "0.1.0"
 

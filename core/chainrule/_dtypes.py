@@ -60,12 +60,18 @@ int16 = dtype("int16", np.int16, _INT)
 int32 = dtype("int32", np.int32, _INT)
 int64 = dtype("int64", np.int64, _INT)
 uint8 = dtype("uint8", np.uint8, _INT, signed=False)
+# the reference's "limited support" unsigned types: creation, conversion, comparison;
+# no promotion with other integer types (promote_types raises)
+uint16 = dtype("uint16", np.uint16, _INT, signed=False)
+uint32 = dtype("uint32", np.uint32, _INT, signed=False)
+uint64 = dtype("uint64", np.uint64, _INT, signed=False)
 bool_ = dtype("bool", np.bool_, _BOOL, signed=False)
 half, float, double = float16, float32, float64
 cfloat, cdouble, long, int, short = complex64, complex128, int64, int32, int16
 
 ALL_DTYPES = (float16, bfloat16, float32, float64, complex64, complex128,
-              int8, int16, int32, int64, uint8, bool_)
+              int8, int16, int32, int64, uint8, bool_, uint16, uint32, uint64)
+_LIMITED_UNSIGNED = ("uint16", "uint32", "uint64")
 _FROM_NP = {d.np: d for d in ALL_DTYPES}
 _NAMES = {d.name: d for d in ALL_DTYPES}
 
@@ -86,14 +92,15 @@ def from_numpy_dtype(np_dtype):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported "
             "types are: float64, float32, float16, bfloat16, complex64, complex128, "
-            "int64, int32, int16, int8, uint8, and bool.") from None
+            "int64, int32, int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 # torch's C++ scalar-type names, used in its error messages and ``type()`` strings
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                       "bfloat16": "BFloat16", "complex64": "ComplexFloat",
                       "complex128": "ComplexDouble", "int64": "Long", "int32": "Int",
-                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                      "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 def scalar_type_name(np_dtype):
@@ -159,6 +166,10 @@ def _promote_same_priority(a, b):
     if a.category == _COMPLEX:
         return a if a.itemsize >= b.itemsize else b
     if a.category == _INT:
+        if a.name in _LIMITED_UNSIGNED or b.name in _LIMITED_UNSIGNED:
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               f"attempted to promote {_SCALAR_TYPE_NAMES[a.name]} and "
+                               f"{_SCALAR_TYPE_NAMES[b.name]}")
         if a.is_signed != b.is_signed:   # uint8 with a signed type
             signed = a if a.is_signed else b
             return signed if signed.itemsize > 1 else int16

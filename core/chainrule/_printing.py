@@ -104,6 +104,9 @@ def _fmt_array(arr):
         formatter = {"float_kind": _element_formatter(_summarized(arr))}
     elif arr.dtype.kind == "c" and arr.size:
         formatter = {"complex_kind": _complex_formatter(_summarized(arr))}
+    elif arr.dtype.kind == "b" and arr.size:      # padded to the widest shown: True, True
+        width = 5 if not _summarized(arr).all() else 4
+        formatter = {"bool": lambda v: str(bool(v)).rjust(width)}
     if arr.ndim == 0:
         if formatter is None:
             return repr(arr.item())

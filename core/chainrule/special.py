@@ -22,6 +22,13 @@ exp2, expm1, log1p = _F["exp2"], _F["expm1"], _F["log1p"]
 sinc, round, xlogy = _F["sinc"], _F["round"], _F["xlogy"]
 logsumexp, softmax, log_softmax = _F["logsumexp"], _F["softmax"], _F["log_softmax"]
 
+from ._ops import special_functions as _special_functions
+from ._ops.special_functions import (i0, i0e, i1, i1e, erfcx, log_ndtr,  # noqa: F401
+                                     gammainc, gammaincc, zeta)
+
+globals().update(_special_functions.UNDIFFERENTIATED)    # bessel_j0, airy_ai, ...
+globals().update(_special_functions.POLYNOMIALS)         # chebyshev_polynomial_t, ...
+
 _SQRT2 = math.sqrt(2.0)
 
 

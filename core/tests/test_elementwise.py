@@ -391,3 +391,18 @@ def test_clamp_of_integers_by_float_bounds_promotes_like_the_reference():
     assert cr.clamp(x, min=2.5, max=7.5).tolist() == [2.5, 5.0, 7.5]
     assert cr.clamp(x, min=2.5).dtype == cr.get_default_dtype()
     assert cr.clamp(x, min=2, max=7).dtype == cr.int64          # integer bounds keep it
+
+
+def test_floating_point_errors_are_silent_like_the_reference():
+    # Note [silent floating-point errors]: chainrule's ops do not warn; NumPy calls of
+    # the user's own still do
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cr._silence_floating_point_warnings()         # what importing chainrule does
+        x = cr.tensor([-1.0, 0.0], requires_grad=True)
+        y = (x.log() + 1 / x + cr.exp(x * 1000)).sum()
+        y.backward()
+        with pytest.raises(RuntimeWarning, match="invalid value encountered in log"):
+            np.log(np.array([-1.0]))
+    assert np.isnan(y.item())

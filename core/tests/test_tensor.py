@@ -275,6 +275,8 @@ def test_float_repr_like_reference(values, expected):
      "tensor([0.1000+0.2000j, 0.1000+0.2000j, 0.1000+0.2000j],\n       "
      "dtype=chainrule.complex128)"),
     (lambda: cr.tensor([-0., 1.]), "tensor([-0., 1.])"),             # zeros do not widen
+    (lambda: cr.tensor([True, True]), "tensor([True, True])"),
+    (lambda: cr.tensor([True, False]), "tensor([ True, False])"),
     (lambda: cr.tensor([float("-inf"), 1.]), "tensor([-inf, 1.])"),
     # summarised: the notation comes from the elements shown
     (lambda: cr.cat([cr.ones(600), cr.full((800,), 1e-6), cr.ones(600) * 3]),

@@ -11,6 +11,9 @@ from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
 from . import linalg_functions  # noqa: F401
+from . import special_functions  # noqa: F401
+from . import torch_surface  # noqa: F401
+from . import linalg_householder, linalg_ldl  # noqa: F401
 from . import aliases, sets, composites  # noqa: F401  (after the families: they use their ops)
 from ._method_slot import accelerable
 from .._tensor import Tensor

@@ -27,6 +27,7 @@ Note [batching rules by family]
 import string
 
 from . import elementwise as _elementwise
+from . import special_functions as _special_functions
 from . import nn as _nn
 from ._common import FUNCTIONS
 from ._registry import OPS
@@ -342,6 +343,7 @@ _SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "
 RULES = {}
 RULES.update({n: elementwise for n in (_module_ops(_elementwise) | _NUMPY_ELEMENTWISE |
                                        _NN_ELEMENTWISE) - {"copy"}})
+RULES.update({n: elementwise for n in _module_ops(_special_functions)})
 RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})

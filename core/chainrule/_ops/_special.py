@@ -25,7 +25,36 @@ def implementation(name):
     except ImportError:
         return FALLBACKS[name]
     return {"erf": sp.erf, "erfc": sp.erfc, "erfinv": sp.erfinv, "lgamma": _scipy_lgamma(sp),
-            "digamma": sp.psi, "polygamma": sp.polygamma}[name]
+            "digamma": sp.psi, "polygamma": sp.polygamma, **_scipy_torch_special(sp)}[name]
+
+
+def _scipy_torch_special(sp):
+    """SciPy's functions behind chainrule.special's Bessel, Airy, error-function and
+    incomplete-gamma names (the reference's values at +-inf where SciPy's differ)."""
+    def nan_at_inf(fn):
+        return lambda x: np.where(np.isinf(x), np.nan, fn(x))
+    return {"i0": sp.i0, "i0e": sp.i0e, "i1": sp.i1, "i1e": sp.i1e, "erfcx": sp.erfcx,
+            "log_ndtr": sp.log_ndtr, "gammainc": sp.gammainc, "gammaincc": sp.gammaincc,
+            "zeta": _scipy_zeta(sp), "bessel_j0": nan_at_inf(sp.j0),
+            "bessel_j1": nan_at_inf(sp.j1), "bessel_y0": nan_at_inf(sp.y0),
+            "bessel_y1": nan_at_inf(sp.y1), "modified_bessel_i0": sp.i0,
+            "modified_bessel_i1": sp.i1, "modified_bessel_k0": sp.k0,
+            "modified_bessel_k1": sp.k1, "scaled_modified_bessel_k0": sp.k0e,
+            "scaled_modified_bessel_k1": sp.k1e, "airy_ai": nan_at_inf(lambda x: sp.airy(x)[0]),
+            "spherical_bessel_j0": _FALLBACK_MODULE().spherical_bessel_j0}
+
+
+def _scipy_zeta(sp):
+    def zeta(s, q):
+        out = sp.zeta(s, q)
+        pole = (q <= 0) & (q == np.floor(q)) & (s > 1)        # the reference: inf there
+        return np.where(pole, np.inf, np.where(np.isinf(s) | np.isinf(q), np.nan, out))
+    return zeta
+
+
+def _FALLBACK_MODULE():
+    from . import _special_fallbacks
+    return _special_fallbacks
 
 
 def in_float64(name, x, *args):
@@ -41,17 +70,34 @@ def in_float64(name, x, *args):
             return on_device_of(in_float64(name, x.get(), *args), x)
     if x.dtype == np.float64:
         return asarray(fn(*args, x), np.float64)
-    return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+    with np.errstate(over="ignore"):            # beyond float32's range: inf, silently
+        return asarray(fn(*args, x.astype(np.float64))).astype(x.dtype)
+
+
+def in_float64_binary(name, a, b):
+    """``implementation(name)(a, b)`` computed in float64 on the broadcast operands
+    (same dtype), returned in their dtype."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if type(a) is MetaArray or type(b) is MetaArray:
+        return MetaArray.empty(shape, a.dtype)               # Note [meta arrays]
+    fn = implementation(name)
+    if type(a) in DEVICE_ARRAY_TYPES or type(b) in DEVICE_ARRAY_TYPES:
+        fn = FALLBACKS[name]                             # Note [device fallbacks]
+    out = fn(a.astype(np.float64), b.astype(np.float64))
+    with np.errstate(over="ignore"):
+        return asarray(np.broadcast_to(out, shape), np.float64).astype(a.dtype)
 
 
 def _device_implementation(name):
     """What computes ``name`` on a device array: SciPy's ufuncs (the device layer runs
     them as its kernels), else the fallback when it is array code (digamma, polygamma,
     erfinv run where the array lives); None when only math's scalar functions remain."""
+    fallback = FALLBACKS[name]
+    if getattr(fallback, "device_code", False):      # Note [device fallbacks]
+        return fallback
     fn = implementation(name)
     if isinstance(fn, np.ufunc) or getattr(fn, "array_code", False):
         return fn
-    fallback = FALLBACKS[name]
     return None if isinstance(fallback, np.vectorize) else fallback
 
 
@@ -163,4 +209,4 @@ def erfinv_fallback(y):
 
 FALLBACKS = {"erf": erf_fallback, "erfc": erfc_fallback, "erfinv": erfinv_fallback,
              "lgamma": lgamma_fallback, "digamma": digamma_fallback,
-             "polygamma": polygamma_fallback}
+             "polygamma": polygamma_fallback, **_FALLBACK_MODULE().FALLBACKS}

@@ -126,8 +126,20 @@ def rebase_inplace(t, result):
         return
     node = CopySlices.make(edge_of(root), edge_of(t), view_fn, result, root)
     _adopt(root, node, 0)
-    _adopt(t, AsStridedBackward0(root, view_fn), 0)
+    _adopt(t, *_view_history(root, view_fn))
     _refresh_views(root, t)
+
+
+def _view_history(root, view_fn):
+    """(grad_fn, output_nr) of a view of ``root`` once root's history changed:
+    AsStridedBackward0, or, with view replay on (``autograd._force_original_view_tracking``),
+    the view's own ops replayed on root (SelectBackward0, ...), as the reference does."""
+    from ..autograd.grad_mode import SWITCHES
+    if not SWITCHES.view_replay:
+        return AsStridedBackward0(root, view_fn), 0
+    with _grad_mode.enable_grad():
+        replayed = view_fn(root)
+    return replayed.grad_fn, replayed._output_nr
 
 
 def _adopt(t, node, output_nr):
@@ -158,14 +170,14 @@ def _refresh_views(root, done):
     if not refs:
         return
     live = []
-    for ref in refs:
+    for ref in list(refs):           # a view replay lists (and drops) temporary views
         v = ref()
         if v is None:
             continue
         live.append(ref)
         fn = v._extra.view_fn if v._extra is not None else None
         if v is not done and fn is not None:
-            _adopt(v, AsStridedBackward0(root, fn), 0)
+            _adopt(v, *_view_history(root, fn))
     refs[:] = live
 
 

@@ -276,3 +276,6 @@ def once_differentiable(backward):
         from .custom_apply import mark_once_differentiable
         return mark_once_differentiable(outputs, grads)
     return wrapper
+
+
+from .nested_io_function import NestedIOFunction  # noqa: E402,F401  (torch's legacy name here)

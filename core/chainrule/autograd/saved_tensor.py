@@ -167,7 +167,9 @@ class RawSavedTensor:
 
     __slots__ = ("_node", "_get")
 
-    def __init__(self, node, get):
+    def __init__(self, node=None, get=None):
+        if get is None:          # only nodes make them (``chainrule.autograd.SavedTensor``)
+            raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
         self._node = node
         self._get = get          # node -> its SavedTensor, or None once freed
 

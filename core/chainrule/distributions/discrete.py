@@ -87,15 +87,18 @@ class Bernoulli(ExponentialFamily):
         return _bce_with_logits(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
-        values = _factories.tensor([0.0, 1.0], dtype=self._param.dtype)
+        values = _factories.tensor([0.0, 1.0], dtype=self._param.dtype,
+                                   device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
 
 def _bce_with_logits(logits, target):
     """``-target * log(sigmoid(logits)) - (1 - target) * log(1 - sigmoid(logits))``,
-    written stably."""
-    return F["clamp"](logits, min=0) - logits * target + F["log1p"]((-logits.abs()).exp())
+    written stably (softplus, so the gradient in logits is sigmoid(logits) - target
+    everywhere, at 0 too)."""
+    from ..nn.functional import softplus
+    return softplus(logits) - logits * target
 
 
 class Categorical(Distribution):
@@ -169,7 +172,8 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = _factories.arange(self._num_events, dtype=_dtypes.int64)
+        values = _factories.arange(self._num_events, dtype=_dtypes.int64,
+                                   device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
@@ -216,16 +220,14 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self._event_shape[0]
-        values = _factories.eye(n, dtype=self.probs.dtype)
+        values = _factories.eye(n, dtype=self.probs.dtype, device=self.probs.device)
         values = values.reshape((n,) + (1,) * len(self._batch_shape) + (n,))
         return values.expand((n,) + tuple(self._batch_shape) + (n,)) if expand else values
 
-    def __repr__(self):
-        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
-
 
 def _one_hot(indices, n, dtype):
-    return Tensor._wrap(np.eye(n, dtype=dtype.np)[indices._data])
+    """One-hot vectors of ``indices`` in ``dtype``, on the indices' device."""
+    return (indices.unsqueeze(-1) == _factories.arange(n, device=indices.device)).to(dtype)
 
 
 class Poisson(ExponentialFamily):
@@ -248,7 +250,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=Size()):
         rate = self.rate.detach().expand(tuple(self._extended_shape(sample_shape)))
-        return _random.poisson(rate)
+        return _random.poisson(rate.cpu()).to(rate.device)      # (a host sampler)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -37,8 +37,9 @@ def broadcast_all(*values):
     """Tensors and numbers broadcast to one shape (numbers as tensors of the default
     dtype, or of the tensors' dtype)."""
     tensors = [v for v in values if isinstance(v, Tensor)]
-    dtype = tensors[0].dtype if tensors else None
-    values = [v if isinstance(v, Tensor) else _factories.tensor(float(v), dtype=dtype)
+    dtype, device = (tensors[0].dtype, tensors[0].device) if tensors else (None, None)
+    values = [v if isinstance(v, Tensor) else _factories.tensor(float(v), dtype=dtype,
+                                                                device=device)
               for v in values]
     from .._ops import FUNCTIONS
     shape = FUNCTIONS["broadcast_shapes"](*(tuple(v.shape) for v in values))
@@ -59,6 +60,7 @@ class Distribution:
     has_enumerate_support = False
     arg_constraints = {}
     support = None
+    _expand_attrs = ()        # tensors besides the parameters that carry the batch shape
 
     @staticmethod
     def set_default_validate_args(value):
@@ -127,15 +129,26 @@ class Distribution:
                 f" to be within the support ({support!r}) of the distribution {self!r}, but "
                 f"found invalid values:\n{value}")
 
+    def _get_checked_instance(self, cls, _instance=None):
+        """A new uninitialised instance for ``expand`` (``_instance`` when a subclass
+        passes one); a subclass with its own ``__init__`` must define ``expand``."""
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                f"__init__ method must also define a custom .expand() method.")
+        return object.__new__(type(self)) if _instance is None else _instance
+
     def expand(self, batch_shape, _instance=None):
         """The distribution with its parameters expanded to ``batch_shape``."""
         new = object.__new__(type(self))
         shape = Size(batch_shape)
-        for name in self.arg_constraints:
+        for name in (*self.arg_constraints, *self._expand_attrs):
             if name in self.__dict__:
                 new.__dict__[name] = self.__dict__[name].expand(
                     tuple(shape) + tuple(self.__dict__[name].shape[len(self._batch_shape):]))
         for key, value in self.__dict__.items():
+            if isinstance(value, Distribution) and value.batch_shape == self._batch_shape:
+                value = value.expand(shape)          # a component of the same batch
             new.__dict__.setdefault(key, value)
         new._batch_shape = shape
         return new

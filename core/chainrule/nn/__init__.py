@@ -11,8 +11,12 @@ derivative table through ``nn.functional``).
 chainrule.Size([8, 4])
 """
 from . import functional  # noqa: F401
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
+from . import common_types  # noqa: F401
+from . import parallel  # noqa: F401
+from ._factory_kwargs import factory_kwargs  # noqa: F401
+from .parallel import DataParallel  # noqa: F401

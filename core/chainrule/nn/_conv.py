@@ -1,5 +1,5 @@
 """Convolutions beyond conv2d: conv1d (conv2d over a height-1 plane), conv3d (a sum of
-conv2d over the depth taps), conv_transpose1d/2d (the input gradient of a conv2d, the
+conv2d over the depth taps), conv_transpose1d/2d/3d (the input gradient of a conv2d, the
 table entry ``conv2d_input_grad``), and unfold / fold (im2col and col2im by gathered
 windows, Note [pooling by gathered windows] in _pool.py).
 
@@ -153,6 +153,74 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(-2)
 
 
+
+def _depth_terms(depth_in, kd, sd, dd, pd, depth_out):
+    """For each output depth, the (input depth, kernel tap) pairs that land on it."""
+    terms = [[] for _ in range(depth_out)]
+    for i in range(depth_in):
+        for k in range(kd):
+            o = i * sd + k * dd - pd
+            if 0 <= o < depth_out:
+                terms[o].append((i, k))
+    return terms
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 3-D convolution of (N, C_in, D, H, W) or unbatched input with weight
+    (C_in, C_out / groups, kD, kH, kW): per kernel depth tap, one transposed 2-D
+    convolution of every input depth plane, added at depth ``i * stride + k * dilation``.
+
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.conv_transpose3d(cr.ones(1, 1, 2, 2, 2), cr.ones(1, 1, 2, 2, 2))[0, 0, 1].tolist()
+    [[2.0, 4.0, 2.0], [4.0, 8.0, 4.0], [2.0, 4.0, 2.0]]
+    """
+    if isinstance(padding, str):
+        raise TypeError("conv_transpose3d(): argument 'padding' must be tuple of ints, not str")
+    _check_transposed3d(input, weight)
+    unbatched = input.dim() == 4
+    x = input.unsqueeze(0) if unbatched else input
+    (sd, sh, sw), (pd, ph, pw) = _tuple(stride, 3, "stride"), _tuple(padding, 3, "padding")
+    (od, oh, ow), (dd, dh, dw) = (_tuple(output_padding, 3, "output_padding"),
+                                  _tuple(dilation, 3, "dilation"))
+    n, c, depth_in, kd = x.shape[0], x.shape[1], x.shape[2], weight.shape[2]
+    depth_out = (depth_in - 1) * sd - 2 * pd + dd * (kd - 1) + od + 1
+    planes = x.permute(0, 2, 1, 3, 4).reshape(n * depth_in, c, x.shape[3], x.shape[4])
+    taps = []
+    for k in range(kd):
+        y = _conv_transpose2d(planes, weight.select(2, k), None, (sh, sw), (ph, pw), (oh, ow),
+                              groups, (dh, dw))
+        taps.append(y.reshape(n, depth_in, *y.shape[1:]))
+    out = _FUNCTIONS["stack"]([_depth_plane(taps, t) for t in
+                               _depth_terms(depth_in, kd, sd, dd, pd, depth_out)], 2)
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def _check_transposed3d(input, weight):
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, "
+                           f"but got input of size: {list(input.shape)}")
+    _check_weight_dim(input, weight, 5)
+    shape = [1] + list(input.shape) if input.dim() == 4 else list(input.shape)
+    if shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{shape} to have {weight.shape[0]} channels, but got "
+                           f"{shape[1]} channels instead")
+
+
+def _depth_plane(taps, terms):
+    """One output depth plane: the sum of its (input depth, tap) planes (zeros if none)."""
+    if not terms:
+        like = taps[0].select(1, 0)
+        return _Tensor._wrap(zeros_on(tuple(like.shape), like._data.dtype, like._data))
+    total = None
+    for i, k in terms:
+        total = taps[k].select(1, i) if total is None else total + taps[k].select(1, i)
+    return total
+
 # --- unfold / fold ----------------------------------------------------------------------------
 def _block_geometry(spatial, kernel_size, dilation, padding, stride):
     kernel, dilation = _tuple(kernel_size, 2, "kernel_size"), _tuple(dilation, 2, "dilation")
@@ -233,4 +301,5 @@ def _check_fold(x, size, kernel, dilation, padding, stride, outs):
             f"but got input.size(2)={x.shape[2]}.")
 
 
-__all__ = ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "unfold", "fold"]

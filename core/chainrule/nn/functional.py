@@ -36,6 +36,12 @@ from ._attention import scaled_dot_product_attention  # noqa: F401
 from ._misc import *  # noqa: F401,F403  (bilinear, pdist, max_unpool2d, ...)
 from ._misc import __all__ as _misc_names
 from ._ctc import ctc_loss  # noqa: F401
+from ._pool_extra import *  # noqa: F401,F403  (max_unpool3d, lp_pool3d, fractional pooling)
+from ._pool_extra import __all__ as _pool_extra_names
+from ._grid import affine_grid, grid_sample  # noqa: F401
+from ._grid import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: F401
+from ._grid import affine_grid_generator as _affine_grid_generator, grid_sampler as _grid_sampler
+from ._mha import multi_head_attention_forward  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 from ._embedding_bag import embedding_bag  # noqa: F401
 
@@ -43,7 +49,8 @@ __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "t
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
     _activation_names + _dropout_names + _loss_names + _norm_names + ["pad"] + \
     _pool_names + _conv_names + ["embedding", "one_hot"] + _vision_names + ["scaled_dot_product_attention"] + \
-    _misc_names + ["relu_", "ctc_loss"]
+    _misc_names + ["relu_", "ctc_loss"] + _pool_extra_names + ["affine_grid", "grid_sample"] + \
+    ["multi_head_attention_forward"]
 
 
 def linear(input, weight, bias=None):
@@ -232,6 +239,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "conv_transpose1d": conv_transpose1d,  # noqa: F405
              "conv_transpose2d": conv_transpose2d,  # noqa: F405
+             "conv_transpose3d": conv_transpose3d,  # noqa: F405
+             "grid_sampler": _grid_sampler, "affine_grid_generator": _affine_grid_generator,
+             "native_channel_shuffle": native_channel_shuffle,  # noqa: F405
              "pixel_shuffle": pixel_shuffle, "pdist": pdist,  # noqa: F405
              "bilinear": bilinear, "channel_shuffle": channel_shuffle,  # noqa: F405
              "pixel_unshuffle": pixel_unshuffle,  # noqa: F405

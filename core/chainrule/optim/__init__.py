@@ -1,5 +1,5 @@
 """``chainrule.optim``: optimizers (SGD, Adam, AdamW, RMSprop, Adagrad, LBFGS, and
-Adamax, NAdam, RAdam, Adadelta, Rprop) and
+Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD, Adafactor, SparseAdam, Muon) and
 learning-rate schedules (``optim.lr_scheduler``), with torch's names, options and
 update rules.
 
@@ -18,4 +18,9 @@ from .rmsprop import Adagrad, RMSprop  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .adam_variants import Adamax, NAdam, RAdam  # noqa: F401
 from .adadelta import Adadelta, Rprop  # noqa: F401
+from .asgd import ASGD  # noqa: F401
+from .adafactor import Adafactor  # noqa: F401
+from .sparse_adam import SparseAdam  # noqa: F401
+from .muon import Muon  # noqa: F401
+from ._stateless import swap_in_optimizer_params_and_state  # noqa: F401
 from . import lr_scheduler, swa_utils  # noqa: F401

@@ -15,6 +15,8 @@ class Adadelta(Optimizer):
     0.99684
     """
 
+    _records_differentiable_step = True
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         for name, value in (("learning rate", lr), ("epsilon value", eps),

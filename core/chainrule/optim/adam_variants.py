@@ -124,6 +124,8 @@ class RAdam(_AdamLike):
     0.8
     """
 
+    _records_differentiable_step = True
+
     _moments, _scalars = ("exp_avg", "exp_avg_sq"), ()
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,

@@ -25,6 +25,14 @@ __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnea
            "ReduceLROnPlateau", "PolynomialLR", "CosineAnnealingWarmRestarts", "SequentialLR",
            "ChainedScheduler"]
 
+# the warning of ``scheduler.step(epoch)``, word for word torch's (users search for it)
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the new "
+    "chainable form, where available. Please open an issue if you are unable to replicate your "
+    "use case: https://github.com/pytorch/pytorch/issues/new/choose.")
+
 
 class LRScheduler:
     """Base class: records each group's 'initial_lr', then takes the first step.
@@ -96,10 +104,7 @@ class LRScheduler:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and "
-                              "is being deprecated where possible. Please use "
-                              "`scheduler.step()` to step the scheduler.", UserWarning,
-                              stacklevel=2)
+                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
                 self.last_epoch = epoch
                 closed = getattr(self, "_get_closed_form_lr", None)
                 values = closed() if closed is not None else self.get_lr()

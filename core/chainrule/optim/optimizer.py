@@ -14,7 +14,7 @@ import functools
 import itertools
 
 from .. import _factories
-from .._grad_mode import no_grad
+from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -29,7 +29,8 @@ required = _Required()
 
 
 def _use_grad(step):
-    """Run ``step`` under no_grad (the closure, if any, re-enables grad itself)."""
+    """Run ``step`` under no_grad, or with grad enabled for ``differentiable=True``
+    (the update is then recorded, as in torch); the closure re-enables grad itself."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         for pre_hook in list(self._optimizer_step_pre_hooks.values()):
@@ -37,7 +38,7 @@ def _use_grad(step):
             if result is not None:
                 args, kwargs = result
         self._opt_called = True        # read by the schedulers' order check
-        with no_grad():
+        with set_grad_enabled(self._differentiable()):
             out = step(self, *args, **kwargs)
         for post_hook in list(self._optimizer_step_post_hooks.values()):
             post_hook(self, args, kwargs)
@@ -64,6 +65,11 @@ class Optimizer:
     >>> [g["lr"] for g in opt.param_groups]
     [0.1, 0.5]
     """
+
+    # Whether ``differentiable=True`` records the step (the update is written so that
+    # autograd can go through it, as torch's differentiable paths); elsewhere the
+    # flag is accepted and the step runs under no_grad
+    _records_differentiable_step = False
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -127,7 +133,7 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 + type(param).__name__)
-            if not param.is_leaf:
+            if not (self._differentiable() or param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -256,11 +262,22 @@ class Optimizer:
         return _add_hook(getattr(self, registry), hook, prepend)
 
     # -- helpers for subclasses ---------------------------------------------------------
+    def _differentiable(self):
+        return bool(self._records_differentiable_step and self.defaults.get("differentiable"))
+
     def _params_with_grad(self, group):
         """The group's parameters that have a gradient, with their gradients."""
         for p in group["params"]:
             if p.grad is not None:
                 yield p, p.grad
+
+    def _real_params_with_grad(self, group):
+        """``_params_with_grad`` for the optimizers without complex support: a complex
+        parameter raises torch's error."""
+        for p, grad in self._params_with_grad(group):
+            if p.is_complex():
+                raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
+            yield p, grad
 
 
 _STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",

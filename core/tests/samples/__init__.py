@@ -11,7 +11,7 @@ call on torch for the parity tier (None: no parity for this sample).
 """
 import importlib
 
-FAMILIES = ("elementwise", "reduction", "shape", "linalg", "nn")
+FAMILIES = ("elementwise", "reduction", "shape", "linalg", "nn", "nn_surface", "special")
 
 
 class Sample:

@@ -4,6 +4,7 @@ from .container import (ModuleDict, ModuleList, ParameterDict, ParameterList,  #
                         Sequential)
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .conv import ConvTranspose3d  # noqa: F401
 from .upsampling import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
@@ -17,3 +18,5 @@ from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBas
 from .attention import MultiheadAttention  # noqa: F401
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerEncoderLayer)
+from .lazy import *  # noqa: F401,F403
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401

@@ -1,4 +1,4 @@
-"""Convolutions: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (torch's weight
+"""Convolutions: Conv1d/2d/3d, ConvTranspose1d/2d/3d (torch's weight
 layouts, default initialisation and ``padding_mode``)."""
 import math
 
@@ -8,7 +8,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(value, n):
@@ -213,3 +213,18 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def _functional(self):
         return F.conv_transpose2d
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution (the gradient of Conv3d w.r.t. its input).
+
+    >>> import chainrule as cr
+    >>> up = cr.nn.ConvTranspose3d(4, 2, 2, stride=2)
+    >>> up, up(cr.ones(1, 4, 2, 3, 3)).shape
+    (ConvTranspose3d(4, 2, kernel_size=(2, 2, 2), stride=(2, 2, 2)), chainrule.Size([1, 2, 4, 6, 6]))
+    """
+
+    _n = 3
+
+    def _functional(self):
+        return F.conv_transpose3d

@@ -8,7 +8,7 @@ __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWi
            "KLDivLoss", "HuberLoss", "SmoothL1Loss", "SoftMarginLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
            "MarginRankingLoss", "HingeEmbeddingLoss", "MultiMarginLoss", "MultiLabelMarginLoss",
-           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss", "NLLLoss2d"]
 
 
 def legacy_reduction(size_average, reduce, reduction):
@@ -371,3 +371,24 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """The deprecated spelling of :class:`NLLLoss` for (N, C, H, W) input (warns).
+
+    >>> import warnings
+    >>> import chainrule as cr
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     loss = cr.nn.NLLLoss2d()
+    >>> loss(cr.zeros(1, 2, 1, 1), cr.tensor([[[1]]])).item()
+    -0.0
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        import warnings
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html#torch.nn"
+                      ".NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -914,10 +914,15 @@ def _to_args(args, kwargs):
     return device, (None if dtype is None else _dtypes.to_dtype(dtype))
 
 
+_LAZY_TYPES = ("UninitializedParameter", "UninitializedBuffer")   # Note [lazy modules]
+
+
 def _load_one(module, name, key, target, value, error_msgs, assign):
     if not isinstance(value, Tensor):
         error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor '
                           f"or Tensor-like object from checkpoint but received {type(value)}")
+        return
+    if type(target).__name__ in _LAZY_TYPES:   # uninitialized into uninitialized: stays so
         return
     if value.shape != target.shape:
         error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} "

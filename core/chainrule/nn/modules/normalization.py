@@ -1,6 +1,9 @@
 """Normalization layers: BatchNorm1d/2d/3d (running statistics as buffers),
-LayerNorm, GroupNorm."""
+SyncBatchNorm, LayerNorm, GroupNorm, InstanceNorm, RMSNorm, LocalResponseNorm,
+CrossMapLRN2d."""
 import numbers
+
+import numpy as np
 
 from ... import _dtypes, _factories
 from .. import functional as F
@@ -9,7 +12,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm",
+           "SyncBatchNorm", "CrossMapLRN2d"]
 
 
 def _affine_parameters(module, shape, affine, bias, dtype):
@@ -299,6 +303,92 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalization whose statistics a distributed run would gather over all
+    processes; in one process (chainrule has no process groups) it is BatchNorm over
+    input of any rank >= 2, as torch's is without an initialized process group.
+
+    >>> import chainrule as cr
+    >>> net = cr.nn.Sequential(cr.nn.Linear(3, 4), cr.nn.BatchNorm1d(4))
+    >>> cr.nn.SyncBatchNorm.convert_sync_batchnorm(net)[1]
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm*d replaced by a SyncBatchNorm sharing its
+        parameters and running statistics (a BatchNorm itself: the new layer)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+def _cross_map_window(channels, size):
+    """(channels, channels) 0/1 matrix: which channels' squares enter each channel's
+    scale in the reference's CrossMapLRN2d, built by its running-window recurrence
+    (whose first channel, never subtracted, stays in every later window)."""
+    pre_pad = int((size - 1) / 2 + 1)
+    window = np.zeros((channels, channels))
+    window[0, :min(pre_pad, channels)] = 1
+    for c in range(1, channels):
+        window[c] = window[c - 1]
+        if c < channels - pre_pad + 1:
+            window[c, c + pre_pad - 1] += 1
+        if c > pre_pad:
+            window[c, c - pre_pad] -= 1
+    return window
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of (N, C, H, W) input, the legacy
+    layer: ``x / (k + alpha / size * sum of x^2 over the channel window) ** beta``
+    with the reference's windows (and the true gradient of that forward).
+
+    >>> import chainrule as cr
+    >>> cr.nn.CrossMapLRN2d(3, alpha=3.0, beta=1.0)(cr.ones(1, 2, 1, 1)).flatten().tolist()
+    [0.3333333432674408, 0.3333333432674408]
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        window = _factories.tensor(_cross_map_window(input.shape[1], self.size),
+                                   dtype=input.dtype, device=input.device)
+        squares = (input * input).movedim(1, -1) @ window.transpose(0, 1)
+        scale = squares.movedim(-1, 1) * (self.alpha / self.size) + self.k
+        return input * scale ** -self.beta
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -5,7 +5,8 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d",
-           "MaxUnpool2d"]
+           "MaxUnpool2d", "MaxUnpool3d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -286,3 +287,74 @@ class LPPool2d(_LPPool):
     """
 
     _function = "lp_pool2d"
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d.
+
+    >>> import chainrule as cr
+    >>> out, idx = cr.nn.MaxPool3d(2, return_indices=True)(cr.arange(8.).reshape(1, 2, 2, 2))
+    >>> cr.nn.MaxUnpool3d(2)(out, idx).flatten().tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]
+    """
+
+    _function, _dims = "max_unpool3d", 3
+
+
+class LPPool3d(_LPPool):
+    """Power-average pooling over windows of (N, C, D, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.LPPool3d(1, 2)(cr.ones(1, 1, 2, 2, 2)).flatten().tolist()
+    [8.0]
+    """
+
+    _function = "lp_pool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        n, name = self._dims, type(self).__name__
+        as_tuple = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * n)
+        self.kernel_size = as_tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = as_tuple(output_size) if output_size is not None else None
+        self.output_ratio = as_tuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             "pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return getattr(F, self._function)(input, self.kernel_size, self.output_size,
+                                          self.output_ratio, self.return_indices,
+                                          _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) input (Note [fractional max pooling] in
+    nn/_pool_extra.py).
+
+    >>> import chainrule as cr
+    >>> cr.nn.FractionalMaxPool2d(3, output_ratio=0.5)(cr.randn(1, 2, 10, 8)).shape
+    chainrule.Size([1, 2, 5, 4])
+    """
+
+    _function, _dims = "fractional_max_pool2d", 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W) input.
+
+    >>> import chainrule as cr
+    >>> cr.nn.FractionalMaxPool3d(2, output_size=(2, 3, 3))(cr.randn(1, 4, 5, 5)).shape
+    chainrule.Size([1, 2, 3, 3])
+    """
+
+    _function, _dims = "fractional_max_pool3d", 3

@@ -10,6 +10,8 @@ from . import _utils  # noqa: F401  (the reference's paths of collate and worker
 from ._collate import default_collate, default_convert  # noqa: F401
 from ._worker import get_worker_info  # noqa: F401
 from .dataloader import DataLoader, _DatasetKind  # noqa: F401
+from . import distributed  # noqa: F401
+from .distributed import DistributedSampler  # noqa: F401
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset,  # noqa: F401
                       StackDataset, Subset, TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: F401
@@ -19,4 +21,4 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler",
            "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
            "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info",
-           "random_split"]
+           "random_split", "DistributedSampler"]
