@@ -9,7 +9,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import chainrule as cr  # noqa: E402
-from chainrule import nn  # noqa: E402
 
 
 def both(program, seed=0):
