@@ -14,7 +14,8 @@ from ._backends import BACKENDS, canonical_device, move_array
 from ._meta import MetaArray, is_meta_target
 from ._batched import BatchedTensor, rewrap, unwrap_all
 from ._random import check_generator_device as _check_generator_device
-from ._random import numpy_rng as _numpy_rng
+from ._random import cpu_generator as _cpu_generator
+from . import _cpu_stream
 from ._tensor import (CONSTRUCTOR_DTYPE_MESSAGE, CPU, DEFAULT_DEVICE, Tensor, _check_can_require_grad,
                       device as _device)
 
@@ -372,8 +373,8 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     drawn = _on_device("uniform", _size_args(size), d, device, generator, 0.0, 1.0)
     if drawn is not None:
         return _finish(drawn, requires_grad, device)
-    rng = _numpy_rng(generator)
-    return _finish(rng.random(_size_args(size)).astype(d.np), requires_grad, device)
+    arr = _cpu_stream.uniform(_cpu_generator(generator), _size_args(size), d.np)
+    return _finish(arr, requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
@@ -388,11 +389,13 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     drawn = _on_device("normal", shape, d, device, generator, 0.0, 1.0)
     if drawn is not None:
         return _finish(drawn, requires_grad, device)
-    rng = _numpy_rng(generator)
-    if d.is_complex:
-        arr = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) / np.sqrt(2)
+    gen = _cpu_generator(generator)
+    if d.is_complex:                   # the reference's: normal(0, 1/sqrt(2)) on the real view
+        real = np.empty(0, d.np).real.dtype
+        pairs = _cpu_stream.normal(gen, shape + (2,), real, 0.0, 1.0 / np.sqrt(2))
+        arr = pairs[..., 0] + 1j * pairs[..., 1]
     else:
-        arr = rng.standard_normal(shape)
+        arr = _cpu_stream.normal(gen, shape, d.np)
     return _finish(arr.astype(d.np), requires_grad, device)
 
 
@@ -412,9 +415,11 @@ def randint(low=0, high=None, size=None, *, dtype=None, device=None, requires_gr
     drawn = _on_device("randint", _size_args((size,)), d, device, generator, low, high)
     if drawn is not None:
         return _finish(drawn, requires_grad, device)
-    rng = _numpy_rng(generator)
-    return _finish(rng.integers(low, high, size=_size_args((size,))).astype(d.np),
-                   requires_grad, device)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    arr = _cpu_stream.integers(_cpu_generator(generator), _size_args((size,)), low, high, d.np)
+    return _finish(arr.astype(d.np), requires_grad, device)
 
 
 def _like_dtype(input, dtype):

@@ -3,10 +3,10 @@ generator that ``manual_seed`` seeds, and the sampling functions and in-place
 methods that take ``generator=`` (randperm, normal, bernoulli, multinomial, poisson,
 Tensor.uniform_/normal_/bernoulli_/exponential_/random_/...).
 
-A Generator wraps NumPy's PCG64 bit generator; its state (``get_state``) is a uint8
-tensor holding the bit generator's words and the initial seed, so ``set_state``
-restores the exact stream. Streams differ from torch's (another algorithm): code may
-rely on reproducibility under one seed, never on torch's numbers.
+A CPU Generator is the reference's: the same mt19937 engine, seeding and samplers
+(Note [the reference's CPU stream] in _cpu_stream.py), so a seeded program draws the
+reference's numbers; its state (``get_state``) is the reference's 5056-byte layout.
+``numpy_rng`` hands NumPy's samplers the same engine (their transforms are NumPy's).
 
 Samples are constants, like the reference's (its gradients through them are zero).
 
@@ -28,13 +28,16 @@ import numpy as np
 
 from ._batched import LEVELS as _LEVELS
 
+from . import _cpu_stream as _stream
+
 from . import _dtypes
 from ._grad_mode import STATE as _MODE
 from ._tensor import DEVICE_ARRAY_TYPES, Tensor, asarray, device as _device
 
 _DEFAULT_SEED = 67280421310721          # the reference's default seed
 _MASK64 = (1 << 64) - 1
-_STATE_BYTES = 16 + 16 + 1 + 4 + 8      # PCG64 state, increment, has_uint32, uinteger, seed
+_STATE_BYTES = 5056                     # Note [the reference's CPU generator state]
+_KEY = slice(24, 24 + 624 * 8)
 
 
 class Generator:
@@ -54,12 +57,16 @@ class Generator:
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
-        """Reset the state from ``seed`` (an int; negative ones wrap modulo 2**64)."""
+        """Reset the state from ``seed`` (an int; negative ones wrap modulo 2**64; the
+        engine takes its low 32 bits)."""
         seed = int(seed)
         if not -(1 << 63) <= seed <= _MASK64:
             raise RuntimeError(f"Overflow when unpacking long long")
         self._seed = seed & _MASK64
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._bitgen = np.random.MT19937()
+        self._bitgen._legacy_seeding(self._seed & 0xFFFFFFFF)
+        self._rng = np.random.Generator(self._bitgen)
+        self._normal_cache = None      # the reference's next double normal sample
         self._offset = 0
         return self
 
@@ -86,17 +93,13 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The state as a uint8 tensor (a snapshot: later draws do not change it); a
-        device generator's is its seed and offset (16 bytes, like the reference's)."""
+        """The state as a uint8 tensor (a snapshot: later draws do not change it): the
+        reference's layout (Note [the reference's CPU generator state]); a device
+        generator's is its seed and offset (16 bytes, like the reference's)."""
         if self.device.type != "cpu":
             words = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
             return Tensor._wrap(np.frombuffer(words, np.uint8).copy())
-        state = self._rng.bit_generator.state
-        words = (state["state"]["state"].to_bytes(16, "little")
-                 + state["state"]["inc"].to_bytes(16, "little")
-                 + bytes([state["has_uint32"]]) + state["uinteger"].to_bytes(4, "little")
-                 + self._seed.to_bytes(8, "little"))
-        return Tensor._wrap(np.frombuffer(words, np.uint8).copy())
+        return Tensor._wrap(_pack_state(self))
 
     def set_state(self, new_state):
         """Restore a state returned by ``get_state``; returns the generator."""
@@ -108,14 +111,7 @@ class Generator:
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but "
                                f"found the input RNG state size to be {len(raw)}")
-        bit_generator = np.random.PCG64()
-        bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[:16], "little"),
-                      "inc": int.from_bytes(raw[16:32], "little")},
-            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
-        self._rng = np.random.Generator(bit_generator)
-        self._seed = int.from_bytes(raw[37:], "little")
+        _unpack_state(self, raw)
         return self
 
     def _set_device_state(self, raw):
@@ -127,6 +123,48 @@ class Generator:
 
     def __repr__(self):
         return f"<chainrule.Generator object at {id(self):#x}>"
+
+
+def _pack_state(gen):
+    """Note [the reference's CPU generator state]
+    5056 bytes, little-endian: the initial seed (u64), ``left`` and ``seeded`` (i32),
+    ``next`` (u64), the 624 words of mt19937 (each a u64), three unused doubles of which
+    the second holds the cached double normal, its validity (i32, padded to 8), the
+    cached float normal (f32) and its validity (one byte, padded). mt19937 twists when
+    ``left`` drops to 0: NumPy's ``pos`` (the next word's index) is ``625 - left``.
+    """
+    state = gen._bitgen.state["state"]
+    pos = int(state["pos"])
+    fresh = pos == 624 and np.array_equal(state["key"], _seeded_key(gen._seed))
+    raw = np.zeros(_STATE_BYTES, np.uint8)
+    header = np.array([gen._seed, (1 << 32) + 625 - pos, 0 if fresh else pos], np.uint64)
+    raw[:24] = header.view(np.uint8)
+    raw[_KEY] = state["key"].astype(np.uint64).view(np.uint8)
+    if gen._normal_cache is not None:
+        raw[5024:5032] = np.array([gen._normal_cache], np.float64).view(np.uint8)
+        raw[5040] = 1
+    return raw
+
+
+def _seeded_key(seed):
+    bitgen = np.random.MT19937()
+    bitgen._legacy_seeding(seed & 0xFFFFFFFF)
+    return bitgen.state["state"]["key"]
+
+
+def _unpack_state(gen, raw):
+    """Set ``gen`` from the reference's layout (Note [the reference's CPU generator
+    state])."""
+    words = np.frombuffer(raw, np.uint8)
+    seed, left = int(words[:8].view(np.uint64)[0]), int(words[8:12].view(np.int32)[0])
+    if not 1 <= left <= 624:
+        raise RuntimeError("The input RNG state has an invalid 'left' value")
+    gen.manual_seed(seed)
+    key = words[_KEY].view(np.uint64).astype(np.uint32)
+    gen._bitgen.state = {"bit_generator": "MT19937",
+                         "state": {"key": key, "pos": 625 - left}}
+    if words[5040]:
+        gen._normal_cache = float(words[5024:5032].view(np.float64)[0])
 
 
 default_generator = Generator()
@@ -265,9 +303,35 @@ def uniform_like(input, low, high, generator=None):
     meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
     if meta is not None:
         return _constant(meta)
+    dtype = input._data.dtype
     arr = draw_like(input._data, "uniform", low, high, generator,
-                    lambda rng, shape: rng.uniform(low, high, shape))
-    return _constant(arr.astype(input._data.dtype, copy=False))
+                    lambda gen, shape: _stream.uniform(gen, shape, dtype, low, high))
+    return _constant(arr.astype(dtype, copy=False))
+
+
+def rrelu_slopes(input, lower, upper, generator=None):
+    """rrelu's slopes shaped like ``input``: on the host, like the reference, one float64
+    uniform in [lower, upper) per element <= 0 in memory order (1 elsewhere); on a
+    device, uniforms for every element.
+
+    >>> import chainrule as cr
+    >>> _random = cr._random
+    >>> _random.rrelu_slopes(cr.tensor([1., -1.]), 0.25, 0.25).tolist()
+    [1.0, 0.25]
+    """
+    meta = drawn_on_meta(input, input._data.shape, input._data.dtype)
+    if meta is not None:
+        return _constant(meta)
+    dtype = input._data.dtype
+    low, high = (float(np.asarray(v, dtype)) for v in (lower, upper))   # bounds in the dtype
+
+    def host_draw(gen, shape):
+        negative = input._data <= 0
+        slopes = np.ones(shape)
+        slopes[negative] = _stream.uniform(gen, (int(negative.sum()),), np.float64, low, high)
+        return slopes
+    arr = draw_like(input._data, "uniform", lower, upper, generator, host_draw)
+    return _constant(arr.astype(dtype, copy=False))
 
 
 def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
@@ -276,15 +340,28 @@ def bernoulli_mask(shape, keep, dtype, generator=None, like=None):
     drawn = device_draw("bernoulli", shape, dtype, like, generator, keep, 0.0)
     if drawn is not None:
         return drawn
-    return (numpy_rng(generator).random(shape) < keep).astype(dtype)
+    return _stream.bernoulli(cpu_generator(generator), keep, shape).astype(dtype)
 
 
 def draw_like(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np.float64):
     """Samples shaped like the array ``like`` (or ``shape``) where it lives: the device's
-    kernels (``kind``, ``arg0``, ``arg1``), or ``host_draw(numpy_generator, shape)``."""
+    kernels (``kind``, ``arg0``, ``arg1``), or ``host_draw(cpu_generator, shape)``."""
     shape = like.shape if shape is None else shape
     drawn = device_draw(kind, shape, dtype, like, generator, arg0, arg1)
-    return host_draw(numpy_rng(generator), shape) if drawn is None else drawn
+    return host_draw(cpu_generator(generator), shape) if drawn is None else drawn
+
+
+def cpu_generator(generator=None):
+    """The chainrule Generator to draw from on the host (the default one when None)."""
+    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+        from ._vmap import check_random
+        check_random()
+    if generator is None:
+        return default_generator
+    if isinstance(generator, Generator):
+        return generator
+    raise TypeError(f"generator must be a chainrule.Generator, not "
+                    f"{type(generator).__name__}")
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -302,7 +379,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     keys = _on_device("uniform", (n,), _dtypes.float64, device, generator, 0.0, 1.0)
     if keys is not None:               # the order of uniform keys (the device's sort)
         return _constant(np.argsort(keys, kind="stable").astype(d.np), requires_grad)
-    return _constant(numpy_rng(generator).permutation(n).astype(d.np), requires_grad)
+    return _constant(_stream.randperm(cpu_generator(generator), n).astype(d.np), requires_grad)
 
 
 def _as_array(value):
@@ -345,9 +422,21 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         if drawn is not None:
             return _constant(drawn, requires_grad)
     like = next((t._data for t in tensors if type(t._data) is not np.ndarray), None)
-    z = draw_like(like, "normal", 0.0, 1.0, generator,
-                  lambda rng, shape: rng.standard_normal(shape), shape)
-    return _constant((m + s * z).astype(dt), requires_grad)
+    if like is not None:
+        z = draw_like(like, "normal", 0.0, 1.0, generator, None, shape)
+        return _constant((m + s * z).astype(dt), requires_grad)
+    return _constant(_host_normal(m, s, shape, dt, cpu_generator(generator)), requires_grad)
+
+
+def _host_normal(mean, std, shape, dtype, gen):
+    """The reference's order: normal(0, std) plus a mean tensor when std is a number,
+    else standard normals times std plus mean, in ``dtype``."""
+    m, s = np.asarray(mean, dtype), np.asarray(std, dtype)
+    if np.ndim(mean) == 0 and np.ndim(std) == 0 and not isinstance(mean, np.ndarray):
+        return _stream.normal(gen, shape, dtype, float(mean), float(std))
+    if not isinstance(std, np.ndarray):
+        return _stream.normal(gen, shape, dtype, 0.0, float(std)) + m
+    return _stream.normal(gen, shape, dtype) * s + m
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
@@ -360,8 +449,11 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     probs = _probabilities(input._data if p is None else p, input._data.shape)
     if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    draws = draw_like(input._data, "uniform", 0.0, 1.0, generator,
-                      lambda rng, shape: rng.random(shape)) < probs
+    shape = input._data.shape
+    if type(input._data) is not np.ndarray:
+        draws = draw_like(input._data, "uniform", 0.0, 1.0, generator, None) < probs
+    else:
+        draws = _stream.bernoulli(cpu_generator(generator), probs, shape)
     return _constant(draws.astype(input._data.dtype))
 
 
@@ -390,10 +482,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if type(w) is not np.ndarray:
         picks = _device_multinomial(rows, totals, num_samples, replacement, generator)
         return _constant(picks.reshape(w.shape[:-1] + (num_samples,)))
-    rng = numpy_rng(generator)
-    picks = [rng.choice(len(r), num_samples, replace=replacement, p=r / t)
-             for r, t in zip(rows, totals)]
-    out = np.asarray(picks, np.int64).reshape(w.shape[:-1] + (num_samples,))
+    weights = input._data.reshape(rows.shape)
+    weights = weights if weights.dtype.kind == "f" else rows
+    picks = _stream.multinomial_rows(cpu_generator(generator), weights, num_samples, replacement)
+    out = picks.reshape(w.shape[:-1] + (num_samples,))
     return _constant(out)
 
 
@@ -441,7 +533,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if meta is not None:
         return _constant(meta, requires_grad)
     arr = draw_like(input._data, "randint", low, high, generator,
-                    lambda rng, shape: rng.integers(low, high, shape), dtype=np.int64).astype(d)
+                    lambda gen, shape: _stream.integers(gen, shape, low, high, d),
+                    dtype=np.int64).astype(d)
     if device is not None:
         from ._backends import move_array
         arr = move_array(arr, device)
@@ -469,8 +562,10 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
     True
     """
     from_ = kwargs.pop("from", from_)
-    return fill_random(self, draw_like(self._data, "uniform", from_, to, generator,
-                                       lambda rng, shape: rng.uniform(from_, to, shape)))
+    dtype = self._data.dtype
+    return fill_random(self, draw_like(
+        self._data, "uniform", from_, to, generator,
+        lambda gen, shape: _stream.uniform(gen, shape, dtype, from_, to)))
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -482,8 +577,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-    return fill_random(self, draw_like(self._data, "normal", mean, std, generator,
-                                       lambda rng, shape: rng.normal(mean, std, shape)))
+    return fill_random(self, _normal_like(self, mean, std, generator))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
@@ -496,7 +590,10 @@ def bernoulli_(self, p=0.5, *, generator=None):
     probs = _probabilities(p, self._data.shape)
     if np.size(probs) and (np.min(probs) < 0 or np.max(probs) > 1):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
-    return fill_random(self, _uniform(self, generator) < probs)
+    if type(self._data) is not np.ndarray:
+        return fill_random(self, _uniform(self, generator) < probs)
+    return fill_random(self, _stream.bernoulli(cpu_generator(generator), probs,
+                                               self._data.shape))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -510,7 +607,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     if type(self._data) is not np.ndarray:          # -log(1 - u) / lambda
         return fill_random(self, -np.log1p(-_uniform(self, generator)) / lambd)
-    return fill_random(self, numpy_rng(generator).exponential(1.0 / lambd, self._data.shape))
+    return fill_random(self, _stream.exponential(cpu_generator(generator), self._data.shape,
+                                                 lambd))
 
 
 def random_(self, from_=0, to=None, *, generator=None, **kwargs):
@@ -524,14 +622,19 @@ def random_(self, from_=0, to=None, *, generator=None, **kwargs):
     from_ = kwargs.pop("from", from_)
     if to is None and from_ != 0:
         from_, to = 0, from_
+    unbounded = to is None and type(self._data) is np.ndarray
     if to is None:
         to = _random_bound(self._data.dtype)
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={from_} >= to={to}")
-    return fill_random(self, draw_like(self._data, "randint", from_, to, generator,
-                                       lambda rng, shape: rng.integers(from_, to, shape),
-                                       dtype=np.int64))
+    dtype = self._data.dtype
+    if unbounded:
+        return fill_random(self, _stream.full_range(cpu_generator(generator),
+                                                    self._data.shape, dtype))
+    return fill_random(self, draw_like(
+        self._data, "randint", from_, to, generator,
+        lambda gen, shape: _stream.integers(gen, shape, from_, to, dtype), dtype=np.int64))
 
 
 def _random_bound(dtype):
@@ -539,7 +642,8 @@ def _random_bound(dtype):
         return 2
     if dtype.kind in "iu":
         return int(np.iinfo(dtype).max) + 1
-    return (1 << (np.finfo(dtype).nmant + 1)) + 1
+    import ml_dtypes                   # its finfo knows bfloat16 too
+    return (1 << (ml_dtypes.finfo(dtype).nmant + 1)) + 1
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -549,10 +653,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     >>> cr.zeros(2).cauchy_(1.0, 0.0).tolist()
     [1.0, 1.0]
     """
-    if type(self._data) is not np.ndarray:          # tan(pi (u - 1/2))
-        draws = np.tan(np.pi * (_uniform(self, generator) - 0.5))
-    else:
-        draws = numpy_rng(generator).standard_cauchy(self._data.shape)
+    draws = np.tan(np.pi * (_uniform(self, generator) - 0.5))     # tan(pi (u - 1/2))
     return fill_random(self, median + sigma * draws)
 
 
@@ -563,26 +664,40 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     >>> bool((cr.zeros(3).log_normal_() > 0).all())
     True
     """
-    return fill_random(self, np.exp(draw_like(self._data, "normal", mean, std, generator,
-                                              lambda rng, shape: rng.normal(mean, std, shape))))
+    if type(self._data) is not np.ndarray:
+        return fill_random(self, np.exp(_normal_like(self, mean, std, generator)))
+    values = _stream.normal(cpu_generator(generator), self._data.shape, np.float64, mean, std,
+                            contiguous=False)     # one by one, like the reference
+    return fill_random(self, np.exp(values))
 
 
 def geometric_(self, p, *, generator=None):
     """Fill with geometric samples (trials until the first success, from 1).
 
     >>> import chainrule as cr
-    >>> cr.zeros(2).geometric_(1.0).tolist()
-    [1.0, 1.0]
+    >>> bool((cr.zeros(3).geometric_(0.5) >= 1).all())
+    True
     """
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if type(self._data) is not np.ndarray:          # trials to the first success
         trials = np.ceil(np.log1p(-_uniform(self, generator)) / np.log1p(-p))
         return fill_random(self, np.maximum(trials, 1.0))
-    return fill_random(self, numpy_rng(generator).geometric(p, self._data.shape))
+    return fill_random(self, np.ceil(np.log(_uniform(self, generator)) / np.log1p(-p)))
 
 
 def _uniform(t, generator):
     """Uniform samples in [0, 1) shaped like ``t``, where it lives."""
-    return draw_like(t._data, "uniform", 0.0, 1.0, generator, lambda rng, shape: rng.random(shape))
+    return draw_like(t._data, "uniform", 0.0, 1.0, generator,
+                     lambda gen, shape: _stream.uniform(gen, shape, np.float64))
+
+
+def _normal_like(t, mean, std, generator):
+    """Normal samples shaped like ``t`` in its dtype, where it lives (on the host one by
+    one when ``t`` is not contiguous, like the reference)."""
+    dtype, contiguous = t._data.dtype, t._data.flags.c_contiguous
+    return draw_like(t._data, "normal", mean, std, generator, lambda gen, shape: _stream.normal(
+        gen, shape, dtype, mean, std, contiguous))
 
 
 def _method_bernoulli(self, p=None, *, generator=None):

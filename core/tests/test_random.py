@@ -49,7 +49,7 @@ def test_state_errors():
     g = cr.Generator()
     with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
         g.set_state(cr.zeros(3))
-    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 45 but "
+    with pytest.raises(RuntimeError, match="Expected a CPUGeneratorImplState of size 5056 but "
                                            "found the input RNG state size to be 3"):
         g.set_state(cr.zeros(3, dtype=cr.uint8))
     with pytest.raises(RuntimeError, match="Overflow"):
@@ -171,3 +171,79 @@ def test_random_bounds():
     with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
         cr.zeros(2).random_(5, 2)
     assert cr.zeros(10, dtype=cr.bool).random_().dtype == cr.bool
+
+
+RECORDED = [    # torch 2.13 after manual_seed(0): (expression, its values)
+    ('cr.rand(4)',
+     [0.49625658988952637, 0.7682217955589294, 0.08847743272781372, 0.13203048706054688]),
+    ('cr.rand(3, dtype=cr.float64)',
+     [0.9700530018065531, 0.707819864399788, 0.45938294312745087]),
+    ('cr.empty(3, dtype=cr.float64).uniform_(-0.3, 0.7)',
+     [0.6700530018065531, 0.40781986439978796, 0.15938294312745088]),
+    ('[cr.randn(3, dtype=cr.float64).tolist(), cr.randn(2, dtype=cr.float64).tolist()]',
+     [[1.5409961082440433, -0.2934289057609464, -2.1787893820745574],
+      [0.5684312772806678, -1.084522342424021]]),
+    ('cr.randn(18, dtype=cr.float64)[-4:]',
+     [-0.4484158047114511, -0.8910030351707375, 0.6748575435940039, 1.0468653769814655]),
+    ('cr.randint(-5, 5, (6,))',
+     [-1, 4, -2, -5, -2, 4]),
+    ('cr.randint(0, 2 ** 40, (3,))',
+     [741280623151, 506137267392, 291447657211]),
+    ('cr.empty(3, dtype=cr.float64).random_()',
+     [8737460674930124.0, 6375474555111176.0, 4137753702977065.0]),
+    ('cr.randperm(8)',
+     [4, 0, 7, 3, 2, 5, 1, 6]),
+    ('cr.empty(8).bernoulli_(0.5)',
+     [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0]),
+    ('cr.bernoulli(cr.full((8,), 0.5))',
+     [1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]),
+    ('cr.nn.functional.dropout(cr.ones(8), 0.5)',
+     [0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0, 2.0]),
+    ('cr.empty(3, dtype=cr.float64).exponential_()',
+     [3.508326186707642, 1.2303847641796768, 0.6150440938940115]),
+    ('[cr.multinomial(cr.tensor([1., 2., 3., 4.]), 3).tolist(), '
+     'cr.multinomial(cr.tensor([1., 2., 3., 4.]), 4, True).tolist()]',
+     [[2, 1, 3], [3, 3, 1, 2]]),
+    ('[p.tolist() for p in cr.nn.Linear(2, 2, dtype=cr.float64).parameters()]',
+     [[[0.6647553301890121, 0.29390167076471757],
+       [-0.05744119269283829, 0.595027081222347]],
+      [0.20509507754883882, 0.411745297777725]]),
+    ('[cr.randn(2).tolist(), cr.rand(2).tolist(), cr.randint(0, 100, (3,)).tolist(), '
+     'cr.randperm(4).tolist()]',
+     [[1.5409960746765137, -0.293428897857666], [0.30742281675338745, 0.6340786814689636],
+      [27, 3, 97], [3, 0, 2, 1]]),
+]
+
+
+@pytest.mark.parametrize("expression, expected", RECORDED, ids=[e for e, _ in RECORDED])
+def test_streams_are_the_references_bit_for_bit(expression, expected):
+    """Note [the reference's CPU stream]: values recorded from torch, compared exactly."""
+    cr.manual_seed(0)
+    values = eval(expression, {"cr": cr})
+    assert (values.tolist() if isinstance(values, cr.Tensor) else values) == expected
+
+
+def test_state_has_the_references_layout():
+    cr.manual_seed(0)
+    state = cr.get_rng_state()
+    assert state.shape == (5056,) and state[:16].tolist() == [0] * 8 + [1, 0, 0, 0, 1, 0, 0, 0]
+    cr.randn(3, dtype=cr.float64)    # 8 words drawn, the second normal of a pair cached
+    state = cr.get_rng_state().tolist()
+    assert state[8:24] == [105, 2, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0]
+    assert state[5024:5032] == [13, 53, 62, 202, 150, 48, 226, 63] and state[5040] == 1
+    expected = cr.randn(2, dtype=cr.float64)
+    cr.manual_seed(5)
+    cr.set_rng_state(cr.tensor(state, dtype=cr.uint8))
+    assert cr.equal(cr.randn(2, dtype=cr.float64), expected)
+
+
+def test_numpy_rng_draws_from_the_same_engine():
+    cr.manual_seed(1)
+    a = cr._random.numpy_rng().random(3)
+    b = cr.rand(2)
+    cr.manual_seed(1)
+    assert np.array_equal(cr._random.numpy_rng().random(3), a)
+    assert cr.equal(cr.rand(2), b)
+    cr.manual_seed(1)
+    cr.rand(2)
+    assert not np.array_equal(cr._random.numpy_rng().random(3), a)    # the draws moved it

@@ -15,16 +15,12 @@ import numpy as np
 
 from .._grad_mode import no_grad
 from .. import _random
-from .._ops import _special
-from .._random import numpy_rng
+from .. import _cpu_stream
 from .._tensor import Tensor, asarray, zeros_on
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
            "kaiming_normal_", "orthogonal_", "sparse_"]
-
-
-_rng = numpy_rng
 
 
 def _fill(tensor, values):
@@ -103,43 +99,76 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with samples of N(mean, std^2) truncated to [a, b] (inverse-CDF sampling).
+    """Fill with samples of N(mean, std^2) truncated to [a, b], the reference's way
+    (Note [truncated normal by rejection]).
 
     >>> import chainrule as cr
     >>> bool((cr.nn.init.trunc_normal_(cr.empty(100), a=-1, b=1).abs() <= 1).all())
     True
     """
+    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
+        return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    from math import erf
-    cdf = lambda x: (1.0 + erf(x / math.sqrt(2.0))) / 2.0   # noqa: E731
-    if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
-        return tensor
-    low, high = cdf((a - mean) / std), cdf((b - mean) / std)
-    u = _random.draw_like(tensor._data, "uniform", 2 * low - 1, 2 * high - 1, generator,
-                          lambda rng, shape: rng.uniform(2 * low - 1, 2 * high - 1, shape))
-    values = _erfinv(u) * std * math.sqrt(2.0) + mean
-    return _fill(tensor, np.clip(values, a, b))
+    cdf = lambda x: (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0   # noqa: E731
+    with no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            result = _redraw_outside(tensor, mean, std, a, b, generator)
+        else:
+            result = _uniform_rejection(tensor, mean, std, a, b, generator)
+        if result is not tensor:
+            tensor.copy_(result)
+    return tensor
 
 
-def _erfinv(y):
-    """The inverse error function on an ndarray (scipy's when present, else Newton
-    steps from Giles' approximation); on a device array, the erfinv op's."""
-    if type(y) is not np.ndarray:
-        return _special.in_float64("erfinv", y)
-    try:
-        from scipy.special import erfinv
-        return erfinv(y)
-    except ImportError:
-        pass
-    from math import erf
-    w = -np.log((1.0 - y) * (1.0 + y))
-    x = y * np.where(w < 5, 1.5 + 0.25 * (w - 2.5), 3.0 + 0.2 * (np.sqrt(w) - 3))
-    verf = np.vectorize(erf)
-    for _ in range(6):
-        x = x - (verf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
-    return x
+def _redraw_outside(tensor, mean, std, a, b, generator):
+    """Note [truncated normal by rejection]
+    The reference samples a truncated normal by rejection, drawing as it does so that a
+    seeded program gets its numbers: when [a, b] holds more than 0.3 of the mass, normal
+    samples, every one outside [a, b] (bounds in the dtype) replaced from a fresh full
+    draw, until none is; else uniform candidates on [a, b], each accepted when the log
+    of a fresh uniform does not exceed its log density relative to the peak, the
+    pending ones redrawn (both draws full-size) until none is pending.
+    """
+    low, high = (tensor.new_tensor(v).item() for v in (a, b))
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            return result
+        fresh = _empty_like(result).normal_(mean, std, generator=generator)
+        result = _where(outside, fresh, result)
+
+
+def _log_density(candidates, mean, std, log_peak):
+    return ((candidates - mean) / std).pow(2).mul(-0.5).sub(log_peak)
+
+
+def _uniform_rejection(tensor, mean, std, a, b, generator):
+    """The uniform-candidate branch of Note [truncated normal by rejection]."""
+    log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+    result = tensor.uniform_(a, b, generator=generator)
+    accept_buf = _empty_like(tensor)
+    pending = accept_buf.uniform_(generator=generator).log() > _log_density(
+        result, mean, std, log_peak)
+    while pending.any():
+        candidates = _empty_like(tensor).uniform_(a, b, generator=generator)
+        result = _where(pending, candidates, result)
+        rejected = accept_buf.uniform_(generator=generator).log() > _log_density(
+            candidates, mean, std, log_peak)
+        pending = _where(pending, rejected, pending)
+    return result
+
+
+def _empty_like(tensor):
+    from .._factories import empty_like
+    return empty_like(tensor)
+
+
+def _where(condition, x, y):
+    from .._ops.elementwise import where
+    return where(condition, x, y)
 
 
 def constant_(tensor, val):
@@ -219,7 +248,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     True
     """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * (gain * math.sqrt(2.0 / float(fan_in + fan_out)))   # torch's order
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -245,7 +274,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * (calculate_gain(nonlinearity, a) / math.sqrt(fan))  # torch's order
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -279,7 +308,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     cols = tensor.numel() // rows
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
-    flat = _rng(generator).standard_normal((rows, cols))
+    flat = _cpu_stream.normal(_random.cpu_generator(generator), (rows, cols),
+                              tensor._data.dtype).astype(np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -303,11 +333,11 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     rows, cols = tensor.shape
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
-    rng = _rng(generator)
-    values = rng.normal(0, std, (rows, cols))
+    gen = _random.cpu_generator(generator)
+    values = _cpu_stream.normal(gen, (rows, cols), tensor._data.dtype, 0.0, std)
     zeros = int(math.ceil(sparsity * rows))
     for col in range(cols):
-        values[rng.permutation(rows)[:zeros], col] = 0
+        values[_cpu_stream.randperm(gen, rows)[:zeros], col] = 0
     return _fill(tensor, values)
 
 

@@ -283,9 +283,9 @@ def random_split(dataset, lengths, generator=_random.default_generator):
     """Split ``dataset`` into non-overlapping random ``Subset``s of the given
     ``lengths``: counts summing to ``len(dataset)``, or fractions summing to 1.
 
-    The permutation comes from chainrule's ``generator`` (``cr.randperm``), whose
-    numbers differ from torch's: under one seed the split is reproducible, but not
-    the reference's split. Sizes follow the reference exactly.
+    The permutation comes from ``generator`` (``cr.randperm``), whose stream is the
+    reference's (Note [the reference's CPU stream]): under one seed the split is the
+    reference's. Sizes follow the reference exactly.
 
     >>> import chainrule as cr
     >>> from chainrule.utils.data import random_split
