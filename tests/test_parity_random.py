@@ -138,3 +138,15 @@ def test_fork_rng_restores_the_stream():
             L.randn(5)
         return [L.rand(3), L.initial_seed()]
     assert_same(program, 4)
+
+
+def test_a_large_float64_normal_draw_is_vectorized_within_an_ulp_and_keeps_the_stream():
+    # past _cpu_stream.EXACT_LIMIT elements NumPy's log/cos/sin run (last-bit
+    # differences allowed); the generator's position is torch's all the same
+    from chainrule import _cpu_stream
+    n = _cpu_stream.EXACT_LIMIT * 2 + 5
+    torch.manual_seed(3)
+    cr.manual_seed(3)
+    a, b = cr.randn(n, dtype=cr.float64).numpy(), torch.randn(n, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(a, b, rtol=0, atol=4 * np.finfo(np.float64).eps * 8)
+    assert cr.rand(4, dtype=cr.float64).tolist() == torch.rand(4, dtype=torch.float64).tolist()
