@@ -769,17 +769,22 @@ PyObject* plain_call(FastMethod* m, PyObject* const* inputs, bool* handled) {
 
 // Whether the dispatcher takes its raw path (Note [raw tangent path]) for these
 // inputs: `dispatch` does unless grad mode is on and an input or a tangent requires
-// grad (tangent_array then declines: the recorded path stays Python);
-// `recording_dispatch` always does (its level is never batched here). -1: an error.
+// grad; `recording_dispatch` always does (its level is never batched here). With no
+// input requiring grad (plain forward mode) grad mode is not read, and a tangent that
+// requires grad makes tangent_array decline (*any_tangent false): Python decides.
+// -1: an error.
 int raw_path_for(DualMode mode, PyObject* const* inputs, Py_ssize_t arity, bool* any_tangent) {
   *any_tangent = true;
   if (mode == DualMode::kRecording) return 1;
-  int grad = mode_flag(fn_names().grad_enabled);
-  if (grad <= 0) return grad < 0 ? -1 : 1;
-  *any_tangent = false;
+  bool requires_grad = false;
   for (Py_ssize_t i = 0; i < arity; ++i) {
-    if (slot(inputs[i], fc.t.requires_grad) != Py_False) return 0;
+    requires_grad = requires_grad || slot(inputs[i], fc.t.requires_grad) != Py_False;
   }
+  *any_tangent = false;
+  if (!requires_grad) return 1;
+  int grad = mode_flag(fn_names().grad_enabled);
+  if (grad != 0) return grad < 0 ? -1 : 0;    // grad mode on: the recorded path, Python
+  *any_tangent = true;
   return 1;
 }
 
