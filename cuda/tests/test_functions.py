@@ -108,9 +108,11 @@ def test_pad_index_modes_stay_on_the_device(mode):
     np.testing.assert_array_equal(got.get(), np.pad(a, ((1, 2), (2, 1)), mode=mode))
 
 
-def test_only_lapack_type_decompositions_are_host_run():
+def test_only_lapack_type_decompositions_and_ffts_are_host_run():
+    # np.linalg's decompositions and np.fft's n-dimensional transforms (no cuFFT binding)
     assert _functions.HOST_RUN
-    assert all(getattr(np.linalg, f.__name__, None) is f for f in _functions.HOST_RUN)
+    assert all(getattr(np.linalg, f.__name__, None) is f or getattr(np.fft, f.__name__, None)
+               is f for f in _functions.HOST_RUN)
     with pytest.raises(TypeError, match="lexsort"):
         np.lexsort((dev([1, 2, 2]),))       # no device implementation: NumPy's TypeError
 

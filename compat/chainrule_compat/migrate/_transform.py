@@ -112,7 +112,7 @@ class Migrator(cst.CSTTransformer):
         self.findings = []
         self.needs_import = False
         self._volatile_pending = False
-        self._volatile_statements = set()
+        self._volatile_statements = {}     # id -> the statement (kept alive)
 
     # -- bookkeeping ----------------------------------------------------------------
     def _found(self, node, legacy, modern, rewritten):
@@ -282,7 +282,9 @@ class Migrator(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original, updated):
         if self._volatile_pending:
             self._volatile_pending = False
-            self._volatile_statements.add(id(updated))
+            # keyed by id, holding the node: a collected node's id could be reused by a
+            # later statement (a return outside the loop went under no_grad, now and then)
+            self._volatile_statements[id(updated)] = updated
         return updated
 
     def leave_IndentedBlock(self, original, updated):
