@@ -65,14 +65,13 @@ def _replace_function_forms(replaced):
     from ._common import FUNCTIONS
     modules = [m for name, m in list(sys.modules.items())
                if m is not None and (name == "chainrule" or name.startswith("chainrule."))]
+    # by id: the functions replaced stay alive in ``replaced`` while this runs
+    replacement = {id(old): new for olds, new in replaced for old in olds if old is not None}
     for namespace in [FUNCTIONS] + [vars(m) for m in modules]:
-        names_of = {}
-        for key, value in namespace.items():
-            names_of.setdefault(id(value), []).append(key)
-        for olds, new in replaced:
-            for old in olds:
-                for key in names_of.get(id(old), ()) if old is not None else ():
-                    namespace[key] = new
+        for key, value in list(namespace.items()):
+            new = replacement.get(id(value))
+            if new is not None:
+                namespace[key] = new
 
 
 def method_accelerated(name):

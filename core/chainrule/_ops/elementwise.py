@@ -303,7 +303,7 @@ def pow(input, exponent):
         return apply_binary(POW, base, exp)
     if isinstance(exponent, Tensor):
         return apply_binary(POW, input, exponent)
-    (base,) = [input] if _keeps_dtype(input, exponent) else promote(input, exponent)[:1]
+    base = _meeting_scalar(input, exponent)
     if base._data.dtype.kind in "iu" and isinstance(exponent, int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return apply_op(POW_SCALAR, (base,), {"exponent": exponent})
@@ -311,6 +311,12 @@ def pow(input, exponent):
 
 def _keeps_dtype(t, scalar):
     return _dtypes.scalar_category(scalar) <= t.dtype.category
+
+
+def _meeting_scalar(t, scalar):
+    """``t`` as an op with the Python number ``scalar`` sees it: itself, or promoted when
+    the number is of a higher category (an integer tensor and a float)."""
+    return t if _keeps_dtype(t, scalar) else promote(t, scalar)[0]
 
 
 for _name, _op, _doc in [
@@ -355,8 +361,8 @@ def clamp(input, min=None, max=None):
         a, lo, hi = promote(input, lo, hi)
         return apply_op(CLAMP_TENSOR, (a, lo, hi), EMPTY)
     for bound in (min, max):           # an integer tensor meets a float bound: promoted
-        if bound is not None and not _keeps_dtype(input, bound):
-            input = promote(input, bound)[0]
+        if bound is not None:
+            input = _meeting_scalar(input, bound)
     return apply_op(CLAMP, (input,), {"min": min, "max": max})
 
 
@@ -480,7 +486,7 @@ def rsub(input, other, *, alpha=1):
 def pow_scalar_base(base, exponent):
     """``base ** exponent`` for a Python number ``base`` (PowBackward2)."""
     exponent = float_input(exponent) if isinstance(base, float) else exponent
-    (exp,) = [exponent] if _keeps_dtype(exponent, base) else promote(exponent, base)[:1]
+    exp = _meeting_scalar(exponent, base)
     return apply_op(POW_SCALAR_BASE, (exp,), {"base": base})
 
 
@@ -901,7 +907,7 @@ def _min_max_tensor(input, bound, scalar_op, tensor_op, key):
     if isinstance(bound, Tensor):
         a, b = promote(input, bound)
         return apply_op(tensor_op, (a, b), EMPTY)
-    (a,) = [input] if _keeps_dtype(input, bound) else promote(input, bound)[:1]
+    a = _meeting_scalar(input, bound)
     return apply_op(scalar_op, (a,), {key: bound})
 
 
