@@ -232,3 +232,29 @@ def test_structure_mismatch_messages_print_both_structures():
 def test_unbatched_non_tensor_outputs_with_out_dims_none_also_per_entry():
     shape = cr.vmap(lambda a: cr.rand(2).shape, randomness="different", out_dims=None)(cr.ones(3))
     assert shape == (2,) and type(shape) is tuple
+
+
+def _vjp_in_vmap(x, cotangent_of):
+    """grad of x.sin() * w inside vmap over x, w batched like x (what func.vjp makes of
+    a shared weight), with the cotangent ``cotangent_of(output)`` gives."""
+    from chainrule._vmap import differentiable_input
+    w = differentiable_input(cr.arange(3.0, dtype=cr.float64), False)
+    out = x.sin() * w
+    return cr.autograd.grad(out, w, cotangent_of(out))[0]
+
+
+def test_cotangent_batched_at_a_newer_level_than_its_output():
+    # Note [cotangents batched beyond their outputs]: vmap(vjp_fn)(basis) inside vmap
+    x = cr.linspace(-1, 1, 6, dtype=cr.float64).reshape(2, 3)
+    basis = cr.eye(3, dtype=cr.float64)
+    got = cr.vmap(lambda xi: cr.vmap(lambda v: _vjp_in_vmap(xi, lambda o: v))(basis))(x)
+    assert got.shape == (2, 3, 3)
+    expected = cr.stack([cr.diag(xi.sin()) for xi in x])
+    assert np.allclose(got.numpy(), expected.numpy())
+
+
+def test_unbatched_cotangent_of_a_batched_output_broadcasts():
+    x = cr.linspace(-1, 1, 6, dtype=cr.float64).reshape(2, 3)
+    v = cr.tensor([1.0, 2.0, 3.0], dtype=cr.float64)
+    got = cr.vmap(lambda xi: _vjp_in_vmap(xi, lambda o: v))(x)
+    assert np.allclose(got.numpy(), (x.sin() * v).numpy())
