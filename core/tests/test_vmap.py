@@ -50,8 +50,12 @@ def test_jacobian_rows_match_is_grads_batched():
 def test_errors():
     with pytest.raises(ValueError, match="same size in the mapped dimension"):
         cr.vmap(cr.mul)(cr.ones(2), cr.ones(3))
-    with pytest.raises(ValueError, match="at least one input must be mapped over"):
+    with pytest.raises(ValueError, match="Expected at least one Tensor to vmap over"):
+        cr.vmap(cr.mul, in_dims=(None, None))(cr.ones(2), cr.ones(2))
+    with pytest.raises(ValueError, match="expected `in_dims` to be int or a"):
         cr.vmap(cr.mul, in_dims=None)(cr.ones(2), cr.ones(2))
+    with pytest.raises(ValueError, match="got no inputs"):
+        cr.vmap(lambda: cr.ones(2))()
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         cr.vmap(cr.mul, in_dims=(0, 0, 0))(cr.ones(2), cr.ones(2))
     with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
@@ -258,3 +262,19 @@ def test_unbatched_cotangent_of_a_batched_output_broadcasts():
     v = cr.tensor([1.0, 2.0, 3.0], dtype=cr.float64)
     got = cr.vmap(lambda xi: _vjp_in_vmap(xi, lambda o: v))(x)
     assert np.allclose(got.numpy(), (x.sin() * v).numpy())
+
+
+def test_out_dims_match_the_outputs_structure_as_a_prefix():
+    x = cr.ones(2, 3)
+    assert cr.vmap(cr.sin, out_dims=(1,))(x).shape == (3, 2)      # (d,) for one Tensor
+    w = cr.zeros(4)
+    out = cr.vmap(lambda a: {"k": a, "j": (a, w)}, out_dims={"k": 1, "j": (0, None)})(x)
+    assert out["k"].shape == (3, 2) and out["j"][0].shape == (2, 3) and out["j"][1] is w
+    chunked = cr.vmap(lambda a: {"k": a.sum()}, out_dims={"k": 0}, chunk_size=1)(x)
+    assert chunked["k"].tolist() == [3.0, 3.0]
+    for out_dims, fn in [((0, 1), cr.sin), ([0, 1], lambda a: (a, a)),
+                         ((0, 1), lambda a: [a, a]), ((0,), lambda a: {"k": a})]:
+        with pytest.raises(ValueError, match="out_dims is not compatible with the structure"):
+            cr.vmap(fn, out_dims=out_dims)(x)
+    with pytest.raises(ValueError, match="`out_dims` must be an int, None or a python"):
+        cr.vmap(lambda a: (a,), out_dims=1.5)(x)

@@ -200,6 +200,9 @@ def _split_aux(output, has_aux, api):
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
                            "has_aux is True")
+    for leaf in _flatten(output[1])[0]:
+        if not isinstance(leaf, cr.Tensor):     # the reference unwraps every aux leaf
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
     return output
 
 
