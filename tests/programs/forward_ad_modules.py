@@ -144,3 +144,24 @@ for bad in [lambda: jvp(lambda x: x, (v,), t), lambda: jvp(lambda x: x, (v,), (t
         bad()
     except Exception as e:
         print(type(e).__name__, e)
+
+# checking a custom jvp as the tutorial does
+xg = det(3, k=0.7).requires_grad_()
+print("gradcheck forward", torch.autograd.gradcheck(lambda a: ScaledExp.apply(a, 2.0), (xg,), check_forward_ad=True,
+                                                    check_backward_ad=False, check_undefined_grad=False,
+                                                    check_batched_grad=False))
+print("gradcheck both", torch.autograd.gradcheck(lambda a: ScaledExp.apply(a, 2.0), (xg,), check_forward_ad=True))
+print("gradgradcheck fwd-over-rev", torch.autograd.gradgradcheck(lambda a: a.sin() * a, (xg,), check_fwd_over_rev=True))
+
+
+class WrongJvp(Square):
+    @staticmethod
+    def jvp(ctx, x_t):
+        x, = ctx.saved_tensors
+        return x * x_t
+
+
+try:
+    torch.autograd.gradcheck(WrongJvp.apply, (xg,), check_forward_ad=True, check_backward_ad=False)
+except RuntimeError as e:
+    print("caught:", str(e).splitlines()[0])
