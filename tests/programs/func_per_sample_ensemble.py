@@ -110,6 +110,13 @@ base.train()
 different = vmap(fmodel, in_dims=(0, 0, None), randomness="different")(ens_params, ens_buffers, data)
 same = vmap(fmodel, in_dims=(0, 0, None), randomness="same")(ens_params, ens_buffers, data)
 print("train shapes", different.shape, same.shape)
+# identical models: 'same' draws one dropout mask for all of them, 'different' one each
+clones = [copy.deepcopy(models[0]) for _ in range(3)]
+cp, cb = stack_module_state(clones)
+same = vmap(fmodel, in_dims=(0, 0, None), randomness="same")(cp, cb, data)
+different = vmap(fmodel, in_dims=(0, 0, None), randomness="different")(cp, cb, data)
+print("same masks", torch.equal(same[0], same[1]) and torch.equal(same[1], same[2]))
+print("different masks", not (torch.equal(different[0], different[1]) and torch.equal(different[1], different[2])))
 try:
     vmap(fmodel, in_dims=(0, 0, None))(ens_params, ens_buffers, data)
 except RuntimeError as e:

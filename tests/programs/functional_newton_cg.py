@@ -124,3 +124,18 @@ out, vj = vjp(lambda x: x.sum(), xs[0])
 print("vjp scalar default v", vj)
 out, jv = jvp(lambda x: x.sum() * 2, torch.tensor(3.0, dtype=torch.float64))
 print("jvp scalar default v", out, jv)
+
+# second order through the functional API (meta-learning style): create_graph then backward
+th = torch.tensor([0.3, -0.2], dtype=torch.float64, requires_grad=True)
+vv = torch.tensor([1.0, 2.0], dtype=torch.float64)
+_, hv = hvp(lambda t: (t.sin() ** 2).sum() * t.prod(), th, vv, create_graph=True)
+hv.sum().backward()
+print("hvp create_graph backward", hv, th.grad)
+th.grad = None
+_, vh = vhp(lambda t: (t.exp() * t).sum(), th, vv, create_graph=True)
+vh.pow(2).sum().backward()
+print("vhp create_graph backward", vh, th.grad)
+J = jacobian(lambda t: (t * t, t.sum()), th, create_graph=True)
+print("jacobian tuple create_graph", [j.requires_grad for j in J])
+H = hessian(lambda a, c: (a * c).sum() ** 2, (th, vv.requires_grad_()), create_graph=True)
+print("hessian tuple create_graph", [[h.requires_grad for h in r] for r in H])
