@@ -14,6 +14,8 @@ Note [captured tensors keep their history]
 import weakref
 
 import chainrule as cr
+from chainrule._batched import BatchedTensor, unwrap_all
+from chainrule.autograd.node import AccumulateGrad
 
 _TRANSFORM_LEAVES = {}      # id -> weakref of the leaves transforms created
 
@@ -31,8 +33,9 @@ def _is_transform_leaf(t):
 
 
 def _own_leaf(t):
-    from chainrule._batched import unwrap_all
-    return _is_transform_leaf(unwrap_all(t)[0]) or _is_transform_leaf(t)
+    if type(t) is BatchedTensor:
+        t = unwrap_all(t)[0]
+    return _is_transform_leaf(t)
 
 
 def reaches_captured(tensors):
@@ -44,16 +47,19 @@ def reaches_captured(tensors):
         if isinstance(t, cr.Tensor) and t.requires_grad:
             if t.grad_fn is None and not _own_leaf(t):
                 return True
-            stack.append(t.grad_fn)
+            if t.grad_fn is not None:
+                stack.append(t.grad_fn)
     while stack:
         node = stack.pop()
-        if node is None or id(node) in seen:
+        if id(node) in seen:
             continue
         seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None and not _own_leaf(variable):
-            return True
-        stack.extend(edge[0] for edge in node.next_functions if edge is not None)
+        if type(node) is AccumulateGrad:
+            if not _own_leaf(node.variable):
+                return True
+            continue
+        # the edges themselves: next_functions builds a tuple per call
+        stack.extend(edge[0] for edge in node._next if edge is not None and edge[0] is not None)
     return False
 
 
