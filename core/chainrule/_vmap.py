@@ -238,6 +238,13 @@ class VmapInfo:
         self.batch_size, self.randomness = batch_size, randomness
 
 
+_EXTENDING_FUNC = ("For more details, please see "
+                   "https://pytorch.org/docs/main/notes/extending.func.html")
+_NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+    "jacrev, ...), it must override the setup_context staticmethod. " + _EXTENDING_FUNC)
+
+
 def apply_function_batched(cls, args, kwargs):
     """Note [custom Functions under vmap]
         ``Function.apply`` with batched arguments: the class's ``vmap`` staticmethod,
@@ -251,6 +258,8 @@ def apply_function_batched(cls, args, kwargs):
         return NotImplemented
     level = max(levels, key=lambda lv: lv.id)
     from .autograd.function import Function
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
     physical = [a._value if batched_at(a, level) else a for a in args]
     in_dims = tuple(0 if batched_at(a, level) else None for a in args)
     if cls.vmap is not Function.vmap:
@@ -258,8 +267,9 @@ def apply_function_batched(cls, args, kwargs):
                                      *physical, **kwargs)
         return _rewrap_outputs(outputs, out_dims, level)
     if not cls.generate_vmap_rule:
-        raise RuntimeError("To use autograd.Function with vmap, you must either override the "
-                           "vmap staticmethod or set generate_vmap_rule=True.")
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           "support. Please override and implement the vmap staticmethod or "
+                           f"set generate_vmap_rule=True. {_EXTENDING_FUNC}")
     rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
     return _rewrap_outputs(_stack_outputs(rows, 0, cls.__name__), 0, level)
 

@@ -109,9 +109,23 @@ def test_custom_function_vmap_staticmethod_runs_once():
 def test_custom_function_generated_rule_and_missing_rule():
     x = cr.randn(4, 3, dtype=cr.float64)
     assert np.allclose(cr.vmap(_CubeGenerated.apply)(x).numpy(), x.numpy() ** 3)
-    with pytest.raises(RuntimeError, match="override the vmap staticmethod or set "
-                                           "generate_vmap_rule=True"):
+    with pytest.raises(RuntimeError, match="You tried to vmap over _Cube, but it does not "
+                                           "have vmap support. Please override and implement "
+                                           "the vmap staticmethod or set generate_vmap_rule"):
         cr.vmap(_Cube.apply)(x)
+
+
+def test_custom_function_without_setup_context_is_the_reference_error():
+    class Twice(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        cr.vmap(Twice.apply)(cr.ones(2, 3))
 
 
 def test_one_evaluation_not_a_loop():

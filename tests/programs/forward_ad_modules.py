@@ -1,11 +1,13 @@
 """Forward-mode AD as the torch tutorial teaches it: dual numbers through a module's
 parameters (functional_call), custom Functions with jvp and setup_context,
-torch.func.jvp with has_aux, linearize, and forward-mode jacobians."""
+torch.func.jvp with has_aux, linearize, forward-mode jacobians, gradcheck of a jvp,
+and the extending-torch.func tutorial (NumpySort: setup_context, jvp and vmap rules)."""
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.autograd.forward_ad as fwAD
-from torch.func import functional_call, jvp, linearize, jacfwd, vmap
+from torch.func import functional_call, jvp, linearize, jacfwd, jacrev, vmap, grad, hessian
 
 torch.manual_seed(0)
 
@@ -165,3 +167,148 @@ try:
     torch.autograd.gradcheck(WrongJvp.apply, (xg,), check_forward_ad=True, check_backward_ad=False)
 except RuntimeError as e:
     print("caught:", str(e).splitlines()[0])
+
+
+# --- extending torch.func with autograd.Function (the tutorial's NumpySort) ----------
+def to_numpy(tensor):
+    return tensor.cpu().numpy()
+
+class NumpySort(torch.autograd.Function):
+    @staticmethod
+    def forward(x, dim):
+        device = x.device
+        x = to_numpy(x)
+        ind = np.argsort(x, axis=dim)
+        ind_inv = np.argsort(ind, axis=dim)
+        result = np.take_along_axis(x, ind, axis=dim)
+        return (torch.tensor(result, device=device), torch.tensor(ind, device=device), torch.tensor(ind_inv, device=device))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, dim = inputs
+        _, ind, ind_inv = output
+        ctx.mark_non_differentiable(ind, ind_inv)
+        ctx.save_for_backward(ind, ind_inv)
+        ctx.save_for_forward(ind, ind_inv)
+        ctx.dim = dim
+
+    @staticmethod
+    def backward(ctx, grad_output, _0, _1):
+        ind, ind_inv = ctx.saved_tensors
+        return NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim), None
+
+    @staticmethod
+    def jvp(ctx, x_tangent, _):
+        ind, ind_inv = ctx.saved_tensors
+        return NumpyTake.apply(x_tangent, ind, ind_inv, ctx.dim), None, None
+
+    @staticmethod
+    def vmap(info, in_dims, x, dim):
+        x_bdim, _ = in_dims
+        logical_dim = dim if dim >= 0 else dim + x.dim() - 1
+        dim = logical_dim + 1
+        x = x.movedim(x_bdim, 0)
+        result = NumpySort.apply(x, dim)
+        return NumpySort.apply(x, dim), (0, 0, 0)
+
+
+class NumpyTake(torch.autograd.Function):
+    @staticmethod
+    def forward(x, ind, ind_inv, dim):
+        device = x.device
+        x = to_numpy(x)
+        ind = to_numpy(ind)
+        return torch.tensor(np.take_along_axis(x, ind, dim), device=device)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, ind, ind_inv, dim = inputs
+        ctx.save_for_backward(ind, ind_inv)
+        ctx.save_for_forward(ind, ind_inv)
+        ctx.dim = dim
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        ind, ind_inv = ctx.saved_tensors
+        result = NumpyTake.apply(grad_output, ind_inv, ind, ctx.dim)
+        return result, None, None, None
+
+    @staticmethod
+    def jvp(ctx, x_tangent, ind_tangent, ind_inv_tangent, _):
+        ind, ind_inv = ctx.saved_tensors
+        return NumpyTake.apply(x_tangent, ind, ind_inv, ctx.dim)
+
+    @staticmethod
+    def vmap(info, in_dims, x, ind, ind_inv, dim):
+        x_bdim, ind_bdim, ind_inv_bdim, _ = in_dims
+        logical_dim = dim if dim >= 0 else dim + x.dim() - 1
+        dim = logical_dim + 1
+        def maybe_expand_bdim_at_front(x, x_bdim):
+            if x_bdim is None:
+                return x.expand(info.batch_size, *x.shape)
+            return x.movedim(x_bdim, 0)
+        x = maybe_expand_bdim_at_front(x, x_bdim)
+        ind = maybe_expand_bdim_at_front(ind, ind_bdim)
+        ind_inv = maybe_expand_bdim_at_front(ind_inv, ind_inv_bdim)
+        return NumpyTake.apply(x, ind, ind_inv, dim), 0
+
+def numpy_sort(x, dim=-1):
+    result, _, _ = NumpySort.apply(x, dim)
+    return result
+
+x = torch.tensor([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]], dtype=torch.float64, requires_grad=True)
+print(numpy_sort(x))
+print(grad(lambda x: numpy_sort(x).mul(torch.arange(3.0, dtype=torch.float64)).sum())(x))
+print(vmap(numpy_sort)(x))
+print(jacrev(numpy_sort)(x[0]))
+print(jacfwd(numpy_sort)(x[0]))
+print(vmap(jacrev(numpy_sort))(x))
+print(jvp(numpy_sort, (x[0],), (torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),)))
+print(hessian(lambda x: numpy_sort(x).pow(3).sum())(x[1]))
+print(torch.autograd.gradcheck(numpy_sort, (x,), check_forward_ad=True))
+
+class MyExp(torch.autograd.Function):
+    generate_vmap_rule = True
+    @staticmethod
+    def forward(x):
+        return x.exp()
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+        ctx.save_for_forward(output)
+    @staticmethod
+    def backward(ctx, g):
+        r, = ctx.saved_tensors
+        return g * r
+    @staticmethod
+    def jvp(ctx, t):
+        r, = ctx.saved_tensors
+        return t * r
+print(vmap(jacfwd(MyExp.apply))(x.detach()))
+print(jacrev(jacfwd(lambda a: MyExp.apply(a).sum()))(x.detach()[0]))
+print(vmap(grad(lambda a: MyExp.apply(a).sum()))(x.detach()))
+class NoVmap(torch.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * 2
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+try:
+    vmap(NoVmap.apply)(x.detach())
+except RuntimeError as e:
+    print("no vmap:", e)
+class OldStyle(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+try:
+    vmap(OldStyle.apply)(x.detach())
+except RuntimeError as e:
+    print("old style:", str(e)[:200])
