@@ -1508,3 +1508,16 @@ def test_top_level_forms_are_the_references_top_level_names(torch):
         assert hasattr(torch, name), name
         ours = getattr(cr, name)
         assert getattr(ours, "__wrapped__", ours) is fn, name    # (dim/axis spellings)
+
+
+def test_batch_norm_under_vmap_needs_batched_running_stats():
+    x = cr.randn(2, 3, 4, dtype=cr.float64)
+    mean, var = cr.zeros(4, dtype=cr.float64), cr.ones(4, dtype=cr.float64)
+    with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input while "
+                                           "the running_mean or running_var"):
+        cr.vmap(lambda a: F.batch_norm(a, mean, var, training=True))(x)
+    means, vars_ = cr.zeros(2, 4, dtype=cr.float64), cr.ones(2, 4, dtype=cr.float64)
+    out = cr.vmap(lambda a, m, v: F.batch_norm(a, m, v, training=True))(x, means, vars_)
+    assert out.shape == (2, 3, 4) and not np.allclose(means.numpy(), 0)
+    assert cr.vmap(lambda a: F.batch_norm(a, mean, var))(x).shape == (2, 3, 4)     # eval
+    assert cr.vmap(lambda a: F.batch_norm(a, None, None, training=True))(x).shape == (2, 3, 4)
