@@ -22,7 +22,7 @@ TABLE_APPLY_FINGERPRINT = "33581188e7c355bb"
 RECORD_FINGERPRINT = "ba60a99c4e66a0fe"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
-FAST_METHODS_FINGERPRINT = "2cfc8022dd4fbc1e"
+FAST_METHODS_FINGERPRINT = "8d1b97e35bcedea4"
 INPLACE_FINGERPRINT = "b4b0c29198af1be0"
 DUAL_FINGERPRINT = "c2655f59be500559"
 
@@ -86,10 +86,14 @@ def array_fns_parts():
 
 
 def fast_methods_parts():
-    from chainrule import _grad_mode, _tensor
-    from chainrule._ops import _common, _registry, elementwise, operators
+    from chainrule import _dtypes, _grad_mode, _tensor
+    from chainrule._ops import _common, _registry, elementwise, operators, reduction
     return [
-        (elementwise, ["_make", "div", "_true_div_operands"]),
+        (elementwise, ["_make", "div", "_true_div_operands", "pow", "_meeting_scalar",
+                       "_keeps_dtype"]),
+        (_dtypes, ["scalar_category"]),
+        (reduction, ["sum", "mean", "_dims", "_sum_dtype", "_np_dtype", "_check_floating"]),
+        (_common, ["numpy_spellings"]),
         (operators, ["_binary_operator"]),
         (_common, ["apply_binary", "binary_operands", "scalar_tensor", "float_input"]),
         (_registry, ["apply_op", "run_op", "_plain_output"]),

@@ -21,7 +21,10 @@ constexpr Py_ssize_t kMaxAttrs = 4;
 struct FastMethod {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  Py_ssize_t arity;      // 1: unary `fn(input)`, 2: binary `fn(self, other)`
+  Py_ssize_t arity;      // 1: unary `fn(input)`, 2: binary `fn(self, other)`; the
+                         // tensor inputs (kind "scalar" is `fn(self, number)`: 1)
+  bool scalar;           // kind "scalar": the number is the one attr (Note [scalar
+                         // fast methods])
   PyObject* op;          // the OpDef
   PyObject* attrs;       // the attrs dict apply_op receives (the node keeps it)
   PyObject* attr_names;  // attrs' keys when made: the forward's kwnames
@@ -132,9 +135,9 @@ int mode_flag(PyObject* name) {
 }
 
 // op.forward(*arrays, **attrs), as apply_op calls it. New reference or nullptr.
-PyObject* run_forward(FastMethod* m, PyObject* const* inputs) {
+PyObject* run_forward(FastMethod* m, PyObject* const* inputs, PyObject* attrs) {
   Py_ssize_t nattrs = PyTuple_GET_SIZE(m->attr_names);
-  if (!PyDict_CheckExact(m->attrs) || PyDict_GET_SIZE(m->attrs) != nattrs) {
+  if (!PyDict_CheckExact(attrs) || PyDict_GET_SIZE(attrs) != nattrs) {
     PyErr_SetString(PyExc_RuntimeError, "attrs changed");  // forgiven: Python decides
     return nullptr;
   }
@@ -142,7 +145,7 @@ PyObject* run_forward(FastMethod* m, PyObject* const* inputs) {
   PyObject** argv = args + 1;  // args[0]: room for PY_VECTORCALL_ARGUMENTS_OFFSET
   for (Py_ssize_t i = 0; i < m->arity; ++i) argv[i] = slot(inputs[i], fc.t.data);
   for (Py_ssize_t k = 0; k < nattrs; ++k) {
-    PyObject* v = PyDict_GetItemWithError(m->attrs, PyTuple_GET_ITEM(m->attr_names, k));
+    PyObject* v = PyDict_GetItemWithError(attrs, PyTuple_GET_ITEM(m->attr_names, k));
     if (v == nullptr) {
       if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "attrs changed");
       return nullptr;
@@ -174,13 +177,14 @@ bool dispatching() {
 }
 
 // _recorder(op, inputs, attrs, out, None): apply_op's recording call.
-PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* out) {
+PyObject* record_output(FastMethod* m, PyObject* const* inputs, PyObject* attrs,
+                        PyObject* out) {
   PyObject* recorder = registry_global(fn_names().recorder);
   if (recorder == nullptr) return nullptr;
-  if (recorder == fc.record_fn) return record_inputs(m->op, inputs, m->arity, m->attrs, out);
+  if (recorder == fc.record_fn) return record_inputs(m->op, inputs, m->arity, attrs, out);
   Ref tuple(m->arity == 1 ? PyTuple_Pack(1, inputs[0]) : PyTuple_Pack(2, inputs[0], inputs[1]));
   if (!tuple) return nullptr;
-  PyObject* args[] = {m->op, tuple.get(), m->attrs, out, Py_None};
+  PyObject* args[] = {m->op, tuple.get(), attrs, out, Py_None};
   return PyObject_Vectorcall(recorder, args, 5, nullptr);
 }
 
@@ -205,12 +209,14 @@ PyObject* inference_output(FastMethod* m, PyObject* out) {
 
 // apply_op after the forward, in its order: record when grad mode is on and an input
 // requires grad; else an inference tensor in inference mode; else a plain tensor.
-PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* out) {
+PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* attrs, PyObject* out) {
   const FastNames& n = fn_names();
   int grad = mode_flag(n.grad_enabled);
   if (grad < 0) return nullptr;
   for (Py_ssize_t i = 0; grad && i < m->arity; ++i) {
-    if (slot(inputs[i], fc.t.requires_grad) == Py_True) return record_output(m, inputs, out);
+    if (slot(inputs[i], fc.t.requires_grad) == Py_True) {
+      return record_output(m, inputs, attrs, out);
+    }
   }
   int inference = mode_flag(n.inference);
   if (inference < 0) return nullptr;
@@ -713,12 +719,12 @@ PyObject* dual_apply(FastMethod* m, PyObject* level, PyObject* tangents,
     return nullptr;
   }
   Ref held_raw(Py_NewRef(raw));
-  Ref out_arr(run_forward(m, inputs));
+  Ref out_arr(run_forward(m, inputs, m->attrs));
   if (!out_arr) {
     *handled = !forgive_error();
     return nullptr;
   }
-  Ref out(finish(m, inputs, out_arr.get()));
+  Ref out(finish(m, inputs, m->attrs, out_arr.get()));
   if (!out) return nullptr;
   Ref r(program_tangent(m, inputs, out.get(), t, missing));
   if (!r) return nullptr;
@@ -758,13 +764,13 @@ bool dual_configured() {
 // The op as the dispatcher's `run` (run_op) does it: the fast path's forward and
 // finish. *handled false when the Python method must run.
 PyObject* plain_call(FastMethod* m, PyObject* const* inputs, bool* handled) {
-  Ref out(run_forward(m, inputs));
+  Ref out(run_forward(m, inputs, m->attrs));
   if (!out) {
     *handled = !forgive_error();
     return nullptr;
   }
   *handled = true;
-  return finish(m, inputs, out.get());
+  return finish(m, inputs, m->attrs, out.get());
 }
 
 // Whether the dispatcher takes its raw path (Note [raw tangent path]) for these
@@ -835,10 +841,13 @@ PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
   return dual_apply(m, level, tangents.get(), inputs, t, missing, handled);
 }
 
+PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObject* kwnames);
+
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
+  if (m->scalar) return scalar_call(m, args, nargsf, kwnames);
   if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
     return call_python(m, args, nargsf, kwnames);
   }
@@ -857,9 +866,37 @@ PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
     if (!other) return call_python(m, args, nargsf, kwnames);
     inputs[1] = other.get();
   }
-  Ref out(run_forward(m, inputs));
+  Ref out(run_forward(m, inputs, m->attrs));
   if (!out) return forgive_error() ? call_python(m, args, nargsf, kwnames) : nullptr;
-  return finish(m, inputs, out.get());
+  return finish(m, inputs, m->attrs, out.get());
+}
+
+// --- kind "scalar" -------------------------------------------------------------------
+// Note [scalar fast methods]
+//     `x ** 2` and `x.pow(0.5)` are one table op whose attr is the Python number
+//     (elementwise.pow: `apply_op(POW_SCALAR, (base,), {"exponent": exponent})`,
+//     where `base = _meeting_scalar(input, exponent)` is the input itself for a float
+//     or complex tensor and an int or float number). A FastMethod of kind "scalar"
+//     does that case: self exactly Tensor holding a float or complex ndarray, the
+//     number exactly float or int (a bool, a complex number or a Tensor: Python),
+//     no dispatcher registered; the attrs are a new dict per call (the node keeps
+//     them), then the forward and apply_op's steps as for the other kinds.
+PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  PyObject* number = PyVectorcall_NARGS(nargsf) == 2 ? args[1] : nullptr;
+  if (!fc_ready || kwnames != nullptr || number == nullptr || dispatching() ||
+      float_array(args[0]) == nullptr ||
+      !(PyFloat_CheckExact(number) || PyLong_CheckExact(number))) {
+    if (PyErr_Occurred() && !forgive_error()) return nullptr;
+    return call_python(m, args, nargsf, kwnames);
+  }
+  Ref attrs(PyDict_New());
+  if (!attrs || PyDict_SetItem(attrs.get(), PyTuple_GET_ITEM(m->attr_names, 0), number) < 0) {
+    return nullptr;
+  }
+  PyObject* inputs[1] = {args[0]};
+  Ref out(run_forward(m, inputs, attrs.get()));
+  if (!out) return forgive_error() ? call_python(m, args, nargsf, kwnames) : nullptr;
+  return finish(m, inputs, attrs.get(), out.get());
 }
 
 // --- the type ------------------------------------------------------------------------
@@ -874,12 +911,14 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     return nullptr;
   }
   std::string k(kind);
-  Py_ssize_t arity = k == "unary" ? 1 : k == "binary" || k == "inplace" ? 2 : 0;
+  Py_ssize_t arity = k == "unary" || k == "scalar" ? 1
+                     : k == "binary" || k == "inplace" ? 2 : 0;
   // inplace: the operator's ufunc (Note [in-place fast methods])
   bool inplace_ok = k == "inplace" ? PyCallable_Check(inplace) && PyDict_GET_SIZE(attrs) == 0
                                    : inplace == Py_None;
-  if (arity == 0 || !inplace_ok || !PyCallable_Check(fn) ||
-      PyDict_GET_SIZE(attrs) > kMaxAttrs) {
+  bool attrs_ok = k == "scalar" ? PyDict_GET_SIZE(attrs) == 1   // the number's name
+                                : PyDict_GET_SIZE(attrs) <= kMaxAttrs;
+  if (arity == 0 || !inplace_ok || !attrs_ok || !PyCallable_Check(fn)) {
     PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
     return nullptr;
   }
@@ -897,6 +936,7 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   if (m == nullptr) return nullptr;
   m->vectorcall = fast_call;
   m->arity = arity;
+  m->scalar = k == "scalar";
   Py_INCREF(op);
   Py_INCREF(attrs);
   Py_INCREF(fn);

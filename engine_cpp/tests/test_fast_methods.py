@@ -118,7 +118,8 @@ def leaf(values=(0.5, -1.25, 2.0), dtype=cr.float64, requires_grad=True):
 
 # The Python code a fast method replaces (Note [fast methods]).
 DISPATCH = {"fn", "operator", "apply_binary", "binary_operands", "scalar_tensor", "promote",
-            "apply_op", "float_input"}
+            "apply_op", "float_input", "pow", "_meeting_scalar", "sum", "mean",
+            "accepting_numpy_spellings"}
 
 # (name, inputs, expression): cases the C path handles (no Python frame at all)
 FAST_CASES = [
@@ -155,6 +156,15 @@ FAST_CASES = [
     ("unbound", lambda: (leaf(),), lambda x: Tensor.sin(Tensor.__mul__(x, 2.0))),
     ("bound method object", lambda: (leaf(),), lambda x: [x.sin][0]()),
     ("F.relu (Note [functional methods])", lambda: (leaf(),), lambda x: F.relu(x * 2.0)),
+    # Note [scalar fast methods] and the reductions without arguments
+    ("pow int", lambda: (leaf(),), lambda x: x ** 2),
+    ("pow float", lambda: (leaf(),), lambda x: x.pow(0.5)),
+    ("pow function", lambda: (leaf(),), lambda x: cr.pow(x, -1.5)),
+    ("pow complex tensor", lambda: (cr.tensor([1 + 2j, -0.5j], requires_grad=True),),
+     lambda x: x ** 3),
+    ("sum", lambda: (leaf(),), lambda x: (x * 2.0).sum()),
+    ("mean", lambda: (leaf(),), lambda x: x.mean()),
+    ("sum function, float32", lambda: (leaf(dtype=cr.float32),), lambda x: cr.sum(x)),
 ]
 
 
@@ -201,6 +211,18 @@ FALLBACK_CASES = [
     ("too many arguments", lambda: (leaf(),), lambda x: x.sin(1), None),
     ("unbound on a float", lambda: (), lambda: Tensor.sin(3.0), "fn"),
     ("F.relu on a list", lambda: (), lambda: F.relu([1.0, -1.0]), "fn"),
+    ("pow bool", lambda: (leaf(),), lambda x: x ** True, "_meeting_scalar"),
+    ("pow complex number", lambda: (leaf(),), lambda x: x ** 1j, "_meeting_scalar"),
+    ("pow tensor", lambda: (leaf(), leaf()), lambda x, y: x ** y, "apply_binary"),
+    ("pow int tensor", lambda: (cr.tensor([1, 2]),), lambda x: x ** 2, "_meeting_scalar"),
+    ("pow int tensor negative", lambda: (cr.tensor([1, 2]),), lambda x: x ** -1,
+     "_meeting_scalar"),
+    ("pow keyword", lambda: (leaf(),), lambda x: x.pow(exponent=2), "pow"),
+    ("pow numpy scalar", lambda: (leaf(),), lambda x: x ** np.float64(2.0), "_meeting_scalar"),
+    ("sum dim", lambda: (leaf(),), lambda x: x.sum(0), "sum"),
+    ("sum int tensor", lambda: (cr.tensor([1, 2]),), lambda x: x.sum(), "sum"),
+    ("mean int tensor", lambda: (cr.tensor([1, 2]),), lambda x: x.mean(), "mean"),
+    ("sum numpy spelling", lambda: (leaf(),), lambda x: x.sum(axis=0), "sum"),
 ]
 
 

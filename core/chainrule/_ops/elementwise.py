@@ -309,6 +309,11 @@ def pow(input, exponent):
     return apply_op(POW_SCALAR, (base,), {"exponent": exponent})
 
 
+if Tensor.__dict__.get("pow") is pow:
+    # Note [method slot]: ``x.pow(number)`` of a float or complex tensor
+    accelerable("pow", "scalar", POW_SCALAR, {"exponent": None}, pow)
+
+
 def _keeps_dtype(t, scalar):
     return _dtypes.scalar_category(scalar) <= t.dtype.category
 

@@ -10,7 +10,7 @@ from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
-from .elementwise import ADD, DIV, MUL, RSUB, SUB, pow_scalar_base
+from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
     commit_inplace, method, promote, public
 
@@ -51,6 +51,7 @@ Tensor.__rfloordiv__ = lambda self, other: F["floor_divide"](_scalar_like(other,
 Tensor.__mod__ = lambda self, other: F["remainder"](self, other)
 Tensor.__rmod__ = lambda self, other: F["remainder"](_scalar_like(other, self), self)
 Tensor.__pow__ = lambda self, other: F["pow"](self, other)
+accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)  # ** number
 Tensor.__rpow__ = lambda self, other: pow_scalar_base(other, self) \
     if isinstance(other, (int, float, complex)) and not isinstance(other, bool) \
     else F["pow"](other, self)

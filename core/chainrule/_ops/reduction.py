@@ -26,6 +26,7 @@ from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
 from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
+from ._method_slot import accelerable
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
 from ._namespaces import array_fn
@@ -501,6 +502,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                                "either a floating point or complex dtype. Got: ")
     attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim), "dtype": np_dtype}
     return apply_op(MEAN if dim is None else MEAN_DIM, (input,), attrs)
+
+
+# Note [method slot]: ``x.sum()`` and ``x.mean()`` (no arguments) of a float or complex
+# tensor are the whole-tensor op with these attrs
+for _name, _op in (("sum", SUM), ("mean", MEAN)):
+    accelerable(_name, "unary", _op, {"dim": None, "keepdim": False, "dtype": None},
+                Tensor.__dict__[_name])
 
 
 @public
