@@ -12,8 +12,8 @@ import numpy as np
 from .. import _dtypes
 from .._backends import move_array as _move_array
 from .._tensor import Tensor, asarray, on_device_of
-from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
-                      promote, public, method)
+from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
+                      commit_inplace, float_input, promote, public, method)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -423,7 +423,7 @@ def remainder(input, other):
     >>> cr.remainder(cr.tensor([-3., 5.]), 2).tolist()
     [1.0, 1.0]
     """
-    return apply_binary(REMAINDER, input, other)
+    return apply_real_binary(REMAINDER, "remainder", input, other)
 
 
 @public
@@ -434,7 +434,7 @@ def floor_divide(input, other):
     >>> cr.floor_divide(cr.tensor([7., -7.]), 2).tolist()
     [3.0, -4.0]
     """
-    return apply_binary(FLOOR_DIVIDE, input, other)
+    return apply_real_binary(FLOOR_DIVIDE, "div_floor", input, other)
 
 
 @public(method=False)
