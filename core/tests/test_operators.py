@@ -101,3 +101,47 @@ def test_numbers_and_tensors_still_work():
     assert (2 ** cr.tensor([1., 2.])).tolist() == [2., 4.]
     assert (cr.ones(2, 2) @ cr.ones(2)).tolist() == [2., 2.]
     assert (3 - cr.tensor([1., 2.])).tolist() == [2., 1.]
+
+
+_INPLACE_DTYPE_ERRORS = [
+    ("x.add_(1.5)", "result type Float can't be cast to the desired output type Long"),
+    ("x.mul_(cr.tensor([1.5, 2.]))", "result type Float can't be cast to the desired output type Long"),
+    ("x.div_(2)", "result type Float can't be cast to the desired output type Long"),
+    ("x.sqrt_()", "result type Float can't be cast to the desired output type Long"),
+    ("x.clamp_(0.5, 1.5)", "result type Float can't be cast to the desired output type long int"),
+    ("x.clamp_min_(0.5)", "result type Float can't be cast to the desired output type long int"),
+    ("x32.clip_(1j)", "result type ComplexFloat can't be cast to the desired output type int"),
+    ("x.clamp_(cr.tensor(0.5))", "result type Float can't be cast to the desired output type Long"),
+    ("x.lerp_(cr.ones(2), 0.5)", "expected dtype long int for `end` but got dtype float"),
+    ("f.lerp_(cr.ones(2, dtype=cr.float64), 0.5)", "expected dtype float for `end` but got dtype double"),
+    ("x.index_add_(0, cr.tensor([0]), cr.tensor([1.5]))",
+     r"index_add_\(\): self \(Long\) and source \(Float\) must have the same scalar type"),
+    ("x.scatter_add_(0, cr.tensor([0]), cr.tensor([1.5]))",
+     r"scatter\(\): Expected self.dtype to be equal to src.dtype"),
+    ("x.scatter_(0, cr.tensor([0]), cr.tensor([1.5]))",
+     r"scatter\(\): Expected self.dtype to be equal to src.dtype"),
+    ("x.put_(cr.tensor([0]), cr.tensor([1.5]))",
+     r"put_\(\): self and source expected to have the same dtype, but got self.dtype = Long "
+     "and source.dtype = Float"),
+    ("x.addmm_(cr.ones(2, 2), cr.ones(2, 2))",
+     "self and mat2 must have the same dtype, but got Long and Float"),
+    ("x.baddbmm_(cr.ones(1, 2, 2), cr.ones(1, 2, 2))",
+     "Input dtypes must be the same, got: input long int, batch1: float, batch2: float"),
+    ("b.neg_()", "Negation, the `-` operator, on a bool tensor is not supported"),
+]
+
+
+@pytest.mark.parametrize("statement,message", _INPLACE_DTYPE_ERRORS)
+def test_inplace_dtype_errors_use_the_references_words(statement, message):
+    names = {"cr": cr, "x": cr.tensor([1, 2]), "x32": cr.tensor([1, 2], dtype=cr.int32),
+             "f": cr.ones(2), "b": cr.tensor([True, False])}
+    with pytest.raises(RuntimeError, match=message):
+        eval(statement, names)
+    assert names["x"].tolist() == [1, 2] and names["x"]._version == 0
+
+
+def test_an_array_on_the_right_is_a_tensor():
+    import numpy as np
+    out = cr.ones(2, 3) * np.full(3, 2.)
+    assert isinstance(out, cr.Tensor) and out.dtype is cr.float64 and out.tolist()[0] == [2.] * 3
+    assert (cr.ones(2, 3) @ np.ones((3, 1))).dtype is cr.float64

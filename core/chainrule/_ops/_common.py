@@ -137,6 +137,8 @@ def promote(*args):
 
 def _py_scalar(s):
     if isinstance(s, np.ndarray):
+        if s.size != 1:
+            raise TypeError(f"unsupported operand type: an array of shape {list(s.shape)}")
         s = s.item()
     if isinstance(s, np.generic):
         return s.item()

@@ -319,6 +319,8 @@ def _meeting_scalar(t, scalar):
     return t if _keeps_dtype(t, scalar) else promote(t, scalar)[0]
 
 
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 for _name, _op, _doc in [
         ("neg", NEG, "-x"), ("exp", EXP, "e**x"), ("log", LOG, "natural logarithm"),
         ("log1p", LOG1P, "log(1 + x)"), ("expm1", EXPM1, "e**x - 1"), ("sqrt", SQRT, "square root"),
@@ -334,7 +336,12 @@ for _name, _op, _doc in [
                                                                     "round", "trunc")):
         def fn(input):
             t = float_input(input) if floating else input
-            return apply_op(op, (t,), EMPTY)
+            try:
+                return apply_op(op, (t,), EMPTY)
+            except TypeError:              # NumPy refuses -x on bools; the reference too
+                if op is not NEG or t._data.dtype != np.bool_:
+                    raise
+                raise RuntimeError(BOOL_NEGATION) from None
         fn.__name__ = fn.__qualname__ = name
         fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
                       f"    >>> cr.{name}(cr.tensor([0.5])).shape\n    chainrule.Size([1])\n")
@@ -370,8 +377,14 @@ clip = public(clamp, name="clip")
 
 
 def _fill_like(t, value):
-    return Tensor._wrap(np.full((), value, dtype=t._data.dtype if t._data.dtype.kind in "fc"
-                                else np.float64))
+    """A missing clamp bound (+-inf) as a 0-d of ``t``'s dtype, so it does not take part
+    in the type promotion (an integer tensor's extreme value)."""
+    dtype = t._data.dtype
+    if dtype.kind == "b":
+        value = value > 0
+    elif dtype.kind in "iu":
+        value = np.iinfo(dtype).max if value > 0 else np.iinfo(dtype).min
+    return Tensor._wrap(np.full((), value, dtype=dtype))
 
 
 @public
@@ -972,6 +985,10 @@ def lerp(input, end, weight):
     >>> cr.lerp(cr.tensor([0., 10.]), cr.tensor([10., 20.]), 0.25).tolist()
     [2.5, 12.5]
     """
+    end = as_tensor_arg(end, "end")
+    if end._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_type_name(input._data.dtype)} for "
+                           f"`end` but got dtype {_dtypes.cpp_type_name(end._data.dtype)}")
     if isinstance(weight, Tensor):
         a, b, w = promote(input, end, weight)
         return apply_op(LERP_TENSOR, (a, b, w), EMPTY)

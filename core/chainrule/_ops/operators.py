@@ -40,8 +40,17 @@ def _operator(fn_name, reflected=False, left=None):
             try:
                 return F[fn_name](self, other)
             except TypeError:
-                return NotImplemented
+                return _array_operand(F[fn_name], self, other)
     return operator
+
+
+def _array_operand(call, self, other):
+    """``tensor op ndarray``: the reference computes with the array as a tensor of its
+    own dtype (promoted, ``@`` included); ``ndarray op tensor`` stays a TypeError for
+    the non-commutative ops (NumPy defers to the tensor, which refuses)."""
+    if type(other) is np.ndarray:
+        return call(*promote(self, Tensor._wrap(other)))
+    return NotImplemented
 
 
 def _binary_operator(op, attrs):
@@ -54,23 +63,12 @@ def _binary_operator(op, attrs):
                 raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is "
                                    "not supported. Use the `^` or `logical_xor()` operator "
                                    "instead.") from None
-            return NotImplemented
+            return _array_operand(lambda a, b: apply_binary(op, a, b, attrs), self, other)
     return operator
 
 
 def _is_bool(t):
     return isinstance(t, Tensor) and t._data.dtype == np.bool_
-
-
-def _neg(self):
-    try:
-        return F["neg"](self)
-    except TypeError:
-        if not _is_bool(self):
-            raise
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or "
-                           "`logical_not()` operator instead.") from None
 
 
 def _invert(self):
@@ -117,7 +115,7 @@ Tensor.__rpow__ = _rpow
 # Note [method slot]: the accelerated cases (float or complex operands of one dtype)
 # are those where div's _true_div_operands changes nothing
 accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
-Tensor.__neg__ = _neg
+Tensor.__neg__ = lambda self: F["neg"](self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: F["abs"](self)
 
@@ -375,6 +373,8 @@ def _inplace(name, example=None):
             if not legacy:
                 raise
             out = fn(self, legacy[0], alpha=legacy[1])
+        if name in _SCALAR_BOUNDED:
+            _check_scalar_bound_cast(self, out, args, kwargs)
         return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     if example is None:
@@ -384,6 +384,20 @@ def _inplace(name, example=None):
                        f"    >>> x = cr.ones(2); _ = x.{name}_({example}); x._version\n    1\n")
     setattr(Tensor, name + "_", inplace)
     return inplace
+
+
+_SCALAR_BOUNDED = ("clamp", "clamp_min", "clamp_max", "clip")
+
+
+def _check_scalar_bound_cast(self, out, args, kwargs):
+    """clamp_ with number bounds names the C++ type ("long int") where commit_inplace's
+    message names the scalar type ("Long"), as the reference's two kernels do."""
+    bounds = list(args) + list(kwargs.values())
+    if any(isinstance(b, Tensor) for b in bounds) or out._data.dtype == self._data.dtype or \
+            np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
+        return
+    raise RuntimeError(f"result type {_dtypes.scalar_type_name(out._data.dtype)} can't be cast "
+                       f"to the desired output type {_dtypes.cpp_type_name(self._data.dtype)}")
 
 
 _UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
