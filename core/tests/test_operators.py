@@ -50,10 +50,12 @@ def test_matmul_takes_no_scalars():
 
 def test_augmented_assignment_with_a_foreign_operand():
     t = cr.tensor([1., 2.])
-    for statement, symbol in (("t += [1]", r"\+="), ("t -= 'a'", "-="), ("t *= None", r"\*="),
-                              ("t /= [1]", "/="), ("t //= [1]", "//="), ("t %= [1]", "%=")):
-        with pytest.raises(TypeError, match=rf"for {symbol}: 'Tensor' and"):
+    for statement, symbol in (("t //= [1]", "//="), ("t %= [1]", "%=")):
+        with pytest.raises(TypeError, match=rf"for {symbol}: 'Tensor' and 'list'"):
             exec(statement, {"t": t})
+    for statement in ("t += [1]", "t -= 'a'", "t *= None", "t /= [1]"):
+        with pytest.raises(TypeError, match="unsupported operand type"):
+            exec(statement, {"t": t})     # the in-place method's words (a C++ fast path)
     assert t._version == 0
 
 

@@ -319,8 +319,6 @@ def _meeting_scalar(t, scalar):
     return t if _keeps_dtype(t, scalar) else promote(t, scalar)[0]
 
 
-BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 for _name, _op, _doc in [
         ("neg", NEG, "-x"), ("exp", EXP, "e**x"), ("log", LOG, "natural logarithm"),
         ("log1p", LOG1P, "log(1 + x)"), ("expm1", EXPM1, "e**x - 1"), ("sqrt", SQRT, "square root"),
@@ -336,12 +334,7 @@ for _name, _op, _doc in [
                                                                     "round", "trunc")):
         def fn(input):
             t = float_input(input) if floating else input
-            try:
-                return apply_op(op, (t,), EMPTY)
-            except TypeError:              # NumPy refuses -x on bools; the reference too
-                if op is not NEG or t._data.dtype != np.bool_:
-                    raise
-                raise RuntimeError(BOOL_NEGATION) from None
+            return apply_op(op, (t,), EMPTY)
         fn.__name__ = fn.__qualname__ = name
         fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
                       f"    >>> cr.{name}(cr.tensor([0.5])).shape\n    chainrule.Size([1])\n")

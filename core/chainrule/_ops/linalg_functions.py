@@ -1104,7 +1104,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     [[7.0, 7.0], [7.0, 7.0]]
     """
     _check_addmm_dtypes(input, mat1, mat2)
+    if beta == 1 and alpha == 1 and _plain_addmm(input, mat1, mat2):
+        from .nn import ADDMM                      # AddmmBackward0 (Note [linear's graph])
+        return apply_op(ADDMM, (input, mat1, mat2), {})
     return _scaled_sum(input, _f("mm")(mat1, mat2), beta, alpha)
+
+
+def _plain_addmm(input, mat1, mat2):
+    """Matrices that multiply, and an input that broadcasts to their product."""
+    a, b, c = input._data.shape, mat1._data.shape, mat2._data.shape
+    if len(b) != 2 or len(c) != 2 or b[1] != c[0] or len(a) > 2:
+        return False
+    return all(n in (1, m) for n, m in zip(a[::-1], (c[1], b[0])))
 
 
 def _check_addmm_dtypes(input, mat1, mat2):

@@ -56,19 +56,44 @@ def _array_operand(call, self, other):
 def _binary_operator(op, attrs):
     """``Tensor.__mul__`` and friends: straight to the op (no public-function hop)."""
     def operator(self, other):
+        return apply_binary(op, self, other, attrs)
+    return operator
+
+
+def _foreign_operands(op, attrs):
+    """``_binary_operator(op, attrs)`` with Note [operators and foreign operands]. Its
+    one line is inlined in the ``try`` (no extra frame on the fast path); the C++ engine
+    mirrors ``_binary_operator`` and runs the fast cases without Python."""
+    plain = _binary_operator(op, attrs)
+
+    def operator(self, other):
         try:
             return apply_binary(op, self, other, attrs)
-        except TypeError:                  # Note [operators and foreign operands]
+        except TypeError:
             if op.name in ("sub", "rsub") and _is_bool(self) and _is_bool(other):
                 raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is "
                                    "not supported. Use the `^` or `logical_xor()` operator "
                                    "instead.") from None
-            return _array_operand(lambda a, b: apply_binary(op, a, b, attrs), self, other)
+            return _array_operand(plain, self, other)
     return operator
 
 
 def _is_bool(t):
     return isinstance(t, Tensor) and t._data.dtype == np.bool_
+
+
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _neg(self):
+    """``-self``; NumPy's TypeError for a bool tensor becomes the reference's error."""
+    try:
+        return F["neg"](self)
+    except TypeError:
+        if not _is_bool(self):
+            raise
+        raise RuntimeError(BOOL_NEGATION) from None
 
 
 def _invert(self):
@@ -79,7 +104,7 @@ def _invert(self):
 
 
 def _install_operator(names, op, attrs):
-    fn = _binary_operator(op, attrs)
+    fn = _foreign_operands(op, attrs)
     for name in names:
         setattr(Tensor, name, fn)
         accelerable(name, "binary", op, attrs, fn)          # Note [method slot]
@@ -115,7 +140,7 @@ Tensor.__rpow__ = _rpow
 # Note [method slot]: the accelerated cases (float or complex operands of one dtype)
 # are those where div's _true_div_operands changes nothing
 accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
-Tensor.__neg__ = lambda self: F["neg"](self)
+Tensor.__neg__ = _neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: F["abs"](self)
 
@@ -370,6 +395,8 @@ def _inplace(name, example=None):
             out = fn(self, *args, **kwargs)
         except TypeError:                            # Note [scalar-first slot]
             legacy = _legacy_slots.SCALAR_FIRST and _legacy_slots.SCALAR_FIRST(name, args, 2)
+            if name == "neg" and _is_bool(self):
+                raise RuntimeError(BOOL_NEGATION) from None
             if not legacy:
                 raise
             out = fn(self, legacy[0], alpha=legacy[1])
@@ -454,9 +481,17 @@ def _inplace_operator(name):
     def operator(self, other):
         if _try_fast_inplace(self, ufunc, other, 1):
             return self
+        return getattr(Tensor, name + "_")(self, other)
+    return operator
+
+
+def _not_implemented_on_type_error(fn):
+    """``fn`` returning NotImplemented where it raises a TypeError (Note [operators and
+    foreign operands])."""
+    def operator(self, other):
         try:
-            return getattr(Tensor, name + "_")(self, other)
-        except TypeError:                  # Note [operators and foreign operands]
+            return fn(self, other)
+        except TypeError:
             return NotImplemented
     return operator
 
@@ -464,14 +499,12 @@ def _inplace_operator(name):
 def _inplace_method_operator(method_name):
     """``x **= y`` and friends: the in-place method (Note [operators and foreign
     operands])."""
-    def operator(self, other):
-        try:
-            return getattr(Tensor, method_name)(self, other)
-        except TypeError:
-            return NotImplemented
-    return operator
+    return _not_implemented_on_type_error(lambda self, other:
+                                          getattr(Tensor, method_name)(self, other))
 
 
+# (these four raise the in-place method's TypeError for a foreign operand: the C++
+# engine runs _inplace_operator's closure itself, Note [in-place fast methods])
 Tensor.__iadd__ = _inplace_operator("add")
 Tensor.__isub__ = _inplace_operator("sub")
 Tensor.__imul__ = _inplace_operator("mul")
