@@ -1553,3 +1553,12 @@ def test_addmm_is_one_node():
     assert _chain(y.grad_fn) == ("AddmmBackward0", (_ACC, _ACC, ("TBackward0", (_ACC,))))
     np.testing.assert_allclose(y.detach().numpy(), m1.detach().numpy() @ m2.detach().numpy().T
                                + b.detach().numpy(), rtol=1e-6)
+
+
+def test_linear_of_a_non_contiguous_input_is_matmul_plus_bias():
+    w, b = cr.ones(3, 4, requires_grad=True), cr.ones(3, requires_grad=True)
+    x = cr.ones(5, 2, 4, requires_grad=True).transpose(0, 1)
+    y = F.linear(x, w, b)
+    assert y.grad_fn.name() == "AddBackward0" and y.shape == (2, 5, 3)
+    y.sum().backward()
+    assert w.grad.tolist() == [[10.0] * 4] * 3 and b.grad.tolist() == [10.0] * 3

@@ -40,10 +40,11 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 # --- linear ------------------------------------------------------------------------------
 # Note [linear's graph]: the reference's F.linear with a bias is addmm(bias, x, w.t())
 # (AddmmBackward0 over the bias, x and TBackward0 of the weight; an input of other than
-# 2 dims is viewed to 2 dims and the result viewed back: ViewBackward0 on both sides),
-# and without a bias matmul(x, w.t()). chainrule records the same nodes, so a printed
-# grad_fn chain reads the same. The weight's gradient costs no copy: the product
-# g^T @ x is made in the weight's layout and handed through TBackward0 as a view.
+# 2 dims is viewed to 2 dims and the result viewed back: ViewBackward0 on both sides;
+# when it is not contiguous, matmul(x, w.t()) + bias), and without a bias matmul(x,
+# w.t()). chainrule records the same nodes, so a printed grad_fn chain reads the same.
+# The weight's gradient costs no copy: the product g^T @ x is made in the weight's
+# layout and handed through TBackward0 as a view.
 @in_float32                     # (bfloat16: the bias added before the one rounding)
 def _addmm_forward(bias, mat1, mat2):
     out = _matmul_forward(mat1, mat2)
@@ -426,11 +427,14 @@ def linear(input, weight, bias=None):
 
 
 def _addmm_linear(x, w, b):
-    """addmm(b, x, w.t()), x viewed to 2 dims and back (Note [linear's graph])."""
+    """addmm(b, x, w.t()), x viewed to 2 dims and back; a non-contiguous input of other
+    than 2 dims: matmul(x, w.t()) + b (Note [linear's graph])."""
     wt = FUNCTIONS["t"](w)
     shape = x._data.shape
     if len(shape) == 2:
         return apply_op(ADDMM, (b, x, wt), EMPTY)
+    if not x._data.flags.c_contiguous:
+        return FUNCTIONS["add"](matmul(x, wt), b)
     out = apply_op(ADDMM, (b, FUNCTIONS["view"](x, (-1, shape[-1])), wt), EMPTY)
     return FUNCTIONS["view"](out, shape[:-1] + wt._data.shape[1:])
 
