@@ -256,8 +256,8 @@ def mode_row(ranks):
 def with_reference_ties(a, dim, default, row_fn):
     """``default`` (indices along ``dim`` of ``a``, any width) with each row of ``a``
     that holds ties replaced by ``row_fn(ranks of the row)`` (Note [ties on the CPU])."""
-    if a.ndim == 0 or a.size == 0 or not emulated(a):
-        return default
+    if type(a) is not np.ndarray or a.ndim == 0 or a.size == 0 or not emulated(a):
+        return default                  # (meta and device arrays: the CPU's answer only)
     rows = np.moveaxis(a, dim, -1)
     rows = rows.reshape(-1, rows.shape[-1])
     ranks, tied = dense_ranks(rows.astype(np.float32) if rows.dtype.kind == "V" else rows)
