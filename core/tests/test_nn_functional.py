@@ -1562,3 +1562,16 @@ def test_linear_of_a_non_contiguous_input_is_matmul_plus_bias():
     assert y.grad_fn.name() == "AddBackward0" and y.shape == (2, 5, 3)
     y.sum().backward()
     assert w.grad.tolist() == [[10.0] * 4] * 3 and b.grad.tolist() == [10.0] * 3
+
+
+def test_batch_norm_under_vmap_needs_batched_running_stats():
+    x = cr.randn(2, 3, 4, dtype=cr.float64)
+    mean, var = cr.zeros(4, dtype=cr.float64), cr.ones(4, dtype=cr.float64)
+    with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input while "
+                                           "the running_mean or running_var"):
+        cr.vmap(lambda a: F.batch_norm(a, mean, var, training=True))(x)
+    means, vars_ = cr.zeros(2, 4, dtype=cr.float64), cr.ones(2, 4, dtype=cr.float64)
+    out = cr.vmap(lambda a, m, v: F.batch_norm(a, m, v, training=True))(x, means, vars_)
+    assert out.shape == (2, 3, 4) and not np.allclose(means.numpy(), 0)
+    assert cr.vmap(lambda a: F.batch_norm(a, mean, var))(x).shape == (2, 3, 4)     # eval
+    assert cr.vmap(lambda a: F.batch_norm(a, None, None, training=True))(x).shape == (2, 3, 4)
