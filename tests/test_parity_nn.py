@@ -642,3 +642,31 @@ def test_checkpoint_gradients_match_torch(reentrant):
     np.testing.assert_allclose(arr(c_in.grad), arr(t_in.grad), rtol=1e-9)
     for a, b in zip(ours.parameters(), theirs.parameters()):
         np.testing.assert_allclose(arr(a.grad), arr(b.grad), rtol=1e-9)
+
+
+def _node_tree(fn):
+    if fn is None:
+        return None
+    name = fn.name().replace("torch::autograd::", "")
+    return (name, tuple(_node_tree(n) for n, _ in fn.next_functions))
+
+
+@pytest.mark.parametrize("shape,bias", [((4,), True), ((2, 4), True), ((2, 5, 4), True),
+                                        ((2, 4), False)])
+def test_linear_graph_matches(shape, bias):
+    """What a user printing grad_fn.next_functions of F.linear / nn.Linear sees (without a
+    bias and with other than 2 dims, chainrule's matmul records one fused node)."""
+    trees = []
+    for lib in (torch, cr):
+        w = lib.ones(3, 4, requires_grad=True)
+        b = lib.ones(3, requires_grad=True) if bias else None
+        x = lib.ones(*shape, requires_grad=True)
+        trees.append(_node_tree(lib.nn.functional.linear(x, w, b).grad_fn))
+    assert trees[0] == trees[1]
+
+
+def test_addmm_graph_matches():
+    trees = [_node_tree(lib.addmm(lib.ones(3, requires_grad=True), lib.ones(2, 4),
+                                  lib.ones(3, 4, requires_grad=True).t()).grad_fn)
+             for lib in (torch, cr)]
+    assert trees[0] == trees[1]

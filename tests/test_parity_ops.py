@@ -122,3 +122,32 @@ def test_parity_float64(sample):
 @pytest.mark.parametrize("sample", FLOAT32, ids=[s.id() for s in FLOAT32])
 def test_parity_float32(sample):
     _check_parity(sample, cr.float32)
+
+
+
+def _tie_indices(lib, x, n, with_mode):
+    out = []
+    for desc in (False, True):
+        out += [lib.sort(x, descending=desc).indices, lib.argsort(x, 0, desc)]
+    for k in {1, 2, max(1, n // 64), n // 2 + 1, n}:
+        out += [lib.topk(x, k, largest=largest, sorted=s).indices
+                for largest in (True, False) for s in (True, False)]
+        out.append(lib.kthvalue(x, k).indices)
+    if with_mode:
+        out += [lib.mode(x).indices, lib.mode(x, 0).indices]
+    return [o.numpy().tolist() for o in out]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tied_indices_match_the_references_cpu_kernels(seed):
+    """Note [ties on the CPU]: sort, argsort, topk, kthvalue and mode on inputs full of
+    ties (a few distinct values, several rows; NaNs in float64)."""
+    rng = np.random.default_rng(seed)
+    for n in (5, 16, 17, 64, 130, 333):
+        a = rng.integers(0, 1 + seed % 3 + n % 4, size=(3, n)).astype(
+            [np.float32, np.float64, np.int64, np.int32][seed])
+        if a.dtype == np.float64:
+            a[:, ::5] = np.nan
+        with_mode = a.dtype != np.float64
+        assert _tie_indices(cr, cr.tensor(a.copy()), n, with_mode) == \
+            _tie_indices(torch, torch.from_numpy(a.copy()), n, with_mode)

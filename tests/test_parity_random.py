@@ -150,3 +150,9 @@ def test_a_large_float64_normal_draw_is_vectorized_within_an_ulp_and_keeps_the_s
     a, b = cr.randn(n, dtype=cr.float64).numpy(), torch.randn(n, dtype=torch.float64).numpy()
     np.testing.assert_allclose(a, b, rtol=0, atol=4 * np.finfo(np.float64).eps * 8)
     assert cr.rand(4, dtype=cr.float64).tolist() == torch.rand(4, dtype=torch.float64).tolist()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2024])
+def test_randperm_draws_the_references_permutation_for_every_size(seed):
+    sizes = [0, 1, 2, 3, 15, 16, 17, 1000, 65537, 10 ** 6]
+    assert_same(lambda L: [L.randperm(n) for n in sizes] + [L.rand(2)], seed)

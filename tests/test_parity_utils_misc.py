@@ -130,3 +130,40 @@ def test_convert_conv_weight_memory_format(fmt, dims):
 def test_convert_conv_weight_memory_format_type_error():
     _same(lambda lib: lib.nn.utils.convert_conv2d_weight_memory_format(
         lib.nn.Conv2d(1, 1, 1), "channels_last"))
+
+
+def _backward_hook_story(lib, pre_hooks, hooks, args_of):
+    """Drive utils.hooks.BackwardHook as nn.Module does; what the hooks saw and the
+    gradients that arrived."""
+    seen, a, b = [], lib.ones(2, requires_grad=True), lib.ones(3, requires_grad=True)
+    hook = lib.utils.hooks.BackwardHook("m", [lambda *h: seen.append(f(*h)) or r(*h)
+                                              for f, r in hooks],
+                                        [lambda *h: seen.append(f(*h)) or r(*h)
+                                         for f, r in pre_hooks])
+    args = hook.setup_input_hook(args_of(a, b))
+    out = hook.setup_output_hook((args[0] * 3 + a, args[-1], "x"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (out[0].sum() * 2 + (out[1].sum() if out[1] is not None else 0)).backward()
+    return (seen, a.grad.tolist() if a.grad is not None else None,
+            b.grad.tolist() if b.grad is not None else None,
+            hook.input_tensors_index, hook.output_tensors_index, hook.n_inputs)
+
+
+def _shapes(*gs):
+    return [[None if g is None else list(g.shape) for g in group] if isinstance(group, tuple)
+            else group for group in gs]
+
+
+@pytest.mark.parametrize("story", ["plain", "replace", "no input grad"])
+def test_backward_hook_class(story):
+    keep = lambda *h: None                                       # noqa: E731
+    hooks = {"plain": ([(_shapes, keep)], [(_shapes, keep)]),
+             "replace": ([(_shapes, lambda m, go: (go[0] * 10, go[1], None))],
+                         [(_shapes, lambda m, gi, go: (gi[0] + 1,) + gi[1:])]),
+             "no input grad": ([], [(_shapes, keep)])}[story]
+    args_of = (lambda a, b: (a.detach(), 1.0, b.detach())) if story == "no input grad" \
+        else (lambda a, b: (a, "s", b))
+    ours = _backward_hook_story(cr, *hooks, args_of)
+    theirs = _backward_hook_story(torch, *hooks, args_of)
+    assert ours == theirs

@@ -194,17 +194,56 @@ def _significand_bits(dtype):
 
 def randperm(gen, n):
     """The reference's permutation of 0 .. n-1 (Fisher-Yates; random64 for huge n)."""
-    perm = list(range(n))
     if n < (2 ** 32 - 1) // 20:
-        draws = bits32(gen, max(n - 1, 0)).tolist()
-        for i, bits in enumerate(draws):
-            z = i + bits % (n - i)
-            perm[i], perm[z] = perm[z], perm[i]
-        return np.asarray(perm, np.int64)
+        steps = np.arange(max(n - 1, 0), dtype=np.int64)
+        draws = bits32(gen, steps.size).astype(np.int64)
+        return _fisher_yates(steps + draws % (n - steps), n)
+    perm = list(range(n))
     for i, bits in enumerate(bits64(gen, n).tolist()):     # the "inside-out" variant
         z = bits % (i + 1)
         perm[i], perm[z] = perm[z], i
     return np.asarray(perm, np.int64)
+
+
+def _fisher_yates(z, n):
+    """The permutation the swaps ``perm[i] <-> perm[z[i]]`` (i = 0, 1, ..., z[i] >= i)
+    make of 0 .. n-1, without a loop over i. Note [Fisher-Yates without a loop]: step
+    i moves V[i], the value then at position i, to z[i] and fixes position i for good.
+    Position p's value before step i is V[k] for the last step k < i that wrote p
+    (z[k] == p), else p itself: so V[i] = V[last writer of i] (a forest of pointers,
+    resolved by doubling), and out[i] is the value at z[i] before step i."""
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    steps = np.arange(z.size, dtype=np.int64)
+    order = np.argsort(z, kind="stable")             # the writes, by position then step
+    sorted_z = z[order]
+    value = _first_values(order, sorted_z, n)
+    rank = np.empty_like(order)
+    rank[order] = steps
+    before = order[np.maximum(rank - 1, 0)]          # the write before i's, same position?
+    writer = np.where((rank > 0) & (sorted_z[np.maximum(rank - 1, 0)] == z), before, -1)
+    out = np.where(writer >= 0, value[np.maximum(writer, 0)], z)
+    out = np.where(z == steps, value[:z.size], out)
+    return np.append(out, value[n - 1:])
+
+
+def _first_values(order, sorted_z, n):
+    """V (Note [Fisher-Yates without a loop]): every write to position p comes from a
+    step k <= p, so p's last writer before step p is its group's last write, or the one
+    before that when the last is p's own (z[p] == p)."""
+    every = np.arange(n, dtype=np.int64)
+    counts = np.bincount(sorted_z, minlength=n)
+    end = np.cumsum(counts) - 1                      # p's writes: order[start:end + 1]
+    start = end + 1 - counts
+    last = order[np.maximum(end, 0)]
+    last = np.where(last == every, order[np.maximum(end - 1, 0)], last)
+    has = end - (order[np.maximum(end, 0)] == every) >= start
+    parent = np.where(has & (end >= 0), last, every)
+    while True:                                      # pointer doubling to the roots
+        grand = parent[parent]
+        if np.array_equal(grand, parent):
+            return parent
+        parent = grand
 
 
 def bernoulli(gen, probs, shape):

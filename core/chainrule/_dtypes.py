@@ -108,6 +108,26 @@ def scalar_type_name(np_dtype):
     return _SCALAR_TYPE_NAMES[from_numpy_dtype(np_dtype).name]
 
 
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                   "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+                   "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                   "bool": "bool"}
+
+
+def cpp_type_name(np_dtype):
+    """The C++ type name some of the reference's messages use for a dtype ("long int",
+    "c10::Half").
+
+    >>> import numpy as np
+    >>> from chainrule._dtypes import cpp_type_name
+    >>> cpp_type_name(np.dtype(np.int64)), cpp_type_name(np.dtype(np.float32))
+    ('long int', 'float')
+    """
+    name = from_numpy_dtype(np_dtype).name
+    return _CPP_TYPE_NAMES.get(name, name)
+
+
 def to_dtype(d):
     """Accept a chainrule dtype, a NumPy dtype/type or a Python type."""
     if type(d) is dtype:

@@ -46,7 +46,9 @@ def test_matmul_operator_and_methods(rng):
     ta, tb = cr.tensor(a), cr.tensor(b)
     for out in (ta @ tb, ta.matmul(tb), ta.mm(tb), cr.mm(ta, tb)):
         np.testing.assert_allclose(out.numpy(), a @ b)
-    np.testing.assert_allclose((a @ tb).numpy(), a @ b)        # ndarray @ Tensor
+    np.testing.assert_allclose((ta @ b).numpy(), a @ b)        # Tensor @ ndarray
+    with pytest.raises(TypeError, match="for @: 'numpy.ndarray' and 'Tensor'"):
+        a @ tb                                                   # as in the reference
     v = _random(rng, (3,))
     np.testing.assert_allclose(ta.mv(cr.tensor(v)).numpy(), a @ v)
     np.testing.assert_allclose(cr.tensor(v).dot(cr.tensor(v)).numpy(), v @ v)

@@ -1510,6 +1510,60 @@ def test_top_level_forms_are_the_references_top_level_names(torch):
         assert getattr(ours, "__wrapped__", ours) is fn, name    # (dim/axis spellings)
 
 
+def _chain(fn):
+    """The grad_fn tree as nested (name, children) tuples; leaves' nodes by name."""
+    if fn is None:
+        return None
+    return (fn.name(), tuple(_chain(n) for n, _ in fn.next_functions))
+
+
+_ACC = ("AccumulateGrad", ())
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (4,), (2, 5, 4), (2, 2, 5, 4)])
+def test_linear_records_the_references_addmm_graph(shape):
+    """Note [linear's graph]: AddmmBackward0 over the bias, the input (viewed to 2-D) and
+    TBackward0 of the weight; the result of an N-D input viewed back."""
+    w, b = cr.randn(3, 4, requires_grad=True), cr.randn(3, requires_grad=True)
+    x = cr.randn(*shape, requires_grad=True)
+    y = F.linear(x, w, b)
+    assert y.shape == shape[:-1] + (3,)
+    x_edge = _ACC if len(shape) == 2 else ("ViewBackward0", (_ACC,))
+    addmm = ("AddmmBackward0", (_ACC, x_edge, ("TBackward0", (_ACC,))))
+    assert _chain(y.grad_fn) == (addmm if len(shape) == 2 else ("ViewBackward0", (addmm,)))
+    assert _chain(F.linear(cr.randn(2, 4), w).grad_fn) == \
+        ("MmBackward0", (None, ("TBackward0", (_ACC,))))
+
+
+def test_linear_weight_gradient_is_stolen_not_copied():
+    """The weight's gradient arrives in the weight's layout, an array of its own."""
+    w, b = cr.randn(3, 4, requires_grad=True), cr.randn(3, requires_grad=True)
+    F.linear(cr.randn(5, 2, 4), w, b).sum().backward()
+    g = w.grad.numpy()
+    assert g.flags.c_contiguous and g.flags.owndata
+    assert gradcheck(F.linear, (cr.randn(2, 3, 4, dtype=cr.float64, requires_grad=True),
+                                cr.randn(3, 4, dtype=cr.float64, requires_grad=True),
+                                cr.randn(3, dtype=cr.float64, requires_grad=True)))
+
+
+def test_addmm_is_one_node():
+    b, m1, m2 = cr.randn(3, requires_grad=True), cr.randn(2, 4, requires_grad=True), \
+        cr.randn(3, 4, requires_grad=True)
+    y = cr.addmm(b, m1, m2.t())
+    assert _chain(y.grad_fn) == ("AddmmBackward0", (_ACC, _ACC, ("TBackward0", (_ACC,))))
+    np.testing.assert_allclose(y.detach().numpy(), m1.detach().numpy() @ m2.detach().numpy().T
+                               + b.detach().numpy(), rtol=1e-6)
+
+
+def test_linear_of_a_non_contiguous_input_is_matmul_plus_bias():
+    w, b = cr.ones(3, 4, requires_grad=True), cr.ones(3, requires_grad=True)
+    x = cr.ones(5, 2, 4, requires_grad=True).transpose(0, 1)
+    y = F.linear(x, w, b)
+    assert y.grad_fn.name() == "AddBackward0" and y.shape == (2, 5, 3)
+    y.sum().backward()
+    assert w.grad.tolist() == [[10.0] * 4] * 3 and b.grad.tolist() == [10.0] * 3
+
+
 def test_batch_norm_under_vmap_needs_batched_running_stats():
     x = cr.randn(2, 3, 4, dtype=cr.float64)
     mean, var = cr.zeros(4, dtype=cr.float64), cr.ones(4, dtype=cr.float64)

@@ -199,7 +199,13 @@ class _Zero:
     def __mul__(self, other):
         return self
 
-    __rmul__ = __truediv__ = __matmul__ = __rmatmul__ = __mul__
+    __truediv__ = __matmul__ = __mul__
+
+    def __rmul__(self, other):
+        _refuse_tensor(other)
+        return self
+
+    __rmatmul__ = __rmul__
 
     def __neg__(self):
         return self
@@ -209,7 +215,11 @@ class _Zero:
     def __add__(self, other):
         return other
 
-    __radd__ = __rsub__ = __add__
+    def __radd__(self, other):
+        _refuse_tensor(other)
+        return other
+
+    __rsub__ = __radd__
 
     def __sub__(self, other):
         return -other
@@ -222,6 +232,15 @@ class _Zero:
 
     __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__
     __hash__ = object.__hash__
+
+
+def _refuse_tensor(other):
+    """``tensor op ZERO`` stays a TypeError (the formula then runs with real zeros, so
+    the recorded path records what the reference records) now that a Tensor operator
+    hands a foreign operand to its reflected method (Note [operators and foreign
+    operands])."""
+    if isinstance(other, Tensor):
+        raise TypeError("a symbolic zero tangent meets a Tensor")
 
 
 ZERO = _Zero()

@@ -196,13 +196,11 @@ def outer(call, op, args, batched, attrs):
     return elementwise(call, OPS["mul"], [a, b], batched, {})
 
 
-def linear(call, op, args, batched, attrs):
-    x, w, bias = args
-    out = matmul(call, op, [x, call(OPS["transpose"], [w], {"dim0": -1, "dim1": -2})
-                            if w.ndim > 1 else w], batched[:2], {})
-    if bias is None:
-        return out
-    return elementwise(call, OPS["add"], [out, bias], [True, batched[2]], {"alpha": 1})
+def addmm(call, op, args, batched, attrs):
+    bias, mat1, mat2 = args
+    out = matmul(call, op, [mat1, mat2], batched[1:], {})
+    return elementwise(call, OPS["add"], [out, bias], [batched[1] or batched[2], batched[0]],
+                       {"alpha": 1})
 
 
 def einsum(call, op, args, batched, attrs):
@@ -354,7 +352,7 @@ RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
               "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
-              "permute": permute, "t": transpose_2d, "outer": outer, "linear": linear,
+              "permute": permute, "t": transpose_2d, "outer": outer, "addmm": addmm,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss,

@@ -137,6 +137,8 @@ def promote(*args):
 
 def _py_scalar(s):
     if isinstance(s, np.ndarray):
+        if s.size != 1:
+            raise TypeError(f"unsupported operand type: an array of shape {list(s.shape)}")
         s = s.item()
     if isinstance(s, np.generic):
         return s.item()
@@ -192,6 +194,24 @@ def float_input(t):
     if t._data.dtype.kind in "biu":
         return cast(t, _dtypes.get_default_dtype())
     return t
+
+
+def not_implemented_for(kernel, np_dtype):
+    """The reference's error for a CPU kernel that lacks ``np_dtype``."""
+    return NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                               f"'{_dtypes.scalar_type_name(np.dtype(np_dtype))}'")
+
+
+def apply_real_binary(op, kernel, input, other):
+    """``apply_binary`` for an op NumPy refuses on complex operands (floor division,
+    remainder): the reference's NotImplementedError naming ``kernel``."""
+    try:
+        return apply_binary(op, input, other)
+    except TypeError:
+        dtype = promote(input, other)[0]._data.dtype     # a TypeError for a list, ...
+        if dtype.kind != "c":
+            raise
+        raise not_implemented_for(kernel, dtype) from None
 
 
 def broadcast_error(a_shape, b_shape):

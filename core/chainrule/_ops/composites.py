@@ -12,9 +12,9 @@ import numpy as np
 
 from .. import _dtypes
 from .._tensor import Tensor
-from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, commit_inplace,
-                      method, public)
-from .operators import raw
+from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
+                      commit_inplace, method, not_implemented_for, public)
+from .operators import _operator, raw
 
 F = FUNCTIONS
 
@@ -76,11 +76,11 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 
 
 # --- bit shifts ----------------------------------------------------------------------
-def _shift(ufunc, name):
+def _shift(ufunc, name, kernel):
     def shift(input, other):
-        a = as_tensor_arg(input)
-        b = other if isinstance(other, Tensor) else Tensor._wrap(
-            np.asarray(other, dtype=a._data.dtype))
+        a, b = binary_operands(as_tensor_arg(input), other)
+        if a._data.dtype.kind not in "biu" or b._data.dtype.kind not in "biu":
+            raise not_implemented_for(kernel, np.result_type(a._data, b._data))
         return raw(lambda x, y: ufunc(x, y.astype(x.dtype, copy=False)), a, b)
     shift.__name__ = name
     shift.__doc__ = (f"Elementwise ``{ufunc.__name__.replace('_', ' ')}`` of integer tensors.\n\n"
@@ -89,14 +89,11 @@ def _shift(ufunc, name):
     return public(shift, name=name)
 
 
-bitwise_left_shift = _shift(np.left_shift, "bitwise_left_shift")
-bitwise_right_shift = _shift(np.right_shift, "bitwise_right_shift")
-Tensor.__lshift__ = bitwise_left_shift
-Tensor.__rshift__ = bitwise_right_shift
-Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(
-    Tensor._wrap(np.asarray(other, dtype=self._data.dtype)), self)
-Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(
-    Tensor._wrap(np.asarray(other, dtype=self._data.dtype)), self)
+bitwise_left_shift = _shift(np.left_shift, "bitwise_left_shift", "lshift")
+bitwise_right_shift = _shift(np.right_shift, "bitwise_right_shift", "rshift")
+for _name, _fn in (("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+    setattr(Tensor, f"__{_name}__", _operator(_fn))      # Note [operators and foreign operands]
+    setattr(Tensor, f"__r{_name}__", _operator(_fn, True, lambda v, like: as_tensor_arg(v)))
 for _name, _fn in (("bitwise_left_shift_", bitwise_left_shift),
                    ("bitwise_right_shift_", bitwise_right_shift)):
     setattr(Tensor, _name, lambda self, other, _fn=_fn: commit_inplace(self, _fn(self, other)))

@@ -12,8 +12,8 @@ import numpy as np
 from .. import _dtypes
 from .._backends import move_array as _move_array
 from .._tensor import Tensor, asarray, on_device_of
-from ._common import (EMPTY, FUNCTIONS, apply_binary, as_tensor_arg, commit_inplace, float_input,
-                      promote, public, method)
+from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
+                      commit_inplace, float_input, promote, public, method)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -375,8 +375,14 @@ clip = public(clamp, name="clip")
 
 
 def _fill_like(t, value):
-    return Tensor._wrap(np.full((), value, dtype=t._data.dtype if t._data.dtype.kind in "fc"
-                                else np.float64))
+    """A missing clamp bound (+-inf) as a 0-d of ``t``'s dtype, so it does not take part
+    in the type promotion (an integer tensor's extreme value)."""
+    dtype = t._data.dtype
+    if dtype.kind == "b":
+        value = value > 0
+    elif dtype.kind in "iu":
+        value = np.iinfo(dtype).max if value > 0 else np.iinfo(dtype).min
+    return Tensor._wrap(np.full((), value, dtype=dtype))
 
 
 @public
@@ -428,7 +434,7 @@ def remainder(input, other):
     >>> cr.remainder(cr.tensor([-3., 5.]), 2).tolist()
     [1.0, 1.0]
     """
-    return apply_binary(REMAINDER, input, other)
+    return apply_real_binary(REMAINDER, "remainder", input, other)
 
 
 @public
@@ -439,7 +445,7 @@ def floor_divide(input, other):
     >>> cr.floor_divide(cr.tensor([7., -7.]), 2).tolist()
     [3.0, -4.0]
     """
-    return apply_binary(FLOOR_DIVIDE, input, other)
+    return apply_real_binary(FLOOR_DIVIDE, "div_floor", input, other)
 
 
 @public(method=False)
@@ -977,6 +983,10 @@ def lerp(input, end, weight):
     >>> cr.lerp(cr.tensor([0., 10.]), cr.tensor([10., 20.]), 0.25).tolist()
     [2.5, 12.5]
     """
+    end = as_tensor_arg(end, "end")
+    if end._data.dtype != input._data.dtype:
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_type_name(input._data.dtype)} for "
+                           f"`end` but got dtype {_dtypes.cpp_type_name(end._data.dtype)}")
     if isinstance(weight, Tensor):
         a, b, w = promote(input, end, weight)
         return apply_op(LERP_TENSOR, (a, b, w), EMPTY)

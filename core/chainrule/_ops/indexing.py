@@ -670,6 +670,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     """
     index = _index_tensor(index, "index_add", allow_matrix=False)
     source = as_tensor_arg(source, "source")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(input._data.dtype)}) and "
+                           f"source ({scalar_type_name(source._data.dtype)}) must have the "
+                           f"same scalar type")
     d = wrap_dim(dim, input._data.ndim)
     n_src = source._data.shape[d] if source._data.ndim else 1
     if index._data.size != n_src:
@@ -720,6 +724,11 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     return apply_op(GATHER, (input, index), {"dim": d})
 
 
+def _check_scatter_dtype(input, src):
+    if src._data.dtype != input._data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+
+
 @public
 def scatter_add(input, dim, index, src):
     """``input`` with ``src`` added at the places ``index`` points to along ``dim``
@@ -732,7 +741,7 @@ def scatter_add(input, dim, index, src):
     index = _index_tensor(index, "scatter_add")
     src = as_tensor_arg(src, "src")
     d = _check_gather_shapes("scatter_add", input, dim, index, src)
-    _same_dtype("scatter_add", input, src) if input._data.dtype != src._data.dtype else None
+    _check_scatter_dtype(input, src)
     return apply_op(SCATTER_ADD, (input, index, src), {"dim": d})
 
 
@@ -749,6 +758,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = value
     index = _index_tensor(index, "scatter")
     if isinstance(src, Tensor):
+        _check_scatter_dtype(input, src)
         d = _check_gather_shapes("scatter", input, dim, index, src)
         if reduce is None:
             return apply_op(SCATTER, (input, index, src), {"dim": d})
@@ -1254,8 +1264,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                            f"{reduce}")
     index = _index_tensor(index, "scatter_reduce")
     src = as_tensor_arg(src, "src")
-    if src._data.dtype != input._data.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_dtype(input, src)
     d = _check_gather_shapes("scatter_reduce", input, dim, index, src)
     return apply_op(SCATTER_REDUCE, (input, index, src),
                     {"dim": d, "reduce": reduce, "include_self": bool(include_self)})

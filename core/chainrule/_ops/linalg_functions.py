@@ -1103,7 +1103,30 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     >>> cr.addmm(cr.ones(2, 2), cr.ones(2, 3), cr.ones(3, 2), alpha=2).tolist()
     [[7.0, 7.0], [7.0, 7.0]]
     """
+    _check_addmm_dtypes(input, mat1, mat2)
+    if beta == 1 and alpha == 1 and _plain_addmm(input, mat1, mat2):
+        from .nn import ADDMM                      # AddmmBackward0 (Note [linear's graph])
+        return apply_op(ADDMM, (input, mat1, mat2), {})
     return _scaled_sum(input, _f("mm")(mat1, mat2), beta, alpha)
+
+
+def _plain_addmm(input, mat1, mat2):
+    """Matrices that multiply, and an input that broadcasts to their product."""
+    a, b, c = input._data.shape, mat1._data.shape, mat2._data.shape
+    if len(b) != 2 or len(c) != 2 or b[1] != c[0] or len(a) > 2:
+        return False
+    return all(n in (1, m) for n, m in zip(a[::-1], (c[1], b[0])))
+
+
+def _check_addmm_dtypes(input, mat1, mat2):
+    """The reference checks dtypes before shapes (an in-place ``x_long.addmm_``)."""
+    names = [_dtypes.scalar_type_name(t._data.dtype) for t in (input, mat1, mat2)]
+    if names[1] != names[2]:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[1]} and "
+                           f"{names[2]}")
+    if names[0] != names[2]:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[0]} and "
+                           f"{names[2]}")
 
 
 @public
@@ -1147,6 +1170,11 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     >>> cr.baddbmm(cr.zeros(1), cr.ones(2, 2, 3), cr.ones(2, 3, 1)).shape
     chainrule.Size([2, 2, 1])
     """
+    dtypes = [t._data.dtype for t in (input, batch1, batch2)]
+    if dtypes[0] != dtypes[1] or dtypes[0] != dtypes[2]:
+        names = [_dtypes.cpp_type_name(d) for d in dtypes]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: "
+                           f"{names[1]}, batch2: {names[2]}")
     return _scaled_sum(input, _f("bmm")(batch1, batch2), beta, alpha)
 
 

@@ -38,10 +38,17 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 
 
 # --- linear ------------------------------------------------------------------------------
+# Note [linear's graph]: the reference's F.linear with a bias is addmm(bias, x, w.t())
+# (AddmmBackward0 over the bias, x and TBackward0 of the weight; an input of other than
+# 2 dims is viewed to 2 dims and the result viewed back: ViewBackward0 on both sides;
+# when it is not contiguous, matmul(x, w.t()) + bias), and without a bias matmul(x,
+# w.t()). chainrule records the same nodes, so a printed grad_fn chain reads the same.
+# The weight's gradient costs no copy: the product g^T @ x is made in the weight's
+# layout and handed through TBackward0 as a view.
 @in_float32                     # (bfloat16: the bias added before the one rounding)
-def _linear_forward(x, w, b):
-    out = _matmul_forward(x, w.T)
-    out += b
+def _addmm_forward(bias, mat1, mat2):
+    out = _matmul_forward(mat1, mat2)
+    out += bias
     return out
 
 
@@ -58,13 +65,12 @@ def linear_grad_weight(F, g, input):
     return F.matmul(F.transpose(g2, 0, 1), F.conj(x2))
 
 
-LINEAR = defop("linear", _linear_forward, inputs=("input", "weight", "bias"),
-               node_name="AddmmBackward0",
-               vjp=(lambda F, g, weight: F.matmul(g, F.conj(weight)),
-                    lambda F, g, input: F.linear_grad_weight(g, input),
-                    lambda F, g, bias_shape: F.sum_to(g, tuple(bias_shape))),
-               jvp=lambda F, t, input, weight: F.matmul(t[0], F.transpose(weight, 0, 1))
-                   + F.matmul(input, F.transpose(t[1], 0, 1)) + t[2])
+ADDMM = defop("addmm", _addmm_forward, inputs=("self", "mat1", "mat2"),
+              node_name="AddmmBackward0",
+              vjp=(lambda F, g, self_shape: F.sum_to(g, tuple(self_shape)),
+                   lambda F, g, mat2: F.matmul(g, F.adjoint(mat2)),
+                   lambda F, g, mat1: F.t(F.linear_grad_weight(g, mat1))),
+              jvp=lambda F, t, mat1, mat2: F.matmul(t[1], mat2) + F.matmul(mat1, t[2]) + t[0])
 
 
 # --- conv2d ------------------------------------------------------------------------------
@@ -416,8 +422,21 @@ def _reshape(t, shape):
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
     if _plain_linear(input, weight, bias):
-        return apply_op(LINEAR, (input, weight, bias), EMPTY)
+        return _addmm_linear(input, weight, bias)
     return _checked_linear(input, weight, bias)
+
+
+def _addmm_linear(x, w, b):
+    """addmm(b, x, w.t()), x viewed to 2 dims and back; a non-contiguous input of other
+    than 2 dims: matmul(x, w.t()) + b (Note [linear's graph])."""
+    wt = FUNCTIONS["t"](w)
+    shape = x._data.shape
+    if len(shape) == 2:
+        return apply_op(ADDMM, (b, x, wt), EMPTY)
+    if not x._data.flags.c_contiguous:
+        return FUNCTIONS["add"](matmul(x, wt), b)
+    out = apply_op(ADDMM, (b, FUNCTIONS["view"](x, (-1, shape[-1])), wt), EMPTY)
+    return FUNCTIONS["view"](out, shape[:-1] + wt._data.shape[1:])
 
 
 def _plain_linear(x, w, b):
@@ -445,12 +464,12 @@ def _checked_linear(input, weight, bias):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_numel(xs[:-1])}x"
                            f"{xs[-1]} and {ws[1]}x{ws[0]})")
     if bias is None:
-        return matmul(x, FUNCTIONS["transpose"](w, 0, 1))
+        return matmul(x, FUNCTIONS["t"](w))
     b = require_tensor(bias, "linear", "bias", 3)
     check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
     if b._data.shape != ws[:1]:
         _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
-    return apply_op(LINEAR, (x, w, b), EMPTY)
+    return _addmm_linear(x, w, b)
 
 
 def _linear_vector_weight(x, w, bias):

@@ -12,15 +12,45 @@ from . import _registry
 from ._registry import apply_op, defop
 from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
-    commit_inplace, method, promote, public
+    commit_inplace, method, not_implemented_for, promote, public
 
 F = FUNCTIONS
 
 
-def _reflected(name):
-    fn = F[name]
-    return lambda self, other: fn(as_tensor_arg(other, "other"), self) \
-        if not isinstance(other, Tensor) else fn(other, self)
+# Note [operators and foreign operands]: as in the reference, an operator whose op
+# refuses the other operand with a TypeError (a list, a str, None, `t @ 3`) returns
+# NotImplemented: Python then tries the other operand's reflected method and raises
+# its own "unsupported operand type(s) for +: 'Tensor' and 'list'" (`[1] * t` asks
+# `t.__index__`; `t == None` falls back to identity and is False). The try costs
+# nothing until something is raised (zero-cost exceptions), so the fast path is as
+# before. Dtype problems are RuntimeError/NotImplementedError, never TypeError.
+def _operator(fn_name, reflected=False, left=None):
+    """``self op other`` as ``F[fn_name](self, other)`` (``F[fn_name](left(other, self),
+    self)`` when ``reflected``), NotImplemented on a TypeError (Note [operators and
+    foreign operands]); the function is looked up per call, as the method slot may
+    replace it."""
+    if reflected:
+        def operator(self, other):
+            try:
+                return F[fn_name](left(other, self) if left else other, self)
+            except TypeError:
+                return NotImplemented
+    else:
+        def operator(self, other):
+            try:
+                return F[fn_name](self, other)
+            except TypeError:
+                return _array_operand(F[fn_name], self, other)
+    return operator
+
+
+def _array_operand(call, self, other):
+    """``tensor op ndarray``: the reference computes with the array as a tensor of its
+    own dtype (promoted, ``@`` included); ``ndarray op tensor`` stays a TypeError for
+    the non-commutative ops (NumPy defers to the tensor, which refuses)."""
+    if type(other) is np.ndarray:
+        return call(*promote(self, Tensor._wrap(other)))
+    return NotImplemented
 
 
 def _binary_operator(op, attrs):
@@ -30,36 +60,64 @@ def _binary_operator(op, attrs):
     return operator
 
 
+def _foreign_operands(op, attrs):
+    """``_binary_operator(op, attrs)`` with Note [operators and foreign operands]. Its
+    one line is inlined in the ``try`` (no extra frame on the fast path); the C++ engine
+    mirrors ``_binary_operator`` and runs the fast cases without Python."""
+    plain = _binary_operator(op, attrs)
+
+    def operator(self, other):
+        try:
+            return apply_binary(op, self, other, attrs)
+        except TypeError:
+            if op.name in ("sub", "rsub") and _is_bool(self) and _is_bool(other):
+                raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is "
+                                   "not supported. Use the `^` or `logical_xor()` operator "
+                                   "instead.") from None
+            return _array_operand(plain, self, other)
+    return operator
+
+
+def _is_bool(t):
+    return isinstance(t, Tensor) and t._data.dtype == np.bool_
+
+
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _neg(self):
+    """``-self``; NumPy's TypeError for a bool tensor becomes the reference's error."""
+    try:
+        return F["neg"](self)
+    except TypeError:
+        if not _is_bool(self):
+            raise
+        raise RuntimeError(BOOL_NEGATION) from None
+
+
+def _invert(self):
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return raw(np.invert, self)
+
+
 def _install_operator(names, op, attrs):
-    fn = _binary_operator(op, attrs)
+    fn = _foreign_operands(op, attrs)
     for name in names:
         setattr(Tensor, name, fn)
         accelerable(name, "binary", op, attrs, fn)          # Note [method slot]
 
 
-_install_operator(("__add__", "__radd__"), ADD, {"alpha": 1})
-_install_operator(("__sub__",), SUB, {"alpha": 1})
-_install_operator(("__rsub__",), RSUB, {"alpha": 1})
-_install_operator(("__mul__", "__rmul__"), MUL, {})
-Tensor.__truediv__ = lambda self, other: F["div"](self, other)
-# Note [method slot]: the accelerated cases (float or complex operands of one dtype)
-# are those where div's _true_div_operands changes nothing
-accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
-Tensor.__rtruediv__ = lambda self, other: F["div"](_scalar_like(other, self), self)
-Tensor.__floordiv__ = lambda self, other: F["floor_divide"](self, other)
-Tensor.__rfloordiv__ = lambda self, other: F["floor_divide"](_scalar_like(other, self), self)
-Tensor.__mod__ = lambda self, other: F["remainder"](self, other)
-Tensor.__rmod__ = lambda self, other: F["remainder"](_scalar_like(other, self), self)
-Tensor.__pow__ = lambda self, other: F["pow"](self, other)
-accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)  # ** number
-Tensor.__rpow__ = lambda self, other: pow_scalar_base(other, self) \
-    if isinstance(other, (int, float, complex)) and not isinstance(other, bool) \
-    else F["pow"](other, self)
-Tensor.__matmul__ = lambda self, other: F["matmul"](self, other)
-Tensor.__rmatmul__ = lambda self, other: F["matmul"](as_tensor_arg(other, "other"), self)
-Tensor.__neg__ = lambda self: F["neg"](self)
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: F["abs"](self)
+def _rpow(self, other):
+    """``other ** self``: a Python number base goes to pow_scalar_base (PowBackward2)."""
+    try:
+        if isinstance(other, (int, float, complex)) and not isinstance(other, bool):
+            return pow_scalar_base(other, self)
+        return F["pow"](other, self)
+    except TypeError:                      # Note [operators and foreign operands]
+        return NotImplemented
 
 
 def _scalar_like(value, like):
@@ -68,6 +126,24 @@ def _scalar_like(value, like):
         return value
     return promote(value, like)[0]
 
+
+_install_operator(("__add__", "__radd__"), ADD, {"alpha": 1})
+_install_operator(("__sub__",), SUB, {"alpha": 1})
+_install_operator(("__rsub__",), RSUB, {"alpha": 1})
+_install_operator(("__mul__", "__rmul__"), MUL, {})
+for _name, _fn in (("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "remainder"),
+                   ("pow", "pow"), ("matmul", "matmul")):
+    setattr(Tensor, f"__{_name}__", _operator(_fn))
+    setattr(Tensor, f"__r{_name}__", _operator(_fn, True, None if _fn == "matmul" else
+                                               _scalar_like))
+Tensor.__rpow__ = _rpow
+accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)  # ** number
+# Note [method slot]: the accelerated cases (float or complex operands of one dtype)
+# are those where div's _true_div_operands changes nothing
+accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
+Tensor.__neg__ = _neg
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: F["abs"](self)
 
 
 def raw(fn, *tensors):
@@ -79,13 +155,22 @@ def raw(fn, *tensors):
     return Tensor._wrap(fn(*[t._data for t in tensors]))
 
 # --- comparisons and logical ops (not differentiable) -----------------------------
-def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5"):
+def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5", kernel=None, ordered=False):
+    """The public function ``name``; ``kernel`` names the reference's kernel in its
+    NotImplementedError for dtypes the ufunc refuses (bitwise ops on floats);
+    ``ordered`` comparisons refuse complex operands, as the reference does."""
     def compare(input, other):
         a, b = binary_operands(as_tensor_arg(input), other)
+        if ordered and a._data.dtype.kind == "c":
+            raise not_implemented_for(name, a._data.dtype)
         try:
             return raw(ufunc, a, b)
         except ValueError:
             raise broadcast_error(a._data.shape, b._data.shape) from None
+        except TypeError:
+            if kernel is None:
+                raise
+            raise not_implemented_for(kernel, np.result_type(a._data, b._data)) from None
     compare.__name__ = name
     compare.__doc__ = (f"Elementwise ``{name}`` comparison (a bool tensor).\n\n"
                        f"    >>> import chainrule as cr\n"
@@ -93,27 +178,26 @@ def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5"):
     return public(compare, name=name)
 
 
+_BOOL_EXAMPLE = "cr.tensor([True]), cr.tensor([False])"
 eq = _compare(np.equal, "eq")
 ne = _compare(np.not_equal, "ne")
-lt = _compare(np.less, "lt")
-le = _compare(np.less_equal, "le")
-gt = _compare(np.greater, "gt")
-ge = _compare(np.greater_equal, "ge")
-logical_and = _compare(np.logical_and, "logical_and", "cr.tensor([True]), cr.tensor([False])")
-logical_or = _compare(np.logical_or, "logical_or", "cr.tensor([True]), cr.tensor([False])")
-logical_xor = _compare(np.logical_xor, "logical_xor", "cr.tensor([True]), cr.tensor([False])")
-bitwise_and = _compare(np.bitwise_and, "bitwise_and", "cr.tensor([True]), cr.tensor([False])")
-bitwise_or = _compare(np.bitwise_or, "bitwise_or", "cr.tensor([True]), cr.tensor([False])")
-bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor", "cr.tensor([True]), cr.tensor([False])")
-Tensor.__eq__ = eq
-Tensor.__ne__ = ne
-Tensor.__lt__ = lt
-Tensor.__le__ = le
-Tensor.__gt__ = gt
-Tensor.__ge__ = ge
-Tensor.__and__ = Tensor.__rand__ = bitwise_and
-Tensor.__or__ = Tensor.__ror__ = bitwise_or
-Tensor.__xor__ = Tensor.__rxor__ = bitwise_xor
+lt = _compare(np.less, "lt", ordered=True)
+le = _compare(np.less_equal, "le", ordered=True)
+gt = _compare(np.greater, "gt", ordered=True)
+ge = _compare(np.greater_equal, "ge", ordered=True)
+logical_and = _compare(np.logical_and, "logical_and", _BOOL_EXAMPLE)
+logical_or = _compare(np.logical_or, "logical_or", _BOOL_EXAMPLE)
+logical_xor = _compare(np.logical_xor, "logical_xor", _BOOL_EXAMPLE)
+bitwise_and = _compare(np.bitwise_and, "bitwise_and", _BOOL_EXAMPLE, "bitwise_and")
+bitwise_or = _compare(np.bitwise_or, "bitwise_or", _BOOL_EXAMPLE, "bitwise_or")
+bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor", _BOOL_EXAMPLE, "bitwise_xor")
+for _names, _fn in ((("__eq__",), "eq"), (("__ne__",), "ne"), (("__lt__",), "lt"),
+                    (("__le__",), "le"), (("__gt__",), "gt"), (("__ge__",), "ge"),
+                    (("__and__", "__rand__"), "bitwise_and"),
+                    (("__or__", "__ror__"), "bitwise_or"),
+                    (("__xor__", "__rxor__"), "bitwise_xor")):
+    for _name in _names:                     # Note [operators and foreign operands]
+        setattr(Tensor, _name, _operator(_fn))
 Tensor.__hash__ = object.__hash__
 
 
@@ -128,7 +212,7 @@ def logical_not(input):
     return raw(np.logical_not, input)
 
 
-Tensor.__invert__ = lambda self: raw(np.invert, self)
+Tensor.__invert__ = _invert
 
 
 @public
@@ -312,9 +396,13 @@ def _inplace(name, example=None):
             out = fn(self, *args, **kwargs)
         except TypeError:                            # Note [scalar-first slot]
             legacy = _legacy_slots.SCALAR_FIRST and _legacy_slots.SCALAR_FIRST(name, args, 2)
+            if name == "neg" and _is_bool(self):
+                raise RuntimeError(BOOL_NEGATION) from None
             if not legacy:
                 raise
             out = fn(self, legacy[0], alpha=legacy[1])
+        if name in _SCALAR_BOUNDED:
+            _check_scalar_bound_cast(self, out, args, kwargs)
         return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     if example is None:
@@ -324,6 +412,20 @@ def _inplace(name, example=None):
                        f"    >>> x = cr.ones(2); _ = x.{name}_({example}); x._version\n    1\n")
     setattr(Tensor, name + "_", inplace)
     return inplace
+
+
+_SCALAR_BOUNDED = ("clamp", "clamp_min", "clamp_max", "clip")
+
+
+def _check_scalar_bound_cast(self, out, args, kwargs):
+    """clamp_ with number bounds names the C++ type ("long int") where commit_inplace's
+    message names the scalar type ("Long"), as the reference's two kernels do."""
+    bounds = list(args) + list(kwargs.values())
+    if any(isinstance(b, Tensor) for b in bounds) or out._data.dtype == self._data.dtype or \
+            np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
+        return
+    raise RuntimeError(f"result type {_dtypes.scalar_type_name(out._data.dtype)} can't be cast "
+                       f"to the desired output type {_dtypes.cpp_type_name(self._data.dtype)}")
 
 
 _UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
@@ -384,13 +486,33 @@ def _inplace_operator(name):
     return operator
 
 
+def _not_implemented_on_type_error(fn):
+    """``fn`` returning NotImplemented where it raises a TypeError (Note [operators and
+    foreign operands])."""
+    def operator(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return NotImplemented
+    return operator
+
+
+def _inplace_method_operator(method_name):
+    """``x **= y`` and friends: the in-place method (Note [operators and foreign
+    operands])."""
+    return _not_implemented_on_type_error(lambda self, other:
+                                          getattr(Tensor, method_name)(self, other))
+
+
+# (these four raise the in-place method's TypeError for a foreign operand: the C++
+# engine runs _inplace_operator's closure itself, Note [in-place fast methods])
 Tensor.__iadd__ = _inplace_operator("add")
 Tensor.__isub__ = _inplace_operator("sub")
 Tensor.__imul__ = _inplace_operator("mul")
 Tensor.__itruediv__ = _inplace_operator("div")
-Tensor.__ipow__ = lambda self, other: Tensor.pow_(self, other)
-Tensor.__imod__ = lambda self, other: Tensor.remainder_(self, other)
-Tensor.__ifloordiv__ = lambda self, other: Tensor.floor_divide_(self, other)
+Tensor.__ipow__ = _inplace_method_operator("pow_")
+Tensor.__imod__ = _inplace_method_operator("remainder_")
+Tensor.__ifloordiv__ = _inplace_method_operator("floor_divide_")
 
 
 @method("zero_")

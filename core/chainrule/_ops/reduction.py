@@ -31,6 +31,7 @@ from .elementwise import maximum, minimum
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
+from . import _cpu_select as _select
 
 _INF = math.inf
 
@@ -1223,9 +1224,10 @@ def _sort_dim(input, dim, name):
 
 @public
 def sort(input, dim=-1, descending=False, stable=None):
-    """Sort along ``dim``: a named tuple ``(values, indices)``. The sort is always stable
-    (equal elements keep their order; ``stable`` is accepted for the reference's
-    signature, and like there selects SortBackward1); NaN sorts as the largest value.
+    """Sort along ``dim``: a named tuple ``(values, indices)``; NaN sorts as the largest
+    value. With ``stable=True`` equal elements keep their order (SortBackward1, as in
+    the reference); otherwise ties get the reference's CPU indices (Note [ties on the
+    CPU]).
 
     >>> import chainrule as cr
     >>> r = cr.sort(cr.tensor([3., 1., 2.]), descending=True)
@@ -1240,6 +1242,9 @@ def sort(input, dim=-1, descending=False, stable=None):
                                  index_t)
     a = input._data
     indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
+    if not stable:                                  # Note [ties on the CPU]
+        indices = _select.with_reference_ties(
+            a, d, indices, lambda ranks: _select.sort_row(ranks, descending))
     return return_types.sort(*_take(op, input, indices, d, True))
 
 
@@ -1255,7 +1260,13 @@ def argsort(input, dim=-1, descending=False, stable=False):
     if type(input) is BatchedTensor and input.ndim:          # inside vmap: the whole batch
         return along_axis(lambda a, axis: _argsort(a, axis, descending), input, d)
     a = input._data
-    return Tensor._wrap(_argsort(a, d, descending) if a.ndim else np.zeros((), np.int64))
+    if not a.ndim:
+        return Tensor._wrap(np.zeros((), np.int64))
+    indices = _argsort(a, d, descending)
+    if not stable:                                  # Note [ties on the CPU]
+        indices = _select.with_reference_ties(
+            a, d, indices, lambda ranks: _select.sort_row(ranks, descending))
+    return Tensor._wrap(indices)
 
 
 @public
@@ -1285,8 +1296,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if a.ndim == 0:
         return return_types.topk(*_take(TOPK, input, np.zeros((), np.int64), 0, True))
-    order = _argsort(a, d, descending=bool(largest))
-    return return_types.topk(*_take(TOPK, input, np.take(order, np.arange(k), axis=d), d, True))
+    order = np.take(_argsort(a, d, descending=bool(largest)), np.arange(k), axis=d)
+    if k:                                           # Note [ties on the CPU]
+        order = _select.with_reference_ties(
+            a, d, order, lambda ranks: _select.topk_row(ranks, k, largest, sorted))
+    return return_types.topk(*_take(TOPK, input, order, d, True))
 
 
 def _keepdim_for(input, keepdim):
@@ -1311,7 +1325,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if a.ndim == 0:
         return return_types.kthvalue(*_take(KTHVALUE, input, np.zeros((), np.int64), 0, True))
-    indices = np.take(_argsort(a, d, False), [k - 1], axis=d)
+    indices = _select.with_reference_ties(           # Note [ties on the CPU]
+        a, d, np.take(_argsort(a, d, False), [k - 1], axis=d),
+        lambda ranks: [_select.kth_row(ranks, k)])
     return return_types.kthvalue(*_take(KTHVALUE, input, indices, d, bool(keepdim)))
 
 

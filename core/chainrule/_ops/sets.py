@@ -12,6 +12,7 @@ import numpy as np
 from .. import return_types
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
+from . import _cpu_select as _select
 
 F = FUNCTIONS
 
@@ -189,6 +190,8 @@ def mode(input, dim=-1, keepdim=False):
     rows = np.moveaxis(a.reshape(a.shape or (1,)), d, -1)
     index = _mode_indices(rows.reshape(-1, n)).reshape(rows.shape[:-1])
     index = np.expand_dims(index, d) if a.ndim else index.reshape(())
+    index = _select.with_reference_ties(                  # Note [ties on the CPU]
+        a, d, index, lambda ranks: [_select.mode_row(ranks)])
     if not a.ndim:
         return return_types.mode(input.clone(), _int64(index))
     values = F["gather"](input, d, _int64(index))

@@ -1877,6 +1877,13 @@ def squeeze_array(x, dim=None):
 
 @array_fn("t")
 def t_array(x):
+    """``x.T``; when ``x`` is its whole owner transposed, the owner itself, so that a
+    weight's gradient made in its layout and handed through TBackward0 can be stolen
+    into ``.grad`` without a copy (Note [linear's graph])."""
+    base = x.base
+    if base is not None and x.flags.f_contiguous and base.flags.c_contiguous and \
+            base.ndim == 2 and base.shape == x.shape[::-1] and base.dtype == x.dtype:
+        return base
     return x.T
 
 

@@ -123,6 +123,10 @@ def put(input, index, source, accumulate=False):
     if index._data.dtype != np.int64:
         raise RuntimeError("put_(): Expected a long tensor for index, but got "
                            f"{_dtypes.scalar_type_name(index._data.dtype)}")
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_dtypes.scalar_type_name(input._data.dtype)} and "
+                           f"source.dtype = {_dtypes.scalar_type_name(source._data.dtype)}")
     flat = input.reshape(-1).index_put((index.reshape(-1),), source.reshape(-1), accumulate)
     return flat.reshape(input.shape)
 

@@ -50,7 +50,7 @@ def _both(op, name, shapes, kwargs=None, complex=False, note="", keywords=(), **
 # --- linear ------------------------------------------------------------------------------
 _LINEAR = [((2, 3), (4, 3), (4,)), ((3,), (4, 3), (4,)), ((2, 2, 3), (4, 3), (4,)),
            ((0, 3), (2, 3), (2,)), ((2, 3), (1, 3), (1,)), ((2, 3), (4, 3), (1,))]
-LINEAR = [_both("linear", "linear", s, complex=c, note="complex" if c else "")
+LINEAR = [_both("addmm", "linear", s, complex=c, note="complex" if c else "")
           for s in _LINEAR for c in (False, True)]
 
 # --- conv2d ------------------------------------------------------------------------------
