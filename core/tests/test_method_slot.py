@@ -34,7 +34,9 @@ def test_lists_the_one_op_methods():
     assert entries["__mul__"] == entries["__rmul__"] == ("binary", "mul", {})
     assert entries["__rsub__"] == ("binary", "rsub", {"alpha": 1})
     assert entries["__truediv__"] == ("binary", "div", {})
-    assert "__rtruediv__" not in entries and "__pow__" not in entries
+    assert entries["__pow__"] == entries["pow"] == ("scalar", "pow_scalar", {"exponent": None})
+    assert entries["sum"] == ("unary", "sum", {"dim": None, "keepdim": False, "dtype": None})
+    assert "__rtruediv__" not in entries and "__matmul__" not in entries
 
 
 def test_python_functions_by_default(slot):
