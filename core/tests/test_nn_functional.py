@@ -1186,6 +1186,18 @@ def test_normalisation_errors():
     with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
                                            r"shape \[\*, 4\], but got input of size\[2, 3\]"):
         F.layer_norm(cr.zeros(2, 3), [4])
+    with pytest.raises(RuntimeError, match=r"Expected weight to be of same shape as "
+                                           r"normalized_shape, but got weight of shape \[1, 3\] "
+                                           r"and normalized_shape = \[3\]"):
+        F.layer_norm(cr.zeros(2, 3), [3], cr.ones(1, 3))
+    with pytest.raises(TypeError, match="layer_norm\\(\\): argument 'normalized_shape' "
+                                        r"\(position 2\) must be tuple of ints, not int"):
+        F.layer_norm(cr.zeros(2, 3), 3)
+    with pytest.raises(RuntimeError, match="Expected bias to be of same shape"):
+        F.layer_norm(cr.zeros(2, 3), [3], None, cr.ones(2))
+    with pytest.raises(RuntimeError, match=r"mixed dtype \(CPU\): expect parameter to have "
+                                           "scalar type of Float"):
+        F.layer_norm(cr.zeros(2, 3), [3], cr.ones(3, dtype=cr.float64))
     with pytest.raises(RuntimeError, match="Expected number of channels in input to be "
                                            "divisible by num_groups, but got input of shape "
                                            r"\[2, 3, 4\] and num_groups=2"):
@@ -1508,3 +1520,14 @@ def test_top_level_forms_are_the_references_top_level_names(torch):
         assert hasattr(torch, name), name
         ours = getattr(cr, name)
         assert getattr(ours, "__wrapped__", ours) is fn, name    # (dim/axis spellings)
+
+
+def test_layer_norm_is_one_node_with_torchs_name():
+    x = cr.tensor([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], requires_grad=True)
+    w = cr.tensor([1.0, 2.0, 0.5], requires_grad=True)
+    y = F.layer_norm(x, (3,), w, cr.zeros(3))
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
+    assert [type(f[0]).__name__ for f in y.grad_fn.next_functions[:2]] == ["AccumulateGrad"] * 2
+    (y * cr.tensor([1.0, -1.0, 2.0])).sum().backward()
+    np.testing.assert_allclose(x.grad.sum(1).numpy(), [0.0, 0.0], atol=1e-6)  # mean-free
+    assert F.layer_norm(x, (3,)).grad_fn.next_functions[1:] == ((None, 0), (None, 0))

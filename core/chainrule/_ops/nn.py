@@ -26,6 +26,7 @@ from ._namespaces import array_fn
 from ._registry import apply_op, defop
 from .elementwise import _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
+from .reduction import _mean_forward, _var_forward
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
@@ -992,3 +993,73 @@ def _embedding(weight, indices, factor, scaled):
 def _embedding_backward(grad, indices, factor, num_weights):
     return apply_op(EMBEDDING_BACKWARD, (grad,), {"indices": indices, "factor": factor,
                                                   "scaled": True, "num_weights": num_weights})
+
+
+# --- layer norm --------------------------------------------------------------------------
+# One table op (the reference's native_layer_norm: its node is NativeLayerNormBackward0)
+# over the last ``ndim`` dims; an absent weight or bias is _ABSENT. The input gradient
+# and the tangent of the normalised value are the same self-adjoint map:
+#     rstd * (v - mean(v) - xhat * mean(xhat * v))
+def _layer_norm_forward(x, w, b, ndim, eps):
+    dims = tuple(range(x.ndim - ndim, x.ndim))
+    rstd = 1 / np.sqrt(_var_forward(x, dims, True, 0) + eps)
+    y = (x - _mean_forward(x, dims, True, None)) * rstd
+    if w.size:
+        y = y * w
+    if b.size:
+        y = y + b
+    return y
+
+
+def _layer_norm_parts(F, input, ndim, eps):
+    dims = tuple(range(len(input.shape) - ndim, len(input.shape)))
+    centred = input - F.mean(input, dims, True)
+    rstd = 1 / F.sqrt(F.mean(centred * centred, dims, True) + eps)
+    return dims, centred * rstd, rstd
+
+
+@helper
+def layer_norm_xhat(F, input, ndim, eps):
+    return _layer_norm_parts(F, input, ndim, eps)[1]
+
+
+@helper
+def layer_norm_input_grad(F, v, input, weight, ndim, eps):
+    """The gradient of layer_norm's input for ``v`` (= g) or, with the weight
+    absent, the tangent of the normalised value for ``v`` (= the input's tangent)."""
+    dims, xhat, rstd = _layer_norm_parts(F, input, ndim, eps)
+    if tuple(weight.shape) != (0,):
+        v = v * weight
+    return rstd * (v - F.mean(v, dims, True) - xhat * F.mean(v * xhat, dims, True))
+
+
+@helper
+def layer_norm_jvp(F, t, input, weight, ndim, eps):
+    dims, xhat, rstd = _layer_norm_parts(F, input, ndim, eps)
+    out = rstd * (t[0] - F.mean(t[0], dims, True) - xhat * F.mean(t[0] * xhat, dims, True))
+    if tuple(weight.shape) != (0,):
+        out = out * weight
+        if t[1] is not None:
+            out = out + xhat * t[1]
+    if t[2] is not None and tuple(t[2].shape) != (0,):
+        out = out + t[2]
+    return out
+
+
+LAYER_NORM = defop(
+    "native_layer_norm", _layer_norm_forward, inputs=("input", "weight", "bias"),
+    attrs=("ndim", "eps"), node_name="NativeLayerNormBackward0",
+    vjp=(lambda F, g, input, weight, ndim, eps:
+         F.layer_norm_input_grad(g, input, weight, ndim, eps),
+         lambda F, g, input, weight_shape, ndim, eps:
+         F.sum_to(g * F.layer_norm_xhat(input, ndim, eps), tuple(weight_shape)),
+         lambda F, g, bias_shape: F.sum_to(g, tuple(bias_shape))),
+    jvp=lambda F, t, input, weight, ndim, eps: F.layer_norm_jvp(t, input, weight, ndim, eps))
+
+
+def native_layer_norm(input, weight, bias, ndim, eps):
+    """layer_norm over the last ``ndim`` dims as one recorded op (weight/bias None or
+    Tensors of the normalised shape; checked by the caller)."""
+    return apply_op(LAYER_NORM, (input, _ABSENT if weight is None else weight,
+                                 _ABSENT if bias is None else bias),
+                    {"ndim": ndim, "eps": eps})
