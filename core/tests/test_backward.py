@@ -351,3 +351,44 @@ def test_is_grads_batched_unused_input_names_its_index():
     y = x * cr.ones(2, dtype=x.dtype)
     with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears"):
         cr.autograd.grad(y, [x, unused], cr.eye(2, dtype=y.dtype), is_grads_batched=True)
+
+
+# --- Note [grad fast path] ----------------------------------------------------------------
+def test_grad_common_case_equals_the_general_path():
+    bw = sys.modules["chainrule.autograd.backward"]
+    x = cr.tensor([0.5, -1.0, 2.0], dtype=cr.float64, requires_grad=True)
+    w = cr.tensor([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]], dtype=cr.float64, requires_grad=True)
+    y = (w @ x).tanh()
+    v = cr.tensor([1.0, -2.0], dtype=cr.float64)
+    fast = bw._grad_common_case((y,), (x, w), (v,), True, True, False)
+    general = bw._run_grad((y,), (x, w), [v], True, True, False, False)
+    for a, b in zip(fast, general):
+        assert a.requires_grad and np.array_equal(a.detach().numpy(), b.detach().numpy())
+    total = y.sum()
+    (g,) = bw._grad_common_case(total, x, None, True, False, False)
+    (want,) = bw._run_grad((total,), (x,), [cr.ones((), dtype=cr.float64)], False, False,
+                           False, False)
+    assert not g.requires_grad and np.array_equal(g.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("case", [
+    lambda x, y: (y, x, None),                          # non-scalar output, no gradient
+    lambda x, y: (y, x, cr.ones(2, dtype=cr.float64)),  # a gradient of another shape
+    lambda x, y: (y, cr.ones(3), cr.ones(3, dtype=cr.float64)),  # input needs no grad
+    lambda x, y: (y.detach(), x, None),                 # output needs no grad
+])
+def test_grad_uncommon_cases_take_the_general_path(case):
+    bw = sys.modules["chainrule.autograd.backward"]
+    x = cr.tensor([0.5, -1.0, 2.0], dtype=cr.float64, requires_grad=True)
+    outputs, inputs, grads = case(x, x * 2)
+    assert bw._grad_common_case(outputs, inputs, grads, None, False, False) is None
+    with pytest.raises(RuntimeError):                   # the general path's error
+        cr.autograd.grad(outputs, inputs, grads)
+
+
+def test_grad_with_a_gradient_of_another_dtype_takes_the_general_path():
+    bw = sys.modules["chainrule.autograd.backward"]
+    x = cr.tensor([0.5, -1.0, 2.0], dtype=cr.float64, requires_grad=True)
+    g = cr.ones(3, dtype=cr.float32)
+    assert bw._grad_common_case(x * 2, x, g, None, False, False) is None
+    assert cr.autograd.grad(x * 2, x, g)[0].dtype == cr.float64     # cast, as the reference

@@ -56,7 +56,7 @@ def _configure_table_ops(enabled=None):
     """Note [table-node fast path] in src/op_node.h: on only while core's OpNode.apply
     is the code it mirrors; CHAINRULE_ENGINE_TABLE_OPS=0 (or enabled=False) turns it
     off."""
-    from chainrule import _version_counter
+    from chainrule import _tensor, _version_counter
     from chainrule._ops import _registry
     from chainrule.autograd import saved_tensor
     if enabled is None:
@@ -65,7 +65,7 @@ def _configure_table_ops(enabled=None):
         enabled=enabled, op_node_type=_registry.OpNode, registry=_registry,
         nondiff=_registry.NONDIFF, not_implemented=_registry.NOT_IMPLEMENTED,
         formula_type=_registry.Formula, saved_type=saved_tensor.SavedTensor,
-        counter_type=_version_counter.VersionCounter)
+        counter_type=_version_counter.VersionCounter, tensor_type=_tensor.Tensor)
 
 
 _configure_table_ops()

@@ -87,14 +87,14 @@ static void configure(py::object accumulate_grad_type, py::object run_tensor_pre
 static void configure_table_ops(bool enabled, py::object op_node_type, py::object registry,
                                 py::object nondiff, py::object not_implemented,
                                 py::object formula_type, py::object saved_type,
-                                py::object counter_type) {
+                                py::object counter_type, py::object tensor_type) {
   static PyObject* refs = nullptr;
   py::object apply = op_node_type.attr("apply");
   py::object num_inputs = op_node_type.attr("num_inputs");
   py::object release_saved = op_node_type.attr("release_saved");
   py::tuple keep = py::make_tuple(op_node_type, apply, num_inputs, release_saved, registry,
                                   nondiff, not_implemented, formula_type, saved_type,
-                                  counter_type);
+                                  counter_type, tensor_type);
   TableOps t;
   t.enabled = enabled;
   t.apply = apply.ptr();
@@ -106,6 +106,7 @@ static void configure_table_ops(bool enabled, py::object op_node_type, py::objec
   t.not_implemented = not_implemented.ptr();
   t.formula_type = formula_type.ptr();
   t.saved_type = saved_type.ptr();
+  t.tensor = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
   configure_table_layout(t, op_node_type.ptr());
   PyObject* old = refs;
   refs = keep.release().ptr();
@@ -150,7 +151,7 @@ PYBIND11_MODULE(_engine, m) {
   m.def("configure_table_ops", &ce::configure_table_ops, py::arg("enabled"),
         py::arg("op_node_type"), py::arg("registry"), py::arg("nondiff"),
         py::arg("not_implemented"), py::arg("formula_type"), py::arg("saved_type"),
-        py::arg("counter_type"),
+        py::arg("counter_type"), py::arg("tensor_type"),
         "Hand the engine what the table-node fast path needs (op_node.h).");
   m.def("table_ops_enabled", []() { return ce::table_ops.enabled; },
         "Whether the table-node fast path is on.");

@@ -1,4 +1,9 @@
+#define PY_ARRAY_UNIQUE_SYMBOL chainrule_engine_ARRAY_API
+#define NO_IMPORT_ARRAY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "op_node.h"
+
+#include <numpy/arrayobject.h>
 
 #include <memory>
 #include <unordered_map>
@@ -26,6 +31,8 @@ struct TableNames {
   PyObject* unpack_hook = PyUnicode_InternFromString("unpack_hook");
   PyObject* array = PyUnicode_InternFromString("array");
   PyObject* array_ns = PyUnicode_InternFromString("ARRAY_NS");
+  PyObject* tensor_ns = PyUnicode_InternFromString("TENSOR_NS");
+  PyObject* as_tensor = PyUnicode_InternFromString("as_tensor");
 };
 
 const TableNames& tn() {
@@ -180,13 +187,43 @@ void check_saved(PyObject* saved) {
   }
 }
 
+// OpNode.apply's create_graph env entries for the saved values, in the dict's
+// order: SavedTensor.as_tensor(node) each. After check_saved (versions match, no
+// hooks) that is a saved input's own tensor; a saved output (`tensor` None) calls
+// as_tensor, which rebuilds it on the node (and tells the tangent slot). A new dict.
+PyObject* saved_as_tensors(PyObject* node, PyObject* saved) {
+  Ref out(check(PyDict_New()));
+  Ref items(check(PyDict_Items(saved)));  // as_tensor runs Python: iterate a copy
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.get()); ++i) {
+    PyObject* item = PyList_GET_ITEM(items.get(), i);
+    PyObject* value = PyTuple_GET_ITEM(item, 1);
+    PyObject* own = slot(value, table_ops.saved_tensor);
+    Ref tensor(own != nullptr && own != Py_None
+                   ? Py_NewRef(own)
+                   : check(PyObject_CallMethodOneArg(value, tn().as_tensor, node)));
+    if (PyDict_SetItem(out.get(), PyTuple_GET_ITEM(item, 0), tensor.get()) < 0) {
+      throw_python_error();
+    }
+  }
+  return out.release();
+}
+
+// `_as_tensor(g)` for a Tensor or an ndarray (Tensor._wrap); NotHere otherwise.
+// New reference.
+PyObject* gradient_as_tensor(PyObject* g) {
+  if (PyObject_TypeCheck(g, table_ops.tensor)) return Py_NewRef(g);
+  if (Py_TYPE(g) != &PyArray_Type) throw NotHere();
+  return check(new_tensor(table_ops.tensor, table_ops.tensor_slots, g, Py_None));
+}
+
 // The value a formula parameter names, with the priority of OpNode.apply's env:
-// saved values, then input shapes, then attributes. Borrowed.
-PyObject* lookup(const FormulaInfo& f, size_t k, PyObject* saved, PyObject* in_meta,
-                 PyObject* attrs) {
+// saved values (`tensors`, with create_graph, else the saved arrays), then input
+// shapes, then attributes. Borrowed.
+PyObject* lookup(const FormulaInfo& f, size_t k, PyObject* saved, PyObject* tensors,
+                 PyObject* in_meta, PyObject* attrs) {
   PyObject* name = f.params[k];
-  PyObject* s = PyDict_GetItemWithError(saved, name);
-  if (s != nullptr) return slot(s, table_ops.saved_data);  // checked by check_saved
+  PyObject* s = PyDict_GetItemWithError(tensors != nullptr ? tensors : saved, name);
+  if (s != nullptr) return tensors != nullptr ? s : slot(s, table_ops.saved_data);
   if (PyErr_Occurred()) {
     PyErr_Clear();
     throw NotHere();
@@ -207,7 +244,7 @@ PyObject* lookup(const FormulaInfo& f, size_t k, PyObject* saved, PyObject* in_m
 
 // formula.fn(F, g, *[env[n] for n in formula.names])
 PyObject* call_formula(const FormulaInfo& f, PyObject* F, PyObject* g, PyObject* saved,
-                       PyObject* in_meta, PyObject* attrs) {
+                       PyObject* tensors, PyObject* in_meta, PyObject* attrs) {
   size_t n = f.params.size();
   PyObject* small[8];
   std::unique_ptr<PyObject*[]> large;
@@ -218,7 +255,7 @@ PyObject* call_formula(const FormulaInfo& f, PyObject* F, PyObject* g, PyObject*
   }
   args[0] = F;
   args[1] = g;
-  for (size_t i = 0; i < n; ++i) args[i + 2] = lookup(f, i, saved, in_meta, attrs);
+  for (size_t i = 0; i < n; ++i) args[i + 2] = lookup(f, i, saved, tensors, in_meta, attrs);
   // An error here is the formula's own: it propagates (node.apply would raise it too).
   return check(PyObject_Vectorcall(f.fn, args, n + 2, nullptr));
 }
@@ -257,6 +294,12 @@ PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads
   check_saved(saved);
   if (!PyList_CheckExact(grads) || PyList_GET_SIZE(grads) < 1) throw NotHere();
   PyObject* g = PyList_GET_ITEM(grads, 0);
+  bool create_graph = task.create_graph_flag;
+  if (create_graph && g != Py_None && !PyObject_TypeCheck(g, table_ops.tensor) &&
+      Py_TYPE(g) != &PyArray_Type) {
+    throw NotHere();
+  }
+  Ref tensors(create_graph ? saved_as_tensors(node, saved) : nullptr);
   Py_ssize_t n = rec.num_edges;
   if (g == Py_None) return none_list(n);
   std::vector<const FormulaInfo*> todo = formulas_to_run(task, rec, c);
@@ -266,18 +309,21 @@ PyObject* table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads
       !(PyList_CheckExact(in_meta) || PyTuple_CheckExact(in_meta))) {
     throw NotHere();
   }
-  PyObject* F = PyDict_GetItemWithError(PyModule_GetDict(table_ops.registry), tn().array_ns);
-  if (F == nullptr) {
+  PyObject* F = PyDict_GetItemWithError(PyModule_GetDict(table_ops.registry),
+                                        create_graph ? tn().tensor_ns : tn().array_ns);
+  if (F == nullptr || F == Py_None) {
     PyErr_Clear();
     throw NotHere();
   }
   Py_INCREF(F);  // a formula could rebind ARRAY_NS
   Ref keep_F(F);
+  Ref g_ref(create_graph ? gradient_as_tensor(g) : Py_NewRef(g));
   // From here on the formulas run: errors are theirs and propagate.
   Ref out(none_list(n));
   for (Py_ssize_t i = 0; i < n; ++i) {
     if (todo[i] == nullptr) continue;
-    PyObject* grad = call_formula(*todo[i], F, g, saved, in_meta, attrs);
+    PyObject* grad = call_formula(*todo[i], F, g_ref.get(), saved, tensors.get(), in_meta,
+                                  attrs);
     PyObject* old = PyList_GET_ITEM(out.get(), i);
     PyList_SET_ITEM(out.get(), i, grad);
     Py_DECREF(old);
@@ -300,12 +346,14 @@ void configure_table_layout(TableOps& t, PyObject* op_node_type) {
   t.saved_counter = member_offset(t.saved_type, "counter");
   t.saved_version = member_offset(t.saved_type, "version");
   t.counter_v = member_offset(t.counter_type, "v");
+  t.saved_tensor = member_offset(t.saved_type, "tensor");
+  t.tensor_slots = tensor_slots(reinterpret_cast<PyObject*>(t.tensor));
   table_classes().clear();  // what the classes resolve to may have changed
   ++table_generation;
 }
 
 PyObject* try_table_apply(const GraphTask& task, const NodeRec& rec, PyObject* grads) {
-  if (!table_ops.enabled || task.create_graph_flag) return nullptr;
+  if (!table_ops.enabled) return nullptr;
   const TableClass& c = table_class(Py_TYPE(rec.node));
   if (!c.table) return nullptr;
   try {

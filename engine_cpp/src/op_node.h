@@ -5,8 +5,13 @@
 //     left of a backward step: ~1.7 µs of interpreter work (the env dict, unpacking
 //     the saved tensors with their version checks, one Python call per formula and
 //     its argument list) around ~0.6 µs of NumPy. This file does the same steps in
-//     C++ and calls the formula itself. It only takes the common case and hands
-//     everything else to `node.apply` before doing anything: create_graph, multi-output
+//     C++ and calls the formula itself. With create_graph it takes OpNode.apply's
+//     other branch too: the formulas run on TENSOR_NS with the saved values as
+//     SavedTensor.as_tensor gives them (a saved input's own tensor inline, a saved
+//     output through as_tensor itself, which rebuilds it and tells the tangent
+//     slot), gradients wrapped as `_as_tensor` does; the Tensors they return are
+//     checked in C by validate.cc. It only takes the common case and hands
+//     everything else to `node.apply` before doing anything: multi-output
 //     ops, saved-tensor hooks, a modified saved tensor, a freed graph, a missing
 //     formula, a node class that overrides apply, anything not shaped as expected.
 //     What it knows of an op (its formulas, the names they take, where each name is
@@ -20,6 +25,7 @@
 
 #include "graph_task.h"
 #include "python_api.h"
+#include "slots.h"
 
 namespace chainrule_engine {
 
@@ -34,6 +40,8 @@ struct TableOps {
   PyObject* formula_type = nullptr;     // Formula
   PyObject* saved_type = nullptr;       // SavedTensor
   PyObject* counter_type = nullptr;     // VersionCounter
+  PyTypeObject* tensor = nullptr;       // Tensor (create_graph: wrapping gradients)
+  TensorSlots tensor_slots{};
   // Slot descriptors and offsets: OpNode's _saved, _attrs, _in_meta, _out_meta;
   // SavedTensor's data, counter, version; VersionCounter's v.
   PyObject* saved_descr = nullptr;
@@ -42,6 +50,7 @@ struct TableOps {
   PyObject* out_meta_descr = nullptr;
   Py_ssize_t saved = 0, attrs = 0, in_meta = 0, out_meta = 0;
   Py_ssize_t saved_data = 0, saved_counter = 0, saved_version = 0, counter_v = 0;
+  Py_ssize_t saved_tensor = 0;          // SavedTensor's `tensor` (None for an output)
 };
 extern TableOps table_ops;
 

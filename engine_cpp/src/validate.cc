@@ -12,8 +12,13 @@ void init_numpy() {
   if (_import_array() < 0) throw_python_error();
 }
 
-// Whether `grad` is an ndarray with exactly this (shape, dtype) metadata entry.
+// Whether `grad` is an ndarray with exactly this (shape, dtype) metadata entry, or a
+// Tensor (create_graph) holding one: validate.py's checks then pass as well.
 static bool fits_exactly(PyObject* grad, PyObject* meta) {
+  if (table_ops.tensor != nullptr && Py_TYPE(grad) == table_ops.tensor) {
+    grad = slot(grad, table_ops.tensor_slots.data);
+    if (grad == nullptr) return false;
+  }
   if (!PyArray_CheckExact(grad) || !PyTuple_Check(meta) || PyTuple_GET_SIZE(meta) != 2) {
     return false;
   }

@@ -1,7 +1,7 @@
-// Checks on what a node returns (validate.py). The common case (ndarrays of
-// exactly the expected shape and dtype, or a node without input metadata) is
-// decided here; anything else goes to the Python validate_outputs, which sums
-// broadcast gradients down, casts dtypes and raises the errors.
+// Checks on what a node returns (validate.py). The common case (ndarrays, or Tensors
+// holding them, of exactly the expected shape and dtype, or a node without input
+// metadata) is decided here; anything else goes to the Python validate_outputs,
+// which sums broadcast gradients down, casts dtypes and raises the errors.
 #pragma once
 
 #include "edge.h"

@@ -321,3 +321,70 @@ def test_fast_path_off_gives_the_same_results(engines):
         chainrule_engine._configure_table_ops(enabled=None if was_on else False)
     same(expected[0], got[0])
     assert expected[2] == got[2]
+
+
+# --- create_graph on the table-node fast path ------------------------------------------
+def _create_graph_case():
+    # saved inputs (mul, pow), a saved output (tanh's result, rebuilt on its node), a
+    # reduction and a view in the formulas; then a second backward through them
+    x = cr.tensor([0.3, -1.2, 0.7], requires_grad=True)
+    w = cr.tensor([[0.5, -0.25, 1.0], [2.0, 0.1, -0.3]], requires_grad=True)
+    y = (cr.tanh(w @ x) ** 2).sum() * x.exp().sum()
+    gx, gw = cr.autograd.grad(y, (x, w), create_graph=True)
+    hx, hw = cr.autograd.grad((gx * gx).sum() + gw.sum(), (x, w))
+    return [gx.detach().numpy().copy(), gw.detach().numpy().copy(),
+            hx.numpy().copy(), hw.numpy().copy(),
+            [type(g.grad_fn).__name__ for g in (gx, gw)]]
+
+
+def test_create_graph_backward_runs_formulas_without_op_node_apply(engines):
+    from conftest import python_calls
+    (_, py), (_, cpp) = engines
+    expected = run_under(py, _create_graph_case)
+    got, names = python_calls(lambda: run_under(cpp, _create_graph_case),
+                              lambda code: (code.co_filename.rpartition("/")[2], code.co_name))
+    for a, b in zip(expected[:4], got[:4]):
+        assert np.array_equal(a, b)
+    assert expected[4] == got[4]
+    assert ("_registry.py", "apply") not in names
+
+
+def test_create_graph_gradients_are_validated_in_c(engines):
+    from conftest import python_calls
+    (_, cpp), = engines[1:]
+    x = cr.tensor([0.3, -1.2, 0.7], dtype=cr.float64, requires_grad=True)
+    y = (cr.tanh(x) ** 2 * x.exp()).sum()
+    got, names = python_calls(lambda: run_under(cpp, lambda: cr.autograd.grad(
+        y, x, create_graph=True)), lambda code: code.co_name)
+    assert got[0].requires_grad and "validate_outputs" not in names and "apply" not in names
+
+
+def test_create_graph_fast_path_raises_the_modified_saved_tensor_error(engines):
+    messages = []
+    for _, engine in engines:
+        def case():
+            x = cr.tensor([1.0, 2.0], requires_grad=True)
+            y = x * 1.0
+            z = (y * y).sum()
+            y.add_(1.0)
+            cr.autograd.grad(z, x, create_graph=True)
+        with pytest.raises(RuntimeError) as info:
+            run_under(engine, case)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "modified by an inplace operation" in messages[0]
+
+
+def test_create_graph_with_an_array_root_gradient_wraps_it(engines):
+    # the engine's root gradient may be a bare ndarray (Note [gradients are raw
+    # arrays or tensors]): the formulas get a Tensor either way
+    from chainrule.autograd.node import gradient_edge
+    results = []
+    for _, engine in engines:
+        x = cr.tensor([0.5, 1.5], requires_grad=True)
+        y = (x.sin() * x).sum()
+        with cr.enable_grad():
+            (g,) = engine.execute([gradient_edge(y)], [np.ones(())], True, True,
+                                  [gradient_edge(x)], accumulate_grad=False)
+        assert isinstance(g, cr.Tensor) and g.requires_grad
+        results.append(cr.autograd.grad(g.sum(), x)[0].numpy())
+    assert np.array_equal(results[0], results[1])

@@ -354,42 +354,41 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     >>> p.tolist()
     [6.0, 12.0]
     """
-    fwAD = forward_ad()
+    grad_mode = cr.is_grad_enabled()
     with cr.enable_grad():
         inputs_are_tuple, inputs, v = _scalar_function_prologue(func, inputs, v, create_graph,
                                                                 strict, "vhp")
-        if v is not None and _reverse_over_forward_applies(fwAD, inputs, strict):
-            # v^T H = (H v)^T: the Hessian of a real function is symmetric
-            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, "vhp")
-            if done is not None:
-                return (finish((done[0],), create_graph)[0],
-                        untuple(finish(done[1], create_graph), inputs_are_tuple))
-        outputs = _scalar_output(func(*inputs), strict, "vhp")
-        jac = grad_of(outputs, inputs, create_graph=True)
-        check_requires_grad(jac, "jacobian", strict)
-    with cr.set_grad_enabled(create_graph or cr.is_grad_enabled()):
-        result = grad_of(jac, inputs, v, create_graph=create_graph)
-        result = zeros_for_none(result, inputs, strict, create_graph, "double_back")
+        outputs, result = _reverse_over_reverse(func, inputs, v, create_graph, strict, "vhp",
+                                                grad_mode)
     return (finish(outputs, create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
 
 
-def _reverse_over_forward_applies(fwAD, inputs, strict):
-    """Where hvp and vhp take reverse-over-forward (one forward pass with recorded
-    tangents and one plain backward, which the C++ engine runs on arrays: cheaper
-    than the double-backward trick's two create_graph passes, and than
-    forward-over-reverse, whose backward runs its formulas on Tensors): the layer
-    installed, no dual level active, real inputs (vhp = hvp by the Hessian's
-    symmetry), no strict-mode checks (which need the double-backward trick's
-    intermediate results)."""
-    return fwAD is not None and not strict and not _dual_level_active(fwAD) and \
-        not any(x._data.dtype.kind == "c" for x in inputs)
+def _reverse_over_reverse(func, inputs, v, create_graph, strict, name, grad_mode):
+    """(outputs, v^T H): the gradient with create_graph, then its vector-Jacobian
+    product with v; two backward passes whose steps run on the engine's fast paths
+    (Note [table-node fast path] covers the create_graph pass too).
+
+    Note [hvp by reverse-over-reverse]
+        hvp wants ``H v``; for a real function the Hessian is symmetric, so it is
+        ``v^T H``, which this pass gives directly. Measured (bench/functional.py,
+        callgrind) it costs less than reverse-over-forward (a forward pass whose
+        tangent formulas are recorded, then one backward) and than the
+        double-backward trick (three passes), which hvp keeps for strict=True and
+        complex inputs, where the reference's messages or conjugations differ."""
+    outputs = _scalar_output(func(*inputs), strict, name)
+    jac = grad_of(outputs, inputs, create_graph=True)
+    check_requires_grad(jac, "jacobian", strict)
+    with cr.set_grad_enabled(create_graph or grad_mode):      # the caller's grad mode
+        result = grad_of(jac, inputs, v, create_graph=create_graph)
+        result = zeros_for_none(result, inputs, strict, create_graph, "double_back")
+    return outputs, result
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """The function's output and the Hessian-vector product ``H v``: reverse-over-
-    forward when the forward_ad layer is installed (real inputs, not strict), else
-    the double-backward trick.
+    reverse for real inputs (Note [hvp by reverse-over-reverse]), else (and with
+    strict=True) the reference's double-backward trick.
 
     >>> import chainrule as cr
     >>> from chainrule.autograd.functional import hvp
@@ -397,65 +396,19 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     >>> p.tolist()
     [6.0, 0.0]
     """
-    fwAD = forward_ad()
     with cr.enable_grad():
         inputs_are_tuple, inputs, v = _scalar_function_prologue(func, inputs, v, create_graph,
                                                                 strict, "hvp")
         if v is None:
             v = (cr.ones_like(inputs[0]),)
-        done = None
-        if _reverse_over_forward_applies(fwAD, inputs, strict):
-            done = _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph)
-        output, result = done if done is not None else \
-            _hvp_double_backward(func, inputs, v, create_graph, strict)
+        if strict or any(x._data.dtype.kind == "c" for x in inputs):
+            output, result = _hvp_double_backward(func, inputs, v, create_graph, strict)
+        else:                           # Note [hvp by reverse-over-reverse]
+            outputs, result = _reverse_over_reverse(func, inputs, v, create_graph, strict,
+                                                    "hvp", True)
+            output = outputs[0]
     return (finish((output,), create_graph)[0],
             untuple(finish(result, create_graph), inputs_are_tuple))
-
-
-def _hvp_reverse_over_forward(fwAD, func, inputs, v, create_graph, name="hvp"):
-    """H v as the gradient of the directional derivative grad(f) . v, which forward
-    mode gives with a recorded graph: one forward pass with tangents and one plain
-    backward (no create_graph backward, unlike forward-over-reverse or the
-    double-backward trick). None where the function has an op or a custom Function
-    without a forward rule, or writes in place (a recorded tangent's saved values
-    would be overwritten): the caller then takes the double-backward trick, which
-    calls the function again."""
-    from chainrule_forward_ad._slot import INPLACE_WRITES
-    writes = INPLACE_WRITES[0]
-    with fwAD.dual_level():
-        duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
-        try:
-            output = func(*duals)
-        except NotImplementedError as e:
-            if _no_forward_rule(e):
-                return None
-            raise
-        if INPLACE_WRITES[0] != writes:
-            return None
-        output = _scalar_output(output, False, name)[0]
-        # the output's tangent as the level holds it (unpack_dual's primal alias is
-        # not needed: the output leaves without tangents once the level exits)
-        directional = _dual_level_tangent(output)
-    if create_graph:
-        grads = grad_of((directional,), inputs, create_graph=True)
-    else:
-        grads = scalar_grad(directional, inputs)
-    return output, zeros_for_none(grads, inputs, False, create_graph, "double_back_trick")
-
-
-def _no_forward_rule(error):
-    """The forward_ad layer's refusals: a table op without a JVP, a custom Function
-    without ``jvp``, a JVP formula that refuses a case (linalg.svd's full_matrices)."""
-    message = str(error)
-    return message.startswith("Trying to use forward AD with") or \
-        "jvp function for custom autograd.Function" in message or \
-        message.startswith("the forward derivative of")
-
-
-def _dual_level_tangent(t):
-    from chainrule_forward_ad._tangents import CURRENT
-    from chainrule_forward_ad._vmapped import wrapped_tangent
-    return wrapped_tangent(CURRENT[0], t)          # batched like t under vmap
 
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):

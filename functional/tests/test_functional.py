@@ -91,10 +91,10 @@ def _two_inputs(x, y):
     return (cr.tanh(cr.tensor(A) @ x) ** 2).sum() * (y ** 3).sum()
 
 
-def test_hvp_reverse_over_forward_equals_the_double_backward_trick(monkeypatch):
-    # hvp takes reverse-over-forward where it applies; strict=True (and the layer
-    # missing) keeps the double-backward trick: the same values, tuples and
-    # create_graph results included
+def test_hvp_reverse_over_reverse_equals_the_double_backward_trick(monkeypatch):
+    # hvp takes reverse-over-reverse (Note [hvp by reverse-over-reverse]); strict=True
+    # keeps the double-backward trick: the same values, tuples and create_graph
+    # results included, with or without the forward_ad layer
     fn = F.hvp
     inputs = (cr.tensor(X), cr.tensor([0.5, -1.5], dtype=cr.float64))
     v = (cr.tensor(V), cr.tensor([1.0, 2.0], dtype=cr.float64))

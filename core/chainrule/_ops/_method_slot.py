@@ -63,11 +63,13 @@ def _replace_function_forms(replaced):
     does not handle, a non-Tensor argument included)."""
     import sys
     from ._common import FUNCTIONS
+    from ._registry import TENSOR_NS
     modules = [m for name, m in list(sys.modules.items())
                if m is not None and (name == "chainrule" or name.startswith("chainrule."))]
     # by id: the functions replaced stay alive in ``replaced`` while this runs
     replacement = {id(old): new for olds, new in replaced for old in olds if old is not None}
-    for namespace in [FUNCTIONS] + [vars(m) for m in modules]:
+    cached = [vars(TENSOR_NS)] if TENSOR_NS is not None else []     # its lookups
+    for namespace in [FUNCTIONS] + cached + [vars(m) for m in modules]:
         for key, value in list(namespace.items()):
             new = replacement.get(id(value))
             if new is not None:

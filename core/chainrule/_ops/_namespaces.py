@@ -114,10 +114,14 @@ class TensorNamespace:
         self._functions = functions
 
     def __getattr__(self, name):
+        # kept as an attribute once looked up (no Python frame next time); Note
+        # [method slot]'s replacement of functions updates this namespace too
         try:
-            return self._functions[name]
+            value = self._functions[name]
         except KeyError:
             raise AttributeError(f"no differentiable function '{name}' for formulas") from None
+        setattr(self, name, value)
+        return value
 
     @staticmethod
     def is_tensor_path():

@@ -19,6 +19,7 @@ from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
 from ._formula_helpers import helper
+from ._namespaces import ARRAY_NS          # its expand: Note [array function slot]
 from ._namespaces import array_fn
 from ._registry import OPS, OpDef, apply_op, defop
 from .views import make_view
@@ -54,7 +55,7 @@ UNSAFE_VIEW = defop("_unsafe_view", lambda a, shape: np.reshape(a, shape), attrs
                     vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
                     jvp=lambda F, t, shape: F.reshape(t[0], shape))
 ALIAS = defop("alias", lambda a: a.view(), vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])
-EXPAND = defop("expand", lambda a, shape: np.broadcast_to(a, shape), attrs=("shape",),
+EXPAND = defop("expand", lambda a, shape: ARRAY_NS.expand(a, shape), attrs=("shape",),
                vjp=(lambda F, g, self_shape: F.sum_to(g, self_shape),),
                jvp=lambda F, t, shape: F.expand(t[0], shape))
 PERMUTE = defop("permute", lambda a, dims: np.transpose(a, dims), attrs=("dims",),

@@ -226,6 +226,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "materialize_grads=True, but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    if only_inputs and not (materialize_grads or is_grads_batched or _LEVELS.stack):
+        done = _grad_common_case(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                 allow_unused)
+        if done is not None:
+            return done
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
                       "To accumulate gradient for other parts of the graph, please use "
@@ -251,6 +256,53 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     return _run_grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused,
                      materialize_grads)
+
+
+def _grad_common_case(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                      allow_unused):
+    """Note [grad fast path]
+        ``autograd.grad`` as functional code and second-order training call it:
+        outputs that require grad, each with a gradient of its own shape and dtype (or
+        none, for a real one-element output), inputs that require grad, outside vmap.
+        For them the general path's checks all pass and come down to the edges and
+        root gradients built here. None, having done nothing, for anything else: the
+        general path then runs and raises its errors in its order."""
+    outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    roots = _common_roots(outputs, grads, create_graph)
+    if roots is None or not all(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        return None
+    edges, root_grads = roots
+    with _grad_mode.set_grad_enabled(create_graph):
+        captured = get_engine().execute(edges, root_grads,
+                                        create_graph if retain_graph is None else retain_graph,
+                                        create_graph, [gradient_edge(t) for t in inputs],
+                                        accumulate_grad=False)
+    return _finish(inputs, captured, allow_unused, False)
+
+
+def _common_roots(outputs, grads, create_graph):
+    """(edges, root gradients as the engine wants them) for _grad_common_case, or None."""
+    if len(grads) != len(outputs):
+        return None
+    edges, root_grads = [], []
+    for out, g in zip(outputs, grads):
+        if not isinstance(out, Tensor) or not out._requires_grad:
+            return None
+        data = out._data
+        if g is None:
+            if type(data) is not np.ndarray or data.size != 1 or data.dtype.kind == "c":
+                return None
+            g = np.array(1, data.dtype).reshape(data.shape)     # np.ones_like, in C
+            g = Tensor._wrap(g) if create_graph else g
+        elif isinstance(g, Tensor) and g._data.shape == data.shape and \
+                g._data.dtype == data.dtype:
+            g = g if create_graph else g._data
+        else:
+            return None
+        edges.append(gradient_edge(out))
+        root_grads.append(g)
+    return edges, root_grads
 
 
 def _run_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused,
