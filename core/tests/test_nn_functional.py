@@ -1531,3 +1531,15 @@ def test_layer_norm_is_one_node_with_torchs_name():
     (y * cr.tensor([1.0, -1.0, 2.0])).sum().backward()
     np.testing.assert_allclose(x.grad.sum(1).numpy(), [0.0, 0.0], atol=1e-6)  # mean-free
     assert F.layer_norm(x, (3,)).grad_fn.next_functions[1:] == ((None, 0), (None, 0))
+
+
+def test_linear_on_other_ranks_folds_rows_into_one_addmm_like_torch():
+    w = cr.ones(2, 3, requires_grad=True)
+    b = cr.zeros(2, requires_grad=True)
+    y = F.linear(cr.ones(4, 5, 3), w, b)
+    assert y.shape == (4, 5, 2) and y.grad_fn.name() == "ViewBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "AddmmBackward0"
+    assert F.linear(cr.ones(3), w, b).grad_fn.name() == "ViewBackward0"
+    assert F.linear(cr.ones(4, 3), w, b).grad_fn.name() == "AddmmBackward0"
+    y.sum().backward()
+    assert w.grad.tolist() == [[20.0] * 3] * 2 and b.grad.tolist() == [20.0, 20.0]

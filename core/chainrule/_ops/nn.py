@@ -417,8 +417,18 @@ def _reshape(t, shape):
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``."""
     if _plain_linear(input, weight, bias):
-        return apply_op(LINEAR, (input, weight, bias), EMPTY)
+        return _addmm_linear(input, weight, bias)
     return _checked_linear(input, weight, bias)
+
+
+def _addmm_linear(x, w, b):
+    """A matrix input in one addmm; any other rank as the reference runs it: rows folded
+    into a matrix, one addmm, the result viewed back (its grad_fn is ViewBackward0)."""
+    if x._data.ndim == 2 or b._data.shape != w._data.shape[:1]:
+        return apply_op(LINEAR, (x, w, b), EMPTY)
+    lead = x._data.shape[:-1]
+    rows = _reshape(x, (_numel(lead), x._data.shape[-1]))
+    return FUNCTIONS["view"](apply_op(LINEAR, (rows, w, b), EMPTY), lead + w._data.shape[:1])
 
 
 def _plain_linear(x, w, b):
@@ -451,7 +461,7 @@ def _checked_linear(input, weight, bias):
     check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
     if b._data.shape != ws[:1]:
         _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
-    return apply_op(LINEAR, (x, w, b), EMPTY)
+    return _addmm_linear(x, w, b)
 
 
 def _linear_vector_weight(x, w, bias):
