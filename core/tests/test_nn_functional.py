@@ -1543,3 +1543,17 @@ def test_linear_on_other_ranks_folds_rows_into_one_addmm_like_torch():
     assert F.linear(cr.ones(4, 3), w, b).grad_fn.name() == "AddmmBackward0"
     y.sum().backward()
     assert w.grad.tolist() == [[20.0] * 3] * 2 and b.grad.tolist() == [20.0, 20.0]
+
+
+def test_bce_with_logits_is_one_node_differentiable_in_input_and_target_only():
+    x = cr.tensor([0.5, -1.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([1.0, 0.25], dtype=cr.float64, requires_grad=True)
+    loss = F.binary_cross_entropy_with_logits(x, t, reduction="sum")
+    assert loss.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), (x.sigmoid() - t).detach().numpy())
+    np.testing.assert_allclose(t.grad.numpy(), [-0.5, 1.0])           # -input
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'pos_weight'"):
+        F.binary_cross_entropy_with_logits(x, t, pos_weight=cr.ones(2, dtype=cr.float64,
+                                                                     requires_grad=True))

@@ -35,6 +35,7 @@ LOOPED = {
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
+    "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .. import _grad_mode
 from .._dtypes import scalar_type_name
 from .._batched import BatchedTensor
 from .._meta import MetaArray
@@ -23,7 +24,7 @@ from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commi
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import apply_op, defop
+from ._registry import NONDIFF, apply_op, defop
 from .elementwise import _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
 from .reduction import _mean_forward, _var_forward
@@ -1073,3 +1074,64 @@ def native_layer_norm(input, weight, bias, ndim, eps):
     return apply_op(LAYER_NORM, (input, _ABSENT if weight is None else weight,
                                  _ABSENT if bias is None else bias),
                     {"ndim": ndim, "eps": eps})
+
+
+# --- binary cross entropy with logits -----------------------------------------------------
+# One table op like the reference's (BinaryCrossEntropyWithLogitsBackward0): gradients
+# for input and target; weight and pos_weight are constants (_ABSENT when not given).
+def _bce_logits_forward(x, t, w, pw, reduction):
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))     # log(sigmoid(x))
+    if pw.size:
+        log_sig = log_sig * ((pw - 1) * t + 1)
+    losses = (1 - t) * x - log_sig
+    if w.size:
+        losses = losses * w
+    return _reduce_array(losses.astype(x.dtype, copy=False), reduction)
+
+
+@helper
+def bce_logits_grads(F, g, input, target, weight, pos_weight, reduction):
+    """(d loss / d input, d loss / d target), each times the loss's gradient ``g``."""
+    s = F.sigmoid(input)
+    if tuple(pos_weight.shape) != (0,):
+        tp = pos_weight * target
+        d_input = (tp + 1 - target) * s - tp
+        d_target = F.log(1 - s) - pos_weight * F.log(s)
+    else:
+        d_input, d_target = s - target, -input
+    if tuple(weight.shape) != (0,):
+        d_input, d_target = d_input * weight, d_target * weight
+    if reduction == "mean":
+        g = g / max(_numel(tuple(input.shape)), 1)
+    return d_input * g, d_target * g
+
+
+BCE_WITH_LOGITS = defop(
+    "binary_cross_entropy_with_logits", _bce_logits_forward,
+    inputs=("self", "target", "weight", "pos_weight"), attrs=("reduction",),
+    vjp=(lambda F, g, self, target, weight, pos_weight, reduction:
+         F.bce_logits_grads(g, self, target, weight, pos_weight, reduction)[0],
+         lambda F, g, self, target, weight, pos_weight, reduction:
+         F.bce_logits_grads(g, self, target, weight, pos_weight, reduction)[1],
+         NONDIFF, NONDIFF),
+    jvp=lambda F, t, self, target, weight, pos_weight, reduction:
+        F.bce_logits_jvp(t, self, target, weight, pos_weight, reduction))
+
+
+@helper
+def bce_logits_jvp(F, t, input, target, weight, pos_weight, reduction):
+    d_input, d_target = bce_logits_grads(F, 1, input, target, weight, pos_weight, "none")
+    parts = [d * dt for d, dt in ((d_input, t[0]), (d_target, t[1])) if dt is not None]
+    return reduce_loss(F, parts[0] + parts[1] if len(parts) == 2 else parts[0], reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    """The op on checked arguments (weight and pos_weight None or constants)."""
+    for name, p in (("weight", weight), ("pos_weight", pos_weight)):
+        if p is not None and p.requires_grad and _grad_mode.is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This "
+                               "input cannot have requires_grad True.")
+    return apply_op(BCE_WITH_LOGITS, (input, target, _ABSENT if weight is None else weight,
+                                      _ABSENT if pos_weight is None else pos_weight),
+                    {"reduction": reduction})

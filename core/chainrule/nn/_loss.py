@@ -156,6 +156,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    if _one_real_dtype(input, target, weight, pos_weight):
+        return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight,
+                                                    reduction)
     softplus_neg = _nn.softplus(-input, 1.0, 20.0)          # -log(sigmoid(x)), stably
     if pos_weight is None:
         losses = (1 - target) * input + softplus_neg
@@ -164,6 +167,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction)
+
+
+def _one_real_dtype(input, *others):
+    """The table op's case: real floating Tensors of one dtype, the optional ones
+    broadcasting to the input's shape (anything else takes the composite path)."""
+    if not input.is_floating_point():
+        return False
+    for t in others:
+        if t is not None and (not isinstance(t, _Tensor) or t.dtype != input.dtype or
+                              _broadcast(t.shape, input.shape) != tuple(input.shape)):
+            return False
+    return True
+
+
+def _broadcast(a, b):
+    try:
+        return np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        return None
 
 
 def _xlogx(t):
