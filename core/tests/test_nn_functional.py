@@ -1557,3 +1557,14 @@ def test_bce_with_logits_is_one_node_differentiable_in_input_and_target_only():
                                            "'pos_weight'"):
         F.binary_cross_entropy_with_logits(x, t, pos_weight=cr.ones(2, dtype=cr.float64,
                                                                      requires_grad=True))
+
+
+def test_bce_is_one_node_with_torchs_clamped_gradients():
+    x = cr.tensor([0.0, 0.3, 1.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([0.0, 0.5, 0.2], dtype=cr.float64, requires_grad=True)
+    loss = F.binary_cross_entropy(x, t, reduction="none")
+    assert loss.grad_fn.name() == "BinaryCrossEntropyBackward0"
+    np.testing.assert_allclose(loss.detach().numpy()[[0, 2]], [0.0, 80.0])  # logs at -100
+    loss.backward(cr.ones(3, dtype=cr.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, -0.2 / 0.21, 0.8e12])
+    assert t.grad.tolist()[0] == math.inf and t.grad.tolist()[2] == -math.inf

@@ -36,6 +36,7 @@ LOOPED = {
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
     "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
+    "binary_cross_entropy": "reduces each entry (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -55,6 +56,7 @@ WHOLE_CALL_PER_ENTRY = {
     "add": "alpha_dropout draws per entry", "mul": "dropout draws per entry",
     "where": "rrelu draws per entry", "as_strided": "reads strides",
     "clamp": "binary_cross_entropy checks its input's range",
+    "binary_cross_entropy": "checks its input's range",
     "log": "losses check their inputs' values", "logsumexp": "ctc_loss masks by value",
     "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",

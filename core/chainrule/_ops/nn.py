@@ -1135,3 +1135,49 @@ def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reductio
     return apply_op(BCE_WITH_LOGITS, (input, target, _ABSENT if weight is None else weight,
                                       _ABSENT if pos_weight is None else pos_weight),
                     {"reduction": reduction})
+
+
+# --- binary cross entropy (of probabilities) ----------------------------------------------
+# BinaryCrossEntropyBackward0 in the reference: each log clamped at -100 in the forward;
+# the input gradient divides by max(x (1 - x), 1e-12); weight is a constant.
+def _bce_forward(x, t, w, reduction):
+    with np.errstate(divide="ignore"):
+        losses = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
+    if w.size:
+        losses = losses * w
+    return _reduce_array(losses.astype(x.dtype, copy=False), reduction)
+
+
+@helper
+def bce_grads(F, g, input, target, weight, reduction):
+    """(d loss / d input, d loss / d target), each times the loss's gradient ``g``."""
+    d_input = (input - target) / F.maximum((1 - input) * input, input * 0 + 1e-12)
+    d_target = F.log1p(-input) - F.log(input)
+    if tuple(weight.shape) != (0,):
+        d_input, d_target = d_input * weight, d_target * weight
+    if reduction == "mean":
+        g = g / max(_numel(tuple(input.shape)), 1)
+    return d_input * g, d_target * g
+
+
+@helper
+def bce_jvp(F, t, input, target, weight, reduction):
+    d_input, d_target = bce_grads(F, 1, input, target, weight, "none")
+    parts = [d * dt for d, dt in ((d_input, t[0]), (d_target, t[1])) if dt is not None]
+    return reduce_loss(F, parts[0] + parts[1] if len(parts) == 2 else parts[0], reduction)
+
+
+BCE = defop("binary_cross_entropy", _bce_forward, inputs=("self", "target", "weight"),
+            attrs=("reduction",),
+            vjp=(lambda F, g, self, target, weight, reduction:
+                 F.bce_grads(g, self, target, weight, reduction)[0],
+                 lambda F, g, self, target, weight, reduction:
+                 F.bce_grads(g, self, target, weight, reduction)[1], NONDIFF),
+            jvp=lambda F, t, self, target, weight, reduction:
+                F.bce_jvp(t, self, target, weight, reduction))
+
+
+def binary_cross_entropy(input, target, weight, reduction):
+    """The op on checked arguments (weight None or a constant)."""
+    return apply_op(BCE, (input, target, _ABSENT if weight is None else weight),
+                    {"reduction": reduction})

@@ -134,6 +134,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
                            "respect to argument 'weight'. This input cannot have "
                            "requires_grad True.")
+    if _one_real_dtype(input, target, weight):
+        return _nn.binary_cross_entropy(input, target, weight, reduction)
     log_x = _clamp_min(input.log(), -100.0)
     log_1mx = _clamp_min((1 - input).log(), -100.0)
     losses = -(target * log_x + (1 - target) * log_1mx)
