@@ -388,6 +388,47 @@ def forward_ad_with_reverse(lib):
     return record([jvp, over, hvp])
 
 
+@scenario
+def func_captured_tensors_keep_history(lib):
+    # Note [captured tensors keep their history]: a model's Jacobian in a training loss
+    w = t(lib, A, requires_grad=True)
+    x = t(lib, X)
+    model = lambda x: lib.tanh(w @ x)          # noqa: E731
+    jacs = [lib.func.jacrev(model)(x), lib.func.jacfwd(model)(x),
+            lib.func.jvp(model, (x,), (t(lib, V),))[1],
+            lib.func.vjp(model, x)[1](t(lib, [1.0, -1.0]))[0],
+            lib.func.grad(lambda x: model(x).sum())(x)]
+    return record([jacs, [lib.autograd.grad((j ** 2).sum(), w)[0] for j in jacs]])
+
+
+@scenario
+def gradcheck_forward_mode(lib):
+    class Wrong(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_forward(a)
+            ctx.save_for_backward(a)
+            return a.exp()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.saved_tensors[0].exp()
+
+        @staticmethod
+        def jvp(ctx, tangent):
+            return tangent * ctx.saved_tensors[0]
+
+    x = t(lib, X, requires_grad=True)
+    z = lib.tensor([1 + 2j, -0.5j], dtype=lib.complex128, requires_grad=True)
+    check = lib.autograd.gradcheck
+    return [check(lambda a, c: (a.sin() * c.abs().sum(), (c * c).exp()), (x, z),
+                  check_forward_ad=True, check_batched_forward_grad=True, fast_mode=fast)
+            for fast in (False, True)] + \
+        [check(Wrong.apply, (x,), check_forward_ad=True, raise_exception=False),
+         check(Wrong.apply, (x,), check_forward_ad=False, raise_exception=False),
+         lib.autograd.gradgradcheck(lambda a: a.exp() * a, (x,), check_fwd_over_rev=True)]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name):
     ours, theirs = SCENARIOS[name](cr), SCENARIOS[name](torch)

@@ -130,6 +130,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapped(*args, **kwargs):
         name = _name(func)
         _check_in_dims_type(in_dims, name)
+        _check_out_dims_type(out_dims, name)
+        if not args:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
+                             "inputs, or you are trying to vmap over a function with no "
+                             "inputs. The latter is unsupported.")
         dims = _broadcast_dims(in_dims if isinstance(in_dims, tuple) else
                                (in_dims,) * len(args), args, name, in_dims)
         size = _batch_size(args, dims, f"{name}, in_dims={in_dims!r}")
@@ -138,7 +143,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         chunks = [_call(func, _narrow(args, dims, start, min(chunk_size, size - start)),
                         kwargs, dims, min(chunk_size, size - start), out_dims, randomness, name)
                   for start in range(0, size, chunk_size)]
-        return _concat_outputs(chunks, out_dims)
+        return _concat_outputs(chunks, _matched_out_dims(chunks[0], out_dims, name))
     return wrapped
 
 
@@ -147,13 +152,14 @@ def _call(func, args, kwargs, dims, size, out_dims, randomness, name):
         with batch_level(size, randomness) as level:
             inputs = _zip_map(lambda v, d: v if d is None else wrap(_to_front(v, d), level),
                               args, dims)
-            return _unwrap_outputs(func(*inputs, **kwargs), out_dims, level, name)
+            out = func(*inputs, **kwargs)
+            return _unwrap_outputs(out, _matched_out_dims(out, out_dims, name), level, name)
     except _PER_ENTRY as reason:
         from ._ops import _batching_rules
         if _batching_rules.LOOP_LOG is not None:
             _batching_rules.LOOP_LOG.add(type(reason).__name__)
         results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
-        return _stack_outputs(results, out_dims, name)
+        return _stack_outputs(results, _matched_out_dims(results[0], out_dims, name), name)
 
 
 def _to_front(value, dim):
@@ -176,7 +182,7 @@ def _unwrap_outputs(out, out_dims, level, name):
             raise _out_dims_error(name, out_dims, out)
         return _rebuilt(out, [_unwrap_outputs(o, d, level, name) for o, d in zip(out, dims)])
     if isinstance(out, dict):
-        return {k: _unwrap_outputs(v, out_dims, level, name) for k, v in out.items()}
+        return {k: _unwrap_outputs(v, _at(out_dims, k), level, name) for k, v in out.items()}
     if not isinstance(out, Tensor):
         if out_dims is None:
             return out
@@ -211,7 +217,7 @@ def _concat_outputs(chunks, out_dims):
         return type(first)(_concat_outputs([c[k] for c in chunks], d)
                            for k, d in enumerate(dims))
     if isinstance(first, dict):
-        return {k: _concat_outputs([c[k] for c in chunks], out_dims) for k in first}
+        return {k: _concat_outputs([c[k] for c in chunks], _at(out_dims, k)) for k in first}
     if out_dims is None:
         return first
     return FUNCTIONS["cat"](list(chunks), dim=out_dims)
@@ -232,6 +238,13 @@ class VmapInfo:
         self.batch_size, self.randomness = batch_size, randomness
 
 
+_EXTENDING_FUNC = ("For more details, please see "
+                   "https://pytorch.org/docs/main/notes/extending.func.html")
+_NEEDS_SETUP_CONTEXT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+    "jacrev, ...), it must override the setup_context staticmethod. " + _EXTENDING_FUNC)
+
+
 def apply_function_batched(cls, args, kwargs):
     """Note [custom Functions under vmap]
         ``Function.apply`` with batched arguments: the class's ``vmap`` staticmethod,
@@ -245,6 +258,8 @@ def apply_function_batched(cls, args, kwargs):
         return NotImplemented
     level = max(levels, key=lambda lv: lv.id)
     from .autograd.function import Function
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
     physical = [a._value if batched_at(a, level) else a for a in args]
     in_dims = tuple(0 if batched_at(a, level) else None for a in args)
     if cls.vmap is not Function.vmap:
@@ -252,8 +267,9 @@ def apply_function_batched(cls, args, kwargs):
                                      *physical, **kwargs)
         return _rewrap_outputs(outputs, out_dims, level)
     if not cls.generate_vmap_rule:
-        raise RuntimeError("To use autograd.Function with vmap, you must either override the "
-                           "vmap staticmethod or set generate_vmap_rule=True.")
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           "support. Please override and implement the vmap staticmethod or "
+                           f"set generate_vmap_rule=True. {_EXTENDING_FUNC}")
     rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
     return _rewrap_outputs(_stack_outputs(rows, 0, cls.__name__), 0, level)
 
@@ -315,7 +331,7 @@ def structure_repr(tree, indent=0):
 
 
 def _check_in_dims_type(in_dims, name):
-    if in_dims is not None and not isinstance(in_dims, (int, tuple)):
+    if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"vmap({name}, in_dims={in_dims!r}, ...)(<inputs>): expected "
                          "`in_dims` to be int or a (potentially nested) tuple matching the "
                          f"structure of inputs, got: {type(in_dims)}.")
@@ -370,8 +386,7 @@ def _batch_size(args, dims, name):
                              f"in_dim to satisfy -{value.ndim} <= in_dim < {value.ndim}.")
         sizes.append(value.shape[dim])
     if not sizes:
-        raise ValueError(f"vmap({name}, ...)(<inputs>): at least one input must be mapped over "
-                         "(got in_dims=None for every input)")
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if len(set(sizes)) != 1:
         raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                          f"dimension, got sizes {sizes} for the mapped dimension")
@@ -385,6 +400,48 @@ def _take(args, dims, index):
         return {k: _take(args[k], dims[k], index) for k in args}
     # a copy: a row that is a view into the batch would give as_strided another storage
     return args if dims is None else args.select(dims, index).clone()
+
+
+class _Incompatible(Exception):
+    """out_dims whose structure does not fit the outputs'."""
+
+
+def _at(dims, key):
+    return dims[key] if isinstance(dims, dict) else dims
+
+
+def _check_out_dims_type(out_dims, name):
+    leaves = [out_dims]
+    while leaves:
+        dims = leaves.pop()
+        if isinstance(dims, (tuple, list, dict)):
+            leaves.extend(dims.values() if isinstance(dims, dict) else dims)
+        elif dims is not None and (not isinstance(dims, int) or isinstance(dims, bool)):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an "
+                             "int, None or a python collection of ints representing where in "
+                             "the outputs the vmapped dimension should appear.")
+
+
+def _matched_out_dims(out, out_dims, name):
+    """``out_dims`` spread over the structure of ``out`` (an int or None stands for a
+    whole subtree, as a prefix of the reference's pytree), or the reference's error."""
+    if isinstance(out, Tensor) and isinstance(out_dims, tuple) and len(out_dims) == 1:
+        return out_dims[0]          # the reference accepts (d,) for a single Tensor
+    try:
+        return _spread(out, out_dims)
+    except _Incompatible:
+        raise _out_dims_error(name, out_dims, out) from None
+
+
+def _spread(out, dims):
+    if dims is None or isinstance(dims, int):
+        return dims
+    if isinstance(out, dict) and isinstance(dims, dict) and list(dims) == list(out):
+        return {k: _spread(out[k], dims[k]) for k in out}
+    if isinstance(out, (tuple, list)) and isinstance(dims, (tuple, list)) and \
+            isinstance(out, list) == isinstance(dims, list) and len(out) == len(dims):
+        return tuple(_spread(o, d) for o, d in zip(out, dims))
+    raise _Incompatible
 
 
 def _out_dims_error(name, out_dims, outputs):
@@ -404,7 +461,8 @@ def _stack_outputs(results, out_dims, name):
         return _rebuilt(first, [_stack_outputs([r[k] for r in results], d, name)
                                 for k, d in enumerate(dims)])
     if isinstance(first, dict):
-        return {k: _stack_outputs([r[k] for r in results], out_dims, name) for k in first}
+        return {k: _stack_outputs([r[k] for r in results], _at(out_dims, k), name)
+                for k in first}
     if not isinstance(first, Tensor):
         if out_dims is None:
             return first

@@ -1568,3 +1568,16 @@ def test_bce_is_one_node_with_torchs_clamped_gradients():
     loss.backward(cr.ones(3, dtype=cr.float64))
     np.testing.assert_allclose(x.grad.numpy(), [0.0, -0.2 / 0.21, 0.8e12])
     assert t.grad.tolist()[0] == math.inf and t.grad.tolist()[2] == -math.inf
+
+
+def test_batch_norm_under_vmap_needs_batched_running_stats():
+    x = cr.randn(2, 3, 4, dtype=cr.float64)
+    mean, var = cr.zeros(4, dtype=cr.float64), cr.ones(4, dtype=cr.float64)
+    with pytest.raises(RuntimeError, match="Batch norm got a batched tensor as input while "
+                                           "the running_mean or running_var"):
+        cr.vmap(lambda a: F.batch_norm(a, mean, var, training=True))(x)
+    means, vars_ = cr.zeros(2, 4, dtype=cr.float64), cr.ones(2, 4, dtype=cr.float64)
+    out = cr.vmap(lambda a, m, v: F.batch_norm(a, m, v, training=True))(x, means, vars_)
+    assert out.shape == (2, 3, 4) and not np.allclose(means.numpy(), 0)
+    assert cr.vmap(lambda a: F.batch_norm(a, mean, var))(x).shape == (2, 3, 4)     # eval
+    assert cr.vmap(lambda a: F.batch_norm(a, None, None, training=True))(x).shape == (2, 3, 4)

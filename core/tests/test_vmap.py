@@ -50,8 +50,12 @@ def test_jacobian_rows_match_is_grads_batched():
 def test_errors():
     with pytest.raises(ValueError, match="same size in the mapped dimension"):
         cr.vmap(cr.mul)(cr.ones(2), cr.ones(3))
-    with pytest.raises(ValueError, match="at least one input must be mapped over"):
+    with pytest.raises(ValueError, match="Expected at least one Tensor to vmap over"):
+        cr.vmap(cr.mul, in_dims=(None, None))(cr.ones(2), cr.ones(2))
+    with pytest.raises(ValueError, match="expected `in_dims` to be int or a"):
         cr.vmap(cr.mul, in_dims=None)(cr.ones(2), cr.ones(2))
+    with pytest.raises(ValueError, match="got no inputs"):
+        cr.vmap(lambda: cr.ones(2))()
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         cr.vmap(cr.mul, in_dims=(0, 0, 0))(cr.ones(2), cr.ones(2))
     with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
@@ -105,9 +109,23 @@ def test_custom_function_vmap_staticmethod_runs_once():
 def test_custom_function_generated_rule_and_missing_rule():
     x = cr.randn(4, 3, dtype=cr.float64)
     assert np.allclose(cr.vmap(_CubeGenerated.apply)(x).numpy(), x.numpy() ** 3)
-    with pytest.raises(RuntimeError, match="override the vmap staticmethod or set "
-                                           "generate_vmap_rule=True"):
+    with pytest.raises(RuntimeError, match="You tried to vmap over _Cube, but it does not "
+                                           "have vmap support. Please override and implement "
+                                           "the vmap staticmethod or set generate_vmap_rule"):
         cr.vmap(_Cube.apply)(x)
+
+
+def test_custom_function_without_setup_context_is_the_reference_error():
+    class Twice(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        cr.vmap(Twice.apply)(cr.ones(2, 3))
 
 
 def test_one_evaluation_not_a_loop():
@@ -232,3 +250,45 @@ def test_structure_mismatch_messages_print_both_structures():
 def test_unbatched_non_tensor_outputs_with_out_dims_none_also_per_entry():
     shape = cr.vmap(lambda a: cr.rand(2).shape, randomness="different", out_dims=None)(cr.ones(3))
     assert shape == (2,) and type(shape) is tuple
+
+
+def _vjp_in_vmap(x, cotangent_of):
+    """grad of x.sin() * w inside vmap over x, w batched like x (what func.vjp makes of
+    a shared weight), with the cotangent ``cotangent_of(output)`` gives."""
+    from chainrule._vmap import differentiable_input
+    w = differentiable_input(cr.arange(3.0, dtype=cr.float64), False)
+    out = x.sin() * w
+    return cr.autograd.grad(out, w, cotangent_of(out))[0]
+
+
+def test_cotangent_batched_at_a_newer_level_than_its_output():
+    # Note [cotangents batched beyond their outputs]: vmap(vjp_fn)(basis) inside vmap
+    x = cr.linspace(-1, 1, 6, dtype=cr.float64).reshape(2, 3)
+    basis = cr.eye(3, dtype=cr.float64)
+    got = cr.vmap(lambda xi: cr.vmap(lambda v: _vjp_in_vmap(xi, lambda o: v))(basis))(x)
+    assert got.shape == (2, 3, 3)
+    expected = cr.stack([cr.diag(xi.sin()) for xi in x])
+    assert np.allclose(got.numpy(), expected.numpy())
+
+
+def test_unbatched_cotangent_of_a_batched_output_broadcasts():
+    x = cr.linspace(-1, 1, 6, dtype=cr.float64).reshape(2, 3)
+    v = cr.tensor([1.0, 2.0, 3.0], dtype=cr.float64)
+    got = cr.vmap(lambda xi: _vjp_in_vmap(xi, lambda o: v))(x)
+    assert np.allclose(got.numpy(), (x.sin() * v).numpy())
+
+
+def test_out_dims_match_the_outputs_structure_as_a_prefix():
+    x = cr.ones(2, 3)
+    assert cr.vmap(cr.sin, out_dims=(1,))(x).shape == (3, 2)      # (d,) for one Tensor
+    w = cr.zeros(4)
+    out = cr.vmap(lambda a: {"k": a, "j": (a, w)}, out_dims={"k": 1, "j": (0, None)})(x)
+    assert out["k"].shape == (3, 2) and out["j"][0].shape == (2, 3) and out["j"][1] is w
+    chunked = cr.vmap(lambda a: {"k": a.sum()}, out_dims={"k": 0}, chunk_size=1)(x)
+    assert chunked["k"].tolist() == [3.0, 3.0]
+    for out_dims, fn in [((0, 1), cr.sin), ([0, 1], lambda a: (a, a)),
+                         ((0, 1), lambda a: [a, a]), ((0,), lambda a: {"k": a})]:
+        with pytest.raises(ValueError, match="out_dims is not compatible with the structure"):
+            cr.vmap(fn, out_dims=out_dims)(x)
+    with pytest.raises(ValueError, match="`out_dims` must be an int, None or a python"):
+        cr.vmap(lambda a: (a,), out_dims=1.5)(x)

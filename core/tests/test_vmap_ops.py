@@ -72,7 +72,7 @@ BACKWARD_PER_ROW = {"diagonal_scatter": "moves axes of the array",
                     "linalg_eig": "eigenvector phases", "linalg_eigh": "eigenvalue gaps",
                     "linalg_svd": "singular value gaps"}
 # batch_norm in training updates its (unbatched) running statistics in place with
-# batched values: the reference's in-place error under vmap.
+# batched values: the reference's batch-norm error under vmap.
 INPLACE_INTO_UNBATCHED = {"var"}
 _WHOLE_CALL = {"ValuesOutsideTable", "_DrawPerEntry"}
 
@@ -125,7 +125,8 @@ def test_vmap_matches_per_entry(sample):
     try:
         got, log = _with_log(lambda: _leaves(mapped(*batch)))
     except RuntimeError as e:
-        assert sample.op in INPLACE_INTO_UNBATCHED and "vmap: inplace arithmetic" in str(e)
+        assert sample.op in INPLACE_INTO_UNBATCHED and (
+            "running_mean or running_var" in str(e) or "vmap: inplace arithmetic" in str(e))
         return
     for k, g in enumerate(got):
         _same(g, cr.stack([e[k] for e in expected]), sample)

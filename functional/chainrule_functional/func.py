@@ -16,9 +16,11 @@ Note [nested transforms]
 Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
 import chainrule as cr
+from chainrule._batched import unwrap_all
 from chainrule._vmap import differentiable_input
 
 from . import _forward_jacobian as _one_pass
+from ._closure import keeps_history, transform_leaf
 from ._common import forward_ad
 from ._functional import _jacobian_batched
 from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
@@ -61,13 +63,31 @@ def _unflatten(leaves, spec):
     return kind(out)
 
 
-def _spec_repr(spec):
+def _spec_skeleton(spec):
+    """The structure ``spec`` describes, with ``None`` leaves."""
     if spec is None:
-        return "*"
+        return None
     kind, specs = spec
-    if kind is dict:
-        return "{" + ", ".join(f"{k!r}: ..." for k in specs[0]) + "}"
-    return kind.__name__ + "(" + ", ".join(_spec_repr(s) for _, s in specs) + ")"
+    inner = specs[1] if kind is dict else spec
+    return _unflatten([None] * sum(n for n, _ in inner[1]), spec)
+
+
+def _spec_repr(spec):
+    """``spec`` as the reference's pytree prints a TreeSpec."""
+    from chainrule._vmap import structure_repr
+    return structure_repr(_spec_skeleton(spec))
+
+
+def _spec_pprint(tree):
+    """A structure as the reference's ``treespec_pprint`` writes it: ``(*, {'k': *})``."""
+    if isinstance(tree, dict):
+        return "{" + ", ".join(f"{k!r}: {_spec_pprint(v)}" for k, v in tree.items()) + "}"
+    if isinstance(tree, (tuple, list)):
+        body = ", ".join(_spec_pprint(v) for v in tree)
+        if isinstance(tree, list):
+            return f"[{body}]"
+        return f"({body},)" if len(tree) == 1 else f"({body})"
+    return "*"
 
 
 # --- arguments --------------------------------------------------------------------------
@@ -119,11 +139,14 @@ def _fresh(leaf, nested):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
     batched = differentiable_input(leaf, nested)      # Note [per-sample gradients]
     if batched is not None:
+        physical = unwrap_all(batched)[0]
+        if physical.grad_fn is None:
+            transform_leaf(physical)
         return batched
     if not nested:
-        return leaf.detach().requires_grad_()
+        return transform_leaf(leaf.detach().requires_grad_())
     alias = leaf.view_as(leaf)
-    return alias if alias.requires_grad else alias.requires_grad_()
+    return alias if alias.requires_grad else transform_leaf(alias.requires_grad_())
 
 
 def _check_real(leaves, api):
@@ -177,6 +200,9 @@ def _split_aux(output, has_aux, api):
     if not (isinstance(output, tuple) and len(output) == 2):
         raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if "
                            "has_aux is True")
+    for leaf in _flatten(output[1])[0]:
+        if not isinstance(leaf, cr.Tensor):     # the reference unwraps every aux leaf
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
     return output
 
 
@@ -223,6 +249,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         over = _untracked_over_reverse(spec)
+        outside = cr.is_grad_enabled()
         with cr.enable_grad():
             if over is not None:        # Note [untracked forward-over-reverse]
                 with over.tangents_untracked():
@@ -234,6 +261,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
             else:
                 spec.freshen()
                 output, aux = call(spec, kwargs)
+                # Note [captured tensors keep their history]
+                spec.nested = spec.nested or keeps_history(outside, [output])
                 grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
         grads = _plain(spec.structure(grads), spec.nested)
         value = _plain(output, spec.nested)
@@ -282,17 +311,21 @@ def vjp(func, *primals, has_aux=False):
     spec = _Args(primals, tuple(range(len(primals))) or 0) if primals else None
     if spec is None:
         raise RuntimeError(f"{api}: Expected primals to be a non-empty tuple of Tensors.")
+    outside = cr.is_grad_enabled()
     with cr.enable_grad():
         spec.freshen()
         output, aux = _split_aux(func(*spec.args), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
+    # Note [captured tensors keep their history]
+    spec.nested = spec.nested or keeps_history(outside, out_leaves)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         leaves, cot_spec = _flatten(cotangents)
         if cot_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as "
                                "pytree structure of outputs to the function. cotangents: "
-                               f"{_spec_repr(cot_spec)}, primal output: {_spec_repr(out_spec)}")
+                               f"{_spec_pprint(_spec_skeleton(cot_spec))}, primal output: "
+                               f"{_spec_pprint(_spec_skeleton(out_spec))}")
         nested = spec.nested if create_graph is None else create_graph or spec.nested
         with cr.enable_grad():
             grads = _grads_or_zeros(out_leaves, spec.leaves, leaves, nested)
@@ -333,9 +366,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     for leaf in p_leaves + t_leaves:
         if not isinstance(leaf, cr.Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
-    fwAD = forward_ad()
+    fwAD, outside = forward_ad(), cr.is_grad_enabled()
     if fwAD is None or _level_active():
-        return _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api)
+        return _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api, outside)
     with fwAD.dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
@@ -349,15 +382,17 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "strict=True.")
         outs.append(u.primal)
         tans.append(cr.zeros_like(u.primal) if u.tangent is None else u.tangent)
-    if not any(x.requires_grad for x in p_leaves + t_leaves):
+    if not any(x.requires_grad for x in p_leaves + t_leaves) and \
+            not keeps_history(outside, outs + tans):
         # An inner grad recorded its backward for the tangents (Note [nested
-        # transforms]); with no outer reverse transform the results are plain tensors.
+        # transforms]); with no outer reverse transform nor captured tensor (Note
+        # [captured tensors keep their history]) the results are plain tensors.
         outs, tans = [o.detach() for o in outs], [t.detach() for t in tans]
     result = (_unflatten(outs, out_spec), _unflatten(tans, out_spec))
     return result + (aux,) if has_aux else result
 
 
-def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api):
+def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api, outside):
     """J t by the double-backward trick (inside an active dual level)."""
     with cr.enable_grad():
         fresh = [_fresh(p, True) for p in p_leaves]
@@ -369,7 +404,9 @@ def _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api):
     if strict and not any(o.requires_grad for o in out_leaves):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
                            "independent of the inputs. This is not allowed with strict=True.")
-    nested = _nested(p_leaves)     # else no graph leaves, like the forward-mode path
+    # else no graph leaves, like the forward-mode path (and Note [captured tensors keep
+    # their history])
+    nested = _nested(p_leaves) or keeps_history(outside, out_leaves)
     result = (_plain(_unflatten(out_leaves, out_spec), nested),
               _plain(_unflatten(tangents, out_spec), nested))
     return result + (_plain(aux, nested),) if has_aux else result
@@ -392,15 +429,17 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
-        given = list(spec.leaves)
+        given, outside = list(spec.leaves), cr.is_grad_enabled()
         with cr.enable_grad():
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
             out_leaves, out_spec = _tensor_leaves(output, api, "f(*args)")
+            # Note [captured tensors keep their history]
+            spec.nested = spec.nested or keeps_history(outside, out_leaves)
             if not spec.nested and _one_pass.worth_it(out_leaves, given) and \
                     _one_pass.usable(given):
                 fresh, spec.leaves = spec.leaves, given
-                result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
+                result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
                 if result is not None:
                     return result
                 spec.leaves = fresh
@@ -432,21 +471,22 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if fwAD is None or _level_active():
             _check_real(_Args(args, argnums).leaves, "jacfwd")
             return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
-        spec = _Args(args, argnums)
+        spec, outside = _Args(args, argnums), cr.is_grad_enabled()
         _check_real(spec.leaves, "jacfwd")
         if not spec.nested and _one_pass.usable(spec.leaves):
-            result = _jacobian_one_pass(func, spec, kwargs, has_aux, api)
+            result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
             if result is not None:
                 return result
         columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux, api)
         blocks = [spec.structure([_block(col, o, x) for col, x in zip(per_out, spec.leaves)])
                   for per_out, o in zip(columns, outs)]
-        jac = _plain(_unflatten(blocks, out_spec), spec.nested)
-        return (jac, _plain(aux, spec.nested)) if has_aux else jac
+        keep = spec.nested or keeps_history(outside, outs)
+        jac = _plain(_unflatten(blocks, out_spec), keep)
+        return (jac, _plain(aux, keep)) if has_aux else jac
     return wrapper
 
 
-def _jacobian_one_pass(func, spec, kwargs, has_aux, api):
+def _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside=False):
     """Note [one-pass jacobians] (in _forward_jacobian.py), or None where it does not
     apply."""
     found = {}
@@ -458,12 +498,15 @@ def _jacobian_one_pass(func, spec, kwargs, has_aux, api):
         found["aux"] = aux
         return leaves
     try:
-        _, blocks = _one_pass.forward_jacobian(call, spec.leaves)
+        outputs, blocks = _one_pass.forward_jacobian(call, spec.leaves)
+        keep = keeps_history(outside, outputs)   # Note [captured tensors keep their history]
+        if keep:
+            outputs, blocks = _one_pass.forward_jacobian(call, spec.leaves, history=True)
     except NotImplementedError:
         spec._place(spec.leaves)
         return None
-    jac = _plain(_unflatten([spec.structure(list(b)) for b in blocks], found["spec"]), False)
-    return (jac, _plain(found["aux"], False)) if has_aux else jac
+    jac = _plain(_unflatten([spec.structure(list(b)) for b in blocks], found["spec"]), keep)
+    return (jac, _plain(found["aux"], keep)) if has_aux else jac
 
 
 def _forward_columns(fwAD, func, spec, kwargs, has_aux, api):

@@ -190,3 +190,16 @@ def test_forward_mode_under_vmap_runs_once_and_matches_the_loop(layers):
     got, log = _one_pass_or_loop(lambda: func.jvp(func.vmap(g), (batch,), (dirs,))[1])
     want = cr.stack([func.jvp(g, (x,), (v,))[1] for x, v in zip(batch, dirs)])
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: func.grad(f, has_aux=True)(cr.ones(2)),
+    lambda f: func.grad_and_value(f, has_aux=True)(cr.ones(2)),
+    lambda f: func.vjp(lambda x: (f(x)[0] * x, f(x)[1]), cr.ones(2), has_aux=True),
+    lambda f: func.jvp(f, (cr.ones(2),), (cr.ones(2),), has_aux=True),
+    lambda f: func.jacrev(f, has_aux=True)(cr.ones(2)),
+    lambda f: func.jacfwd(f, has_aux=True)(cr.ones(2)),
+])
+def test_aux_must_hold_tensors_only(call):
+    with pytest.raises(RuntimeError, match="Expected tensors, got unsupported type <class 'NoneType'>"):
+        call(lambda x: (x.sum(), {"a": x, "b": None}))

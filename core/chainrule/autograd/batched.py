@@ -165,7 +165,8 @@ def grad_in_vmap(outputs, inputs, grads, retain_graph, create_graph, allow_unuse
         return _batched_grads_in_vmap(outputs, physical_out, out_levels, inputs, grads,
                                       retain_graph, create_graph, allow_unused,
                                       materialize_grads)
-    physical_grads = [_physical_like(g, levels) if g is not None else
+    extra = _extra_levels(grads, out_levels)
+    physical_grads = [_physical_like(g, levels, extra) if g is not None else
                       _ones_for_scalar(o, p) if levels else None
                       for g, o, p, levels in zip(grads, outputs, physical_out, out_levels)]
     unwrapped = [unwrap_all(t) for t in inputs]
@@ -173,9 +174,10 @@ def grad_in_vmap(outputs, inputs, grads, retain_graph, create_graph, allow_unuse
     physical_grads = _make_grads(physical_out, physical_grads)
     if retain_graph is None:
         retain_graph = create_graph
-    result = _run_grad(physical_out, [p for p, _ in unwrapped], physical_grads, retain_graph,
-                       create_graph, allow_unused, materialize_grads)
-    return tuple(None if g is None else rewrap(g, levels)
+    run = cotangent_batched_grad if extra else _run_grad
+    result = run(physical_out, [p for p, _ in unwrapped], physical_grads, retain_graph,
+                 create_graph, allow_unused, materialize_grads)
+    return tuple(None if g is None else _rewrapped(g, extra, levels)
                  for g, (_, levels) in zip(result, unwrapped))
 
 
@@ -187,11 +189,59 @@ def _ones_for_scalar(output, physical):
     return ones_like(physical)
 
 
-def _physical_like(g, levels):
+def _extra_levels(grads, out_levels):
+    """Note [cotangents batched beyond their outputs]
+        Inside vmap a cotangent may be batched at levels its output is not (the implicit
+        NTK calls a vjp_fn under a vmap of its own: ``vmap(vjp_fn)(basis)``) or be
+        unbatched where its output is batched. The graph holds physical tensors batched
+        at the output's levels; the cotangent becomes one of those physical tensors
+        (missing levels broadcast) wrapped at its extra levels, and the engine runs once
+        with batched cotangents (Note [one backward for a batch of cotangents]). Each
+        gradient comes back wrapped at the extra levels and at its input's levels.
+    The levels of the cotangents not among their outputs', in level order."""
+    extra = {}
+    for g, levels in zip(grads, out_levels):
+        if g is not None:
+            ids = {lv.id for lv in levels}
+            extra.update((lv.id, lv) for lv in unwrap_all(g)[1] if lv.id not in ids)
+    return [extra[i] for i in sorted(extra)]
+
+
+def _aligned(physical, levels, target):
+    """``physical`` (one leading dimension per level of ``levels``, then the entry) with
+    one leading dimension per level of ``target``, in that order: the levels it lacks
+    broadcast."""
+    from .._ops import FUNCTIONS
+    ids, k = [lv.id for lv in levels], len(levels)
+    order = [ids.index(lv.id) for lv in target if lv.id in ids]
+    if order != list(range(k)):
+        physical = FUNCTIONS["permute"](physical, order + list(range(k, physical.ndim)))
+    sizes, entry = iter(physical.shape[:k]), tuple(physical.shape[k:])
+    present = tuple(next(sizes) if lv.id in ids else 1 for lv in target) + entry
+    physical = FUNCTIONS["reshape"](physical, present)
+    return FUNCTIONS["expand"](physical, tuple(lv.size for lv in target) + entry)
+
+
+def _physical_like(g, levels, extra):
+    """The physical cotangent of an output batched at ``levels`` (Note [cotangents
+    batched beyond their outputs])."""
     physical, g_levels = unwrap_all(g)
-    if [lv.id for lv in g_levels] != [lv.id for lv in levels]:
-        raise RuntimeError("vmap: grad_outputs must be batched like the outputs they go with")
-    return physical
+    if [lv.id for lv in g_levels] == [lv.id for lv in levels]:
+        return physical
+    own = [lv for lv in g_levels if lv in extra]
+    return rewrap(_aligned(physical, g_levels, own + list(levels)), own)
+
+
+def _rewrapped(g, extra, levels):
+    """A gradient of the physical graph (wrapped at some of the ``extra`` levels) as a
+    tensor batched at ``extra`` and ``levels``, in level order."""
+    if not extra:
+        return rewrap(g, levels)
+    physical, own = unwrap_all(g)
+    physical = _aligned(physical, own, extra)
+    both = list(extra) + list(levels)
+    order = sorted(range(len(both)), key=lambda i: both[i].id)
+    return rewrap(_aligned(physical, both, [both[i] for i in order]), [both[i] for i in order])
 
 
 def _batched_grads_in_vmap(outputs, physical_out, out_levels, inputs, grads, retain_graph,

@@ -29,10 +29,6 @@ import numpy as np
 from .. import _random
 from .._tensor import DEVICE_ARRAY_TYPES, Tensor, on_device_of
 
-_FORWARD_AD_MESSAGE = (
-    "{flag}=True is not supported yet: forward-mode AD comes with the chainrule-forward-ad "
-    "layer (pip install chainrule-forward-ad), and gradcheck does not check forward-mode "
-    "gradients yet. Leave {flag}=False.")
 _PART_NAMES = {"real": "real", "imag": "imaginary"}
 
 
@@ -72,8 +68,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     computed with ``is_grads_batched=True`` against one backward per grad_output;
     where batched gradients are not available it runs the loop only (then it checks
     nothing more). ``fast_mode`` is described in the module docstring. ``masked`` is
-    accepted for compatibility (there are no sparse tensors). Forward-mode checks
-    (``check_forward_ad``, ``check_batched_forward_grad``) raise NotImplementedError.
+    accepted for compatibility (there are no sparse tensors). ``check_forward_ad``
+    compares the Jacobian computed by forward mode (``check_batched_forward_grad``:
+    also with tangents batched under vmap) with finite differences (Note [forward-mode
+    gradcheck]; it needs the forward_ad layer, else NotImplementedError);
+    ``check_backward_ad=False`` skips the backward checks.
 
     >>> import chainrule as cr
     >>> from chainrule.autograd import gradcheck
@@ -90,6 +89,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     _check_flags(check_forward_ad, check_backward_ad, check_batched_grad,
                  check_batched_forward_grad)
     config = _Config(eps, atol, rtol, nondet_tol, check_grad_dtypes)
+    config.modes = (check_backward_ad, check_forward_ad, check_batched_forward_grad)
     try:
         return _gradcheck(func, _as_tuple(inputs), config, fast_mode, check_batched_grad,
                           check_undefined_grad)
@@ -109,7 +109,8 @@ def _check_flags(forward_ad, backward_ad, batched_grad, batched_forward_grad):
         raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad "
                          "to be True")
     if forward_ad:
-        raise NotImplementedError(_FORWARD_AD_MESSAGE.format(flag="check_forward_ad"))
+        from ._gradcheck_forward import forward_ad as layer
+        layer("check_forward_ad")
 
 
 def _gradcheck(func, inputs, config, fast_mode, batched_grad, undefined_grad):
@@ -118,6 +119,14 @@ def _gradcheck(func, inputs, config, fast_mode, batched_grad, undefined_grad):
     outputs = [(pos, o) for pos, o in enumerate(tensor_outputs) if o.requires_grad]
     if not outputs:
         _check_no_differentiable_outputs(func, inputs, diff, config.eps)
+        return True
+    backward_ad, forward_ad, batched_forward = config.modes
+    if forward_ad:
+        from . import _gradcheck_forward
+        _gradcheck_forward.check_forward(func, inputs, diff, outputs, config, fast_mode)
+        if batched_forward:
+            _gradcheck_forward.check_batched_forward(func, inputs, diff)
+    if not backward_ad:
         return True
     if fast_mode:
         _fast_check(func, inputs, diff, outputs, config)
@@ -534,7 +543,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     differentiable outputs (non-contiguous ones with ``gen_non_contig_grad_outputs``);
     they require grad, so the derivative with respect to them is checked too. The
     other arguments are gradcheck's (``check_rev_over_rev`` is its
-    ``check_backward_ad``; ``check_fwd_over_rev=True`` raises NotImplementedError).
+    ``check_backward_ad``, ``check_fwd_over_rev`` its ``check_forward_ad``: forward
+    mode over the backward pass, with the forward_ad layer).
 
     >>> import chainrule as cr
     >>> from chainrule.autograd import gradgradcheck
@@ -552,7 +562,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         raise ValueError("Setting check_batched_grad=True requires check_rev_over_rev to be "
                          "True")
     if check_fwd_over_rev:
-        raise NotImplementedError(_FORWARD_AD_MESSAGE.format(flag="check_fwd_over_rev"))
+        from ._gradcheck_forward import forward_ad as layer
+        layer("check_fwd_over_rev")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
@@ -563,6 +574,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      atol=atol, rtol=rtol, raise_exception=raise_exception,
                      nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
                      fast_mode=fast_mode, masked=masked)
 
 

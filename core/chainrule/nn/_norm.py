@@ -58,6 +58,21 @@ def _per_channel_count(input):
     return input.numel() // input.shape[1] if input.dim() > 1 else input.numel()
 
 
+def _check_vmapped_running(input, running_mean, running_var):
+    """Under vmap, running statistics updated in place must be batched like the input
+    (one per entry): the reference's error otherwise."""
+    from .._batched import BatchedTensor
+    if type(input) is not BatchedTensor:
+        return
+    if any(r is not None and type(r) is not BatchedTensor for r in (running_mean, running_var)):
+        raise RuntimeError(
+            "Batch norm got a batched tensor as input while the running_mean or running_var, "
+            "which will be updated in place, were not batched.\nIf you are using a module "
+            "and do not need eval mode, please set `track_running_stats` to be False.If you "
+            "are using a prebuilt module and do not need eval mode, please see the functorch "
+            "website for resources on how to patch your module to work with vmap")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05):
     """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's
@@ -89,6 +104,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
+        _check_vmapped_running(input, running_mean, running_var)
         dims = (0,) + tuple(range(2, input.dim()))
         y, mean, var = _normalize(input, dims, eps)
         _update_running(running_mean, mean, momentum)
