@@ -1186,6 +1186,18 @@ def test_normalisation_errors():
     with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
                                            r"shape \[\*, 4\], but got input of size\[2, 3\]"):
         F.layer_norm(cr.zeros(2, 3), [4])
+    with pytest.raises(RuntimeError, match=r"Expected weight to be of same shape as "
+                                           r"normalized_shape, but got weight of shape \[1, 3\] "
+                                           r"and normalized_shape = \[3\]"):
+        F.layer_norm(cr.zeros(2, 3), [3], cr.ones(1, 3))
+    with pytest.raises(TypeError, match="layer_norm\\(\\): argument 'normalized_shape' "
+                                        r"\(position 2\) must be tuple of ints, not int"):
+        F.layer_norm(cr.zeros(2, 3), 3)
+    with pytest.raises(RuntimeError, match="Expected bias to be of same shape"):
+        F.layer_norm(cr.zeros(2, 3), [3], None, cr.ones(2))
+    with pytest.raises(RuntimeError, match=r"mixed dtype \(CPU\): expect parameter to have "
+                                           "scalar type of Float"):
+        F.layer_norm(cr.zeros(2, 3), [3], cr.ones(3, dtype=cr.float64))
     with pytest.raises(RuntimeError, match="Expected number of channels in input to be "
                                            "divisible by num_groups, but got input of shape "
                                            r"\[2, 3, 4\] and num_groups=2"):
@@ -1562,6 +1574,54 @@ def test_linear_of_a_non_contiguous_input_is_matmul_plus_bias():
     assert y.grad_fn.name() == "AddBackward0" and y.shape == (2, 5, 3)
     y.sum().backward()
     assert w.grad.tolist() == [[10.0] * 4] * 3 and b.grad.tolist() == [10.0] * 3
+
+
+def test_layer_norm_is_one_node_with_torchs_name():
+    x = cr.tensor([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], requires_grad=True)
+    w = cr.tensor([1.0, 2.0, 0.5], requires_grad=True)
+    y = F.layer_norm(x, (3,), w, cr.zeros(3))
+    assert y.grad_fn.name() == "NativeLayerNormBackward0"
+    assert [type(f[0]).__name__ for f in y.grad_fn.next_functions[:2]] == ["AccumulateGrad"] * 2
+    (y * cr.tensor([1.0, -1.0, 2.0])).sum().backward()
+    np.testing.assert_allclose(x.grad.sum(1).numpy(), [0.0, 0.0], atol=1e-6)  # mean-free
+    assert F.layer_norm(x, (3,)).grad_fn.next_functions[1:] == ((None, 0), (None, 0))
+
+
+def test_linear_on_other_ranks_folds_rows_into_one_addmm_like_torch():
+    w = cr.ones(2, 3, requires_grad=True)
+    b = cr.zeros(2, requires_grad=True)
+    y = F.linear(cr.ones(4, 5, 3), w, b)
+    assert y.shape == (4, 5, 2) and y.grad_fn.name() == "ViewBackward0"
+    assert y.grad_fn.next_functions[0][0].name() == "AddmmBackward0"
+    assert F.linear(cr.ones(3), w, b).grad_fn.name() == "ViewBackward0"
+    assert F.linear(cr.ones(4, 3), w, b).grad_fn.name() == "AddmmBackward0"
+    y.sum().backward()
+    assert w.grad.tolist() == [[20.0] * 3] * 2 and b.grad.tolist() == [20.0, 20.0]
+
+
+def test_bce_with_logits_is_one_node_differentiable_in_input_and_target_only():
+    x = cr.tensor([0.5, -1.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([1.0, 0.25], dtype=cr.float64, requires_grad=True)
+    loss = F.binary_cross_entropy_with_logits(x, t, reduction="sum")
+    assert loss.grad_fn.name() == "BinaryCrossEntropyWithLogitsBackward0"
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), (x.sigmoid() - t).detach().numpy())
+    np.testing.assert_allclose(t.grad.numpy(), [-0.5, 1.0])           # -input
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'pos_weight'"):
+        F.binary_cross_entropy_with_logits(x, t, pos_weight=cr.ones(2, dtype=cr.float64,
+                                                                     requires_grad=True))
+
+
+def test_bce_is_one_node_with_torchs_clamped_gradients():
+    x = cr.tensor([0.0, 0.3, 1.0], dtype=cr.float64, requires_grad=True)
+    t = cr.tensor([0.0, 0.5, 0.2], dtype=cr.float64, requires_grad=True)
+    loss = F.binary_cross_entropy(x, t, reduction="none")
+    assert loss.grad_fn.name() == "BinaryCrossEntropyBackward0"
+    np.testing.assert_allclose(loss.detach().numpy()[[0, 2]], [0.0, 80.0])  # logs at -100
+    loss.backward(cr.ones(3, dtype=cr.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, -0.2 / 0.21, 0.8e12])
+    assert t.grad.tolist()[0] == math.inf and t.grad.tolist()[2] == -math.inf
 
 
 def test_batch_norm_under_vmap_needs_batched_running_stats():

@@ -78,6 +78,37 @@ def test_unsafe_checks_and_missing_inverse():
         m.weight = cr.zeros(4, 3, dtype=cr.float64)
 
 
+def test_registration_evaluates_the_parametrization_once_and_leaves_a_failed_module_alone():
+    calls = []
+
+    class Count(nn.Module):
+        def forward(self, x):
+            calls.append(1)
+            return x
+    parametrize.register_parametrization(linear(), "weight", Count())
+    assert len(calls) == 1                    # spectral_norm's power iteration steps once
+
+    class Grow(nn.Module):
+        def forward(self, x):
+            return cr.cat([x, x])
+    m = linear()
+    with pytest.raises(ValueError, match="may not change the shape or dtype"):
+        parametrize.register_parametrization(m, "weight", Grow())
+    assert not parametrize.is_parametrized(m) and m.weight.shape == (2, 3)
+
+
+def test_hook_spectral_norm_starts_raw_and_iterates_v_first():
+    m = nn.utils.spectral_norm(linear())
+    raw = m.weight_orig.detach().clone()
+    assert cr.equal(m.weight, raw) and not m.weight.requires_grad
+    u0 = m.weight_u.clone()
+    m(cr.ones(1, 3, dtype=cr.float64))
+    v = nn.functional.normalize(raw.T.mv(u0), dim=0)
+    u = nn.functional.normalize(raw.mv(v), dim=0)
+    np.testing.assert_allclose(m.weight_v.numpy(), v.numpy())
+    np.testing.assert_allclose(m.weight.detach().numpy(), (raw / u.dot(raw.mv(v))).numpy())
+
+
 def test_weight_norm_parametrization_gradients_and_values():
     m = parametrizations.weight_norm(linear())
     g, v = m.parametrizations.weight.original0, m.parametrizations.weight.original1

@@ -769,6 +769,16 @@ def test_scatter_reduce_integer_mean_floors_and_ties_share_the_gradient():
     assert x.grad.tolist() == [0.5, 1.0] and s.grad.tolist() == [0.5, 0.0]
 
 
+def test_scatter_reduce_amax_tie_with_excluded_self_counts_it_like_torch():
+    # torch shares the gradient with self's old value even though include_self=False
+    s = _t([0.0, 0.0, -1.0], requires_grad=True)
+    out = cr.zeros(2, dtype=s.dtype).scatter_reduce(0, cr.tensor([0, 0, 1]), s, "amax",
+                                                  include_self=False)
+    out.backward(_t([4.0, 2.0]))
+    assert out.tolist() == [0.0, -1.0]
+    np.testing.assert_allclose(s.grad.numpy(), [4 / 3, 4 / 3, 2.0], rtol=1e-6)
+
+
 def test_nonzero_and_argwhere():
     x = cr.tensor([[0, 1], [2, 0]])
     assert x.nonzero().tolist() == [[0, 1], [1, 0]] and x.nonzero().dtype == cr.int64

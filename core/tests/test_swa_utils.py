@@ -6,7 +6,8 @@ import chainrule as cr
 from chainrule import nn
 from chainrule.optim.lr_scheduler import CyclicLR
 from chainrule.optim.swa_utils import (SWALR, AveragedModel, get_ema_avg_fn,
-                                       get_ema_multi_avg_fn, update_bn)
+                                       get_ema_multi_avg_fn, get_swa_multi_avg_fn,
+                                       update_bn)
 
 
 def weight_model(value):
@@ -30,6 +31,43 @@ def test_averages(kwargs, expected):
     assert avg(cr.ones(1, 1)).item() == expected
     with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
         AveragedModel(net, avg_fn=get_ema_avg_fn(), multi_avg_fn=get_ema_multi_avg_fn())
+
+
+def bn_net_with_steps(steps):
+    net = nn.Sequential(nn.Linear(1, 1), nn.BatchNorm1d(1))
+    net[1].num_batches_tracked.fill_(steps)
+    return net
+
+
+def test_ema_with_buffers_truncates_integer_buffers():
+    net = bn_net_with_steps(1)
+    avg = AveragedModel(net, multi_avg_fn=get_ema_multi_avg_fn(0.7), use_buffers=True)
+    avg.update_parameters(net)
+    net[1].num_batches_tracked.fill_(3)
+    avg.update_parameters(net)
+    assert avg.module[1].num_batches_tracked.item() == 1      # int(1 * 0.7 + 3 * 0.3)
+
+
+def test_swa_multi_avg_fn_raises_on_integer_buffers_before_averaging_floats():
+    net = bn_net_with_steps(0)
+    avg = AveragedModel(net, multi_avg_fn=get_swa_multi_avg_fn(), use_buffers=True)
+    avg.update_parameters(net)
+    with cr.no_grad():
+        net[0].weight.add_(1.0)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        avg.update_parameters(net)
+    assert avg.module[0].weight.item() == net[0].weight.item() - 1.0
+    assert int(avg.n_averaged) == 1
+
+
+def test_multi_avg_fn_gets_one_dtype_per_call():
+    net = bn_net_with_steps(0)
+    seen = []
+    avg = AveragedModel(net, multi_avg_fn=lambda a, c, n: seen.append({t.dtype for t in a}),
+                        use_buffers=True)
+    avg.update_parameters(net)
+    avg.update_parameters(net)
+    assert seen == [{cr.int64}, {cr.float32}]
 
 
 def test_update_bn_averages_over_the_loader():

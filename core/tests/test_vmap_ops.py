@@ -35,6 +35,8 @@ LOOPED = {
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
+    "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
+    "binary_cross_entropy": "reduces each entry (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -42,7 +44,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "unfold": "a 0-d entry", "einsum": "an equation with '...' or without '->'",
     "index_select": "a batched index", "index_add": "a batched index",
     "index_copy": "a batched index", "index_fill": "a batched index",
-    "convolution": "a batched weight or bias",
+    "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",
@@ -54,6 +56,7 @@ WHOLE_CALL_PER_ENTRY = {
     "add": "alpha_dropout draws per entry", "mul": "dropout draws per entry",
     "where": "rrelu draws per entry", "as_strided": "reads strides",
     "clamp": "binary_cross_entropy checks its input's range",
+    "binary_cross_entropy": "checks its input's range",
     "log": "losses check their inputs' values", "logsumexp": "ctc_loss masks by value",
     "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",

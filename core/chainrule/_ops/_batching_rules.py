@@ -203,6 +203,13 @@ def addmm(call, op, args, batched, attrs):
                        {"alpha": 1})
 
 
+def layer_norm(call, op, args, batched, attrs):
+    """Normalises the last dims: a batched input runs as is (weight and bias, per entry)."""
+    if batched[1] or batched[2]:
+        return per_entry(call, op, args, batched, attrs)
+    return call(op, args, attrs)
+
+
 def einsum(call, op, args, batched, attrs):
     equation = attrs["equation"].replace(" ", "")
     if "->" not in equation or "." in equation:
@@ -356,7 +363,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss,
-              "convolution": convolution, "constant_pad_nd": constant_pad})
+              "convolution": convolution, "constant_pad_nd": constant_pad,
+              "native_layer_norm": layer_norm})
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

@@ -952,9 +952,10 @@ def scatter_reduce_partials(F, self, index, src, result, dim, reduce, include_se
         d_self, d_src = _scatter_prod_partials(F, self, index, src, result, dim, include_self,
                                                one)
     else:                     # amax / amin: shared evenly among the elements that attain it
+        # (self's old value counts among them even when include_self=False, as in torch:
+        # zeros(...).scatter_reduce(..., "amax", include_self=False) over a zero message
+        # halves its gradient)
         self_hit = F.where(self == result, one, one * 0)
-        if not include_self:
-            self_hit = F.scatter(self_hit, dim, index, 0)
         src_hit = F.where(src == F.gather(result, dim, index), one, one * 0)
         count = F.scatter_add(self_hit, dim, index, src_hit)
         d_self = self_hit / F.where(count == 0, count + one, count)

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .. import _grad_mode
 from .._dtypes import scalar_type_name
 from .._batched import BatchedTensor
 from .._meta import MetaArray
@@ -23,9 +24,10 @@ from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commi
                       float_input, formula_helper, promote, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import apply_op, defop
+from ._registry import NONDIFF, apply_op, defop
 from .elementwise import _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
+from .reduction import _mean_forward, _var_forward
 
 # An absent optional input (conv bias): an empty constant that needs no gradient, so
 # one table entry serves both cases and its edge is None like the reference's.
@@ -1011,3 +1013,180 @@ def _embedding(weight, indices, factor, scaled):
 def _embedding_backward(grad, indices, factor, num_weights):
     return apply_op(EMBEDDING_BACKWARD, (grad,), {"indices": indices, "factor": factor,
                                                   "scaled": True, "num_weights": num_weights})
+
+
+# --- layer norm --------------------------------------------------------------------------
+# One table op (the reference's native_layer_norm: its node is NativeLayerNormBackward0)
+# over the last ``ndim`` dims; an absent weight or bias is _ABSENT. The input gradient
+# and the tangent of the normalised value are the same self-adjoint map:
+#     rstd * (v - mean(v) - xhat * mean(xhat * v))
+def _layer_norm_forward(x, w, b, ndim, eps):
+    dims = tuple(range(x.ndim - ndim, x.ndim))
+    rstd = 1 / np.sqrt(_var_forward(x, dims, True, 0) + eps)
+    y = (x - _mean_forward(x, dims, True, None)) * rstd
+    if w.size:
+        y = y * w
+    if b.size:
+        y = y + b
+    return y
+
+
+def _layer_norm_parts(F, input, ndim, eps):
+    dims = tuple(range(len(input.shape) - ndim, len(input.shape)))
+    centred = input - F.mean(input, dims, True)
+    rstd = 1 / F.sqrt(F.mean(centred * centred, dims, True) + eps)
+    return dims, centred * rstd, rstd
+
+
+@helper
+def layer_norm_xhat(F, input, ndim, eps):
+    return _layer_norm_parts(F, input, ndim, eps)[1]
+
+
+@helper
+def layer_norm_input_grad(F, v, input, weight, ndim, eps):
+    """The gradient of layer_norm's input for ``v`` (= g) or, with the weight
+    absent, the tangent of the normalised value for ``v`` (= the input's tangent)."""
+    dims, xhat, rstd = _layer_norm_parts(F, input, ndim, eps)
+    if tuple(weight.shape) != (0,):
+        v = v * weight
+    return rstd * (v - F.mean(v, dims, True) - xhat * F.mean(v * xhat, dims, True))
+
+
+@helper
+def layer_norm_jvp(F, t, input, weight, ndim, eps):
+    dims, xhat, rstd = _layer_norm_parts(F, input, ndim, eps)
+    out = rstd * (t[0] - F.mean(t[0], dims, True) - xhat * F.mean(t[0] * xhat, dims, True))
+    if tuple(weight.shape) != (0,):
+        out = out * weight
+        if t[1] is not None:
+            out = out + xhat * t[1]
+    if t[2] is not None and tuple(t[2].shape) != (0,):
+        out = out + t[2]
+    return out
+
+
+LAYER_NORM = defop(
+    "native_layer_norm", _layer_norm_forward, inputs=("input", "weight", "bias"),
+    attrs=("ndim", "eps"), node_name="NativeLayerNormBackward0",
+    vjp=(lambda F, g, input, weight, ndim, eps:
+         F.layer_norm_input_grad(g, input, weight, ndim, eps),
+         lambda F, g, input, weight_shape, ndim, eps:
+         F.sum_to(g * F.layer_norm_xhat(input, ndim, eps), tuple(weight_shape)),
+         lambda F, g, bias_shape: F.sum_to(g, tuple(bias_shape))),
+    jvp=lambda F, t, input, weight, ndim, eps: F.layer_norm_jvp(t, input, weight, ndim, eps))
+
+
+def native_layer_norm(input, weight, bias, ndim, eps):
+    """layer_norm over the last ``ndim`` dims as one recorded op (weight/bias None or
+    Tensors of the normalised shape; checked by the caller)."""
+    return apply_op(LAYER_NORM, (input, _ABSENT if weight is None else weight,
+                                 _ABSENT if bias is None else bias),
+                    {"ndim": ndim, "eps": eps})
+
+
+# --- binary cross entropy with logits -----------------------------------------------------
+# One table op like the reference's (BinaryCrossEntropyWithLogitsBackward0): gradients
+# for input and target; weight and pos_weight are constants (_ABSENT when not given).
+def _bce_logits_forward(x, t, w, pw, reduction):
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))     # log(sigmoid(x))
+    if pw.size:
+        log_sig = log_sig * ((pw - 1) * t + 1)
+    losses = (1 - t) * x - log_sig
+    if w.size:
+        losses = losses * w
+    return _reduce_array(losses.astype(x.dtype, copy=False), reduction)
+
+
+@helper
+def bce_logits_grads(F, g, input, target, weight, pos_weight, reduction):
+    """(d loss / d input, d loss / d target), each times the loss's gradient ``g``."""
+    s = F.sigmoid(input)
+    if tuple(pos_weight.shape) != (0,):
+        tp = pos_weight * target
+        d_input = (tp + 1 - target) * s - tp
+        d_target = F.log(1 - s) - pos_weight * F.log(s)
+    else:
+        d_input, d_target = s - target, -input
+    if tuple(weight.shape) != (0,):
+        d_input, d_target = d_input * weight, d_target * weight
+    if reduction == "mean":
+        g = g / max(_numel(tuple(input.shape)), 1)
+    return d_input * g, d_target * g
+
+
+BCE_WITH_LOGITS = defop(
+    "binary_cross_entropy_with_logits", _bce_logits_forward,
+    inputs=("self", "target", "weight", "pos_weight"), attrs=("reduction",),
+    vjp=(lambda F, g, self, target, weight, pos_weight, reduction:
+         F.bce_logits_grads(g, self, target, weight, pos_weight, reduction)[0],
+         lambda F, g, self, target, weight, pos_weight, reduction:
+         F.bce_logits_grads(g, self, target, weight, pos_weight, reduction)[1],
+         NONDIFF, NONDIFF),
+    jvp=lambda F, t, self, target, weight, pos_weight, reduction:
+        F.bce_logits_jvp(t, self, target, weight, pos_weight, reduction))
+
+
+@helper
+def bce_logits_jvp(F, t, input, target, weight, pos_weight, reduction):
+    d_input, d_target = bce_logits_grads(F, 1, input, target, weight, pos_weight, "none")
+    parts = [d * dt for d, dt in ((d_input, t[0]), (d_target, t[1])) if dt is not None]
+    return reduce_loss(F, parts[0] + parts[1] if len(parts) == 2 else parts[0], reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction):
+    """The op on checked arguments (weight and pos_weight None or constants)."""
+    for name, p in (("weight", weight), ("pos_weight", pos_weight)):
+        if p is not None and p.requires_grad and _grad_mode.is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
+                               f"differentiable with respect to argument '{name}'. This "
+                               "input cannot have requires_grad True.")
+    return apply_op(BCE_WITH_LOGITS, (input, target, _ABSENT if weight is None else weight,
+                                      _ABSENT if pos_weight is None else pos_weight),
+                    {"reduction": reduction})
+
+
+# --- binary cross entropy (of probabilities) ----------------------------------------------
+# BinaryCrossEntropyBackward0 in the reference: each log clamped at -100 in the forward;
+# the input gradient divides by max(x (1 - x), 1e-12); weight is a constant.
+def _bce_forward(x, t, w, reduction):
+    with np.errstate(divide="ignore"):
+        losses = (t - 1) * np.maximum(np.log1p(-x), -100) - t * np.maximum(np.log(x), -100)
+    if w.size:
+        losses = losses * w
+    return _reduce_array(losses.astype(x.dtype, copy=False), reduction)
+
+
+@helper
+def bce_grads(F, g, input, target, weight, reduction):
+    """(d loss / d input, d loss / d target), each times the loss's gradient ``g``."""
+    d_input = (input - target) / F.maximum((1 - input) * input, input * 0 + 1e-12)
+    d_target = F.log1p(-input) - F.log(input)
+    if tuple(weight.shape) != (0,):
+        d_input, d_target = d_input * weight, d_target * weight
+    if reduction == "mean":
+        g = g / max(_numel(tuple(input.shape)), 1)
+    return d_input * g, d_target * g
+
+
+@helper
+def bce_jvp(F, t, input, target, weight, reduction):
+    d_input, d_target = bce_grads(F, 1, input, target, weight, "none")
+    parts = [d * dt for d, dt in ((d_input, t[0]), (d_target, t[1])) if dt is not None]
+    return reduce_loss(F, parts[0] + parts[1] if len(parts) == 2 else parts[0], reduction)
+
+
+BCE = defop("binary_cross_entropy", _bce_forward, inputs=("self", "target", "weight"),
+            attrs=("reduction",),
+            vjp=(lambda F, g, self, target, weight, reduction:
+                 F.bce_grads(g, self, target, weight, reduction)[0],
+                 lambda F, g, self, target, weight, reduction:
+                 F.bce_grads(g, self, target, weight, reduction)[1], NONDIFF),
+            jvp=lambda F, t, self, target, weight, reduction:
+                F.bce_jvp(t, self, target, weight, reduction))
+
+
+def binary_cross_entropy(input, target, weight, reduction):
+    """The op on checked arguments (weight None or a constant)."""
+    return apply_op(BCE, (input, target, _ABSENT if weight is None else weight),
+                    {"reduction": reduction})

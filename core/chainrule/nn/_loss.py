@@ -134,6 +134,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with "
                            "respect to argument 'weight'. This input cannot have "
                            "requires_grad True.")
+    if _one_real_dtype(input, target, weight):
+        return _nn.binary_cross_entropy(input, target, weight, reduction)
     log_x = _clamp_min(input.log(), -100.0)
     log_1mx = _clamp_min((1 - input).log(), -100.0)
     losses = -(target * log_x + (1 - target) * log_1mx)
@@ -156,6 +158,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    if _one_real_dtype(input, target, weight, pos_weight):
+        return _nn.binary_cross_entropy_with_logits(input, target, weight, pos_weight,
+                                                    reduction)
     softplus_neg = _nn.softplus(-input, 1.0, 20.0)          # -log(sigmoid(x)), stably
     if pos_weight is None:
         losses = (1 - target) * input + softplus_neg
@@ -164,6 +169,25 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         losses = losses * weight
     return _reduce(losses, reduction)
+
+
+def _one_real_dtype(input, *others):
+    """The table op's case: real floating Tensors of one dtype, the optional ones
+    broadcasting to the input's shape (anything else takes the composite path)."""
+    if not input.is_floating_point():
+        return False
+    for t in others:
+        if t is not None and (not isinstance(t, _Tensor) or t.dtype != input.dtype or
+                              _broadcast(t.shape, input.shape) != tuple(input.shape)):
+            return False
+    return True
+
+
+def _broadcast(a, b):
+    try:
+        return np.broadcast_shapes(tuple(a), tuple(b))
+    except ValueError:
+        return None
 
 
 def _xlogx(t):

@@ -1,13 +1,16 @@
 """Normalisation layers' functional forms: batch_norm (running statistics updated in
 place), layer_norm, group_norm, instance_norm, rms_norm, local_response_norm.
 
-Each is a composition of table ops (mean, var, rsqrt, ...), so gradients, double
-backward and tangents come from those entries. Running statistics are updated
+layer_norm is one table op (native_layer_norm); the others are compositions of table
+ops (mean, var, rsqrt, ...), so gradients, double backward and tangents come from
+those entries. Running statistics are updated
 outside the graph (under no_grad), in place, like the reference's buffers.
 """
 import numpy as np
 
+from .. import _dtypes
 from .._grad_mode import no_grad as _no_grad
+from .._ops.nn import native_layer_norm as _native_layer_norm
 
 
 def _normalize(x, dims, eps):
@@ -115,9 +118,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return _affine(y, weight, bias, shape)
 
 
-def _normalized_dims(input, normalized_shape):
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(normalized_shape)
+def _normalized_dims(input, normalized_shape, fn):
+    if isinstance(normalized_shape, int):
+        raise TypeError(f"{fn}(): argument 'normalized_shape' (position 2) must be tuple of "
+                        "ints, not int")
+    shape = tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(input.shape[input.dim() - k:]) != shape or input.dim() < k:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
@@ -135,12 +140,27 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     >>> [round(v, 3) for v in F.layer_norm(cr.tensor([[1., 3.]]), (2,))[0].tolist()]
     [-1.0, 1.0]
     """
-    shape, dims = _normalized_dims(input, normalized_shape)
+    shape, dims = _normalized_dims(input, normalized_shape, "layer_norm")
+    _check_layer_norm_params(input, shape, weight, bias)
     if _low_precision(input):                   # Note [low-precision normalisation]
         return layer_norm(input.float(), shape, _float(weight), _float(bias), eps).to(
             input.dtype)
-    y = _normalize(input, dims, eps)[0]
-    return _affine(y, weight, bias, shape)
+    if input.is_complex():                      # (torch has no complex layer norm)
+        return _affine(_normalize(input, dims, eps)[0], weight, bias, shape)
+    return _native_layer_norm(input, weight, bias, len(shape), eps)
+
+
+def _check_layer_norm_params(input, shape, weight, bias):
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is None:
+            continue
+        if tuple(p.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(p.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+        if p.dtype != input.dtype and not _low_precision(input):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{_dtypes.scalar_type_name(input._data.dtype)}")
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -152,7 +172,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     >>> [round(v, 4) for v in F.rms_norm(cr.tensor([[3., 4.]]), (2,), eps=0.)[0].tolist()]
     [0.8485, 1.1314]
     """
-    shape, dims = _normalized_dims(input, normalized_shape)
+    shape, dims = _normalized_dims(input, normalized_shape, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()

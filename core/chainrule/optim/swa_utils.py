@@ -7,6 +7,7 @@ import math
 
 from .. import _factories, _grad_mode
 from .._dtypes import int64
+from .._tensor import Tensor
 from ..nn.modules.module import Module
 from ..nn.modules.normalization import _BatchNorm
 from .lr_scheduler import LRScheduler, _format_param
@@ -29,20 +30,62 @@ def get_swa_avg_fn():
     return swa_update
 
 
+def _is_float(t):
+    return t.is_floating_point() or t.is_complex()
+
+
 def get_ema_multi_avg_fn(decay=0.999):
-    """``multi_avg_fn`` (lists of tensors, updated in place) for an EMA."""
+    """``multi_avg_fn`` (lists of tensors of one dtype, updated in place) for an EMA;
+    integer buffers get ``avg * decay + new * (1 - decay)`` cast back (truncated).
+
+    >>> import chainrule as cr
+    >>> from chainrule.optim.swa_utils import get_ema_multi_avg_fn
+    >>> avg = [cr.tensor([1.0]), cr.tensor([10])]
+    >>> get_ema_multi_avg_fn(0.5)(avg, [cr.tensor([3.0]), cr.tensor([13])], 1)
+    >>> avg[0].item(), avg[1].item()
+    (2.0, 11)
+    """
     def ema_update(averaged, current, num_averaged):
         for a, c in zip(averaged, current):
-            a.lerp_(c, 1 - decay)
+            if _is_float(a):
+                a.lerp_(c, 1 - decay)
+            else:
+                a.copy_(a * decay + c * (1 - decay))
     return ema_update
 
 
 def get_swa_multi_avg_fn():
-    """``multi_avg_fn`` (lists of tensors, updated in place) for SWA."""
+    """``multi_avg_fn`` (lists of tensors of one dtype, updated in place) for SWA: a
+    lerp towards the new values by ``1 / (num_averaged + 1)``.
+
+    >>> import chainrule as cr
+    >>> from chainrule.optim.swa_utils import get_swa_multi_avg_fn
+    >>> avg = [cr.tensor([1.0])]
+    >>> get_swa_multi_avg_fn()(avg, [cr.tensor([4.0])], 2)
+    >>> avg[0].item()
+    2.0
+    """
     def swa_update(averaged, current, num_averaged):
         for a, c in zip(averaged, current):
-            a.add_((c - a) / (int(num_averaged) + 1))
+            if _is_float(a):
+                a.lerp_(c, 1 / (num_averaged + 1))
+            elif isinstance(num_averaged, Tensor):    # integers: torch's addcdiv error
+                a.addcdiv_(c - a, num_averaged + 1)
+            else:
+                a.add_(c - a, alpha=1.0 / (num_averaged + 1))
     return swa_update
+
+
+def _by_dtype(averaged, current):
+    """(averaged, current) lists per dtype (multi_avg_fn gets one dtype at a time), the
+    dtype seen last first: the order torch's grouping visits them in, which decides
+    what is already averaged when an integer group raises."""
+    groups = {}
+    for a, c in zip(averaged, current):
+        pair = groups.setdefault(a.dtype, ([], []))
+        pair[0].append(a)
+        pair[1].append(c)
+    return list(groups.values())[::-1]
 
 
 class AveragedModel(Module):
@@ -81,26 +124,29 @@ class AveragedModel(Module):
 
     def update_parameters(self, model):
         """Fold ``model``'s current weights into the average."""
-        averaged = self._tensors(self.module)
+        averaged = [a.detach() for a in self._tensors(self.module)]
         current = [t.detach().to(a.device) for t, a in zip(self._tensors(model), averaged)]
-        n = int(self.n_averaged)
         with _grad_mode.no_grad():
-            if n == 0:
+            if int(self.n_averaged) == 0:
                 for a, c in zip(averaged, current):
-                    a.detach().copy_(c)
-            elif self.multi_avg_fn is not None:
-                self.multi_avg_fn([a.detach() for a in averaged], current,
-                                  self.n_averaged.to(averaged[0].device) if averaged else n)
+                    a.copy_(c)
+            elif self.avg_fn is None:
+                fn = self.multi_avg_fn or self._swa_each
+                for group in _by_dtype(averaged, current):
+                    fn(*group, self.n_averaged.to(group[0][0].device))
             else:
-                fn = self.avg_fn or get_swa_avg_fn()
                 for a, c in zip(averaged, current):
-                    a.detach().copy_(fn(a.detach(), c, self.n_averaged.to(a.device)))
-        if not self.use_buffers:
-            for a, b in zip(self.module.buffers(), model.buffers()):
-                with _grad_mode.no_grad():
+                    a.copy_(self.avg_fn(a, c, self.n_averaged.to(a.device)))
+            if not self.use_buffers:
+                for a, b in zip(self.module.buffers(), model.buffers()):
                     a.detach().copy_(b.detach().to(a.device))
-        with _grad_mode.no_grad():
             self.n_averaged.add_(1)
+
+    @staticmethod
+    def _swa_each(averaged, current, num_averaged):
+        # the CPU default: the running mean, one tensor at a time (no foreach kernels)
+        for a, c in zip(averaged, current):
+            a.copy_(get_swa_avg_fn()(a, c, num_averaged))
 
 
 def update_bn(loader, model, device=None):

@@ -6,6 +6,7 @@ plain attribute before every forward. The parametrization forms in
 import warnings
 
 from ... import _grad_mode
+from .. import functional as F
 from ..parameter import Parameter
 from .parametrizations import _SpectralNorm, _WeightNorm, norm_except_dim
 
@@ -62,6 +63,17 @@ def remove_weight_norm(module, name="weight"):
     return _remove(module, name, _WeightNormHook, "weight_norm", ("_g", "_v"), ())
 
 
+class _HookSpectralNorm(_SpectralNorm):
+    """The hook form's power iteration: v from u first, then u from v (the
+    parametrization updates u first), so the two forms' estimates differ as in torch."""
+
+    def _power_method(self, matrix, iterations):
+        with _grad_mode.no_grad():
+            for _ in range(iterations):
+                self._v.copy_(F.normalize(matrix.T.mv(self._u), dim=0, eps=self.eps))
+                self._u.copy_(F.normalize(matrix.mv(self._v), dim=0, eps=self.eps))
+
+
 class _SpectralNormHook:
     def __init__(self, name, rule):
         self.name, self.rule = name, rule
@@ -90,14 +102,13 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if dim is None:
         dim = 1 if type(module).__name__.startswith("ConvTranspose") else 0
     weight = getattr(module, name)
-    rule = _SpectralNorm(weight, n_power_iterations, dim, eps, warmup=0)
+    rule = _HookSpectralNorm(weight, n_power_iterations, dim, eps, warmup=0)
     hook = _SpectralNormHook(name, rule)
     del module._parameters[name]
     module.register_parameter(name + "_orig", weight)
     module.register_buffer(name + "_u", rule._u)
     module.register_buffer(name + "_v", rule._v)
-    with _grad_mode.no_grad():
-        setattr(module, name, hook.compute(module, False) * 1)
+    setattr(module, name, weight.data)          # the raw weight until the first forward
     module.register_forward_pre_hook(hook)
     return module
 

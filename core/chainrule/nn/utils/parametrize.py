@@ -130,11 +130,11 @@ def _copy_into(target, value):
     target.copy_(value)
 
 
-def _check_output(module, name, plist):
-    """Unless ``unsafe``: the parametrized tensor keeps the original's dtype and shape."""
-    original = getattr(module, name)
+def _check_output(before, plist):
+    """Unless ``unsafe``: the parametrized tensor keeps the original's dtype and shape
+    (one evaluation, before the module changes: a parametrization with state, like
+    spectral_norm's power iteration, steps once, as in torch)."""
     with _grad_mode.no_grad():
-        before = plist.original if plist.is_tensor else original
         after = plist()
     if not isinstance(after, Tensor):
         raise ValueError(f"A parametrization must return a tensor. Got {type(after).__name__}.")
@@ -169,14 +169,14 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
                          f"parametrized element with name '{tensor_name}'")
     original = getattr(module, tensor_name)
     plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+    if not unsafe:
+        _check_output(original, plist)
     delattr(module, tensor_name)
     if not is_parametrized(module):
         _inject_class(module)
         module.parametrizations = ModuleDict()
     module.parametrizations[tensor_name] = plist
     setattr(type(module), tensor_name, property(_getter(tensor_name), _setter(tensor_name)))
-    if not unsafe:
-        _check_output(module, tensor_name, plist)
     return module
 
 
