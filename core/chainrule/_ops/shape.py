@@ -1881,7 +1881,7 @@ def t_array(x):
     weight's gradient made in its layout and handed through TBackward0 can be stolen
     into ``.grad`` without a copy (Note [linear's graph])."""
     base = x.base
-    if base is not None and x.flags.f_contiguous and base.flags.c_contiguous and \
+    if type(base) is np.ndarray and x.flags.f_contiguous and base.flags.c_contiguous and \
             base.ndim == 2 and base.shape == x.shape[::-1] and base.dtype == x.dtype:
         return base
     return x.T
