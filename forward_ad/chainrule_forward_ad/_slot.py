@@ -8,16 +8,12 @@ from ._tangents import CURRENT, PAUSED, paused
 from ._vmapped import wrapped_tangent
 
 
-INPLACE_WRITES = [0]    # how many in-place writes the slot has seen (hvp's fallback)
-
-
 class TangentSlot:
     """The forward_ad layer's implementation of core's tangent slot."""
 
     @staticmethod
     def inplace(t, result):
         """``result`` was written into ``t`` in place: so is its tangent."""
-        INPLACE_WRITES[0] += 1
         level = CURRENT[0]
         new = level.get(result)
         if new is None:

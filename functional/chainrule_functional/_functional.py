@@ -376,13 +376,20 @@ def _reverse_over_reverse(func, inputs, v, create_graph, strict, name, grad_mode
         tangent formulas are recorded, then one backward) and than the
         double-backward trick (three passes), which hvp keeps for strict=True and
         complex inputs, where the reference's messages or conjugations differ."""
-    outputs = _scalar_output(func(*inputs), strict, name)
-    jac = grad_of(outputs, inputs, create_graph=True)
-    check_requires_grad(jac, "jacobian", strict)
+    outputs, jac = _output_and_gradient(func, inputs, strict, name)
     with cr.set_grad_enabled(create_graph or grad_mode):      # the caller's grad mode
         result = grad_of(jac, inputs, v, create_graph=create_graph)
         result = zeros_for_none(result, inputs, strict, create_graph, "double_back")
     return outputs, result
+
+
+def _output_and_gradient(func, inputs, strict, name):
+    """The function's scalar output and its gradient with a graph (the first pass of
+    hvp's and vhp's second-order products)."""
+    outputs = _scalar_output(func(*inputs), strict, name)
+    jac = grad_of(outputs, inputs, create_graph=True)
+    check_requires_grad(jac, "jacobian", strict)
+    return outputs, jac
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -413,9 +420,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def _hvp_double_backward(func, inputs, v, create_graph, strict):
     """H v as the gradient, with respect to a dummy u, of (u^T H)."""
-    outputs = _scalar_output(func(*inputs), strict, "hvp")
-    jac = grad_of(outputs, inputs, create_graph=True)
-    check_requires_grad(jac, "jacobian", strict)
+    outputs, jac = _output_and_gradient(func, inputs, strict, "hvp")
     dummies = tuple(cr.zeros_like(x, requires_grad=True) for x in inputs)
     double_back = grad_of(jac, inputs, dummies, create_graph=True)
     check_requires_grad(jac, "hessian", strict)
