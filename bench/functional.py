@@ -13,7 +13,8 @@ Workloads (float64; A is a fixed 200x200 matrix, x in R^200):
   per_sample   per-sample gradients of a 784-128-10 MLP's loss over a batch of 64
                (vmap(grad(loss)) where the framework has it)
 
-Frameworks: hand-written NumPy (the closed forms), chainrule with each engine through
+Frameworks: hand-written NumPy (the closed forms), "python-dual" (hvp only: the floor
+of any AD that dispatches each op in Python, see dual_floor_cases), chainrule with each engine through
 chainrule.autograd.functional / forward_ad ("chainrule-*") and through chainrule.func
 ("chainrule-*-func"), torch.autograd.functional / forward_ad ("torch"), torch.func
 ("torch-func"), HIPS autograd. A framework without a workload shows "-". Each
@@ -30,7 +31,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import CLOCK, chain_cycle, median, thread_env  # noqa: E402
 
-FRAMEWORKS = ["numpy", "chainrule-python", "chainrule-cpp", "chainrule-python-func",
+FRAMEWORKS = ["numpy", "python-dual", "chainrule-python", "chainrule-cpp", "chainrule-python-func",
               "chainrule-cpp-func", "torch", "torch-func", "autograd"]
 WORKLOADS = ["jacobian", "hessian", "hvp", "jvp", "fwd_chain", "per_sample"]
 UNITS = {"fwd_chain": "us/op"}
@@ -93,6 +94,42 @@ def numpy_cases():
     return {"jacobian": lambda: (1 - np.tanh(A @ x) ** 2)[:, None] * A, "hessian": hessian,
             "hvp": hvp, "jvp": lambda: (1 - np.tanh(A @ x) ** 2) * (A @ v),
             "fwd_chain": fwd_chain, "per_sample": per_sample}
+
+
+class _Dual:
+    """A primal and its tangent: the least an op on dual numbers can cost in Python."""
+    __slots__ = ("p", "t")
+
+    def __init__(self, p, t):
+        self.p, self.t = p, t
+
+    def __mul__(self, other):
+        if type(other) is _Dual:
+            return _Dual(self.p * other.p, self.t * other.p + self.p * other.t)
+        return _Dual(self.p * other, self.t * other)
+    __rmul__ = __mul__
+
+    def __rsub__(self, other):
+        return _Dual(other - self.p, -self.t)
+
+
+def dual_floor_cases():
+    """hvp as forward-over-reverse with every graph, dispatch and check removed: the
+    forward pass and tangents inlined, the reverse pass the table's own VJP formulas
+    (tanh, pow, mv) evaluated on _Dual values. Any AD that runs one Python-level step
+    per op pays at least this; it shows how far a per-op target can go."""
+    import numpy as np
+    A, x, v = data()[:3]
+
+    def hvp():
+        z, z_t = A @ x, A @ v                          # forward, with tangents
+        u = np.tanh(z)
+        u_d = _Dual(u, z_t * (1 - u * u))
+        g = _Dual(np.broadcast_to(1.0, u.shape), np.broadcast_to(0.0, u.shape))
+        g = g * (2 * u_d)                              # pow's VJP
+        g = g * (1 - u_d * u_d)                        # tanh's VJP
+        return A.T @ g.t                               # mv's VJP, tangent part
+    return {"hvp": hvp}
 
 
 def _chain(lib_y, x0):
@@ -189,6 +226,8 @@ def autograd_cases():
 def cases_for(framework, threads):
     if framework == "numpy":
         return numpy_cases()
+    if framework == "python-dual":
+        return dual_floor_cases()
     if framework.startswith("chainrule"):
         return chainrule_cases(framework.endswith("-func"))
     if framework.startswith("torch"):
