@@ -48,6 +48,12 @@ def test_exp_example_from_reference():
     assert np.allclose(x.grad.numpy(), np.exp([0.0, 1.0]))
 
 
+def test_custom_node_repr_names_its_module_like_a_python_class():
+    node = Exp.apply(leaf(0.0)).grad_fn
+    assert repr(node) == f"<chainrule.autograd.function.ExpBackward object at {hex(id(node))}>"
+    assert repr((leaf(0.0) * 2).grad_fn).startswith("<MulBackward0 object at 0x")
+
+
 def test_exp_twice_differentiable():
     x = leaf(0.5)
     (g,) = cr.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)

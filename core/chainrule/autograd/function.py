@@ -80,6 +80,8 @@ class BackwardCFunction(Node, FunctionCtx):
     _saved = None
     _released = False
     _jvp_saved = None      # what save_for_forward saved, while jvp runs (Note [tangent slot])
+    # A Python class in the reference: the default repr names its module.
+    __repr__ = object.__repr__
 
     @property
     def saved_tensors(self):
