@@ -1829,6 +1829,17 @@ def inference_mode_decorator(lib):
 
 
 @scenario
+def inference_mode_false_turns_grad_mode_on(lib):
+    x = leaf(lib, [1.0, 2.0])
+    seen = []
+    for outer in (lib.inference_mode(), lib.no_grad()):
+        with outer, lib.inference_mode(False):
+            y = x * 2
+            seen += [lib.is_grad_enabled(), lib.is_inference_mode_enabled(), y.requires_grad]
+    return seen + [lib.is_grad_enabled()]
+
+
+@scenario
 def inference_tensor_saved_for_backward_errors(lib):
     with lib.inference_mode():
         t = lib.ones(2, dtype=lib.float64)

@@ -168,7 +168,8 @@ class _SetGradOnEnter(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like ``no_grad``, and tensors made inside are inference tensors.
+    """Like ``no_grad``, and tensors made inside are inference tensors;
+    ``inference_mode(False)`` leaves inference mode and turns grad mode on.
 
     >>> import chainrule as cr
     >>> with cr.inference_mode():
@@ -187,10 +188,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (STATE.grad_enabled, STATE.inference)
-        if self.mode:
-            STATE.grad_enabled, STATE.inference = False, True
-        else:
-            STATE.inference = False
+        # inference_mode(False) turns grad mode on, even inside no_grad, like the reference
+        STATE.grad_enabled, STATE.inference = not self.mode, self.mode
 
     def __exit__(self, *exc):
         STATE.grad_enabled, STATE.inference = self.prev

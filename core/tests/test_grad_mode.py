@@ -101,6 +101,12 @@ def test_numpy_of_a_tensor_that_requires_grad_when_grad_mode_is_off():
 def test_inference_mode_false_is_noop_and_decorator():
     with cr.inference_mode(False):
         assert cr.is_grad_enabled()
+    with cr.inference_mode(), cr.inference_mode(False):       # grad mode back on
+        assert cr.is_grad_enabled() and not cr.is_inference_mode_enabled()
+        assert (cr.ones(1, requires_grad=True) * 2).requires_grad
+    with cr.no_grad(), cr.inference_mode(False):
+        assert cr.is_grad_enabled()
+    assert cr.is_grad_enabled() and not cr.is_inference_mode_enabled()
 
     @cr.inference_mode()
     def f():
@@ -124,7 +130,8 @@ def test_inference_tensor_in_recorded_op_is_error():
     with cr.inference_mode():
         t = cr.ones(2)
     w = cr.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"
+                       ".*or use `chainrule.no_grad\\(\\)` instead of `chainrule.inference_"):
         w * t
     assert (w + t).requires_grad          # add saves nothing: allowed, like the reference
 
@@ -134,7 +141,7 @@ def test_inference_tensor_inplace_and_requires_grad_outside_mode():
         t = cr.ones(2)
         t.add_(1)                          # fine inside
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
-                                           "InferenceMode"):
+                                           "InferenceMode.*rfcs/pull/17 for more details"):
         t.add_(1)
     with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor"):
         t.requires_grad_()

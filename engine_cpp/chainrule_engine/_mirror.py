@@ -19,7 +19,7 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "d63c384bc368f698"
 TABLE_APPLY_FINGERPRINT = "33581188e7c355bb"
-RECORD_FINGERPRINT = "ba60a99c4e66a0fe"
+RECORD_FINGERPRINT = "d0faee76de5b1318"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "8d1b97e35bcedea4"

@@ -267,7 +267,8 @@ def check_inplace(t):
     if t.is_inference() and not _MODE.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
-                           "inplace update.")
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
 
 
 def commit_inplace(t, result):

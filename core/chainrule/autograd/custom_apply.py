@@ -5,7 +5,7 @@ from .._tensor import Tensor, _differentiable_dtype
 from . import anomaly_mode, engine, tangent_slot
 from .function import Function
 from .node import Node, gradient_edge
-from .saved_tensor import SavedTensor
+from .saved_tensor import INFERENCE_SAVED_MESSAGE, SavedTensor
 
 
 def apply_function(cls, args, kwargs):
@@ -66,9 +66,7 @@ def _check_inference(args, recording):
         return
     for a in args:
         if isinstance(a, Tensor) and a.is_inference():
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
-                               "you can make a clone to get a normal tensor and use it in "
-                               "autograd.")
+            raise RuntimeError(INFERENCE_SAVED_MESSAGE)
 
 
 def _wire_outputs(ctx, args, outputs, recording):

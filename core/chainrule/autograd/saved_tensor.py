@@ -34,6 +34,12 @@ FREED_MESSAGE = (
     "retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward.")
 
+INFERENCE_SAVED_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make "
+    "a clone to get a normal tensor and use it in autograd, or use `chainrule.no_grad()` "
+    "instead of `chainrule.inference_mode()`.")
+
 
 class SavedTensor:
     __slots__ = ("data", "tensor", "counter", "version", "output_nr", "__dict__")
@@ -50,9 +56,7 @@ class SavedTensor:
         self.tensor = None if is_output else tensor    # Note [saved outputs]
         self.output_nr = output_nr
         if tensor._extra is not None and tensor._extra.inference:
-            raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
-                               "you can make a clone to get a normal tensor and use it in "
-                               "autograd.")
+            raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         if saved_hooks.ACTIVE[0]:
             self._apply_hooks(tensor)
         if (tensor._extra is not None or tensor._base is not None) and \
@@ -182,9 +186,11 @@ class RawSavedTensor:
     def register_hooks(self, pack_hook, unpack_hook):
         """Pack the value now with ``pack_hook``; backward gets ``unpack_hook(packed)``."""
         if not (callable(pack_hook) and callable(unpack_hook)):
-            raise TypeError("register_hooks(): incompatible function arguments. The following "
-                            "argument types are supported: (pack_hook: Callable, unpack_hook: "
-                            "Callable)")
+            raise TypeError(  # pybind11's wording, as the reference's binding raises it
+                "register_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (self: chainrule._C._autograd.SavedTensor, "
+                "arg0: collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+                f"Invoked with: {self!r}, {pack_hook!r}, {unpack_hook!r}")
         saved = self._saved(REGISTER_FREED_MESSAGE)
         if saved.unpack_hook is not None:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
