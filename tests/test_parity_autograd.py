@@ -1573,6 +1573,26 @@ def custom_function_once_differentiable_double_backward_errors(lib):
 
 
 @scenario
+def once_differentiable_error_node_is_skipped_by_grad_towards_inputs(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @lib.autograd.function.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x ** 2
+    x, v = leaf(lib, [1.0, 2.0]), leaf(lib, [1.0, -1.0])
+    (g,) = lib.autograd.grad(Cube.apply(x), x, v, create_graph=True)
+    unused = lib.autograd.grad(g.sum(), (x, v), allow_unused=True)
+    return [values(g), name_of(g.grad_fn), unused == (None, None), g.output_nr,
+            raises(lambda: lib.autograd.grad(g.sum(), x), "appears to not have been used")]
+
+
+@scenario
 def custom_function_twice_differentiable(lib):
     x = leaf(lib, [1.0, 2.0])
     (g,) = lib.autograd.grad(cube_function(lib).apply(x).sum(), x, create_graph=True)

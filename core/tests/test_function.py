@@ -396,6 +396,12 @@ def test_once_differentiable():
     with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was "
                                            "marked with @once_differentiable"):
         g.sum().backward()
+    # the error node leads to fresh leaves: grad() towards x or v never runs it
+    assert type(g.grad_fn).__name__ == "Error" and g.grad_fn.next_functions[0][0].name() == \
+        "AccumulateGrad"
+    assert cr.autograd.grad(g.sum(), (x, v), allow_unused=True) == (None, None)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        cr.autograd.grad(g.sum(), x)
 
 
 def test_exception_in_backward_propagates_with_type_and_library_stays_usable():

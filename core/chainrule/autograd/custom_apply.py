@@ -134,26 +134,32 @@ def _save_tensors(ctx, outputs, wired):
     ctx._to_save = ()
 
 
-def mark_once_differentiable(outputs, grads):
-    """Give the outputs of a once_differentiable backward a node that refuses to run."""
+def mark_once_differentiable(outputs):
+    """Give the outputs of a once_differentiable backward a node that refuses to run.
+
+    Like the reference's, the node's inputs are fresh leaves: a backward() over the
+    whole graph reaches it and raises, a grad() towards other inputs never runs it."""
     single = not isinstance(outputs, tuple)
     outs = (outputs,) if single else outputs
-    edges = tuple(gradient_edge(g) for g in grads if isinstance(g, Tensor))
-    node = DelayedError("trying to differentiate twice a function that was marked with "
-                        "@once_differentiable", edges)
-    marked = []
-    for o in outs:
-        if isinstance(o, Tensor) and _differentiable_dtype(o._data.dtype):
-            alias = o.detach()
-            alias.grad_fn, alias._output_nr, alias._requires_grad = node, 0, True
-            marked.append(alias)
-        else:
-            marked.append(o)
-    return marked[0] if single else tuple(marked)
+    marked = [isinstance(o, Tensor) and _differentiable_dtype(o._data.dtype) for o in outs]
+    edges = tuple(gradient_edge(o.detach().requires_grad_()) if m else None
+                  for o, m in zip(outs, marked))
+    node = Error("trying to differentiate twice a function that was marked with "
+                 "@once_differentiable", edges)
+    aliases = [_error_alias(o, node, nr) if m else o
+               for nr, (o, m) in enumerate(zip(outs, marked))]
+    return aliases[0] if single else tuple(aliases)
 
 
-class DelayedError(Node):
-    """A node whose backward raises (used by once_differentiable)."""
+def _error_alias(output, node, output_nr):
+    alias = output.detach()
+    alias.grad_fn, alias._output_nr, alias._requires_grad = node, output_nr, True
+    return alias
+
+
+class Error(Node):
+    """A node whose backward raises (used by once_differentiable); the reference's
+    DelayedError makes a node of this name."""
 
     def __init__(self, message, edges):
         Node.__init__(self, edges)

@@ -276,7 +276,7 @@ def once_differentiable(backward):
         if not requires:
             return outputs
         from .custom_apply import mark_once_differentiable
-        return mark_once_differentiable(outputs, grads)
+        return mark_once_differentiable(outputs)
     return wrapper
 
 
