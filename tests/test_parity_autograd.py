@@ -1551,8 +1551,7 @@ def custom_function_wrong_grad_shape_errors(lib):
                   "BadShapeBackward", "invalid gradient at index 0")
 
 
-@scenario
-def custom_function_once_differentiable_double_backward_errors(lib):
+def once_differentiable_cube(lib):
     class Cube(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -1564,8 +1563,14 @@ def custom_function_once_differentiable_double_backward_errors(lib):
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
             return g * 3 * x ** 2
+    return Cube
+
+
+@scenario
+def custom_function_once_differentiable_double_backward_errors(lib):
     x = leaf(lib, [1.0, 2.0])
-    (g,) = lib.autograd.grad((Cube.apply(x) ** 2).sum(), x, create_graph=True)
+    (g,) = lib.autograd.grad((once_differentiable_cube(lib).apply(x) ** 2).sum(), x,
+                             create_graph=True)
     return [values(g), g.requires_grad,
             raises(lambda: g.sum().backward(),
                    "trying to differentiate twice a function that was marked with "
@@ -1574,19 +1579,8 @@ def custom_function_once_differentiable_double_backward_errors(lib):
 
 @scenario
 def once_differentiable_error_node_is_skipped_by_grad_towards_inputs(lib):
-    class Cube(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 3
-
-        @staticmethod
-        @lib.autograd.function.once_differentiable
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
     x, v = leaf(lib, [1.0, 2.0]), leaf(lib, [1.0, -1.0])
-    (g,) = lib.autograd.grad(Cube.apply(x), x, v, create_graph=True)
+    (g,) = lib.autograd.grad(once_differentiable_cube(lib).apply(x), x, v, create_graph=True)
     unused = lib.autograd.grad(g.sum(), (x, v), allow_unused=True)
     return [values(g), name_of(g.grad_fn), unused == (None, None), g.output_nr,
             raises(lambda: lib.autograd.grad(g.sum(), x), "appears to not have been used")]
