@@ -34,7 +34,7 @@ class Conv2D(torch.autograd.Function):
 
 
 weight = torch.rand(5, 3, 3, 3, requires_grad=True, dtype=torch.double)
-X = torch.rand(10, 3, 7, 7, requires_grad=True, dtype=torch.double)
+X = torch.rand(2, 3, 5, 5, requires_grad=True, dtype=torch.double)
 print(torch.autograd.gradcheck(Conv2D.apply, (X, weight)))
 
 
