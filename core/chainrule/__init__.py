@@ -108,7 +108,7 @@ def _install_torch_function():
     from .nn import functional as _functional
     _torch_function.install_functions(sys.modules[__name__])
     for module in (linalg, fft, special):
-        _torch_function.install_functions(module)
+        _torch_function.install_functions(module, prefix=module.__name__[10:] + "_")
     _torch_function.install_functions(_functional, plain_tensor=True, c_level=False)
     _torch_function.install_functions(autograd, plain_tensor=True, c_level=False,
                                       names=("backward", "grad"))

@@ -537,9 +537,10 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        # the reference's order (dim, then unbind): what a __torch_function__ sees
+        if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __bool__(self):
         if self._data.size != 1:

@@ -212,6 +212,7 @@ def _no_implementation(func, overloaded, c_level, module):
 #     signature shape, defaults copied from ``impl``). The slow path passes the call's
 #     arguments on as given, less trailing arguments equal to their defaults.
 _TEMPLATES = {}
+_CODES = set()        # the wrappers' code objects
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 
@@ -266,6 +267,7 @@ def _template(sig):
         scope = {}
         exec(_template_source(sig), scope)      # noqa: S102  (our own generated source)
         made = _TEMPLATES[sig] = scope["_tf_make"]
+        _CODES.add(made(*[None] * 6).__code__)
     return made
 
 
@@ -300,13 +302,17 @@ def wrap(impl, site, name=None):
     wrapper.__doc__ = getattr(impl, "__doc__", None)
     wrapper.__module__ = getattr(impl, "__module__", None)
     wrapper.__qualname__ = getattr(impl, "__qualname__", name)
-    wrapper.torch_function_site = site
     return wrapper
 
 
 def is_wrapper(value):
     """Whether ``value`` is a dispatching wrapper made by ``wrap``."""
-    return isinstance(value, types.FunctionType) and "torch_function_site" in value.__dict__
+    return isinstance(value, types.FunctionType) and value.__code__ in _CODES
+
+
+def site_of(wrapper):
+    """The Site a wrapper dispatches as."""
+    return wrapper.__closure__[wrapper.__code__.co_freevars.index("_tf_site")].cell_contents
 
 
 def retarget(wrapper, impl):
@@ -377,8 +383,7 @@ TENSOR_IGNORED = frozenset((
     "__init__", "__new__", "__init_subclass__", "__torch_function__", "__hash__",
     "__iter__", "__dir__", "__getattribute__", "__setattr__", "__delattr__",
     "__class_getitem__", "__reduce_ex__", "__deepcopy__", "__array_priority__",
-    "as_subclass", "new", "new_empty", "new_empty_strided", "new_full", "new_ones",
-    "new_tensor", "new_zeros", "stride"))
+    "as_subclass", "stride"))
 # What the reference names the function an operator dispatches as.
 OPERATOR_NAMES = {
     "__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
@@ -397,10 +402,11 @@ def _public_function(value):
         (getattr(value, "__module__", None) or "").startswith("chainrule")
 
 
-def install_functions(module, plain_tensor=False, c_level=True, names=None):
+def install_functions(module, plain_tensor=False, c_level=True, names=None, prefix=""):
     """Replace ``module``'s public functions by dispatching wrappers (one per
-    function object: aliases stay one object)."""
-    made = {id(w.__wrapped__): w for w in FUNCTIONS}
+    function object: aliases in a module stay one object), named ``prefix + name``
+    like the reference's (``linalg_norm``)."""
+    made = {}
     for name in names or list(vars(module)):
         value = vars(module).get(name)
         if name.startswith("_") or name in IGNORED or not _public_function(value) or \
@@ -410,7 +416,7 @@ def install_functions(module, plain_tensor=False, c_level=True, names=None):
         if wrapper is None:
             site = Site(plain_tensor=plain_tensor, mode_only=name in FACTORIES,
                         c_level=c_level, module=module.__name__)
-            wrapper = site.public = made[id(value)] = wrap(value, site)
+            wrapper = site.public = made[id(value)] = wrap(value, site, prefix + name)
             FUNCTIONS.append(wrapper)
         setattr(module, name, wrapper)
 

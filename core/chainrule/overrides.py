@@ -165,7 +165,7 @@ def get_overridable_functions():
     out = {}
     for module in (chainrule, functional, linalg, fft, special):
         out[module] = [v for v in vars(module).values()
-                       if _tf.is_wrapper(v) and not v.torch_function_site.mode_only]
+                       if _tf.is_wrapper(v) and not _tf.site_of(v).mode_only]
     Tensor = _tensor()
     out[Tensor] = list(_tensor_methods()) + [
         v.__get__ for v in vars(Tensor).values() if isinstance(v, property)]
@@ -201,7 +201,7 @@ def resolve_name(f):
     for k, v in vars(Tensor).items():
         if v is f:
             return f"chainrule.Tensor.{k}"
-    site = getattr(f, "torch_function_site", None)
+    site = _tf.site_of(f) if _tf.is_wrapper(f) else None
     return None if site is None or site.module is None else f"{site.module}.{f.__name__}"
 
 
@@ -252,11 +252,15 @@ class TorchFunctionMode:
         raise NotImplementedError
 
     def __enter__(self):
+        from ._ops._method_slot import suspend_accelerator
+        suspend_accelerator()
         _push_mode(self)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
+        from ._ops._method_slot import resume_accelerator
         _pop_mode()
+        resume_accelerator()
 
     @classmethod
     def push(cls, *args, **kwargs):

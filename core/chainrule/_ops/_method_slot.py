@@ -44,7 +44,10 @@ def set_method_accelerator(make):
     wrapper: the replacement falls back to it (a subclass dispatches), while the
     function forms (``chainrule.tanh``'s wrapper, the internal registries) get one
     made on ``fn`` itself."""
-    global _accelerator
+    global _accelerator, _suspended_make
+    if _suspended:                 # installed when the last function mode exits
+        previous, _suspended_make = _suspended_make, make
+        return previous
     previous, _accelerator = _accelerator, make
     replaced = []                  # ((the functions replaced), the replacement)
     for name, kind, op, attrs, fn in ACCELERABLE:
@@ -68,6 +71,25 @@ def set_method_accelerator(make):
 
 
 _function_forms = {}   # method name -> the replacement its function forms now call
+_suspended = 0         # active function modes (all threads)
+_suspended_make = None
+
+
+def suspend_accelerator():
+    """While a TorchFunctionMode is active the Python methods stand (a mode sees calls
+    on exact Tensors too, which the replacements would not show it); nests."""
+    global _suspended, _suspended_make
+    if _suspended == 0:
+        _suspended_make = set_method_accelerator(None)
+    _suspended += 1
+
+
+def resume_accelerator():
+    """The end of ``suspend_accelerator``: the last one reinstalls the accelerator."""
+    global _suspended
+    _suspended -= 1
+    if _suspended == 0:
+        set_method_accelerator(_suspended_make)
 
 
 def _replace_function_forms(replaced):
