@@ -128,6 +128,13 @@ def overloaded_args(values, plain_tensor=True):
     return out
 
 
+def tensor_like_type(t):
+    """Whether objects of type ``t`` are tensor-likes: no Tensor, a
+    ``__torch_function__`` (other than the disabled one)."""
+    from ._tensor import Tensor
+    return t not in _PLAIN and not issubclass(t, Tensor) and _overrides(t, False)
+
+
 def _tensor_like_met(args, kwargs):
     """Whether a call that failed was given a tensor-like object (not a Tensor)."""
     from ._tensor import Tensor
