@@ -400,6 +400,24 @@ OPERATOR_NAMES = {
     "__abs__": "abs", "__mod__": "remainder", "__lt__": "lt", "__le__": "le",
     "__gt__": "gt", "__ge__": "ge", "__pos__": "positive"}
 
+# The reference's Tensor methods written in Python (their dispatch counts exact Tensors
+# in ``types``) and its nn.functional functions written in C (theirs does not).
+PYTHON_METHODS = frozenset((
+    "__array__", "__contains__", "__floordiv__", "__format__", "__ipow__", "__len__",
+    "__rdiv__", "__repr__", "__reversed__", "__rfloordiv__", "__rlshift__", "__rmatmul__",
+    "__rmod__", "__rpow__", "__rrshift__", "__rsub__", "__rtruediv__", "__setstate__",
+    "backward", "norm", "register_hook", "register_post_accumulate_grad_hook",
+    "share_memory_", "split", "stft", "istft", "storage", "unique", "unique_consecutive",
+    "unflatten", "lu", "resize", "resize_as", "is_shared", "dim_order", "module_load"))
+C_FUNCTIONAL = frozenset((
+    "adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear", "celu_",
+    "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "cosine_similarity", "elu_", "gelu",
+    "hardshrink", "hardtanh_", "leaky_relu_", "linear", "logsigmoid",
+    "native_channel_shuffle", "one_hot", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "prelu", "relu_", "rrelu_", "scaled_dot_product_attention", "selu_",
+    "softplus", "softshrink", "threshold_"))
+
 METHODS = {}      # Tensor attribute name -> its dispatching wrapper (Note [method slot])
 FUNCTIONS = []    # the function wrappers, for retarget
 
@@ -421,8 +439,10 @@ def install_functions(module, plain_tensor=False, c_level=True, names=None, pref
             continue
         wrapper = made.get(id(value))
         if wrapper is None:
-            site = Site(plain_tensor=plain_tensor, mode_only=name in FACTORIES,
-                        c_level=c_level, module=module.__name__)
+            c_function = c_level or name in C_FUNCTIONAL
+            site = Site(plain_tensor=plain_tensor and not c_function,
+                        mode_only=name in FACTORIES, c_level=c_function,
+                        module=module.__name__)
             wrapper = site.public = made[id(value)] = wrap(value, site, prefix + name)
             FUNCTIONS.append(wrapper)
         setattr(module, name, wrapper)
@@ -436,9 +456,11 @@ def install_tensor(Tensor):
         if isinstance(value, property):
             setattr(Tensor, name, _dispatching_property(value))
         elif isinstance(value, types.FunctionType):
-            site = Site(method=name)
-            wrapper = site.public = METHODS[name] = wrap(value, site,
-                                                         OPERATOR_NAMES.get(name, name))
+            alias = OPERATOR_NAMES.get(name, name)       # __add__ dispatches as Tensor.add
+            python = name in PYTHON_METHODS
+            site = Site(method=alias if alias in vars(Tensor) else name, plain_tensor=python,
+                        c_level=not python)
+            wrapper = site.public = METHODS[name] = wrap(value, site, alias)
             wrapper.__qualname__ = f"Tensor.{name}"
             setattr(Tensor, name, wrapper)
 
