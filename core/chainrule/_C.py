@@ -32,11 +32,13 @@ def _is_torch_function_all_disabled():
 
 def _push_on_torch_function_stack(mode):
     from .overrides import _push_mode
+    _tf.MODES[0] += 1
     _push_mode(mode)
 
 
 def _pop_torch_function_stack():
     from .overrides import _pop_mode
+    _tf.MODES[0] -= 1
     return _pop_mode()
 
 

@@ -95,13 +95,20 @@ def _overrides(t, plain_tensor):
     ``__torch_function__`` other than the disabled one; the exact Tensor only when
     ``plain_tensor`` (the reference's Python-level functions count it, its C
     functions do not)."""
-    from ._tensor import Tensor
-    if t is Tensor:
-        return plain_tensor
     known = _OVERRIDES.get(t)
     if known is None:
-        known = _OVERRIDES[t] = getattr(t, "__torch_function__", DISABLED) is not DISABLED
-    return known
+        known = _OVERRIDES[t] = _kind(t)
+    return plain_tensor if known is _EXACT else known
+
+
+_EXACT = "the exact Tensor"
+
+
+def _kind(t):
+    from ._tensor import Tensor
+    if t is Tensor:
+        return _EXACT
+    return getattr(t, "__torch_function__", DISABLED) is not DISABLED
 
 
 def _candidates(args, kwargs):
@@ -132,7 +139,7 @@ def tensor_like_type(t):
     """Whether objects of type ``t`` are tensor-likes: no Tensor, a
     ``__torch_function__`` (other than the disabled one)."""
     from ._tensor import Tensor
-    return t not in _PLAIN and not issubclass(t, Tensor) and _overrides(t, False)
+    return t not in _PLAIN and _overrides(t, False) and not issubclass(t, Tensor)
 
 
 def _tensor_like_met(args, kwargs):
@@ -162,16 +169,49 @@ class Site:
         return self.public
 
 
-def dispatch(site, impl, args, kwargs):
-    """The slow path of a wrapper (Note [torch function slot])."""
+def dispatch(site, impl, positional, star, kwonly, starstar):
+    """The slow path of a wrapper (Note [torch function slot]): ``impl`` at once when
+    no mode is active and no argument is of an overriding type; else ``handle``
+    with the arguments as the caller gave them."""
+    if not MODES[0] and not _any_overriding(positional, star, kwonly, starstar):
+        return impl(*positional, *star, **kwonly, **starstar)
     state = STATE
-    if state.all_disabled:
-        return impl(*args, **kwargs)
+    if state.all_disabled or (not state.modes and (state.subclass_disabled or site.mode_only)):
+        return impl(*positional, *star, **kwonly, **starstar)
+    args, kwargs = _as_passed(impl, positional, star, kwonly, starstar)
     overloaded = () if state.subclass_disabled or site.mode_only else \
         overloaded_args(_candidates(args, kwargs), site.plain_tensor)
     if not overloaded and not state.modes:
         return impl(*args, **kwargs)
     return handle(site.func(), overloaded, args, kwargs, site.c_level, site.module)
+
+
+MODES = [0]      # function modes active in all threads (TorchFunctionMode enter/exit)
+_NEVER = set(_PLAIN)    # types known not to override (the exact Tensor among them)
+
+
+def _any_overriding(positional, star, kwonly, starstar):
+    """Whether an argument (or an item of a list or tuple argument) has a type that
+    overrides ``__torch_function__`` (exact Tensors and Parameters do not)."""
+    never = _NEVER
+    for a in positional:
+        t = type(a)
+        if t not in never and _overriding(a, t):
+            return True
+    if star or kwonly or starstar:
+        rest = [*star, *kwonly.values(), *starstar.values()]
+        return any(type(a) not in never and _overriding(a, type(a)) for a in rest)
+    return False
+
+
+def _overriding(a, t):
+    if t is list or t is tuple:
+        return any(type(b) not in _NEVER and _overriding(b, type(b)) for b in a
+                   if type(b) is not list and type(b) is not tuple)
+    if _overrides(t, False):
+        return True
+    _NEVER.add(t)
+    return False
 
 
 def handle(func, overloaded, args, kwargs, c_level=False, module=None):
@@ -252,18 +292,19 @@ def _template_source(sig):
     given = (f"({', '.join(pos)}{',' if len(pos) == 1 else ''})", star or "()",
              "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}", starstar or "{}")
     passed = f"_tf_as_passed(_tf_impl, {', '.join(given)})"
+    raw = ", ".join(given)
     return f"""
 def _tf_make(_tf_on, _tf_site, _tf_impl, _tf_dispatch, _tf_met, _tf_as_passed):
     def dispatching({', '.join(params)}):
         if _tf_on[0]:
-            return _tf_dispatch(_tf_site, _tf_impl, *{passed})
+            return _tf_dispatch(_tf_site, _tf_impl, {raw})
         try:
             return _tf_impl({', '.join(call)})
         except Exception:
             if not _tf_met(*{passed}):
                 raise
         _tf_on[0] = True
-        return _tf_dispatch(_tf_site, _tf_impl, *{passed})
+        return _tf_dispatch(_tf_site, _tf_impl, {raw})
     return dispatching
 """
 

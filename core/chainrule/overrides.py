@@ -254,12 +254,14 @@ class TorchFunctionMode:
     def __enter__(self):
         from ._ops._method_slot import suspend_accelerator
         suspend_accelerator()
+        _tf.MODES[0] += 1
         _push_mode(self)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
         from ._ops._method_slot import resume_accelerator
         _pop_mode()
+        _tf.MODES[0] -= 1
         resume_accelerator()
 
     @classmethod
