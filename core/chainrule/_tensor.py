@@ -573,7 +573,10 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self._data, self._requires_grad if self.grad_fn is None else False))
+        args = (self._data, self._requires_grad if self.grad_fn is None else False)
+        if type(self) is Tensor:
+            return (_rebuild, args)
+        return (_rebuild_subclass, (type(self), *args, getattr(self, "__dict__", None)))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -791,6 +794,14 @@ def _not_on_host(t):
 def _rebuild(arr, requires_grad):
     t = Tensor._wrap(arr)
     t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_subclass(cls, arr, requires_grad, state):
+    """An unpickled Tensor subclass: its class, data and attributes."""
+    t = _retyped(_rebuild(arr, requires_grad), cls)
+    if state:
+        t.__dict__.update(state)
     return t
 
 

@@ -301,3 +301,11 @@ def test_make_subclass_is_a_detached_leaf():
     t = cr.Tensor._make_subclass(Plain, base, True)
     assert type(t) is Plain and t.is_leaf and t.requires_grad
     assert t.data_ptr() == base.data_ptr()
+
+
+def test_pickle_keeps_the_subclass_and_its_attributes():
+    import pickle
+    t = cr.tensor([1.0, 2.0]).as_subclass(Plain)
+    t.tag = "w"
+    u = pickle.loads(pickle.dumps(t))
+    assert type(u) is Plain and u.tag == "w" and u.tolist() == [1.0, 2.0]
