@@ -18,7 +18,7 @@ import inspect
 
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "d63c384bc368f698"
-TABLE_APPLY_FINGERPRINT = "33581188e7c355bb"
+TABLE_APPLY_FINGERPRINT = "3cc6bbb73a13c8b8"
 RECORD_FINGERPRINT = "ba60a99c4e66a0fe"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"

@@ -31,7 +31,7 @@ from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_in
                       formula_helper, method, public, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
+from ._registry import NONDIFF, apply_op, defop, not_implemented
 from .views import check_view_write, make_view, rebase_inplace
 from .shape import (_alias, _check_scatter_src, _dual, _expanded_shape, legacy_type_name,
                     select_array, tril, triu, unsqueeze, write_out)
@@ -89,11 +89,13 @@ SCATTER = defop("scatter", lambda a, i, s, dim: scatter_array(a, dim, i, s),
                 jvp=lambda F, t, dim, index: F.scatter(t[0], dim, index, t[2]))
 # Like the reference, scatter with reduce="multiply" computes values but has no
 # derivative (its backward raises "not implemented").
+_NO_SCATTER_DERIVATIVE = not_implemented(aten="scatter")     # reduce="multiply"
 SCATTER_MULTIPLY = defop("scatter_multiply",
                          lambda a, i, s, dim: scatter_multiply_array(a, dim, i, s),
                          inputs=("self", "index", "src"), attrs=("dim",),
                          node_name="NotImplemented",
-                         vjp=(NOT_IMPLEMENTED, NONDIFF, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
+                         vjp=(_NO_SCATTER_DERIVATIVE, NONDIFF, _NO_SCATTER_DERIVATIVE),
+                         jvp=_NO_SCATTER_DERIVATIVE)
 SCATTER_VALUE = defop("scatter_value", lambda a, i, dim, value: scatter_array(a, dim, i, value),
                       inputs=("self", "index"), attrs=("dim", "value"),
                       node_name="ScatterBackward1",
