@@ -22,6 +22,7 @@ Note [torch function slot]
     The default ``Tensor.__torch_function__`` runs the call with subclass dispatch
     disabled and converts Tensor results to the caller's subclass.
 """
+import os
 import threading
 import types
 
@@ -169,12 +170,16 @@ class Site:
         return self.public
 
 
+def _needed(positional, star, kwonly, starstar):
+    """Whether a call with dispatch on goes to ``dispatch``: a mode is active (in some
+    thread) or an argument has an overriding type; else the wrapper calls ``impl``
+    itself (Note [invisible wrapper frames])."""
+    return MODES[0] or _any_overriding(positional, star, kwonly, starstar)
+
+
 def dispatch(site, impl, positional, star, kwonly, starstar):
-    """The slow path of a wrapper (Note [torch function slot]): ``impl`` at once when
-    no mode is active and no argument is of an overriding type; else ``handle``
-    with the arguments as the caller gave them."""
-    if not MODES[0] and not _any_overriding(positional, star, kwonly, starstar):
-        return impl(*positional, *star, **kwonly, **starstar)
+    """The slow path of a wrapper (Note [torch function slot]): ``handle`` with the
+    arguments as the caller gave them, unless this thread's state says otherwise."""
     state = STATE
     if state.all_disabled or (not state.modes and (state.subclass_disabled or site.mode_only)):
         return impl(*positional, *star, **kwonly, **starstar)
@@ -294,9 +299,9 @@ def _template_source(sig):
     passed = f"_tf_as_passed(_tf_impl, {', '.join(given)})"
     raw = ", ".join(given)
     return f"""
-def _tf_make(_tf_on, _tf_site, _tf_impl, _tf_dispatch, _tf_met, _tf_as_passed):
+def _tf_make(_tf_on, _tf_site, _tf_impl, _tf_dispatch, _tf_met, _tf_as_passed, _tf_needed):
     def dispatching({', '.join(params)}):
-        if _tf_on[0]:
+        if _tf_on[0] and _tf_needed({raw}):
             return _tf_dispatch(_tf_site, _tf_impl, {raw})
         try:
             return _tf_impl({', '.join(call)})
@@ -309,13 +314,25 @@ def _tf_make(_tf_on, _tf_site, _tf_impl, _tf_dispatch, _tf_met, _tf_as_passed):
 """
 
 
+# Note [invisible wrapper frames]
+#     A wrapper is one more frame between a user's call and the function, which would
+#     shift every ``warnings.warn(..., stacklevel=2)`` onto the wrapper and show it in
+#     the profiler's stacks. Its code's file name lies in this package (the profiler
+#     leaves chainrule's own frames out) and contains "importlib" and "_bootstrap",
+#     the marks by which CPython's warnings skip interpreter-internal frames when
+#     counting ``stacklevel``: warnings point at the user's line, as without wrappers.
+_WRAPPER_FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "<torch function wrapper, skipped like importlib._bootstrap>")
+
+
 def _template(sig):
     made = _TEMPLATES.get(sig)
     if made is None:
         scope = {}
-        exec(_template_source(sig), scope)      # noqa: S102  (our own generated source)
+        code = compile(_template_source(sig), _WRAPPER_FILENAME, "exec")
+        exec(code, scope)                       # noqa: S102  (our own generated source)
         made = _TEMPLATES[sig] = scope["_tf_make"]
-        _CODES.add(made(*[None] * 6).__code__)
+        _CODES.add(made(*[None] * 7).__code__)
     return made
 
 
@@ -340,7 +357,7 @@ def wrap(impl, site, name=None):
     globals (so that doctest finds it where ``impl`` lives); ``retarget`` may change
     what it calls (Note [method slot])."""
     sig = _signature(impl)
-    made = _template(sig)(ON, site, impl, dispatch, _tensor_like_met, _as_passed)
+    made = _template(sig)(ON, site, impl, dispatch, _tensor_like_met, _as_passed, _needed)
     scope = getattr(impl, "__globals__", globals())
     name = name or getattr(impl, "__name__", "dispatching")
     wrapper = types.FunctionType(made.__code__, scope, name, getattr(impl, "__defaults__", None),

@@ -309,3 +309,10 @@ def test_pickle_keeps_the_subclass_and_its_attributes():
     t.tag = "w"
     u = pickle.loads(pickle.dumps(t))
     assert type(u) is Plain and u.tag == "w" and u.tolist() == [1.0, 2.0]
+
+
+def test_warnings_point_at_the_callers_line_through_the_wrappers():
+    y = cr.ones(1, requires_grad=True) * 2
+    with pytest.warns(UserWarning, match="not a leaf Tensor") as caught:
+        y.grad
+    assert caught[0].filename == __file__
