@@ -332,7 +332,6 @@ def _template(sig):
         code = compile(_template_source(sig), _WRAPPER_FILENAME, "exec")
         exec(code, scope)                       # noqa: S102  (our own generated source)
         made = _TEMPLATES[sig] = scope["_tf_make"]
-        _CODES.add(made(*[None] * 7).__code__)
     return made
 
 
@@ -360,7 +359,10 @@ def wrap(impl, site, name=None):
     made = _template(sig)(ON, site, impl, dispatch, _tensor_like_met, _as_passed, _needed)
     scope = getattr(impl, "__globals__", globals())
     name = name or getattr(impl, "__name__", "dispatching")
-    wrapper = types.FunctionType(made.__code__, scope, name, getattr(impl, "__defaults__", None),
+    # a code object of its own: the call to impl specializes for this impl alone
+    code = made.__code__.replace(co_name=name, co_qualname=name)
+    _CODES.add(code)
+    wrapper = types.FunctionType(code, scope, name, getattr(impl, "__defaults__", None),
                                  made.__closure__)
     wrapper.__kwdefaults__ = getattr(impl, "__kwdefaults__", None)
     wrapper.__wrapped__ = impl
