@@ -360,7 +360,7 @@ def wrap(impl, site, name=None):
     scope = getattr(impl, "__globals__", globals())
     name = name or getattr(impl, "__name__", "dispatching")
     # a code object of its own: the call to impl specializes for this impl alone
-    code = made.__code__.replace(co_name=name, co_qualname=name)
+    code = made.__code__.replace(co_firstlineno=made.__code__.co_firstlineno)
     _CODES.add(code)
     wrapper = types.FunctionType(code, scope, name, getattr(impl, "__defaults__", None),
                                  made.__closure__)
