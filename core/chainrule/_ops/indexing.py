@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
-from .._dtypes import scalar_type_name
+from .._dtypes import checked_integer, scalar_type_name
 from .._batched import BatchedTensor, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
@@ -503,7 +503,9 @@ def _write_plain(t, key, value):
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
     elif key.step is not None and key.step <= 0:
         raise ValueError("step must be greater than zero")
-    t._data[key] = value
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    t._data[key] = checked_integer(value, t._data.dtype)   # Note [checked integer conversion]
     t._bump_version()
 
 
@@ -804,6 +806,7 @@ def masked_fill(input, mask, value):
     except ValueError:
         raise broadcast_error(mask._data.shape, input._data.shape) from None
     if not isinstance(value, Tensor):
+        value = checked_integer(value, input._data.dtype)   # Note [checked integer conversion]
         return apply_op(MASKED_FILL, (input, mask), {"value": value})
     if value._data.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "
