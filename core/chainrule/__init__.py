@@ -96,3 +96,23 @@ def __getattr__(name):
 
 from . import amp, cpu  # noqa: E402  (last: amp wraps the composites published above)
 amp._install(globals())
+
+from . import overrides, _C  # noqa: E402,F401
+from . import _torch_function  # noqa: E402
+
+
+def _install_torch_function():
+    """Note [torch function slot]: every public function, Tensor method and property
+    becomes a dispatching wrapper (last: after every layer of wrapping above)."""
+    import sys
+    from .nn import functional as _functional
+    _torch_function.install_functions(sys.modules[__name__])
+    for module in (linalg, fft, special):
+        _torch_function.install_functions(module, prefix=module.__name__[10:] + "_")
+    _torch_function.install_functions(_functional, plain_tensor=True, c_level=False)
+    _torch_function.install_functions(autograd, plain_tensor=True, c_level=False,
+                                      names=("backward", "grad"))
+    _torch_function.install_tensor(Tensor)
+
+
+_install_torch_function()

@@ -29,6 +29,7 @@ import threading
 import numpy as np
 
 from ._tensor import Tensor
+from ._torch_function import DISABLED as _disabled_torch_function_impl
 from ._version_counter import counter_of
 
 
@@ -141,6 +142,7 @@ class BatchedTensor(Tensor):
     """
 
     __slots__ = ("_value", "_level")
+    __torch_function__ = _disabled_torch_function_impl    # vmap's own dispatch, not this
 
     @property
     def grad_fn(self):

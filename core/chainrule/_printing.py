@@ -96,7 +96,7 @@ def _summarized(arr):
     return arr
 
 
-def _fmt_array(arr):
+def _fmt_array(arr, prefix="tensor("):
     if arr.dtype.kind not in "fciub":     # bfloat16 prints through float32
         arr = arr.astype(np.float32)
     formatter = None
@@ -111,7 +111,7 @@ def _fmt_array(arr):
         if formatter is None:
             return repr(arr.item())
         return next(iter(formatter.values()))(arr.item()).strip()
-    text = np.array2string(arr, separator=", ", prefix="tensor(",
+    text = np.array2string(arr, separator=", ", prefix=prefix,
                            threshold=PRINT_OPTIONS["threshold"],
                            edgeitems=PRINT_OPTIONS["edgeitems"],
                            max_line_width=PRINT_OPTIONS["linewidth"], formatter=formatter)
@@ -125,7 +125,8 @@ def tensor_repr(t):
         return _meta_repr(t)
     if type(arr) is not np.ndarray:           # Note [device arrays]: print a host copy
         arr = arr.get()
-    body = _fmt_array(arr)
+    prefix = _prefix(t)
+    body = _fmt_array(arr, prefix)
     extras = []
     default = _dtypes.get_default_dtype()
     dtype = t.dtype
@@ -146,7 +147,15 @@ def tensor_repr(t):
     tangent = None if tangent_slot.SLOT is None else tangent_slot.SLOT.tangent_of(t)
     if tangent is not None:                         # Note [tangent slot]
         extras.append(f"tangent={tensor_repr(tangent)}")
-    return _with_suffixes("tensor(" + body, extras)
+    return _with_suffixes(prefix + body, extras, len(prefix))
+
+
+def _prefix(t):
+    """``tensor(``, or a subclass's own name (a Parameter prints as a tensor)."""
+    from ._tensor import Tensor
+    from .nn.parameter import Parameter
+    cls = type(t)
+    return "tensor(" if cls is Tensor or cls is Parameter else f"{cls.__name__}("
 
 
 def _with_suffixes(text, suffixes, indent=len("tensor(")):

@@ -222,16 +222,27 @@ class Tensor:
                  "_base", "_extra", "__weakref__")
     __array_priority__ = 1000   # ndarray (op) Tensor defers to Tensor's reflected operator
 
-    def __init__(self, *args, dtype=None, requires_grad=False):
+    _init_constructs = False   # Parameter and Buffer build themselves in __init__
+
+    def __new__(cls, *args, dtype=None, requires_grad=False, **others):
         """The reference's constructor: ``Tensor(data)`` copies ``data`` into the
         default dtype (a Tensor of that dtype is shared, not copied); ``Tensor(*sizes)``
         or ``Tensor(Size)`` makes a tensor of that shape (zero-filled, where the
-        reference leaves it uninitialised); ``Tensor()`` an empty one.
+        reference leaves it uninitialised); ``Tensor()`` an empty one. A subclass
+        given a tensor gets an alias of it, like ``tensor.as_subclass(cls)``.
 
         >>> import chainrule as cr
         >>> cr.Tensor(2, 3).shape, cr.Tensor([1, 2]).tolist()
         (chainrule.Size([2, 3]), [1.0, 2.0])
         """
+        if cls._init_constructs:
+            return object.__new__(cls)
+        if others:
+            raise TypeError(f"Tensor.__new__() got an unexpected keyword argument "
+                            f"'{next(iter(others))}'")
+        if cls is not Tensor and len(args) == 1 and isinstance(args[0], Tensor) and \
+                dtype is None and not requires_grad:
+            return args[0].as_subclass(cls)
         from ._factories import _as_array
         data, sizes = _constructor_arguments(args)
         target = _dtypes.get_default_dtype() if dtype is None else _dtypes.to_dtype(dtype)
@@ -241,6 +252,7 @@ class Tensor:
             arr = data._data                   # the reference aliases a same-dtype tensor
         else:
             arr = _as_array(data, target)
+        self = object.__new__(cls)
         self._data = arr
         self.grad_fn = None
         self._output_nr = 0
@@ -249,6 +261,67 @@ class Tensor:
         if requires_grad:
             _check_can_require_grad(arr, CONSTRUCTOR_DTYPE_MESSAGE)
             self.requires_grad_(True)
+        return self
+
+    def __init__(self, *args, **kwargs):
+        pass                       # built by __new__ (a subclass's __init__ may skip this)
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that does not disable ``__torch_function__`` turns dispatch on
+        (Note [torch function slot])."""
+        super().__init_subclass__(**kwargs)
+        from . import _torch_function
+        if getattr(cls, "__torch_function__") is not _torch_function.DISABLED:
+            _torch_function.enable()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: ``func`` runs with subclass dispatch off and its Tensor results
+        become ``cls`` (Note [torch function slot]).
+
+        >>> import chainrule as cr
+        >>> class MyTensor(cr.Tensor):
+        ...     pass
+        >>> type(cr.sin(cr.ones(2).as_subclass(MyTensor))).__name__
+        'MyTensor'
+        """
+        from ._torch_function import default_torch_function
+        return default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls):
+        """This tensor as an instance of ``cls`` (a Tensor subclass): an alias sharing
+        data and version counter, differentiable (``AliasBackward0``).
+
+        >>> import chainrule as cr
+        >>> class MyTensor(cr.Tensor):
+        ...     pass
+        >>> t = cr.ones(2).as_subclass(MyTensor)
+        >>> type(t).__name__, type(t + 1).__name__
+        ('MyTensor', 'MyTensor')
+        """
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit "
+                            "from Tensor is not possible. Make sure your class inherits from "
+                            "Tensor.")
+        from ._ops.shape import _alias
+        return _retyped(_alias(self), cls)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A leaf of type ``cls`` sharing ``data``'s memory (detached), with
+        ``requires_grad=require_grad``.
+
+        >>> import chainrule as cr
+        >>> class MyTensor(cr.Tensor):
+        ...     pass
+        >>> t = cr.Tensor._make_subclass(MyTensor, cr.ones(2), True)
+        >>> type(t).__name__, t.is_leaf, t.requires_grad
+        ('MyTensor', True, True)
+        """
+        out = _retyped(data.detach(), cls)
+        out._base = None
+        out.requires_grad_(require_grad)
+        return out
 
     # -- construction fast paths (no checks) ---------------------------------------
     @classmethod
@@ -464,9 +537,10 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        # the reference's order (dim, then unbind): what a __torch_function__ sees
+        if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __bool__(self):
         if self._data.size != 1:
@@ -499,7 +573,10 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self._data, self._requires_grad if self.grad_fn is None else False))
+        args = (self._data, self._requires_grad if self.grad_fn is None else False)
+        if type(self) is Tensor:
+            return (_rebuild, args)
+        return (_rebuild_subclass, (type(self), *args, getattr(self, "__dict__", None)))
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:
@@ -684,6 +761,24 @@ class Tensor:
     # -- devices: to(), cpu(), cuda(), pin_memory() are in _ops/conversions.py ----------
 
 
+def _retyped(t, cls):
+    """``t`` (a tensor just made) as an object of class ``cls``: the same fields, and
+    listed on its root in its place when it is a view."""
+    if type(t) is cls:
+        return t
+    out = object.__new__(cls)
+    for name in _FIELDS:
+        setattr(out, name, getattr(t, name))
+    if t._extra is not None and t._extra.view_fn is not None:
+        from ._ops.views import _register
+        _register(out)
+    return out
+
+
+_FIELDS = ("_data", "grad_fn", "_output_nr", "_requires_grad", "_grad", "_vc", "_base",
+           "_extra")
+
+
 def _address(arr):
     """The address of an array's first element (a device array's on its device)."""
     if type(arr) is np.ndarray:
@@ -699,6 +794,14 @@ def _not_on_host(t):
 def _rebuild(arr, requires_grad):
     t = Tensor._wrap(arr)
     t._requires_grad = requires_grad
+    return t
+
+
+def _rebuild_subclass(cls, arr, requires_grad, state):
+    """An unpickled Tensor subclass: its class, data and attributes."""
+    t = _retyped(_rebuild(arr, requires_grad), cls)
+    if state:
+        t.__dict__.update(state)
     return t
 
 

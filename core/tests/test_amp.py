@@ -56,7 +56,8 @@ def test_listed_composites_cast_once_and_run_below_autocast():
 def test_wrapped_composites_keep_their_module_and_docstring():
     assert F.cross_entropy.__globals__ is vars(cr.nn.functional)
     assert F.cross_entropy.__doc__ == F.cross_entropy.__wrapped__.__doc__
-    assert cr.addmm is cr._ops.FUNCTIONS["addmm"] is cr.Tensor.addmm
+    # the public function and method dispatch __torch_function__ around the amp wrapper
+    assert cr.addmm.__wrapped__ is cr._ops.FUNCTIONS["addmm"] is cr.Tensor.addmm.__wrapped__
 
 
 def test_weight_cache_within_a_region():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule import _torch_function
 
 SPELLINGS = [
     ("sum", lambda x, k: cr.sum(x, **k)), ("mean", lambda x, k: x.mean(**k)),
@@ -43,8 +44,10 @@ def test_both_spellings_at_once_is_an_error_like_the_reference():
 
 def _python_function(fn):
     """The Python function behind an accelerated method (Note [method slot]: the
-    replacement calls it for every call with keywords)."""
-    return fn.__wrapped__ if type(fn).__name__ == "FastMethod" else fn
+    replacement calls it for every call with keywords) and behind the dispatching
+    wrapper of Note [torch function slot]."""
+    fn = fn.__wrapped__ if type(fn).__name__ == "FastMethod" else fn
+    return fn.__wrapped__ if _torch_function.is_wrapper(fn) else fn
 
 
 def _dim_and_keepdim_functions():
@@ -74,7 +77,8 @@ def test_the_wrapper_keeps_name_signature_and_docstring():
     assert wrapper is not reduction.sum and wrapper.__wrapped__ is reduction.sum
     assert cr.sum.__name__ == "sum" and cr.sum.__doc__ == reduction.sum.__doc__
     assert list(inspect.signature(cr.sum).parameters) == ["input", "dim", "keepdim", "dtype"]
-    assert cr.add is cr._FUNCTIONS["add"] and not hasattr(cr.add, "__wrapped__")  # no dim
+    add = _python_function(cr.add)
+    assert add is cr._FUNCTIONS["add"] and not hasattr(add, "__wrapped__")  # no dim
 
 
 def test_torch_parity_of_numpy_spellings(torch):

@@ -3,6 +3,7 @@ layer may replace core's hot Tensor methods; None restores the Python functions.
 import pytest
 
 import chainrule as cr
+from chainrule import _torch_function
 from chainrule._ops import _method_slot
 from chainrule._tensor import Tensor
 
@@ -41,7 +42,9 @@ def test_lists_the_one_op_methods():
 
 def test_python_functions_by_default(slot):
     for name, _, _, _, fn in _method_slot.ACCELERABLE:
-        assert Tensor.__dict__[name] is fn and not _method_slot.method_accelerated(name)
+        method = _torch_function.METHODS.get(name, fn)   # Note [torch function slot]
+        assert method.__wrapped__ is fn and Tensor.__dict__[name] is method
+        assert not _method_slot.method_accelerated(name)
 
 
 def test_installs_and_restores(slot):
@@ -59,7 +62,8 @@ def test_installs_and_restores(slot):
 def test_none_keeps_the_python_function(slot):
     slot(lambda kind, op, attrs, fn: None if kind == "unary" else lambda *a: fn(*a))
     python = {name: fn for name, _, _, _, fn in _method_slot.ACCELERABLE}
-    assert Tensor.__dict__["sin"] is python["sin"]
+    assert Tensor.__dict__["sin"] is _torch_function.METHODS["sin"]
+    assert Tensor.__dict__["sin"].__wrapped__ is python["sin"]
     assert _method_slot.method_accelerated("__mul__")
     assert (cr.ones(2) * 3.0).tolist() == [3.0, 3.0]
 

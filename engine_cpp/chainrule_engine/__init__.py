@@ -119,10 +119,11 @@ def _make_inplace_method(op, attrs, python_fn):
     `ufunc`."""
     if not _mirror.inplace_match():
         return None
-    code = getattr(python_fn, "__code__", None)
+    operator = getattr(python_fn, "__wrapped__", python_fn)   # core's dispatching wrapper
+    code = getattr(operator, "__code__", None)
     if code is None or "ufunc" not in code.co_freevars:
         return None
-    ufunc = python_fn.__closure__[code.co_freevars.index("ufunc")].cell_contents
+    ufunc = operator.__closure__[code.co_freevars.index("ufunc")].cell_contents
     return _engine.FastMethod("inplace", op, attrs, python_fn, inplace=ufunc)
 
 

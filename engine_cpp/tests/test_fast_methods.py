@@ -16,7 +16,7 @@ import pytest
 import chainrule as cr
 import chainrule.nn.functional as F
 import chainrule_engine
-from chainrule import _tensor
+from chainrule import _tensor, _torch_function
 from chainrule._ops import _common, _method_slot, _registry
 from chainrule.autograd import node as node_mod
 from chainrule_engine import _engine, _mirror
@@ -184,7 +184,7 @@ def test_fast_cases_match_python_and_run_no_python(name, make_inputs, expr):
 FALLBACK_CASES = [
     ("subclass self", lambda: (_Sub([1.0, 2.0]),), lambda x: x.sin(), "fn"),
     ("subclass other", lambda: (leaf((1.0, 2.0)), _Sub([1.0, 2.0])), lambda x, s: x * s,
-     "operator"),
+     "dispatch"),                  # Note [torch function slot]: the subclass's turn
     ("int tensor unary", lambda: (cr.tensor([1, 2]),), lambda x: x.sin(), "float_input"),
     ("int tensor neg", lambda: (cr.tensor([1, 2]),), lambda x: x.neg(), "fn"),
     ("int tensor div", lambda: (cr.tensor([1, 2]),), lambda x: x / 2, "_true_div_operands"),
@@ -478,14 +478,19 @@ def test_docstrings_names_and_signatures_survive():
     assert _method_slot.method_accelerated("sin")
     for name, kind, op, attrs, fn in _method_slot.ACCELERABLE:
         method = Tensor.__dict__[name]
-        assert type(method) is _engine.FastMethod
-        assert method.__doc__ == fn.__doc__ and method.__name__ == fn.__name__
-        assert method.__qualname__ == fn.__qualname__ and method.__module__ == fn.__module__
-        assert method.__wrapped__ is fn and method.op is op
+        python = _torch_function.METHODS.get(name, fn)     # Note [torch function slot]
+        assert type(method) is _engine.FastMethod and python.__wrapped__ is fn
+        assert method.__doc__ == fn.__doc__ and method.__name__ == python.__name__
+        assert method.__qualname__ == python.__qualname__
+        assert method.__module__ == python.__module__
+        assert method.__wrapped__ is python and method.op is op
         assert inspect.signature(method) == inspect.signature(fn)
     assert "Elementwise sine" in pydoc.render_doc(Tensor.sin)
-    # the function form is the method itself (Note [method slot]), aliases included
-    assert cr.sin is Tensor.sin and cr.fix is cr.trunc is Tensor.trunc
+    # the function forms call a fast method of their own (Note [method slot]), aliases
+    # one wrapper
+    assert cr.fix is cr.trunc and cr.sin.__wrapped__ is Tensor.sin.__wrapped__.__wrapped__
+    impl = cr.sin.__closure__[cr.sin.__code__.co_freevars.index("_tf_impl")].cell_contents
+    assert type(impl) is _engine.FastMethod and impl.__wrapped__ is cr.sin.__wrapped__
     assert inspect.ismethoddescriptor(Tensor.__dict__["sin"])
 
 
@@ -499,7 +504,7 @@ def test_installed_for_every_accelerable_method():
 def test_disabled_restores_the_python_functions():
     with fast_methods(False):
         for name, _, _, _, fn in _method_slot.ACCELERABLE:
-            assert Tensor.__dict__[name] is fn
+            assert Tensor.__dict__[name] is _torch_function.METHODS.get(name, fn)
     assert _method_slot.method_accelerated("__mul__")
 
 
@@ -697,9 +702,9 @@ INPLACE_FALLBACK_CASES = [
     ("saved-tensor hooks active", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),
      _under_hooks(lambda p, g: p.__iadd__(g)), "_try_fast_inplace"),
     ("subclass self", lambda: (_Sub([1.0, 2.0]), cr.tensor([1.0, 2.0])),
-     lambda p, g: p.__iadd__(g), "augmented assignment"),
+     lambda p, g: p.__iadd__(g), "dispatch"),      # Note [torch function slot]
     ("subclass other", lambda: (cr.tensor([1.0, 2.0]), _Sub([1.0, 2.0])),
-     lambda p, g: p.__iadd__(g), "augmented assignment"),
+     lambda p, g: p.__iadd__(g), "dispatch"),
     ("ndarray other", lambda: (leaf(requires_grad=False),), lambda p: p.__iadd__(np.ones(3)),
      "augmented assignment"),
     ("keyword", lambda: (leaf(requires_grad=False), leaf(requires_grad=False)),

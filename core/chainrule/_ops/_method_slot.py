@@ -21,6 +21,7 @@ Note [method slot]
     any case it does not handle. The Python functions stay the reference and the default: core
     works with no accelerator installed.
 """
+from .. import _torch_function
 from .._tensor import Tensor
 
 # (method name, kind, OpDef, attrs, Python function), in registration order.
@@ -37,22 +38,58 @@ def accelerable(name, kind, op, attrs, fn):
 def set_method_accelerator(make):
     """Install ``make(kind, op, attrs, fn)`` (or ``fn`` where it returns None) for each
     accelerable method; ``make=None`` restores the Python functions. A method that
-    someone else has replaced since is left alone. Returns the previous ``make``."""
-    global _accelerator
+    someone else has replaced since is left alone. Returns the previous ``make``.
+
+    Under Note [torch function slot] the method on Tensor is ``fn``'s dispatching
+    wrapper: the replacement falls back to it (a subclass dispatches), while the
+    function forms (``chainrule.tanh``'s wrapper, the internal registries) get one
+    made on ``fn`` itself."""
+    global _accelerator, _suspended_make
+    if _suspended:                 # installed when the last function mode exits
+        previous, _suspended_make = _suspended_make, make
+        return previous
     previous, _accelerator = _accelerator, make
     replaced = []                  # ((the functions replaced), the replacement)
     for name, kind, op, attrs, fn in ACCELERABLE:
+        method_fn = _torch_function.METHODS.get(name, fn)
         current = Tensor.__dict__.get(name)
-        if current is not fn and current is not _installed.get(name):
+        if current is not method_fn and current is not _installed.get(name):
             continue
-        fast = None if make is None else make(kind, op, attrs, fn)
+        fast = None if make is None else make(kind, op, attrs, method_fn)
         old = _installed.pop(name, None)
         if fast is not None:
             _installed[name] = fast
-        setattr(Tensor, name, fn if fast is None else fast)
-        replaced.append(((fn, old), fn if fast is None else fast))
+        setattr(Tensor, name, method_fn if fast is None else fast)
+        if method_fn is not fn and fast is not None and kind != "inplace":
+            fast = make(kind, op, attrs, fn)
+        replaced.append(((fn, old, _function_forms.pop(name, None)),
+                         fn if fast is None else fast))
+        if fast is not None:
+            _function_forms[name] = fast
     _replace_function_forms(replaced)
     return previous
+
+
+_function_forms = {}   # method name -> the replacement its function forms now call
+_suspended = 0         # active function modes (all threads)
+_suspended_make = None
+
+
+def suspend_accelerator():
+    """While a TorchFunctionMode is active the Python methods stand (a mode sees calls
+    on exact Tensors too, which the replacements would not show it); nests."""
+    global _suspended, _suspended_make
+    if _suspended == 0:
+        _suspended_make = set_method_accelerator(None)
+    _suspended += 1
+
+
+def resume_accelerator():
+    """The end of ``suspend_accelerator``: the last one reinstalls the accelerator."""
+    global _suspended
+    _suspended -= 1
+    if _suspended == 0:
+        set_method_accelerator(_suspended_make)
 
 
 def _replace_function_forms(replaced):
@@ -74,6 +111,10 @@ def _replace_function_forms(replaced):
             new = replacement.get(id(value))
             if new is not None:
                 namespace[key] = new
+    for wrapper in _torch_function.FUNCTIONS:     # Note [torch function slot]
+        new = replacement.get(id(wrapper.__wrapped__))
+        if new is not None:
+            _torch_function.retarget(wrapper, new)
 
 
 def method_accelerated(name):

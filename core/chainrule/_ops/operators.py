@@ -2,7 +2,7 @@
 and the in-place forms of the elementwise ops."""
 import numpy as np
 
-from .. import _dtypes, _legacy_slots
+from .. import _dtypes, _legacy_slots, _torch_function
 from .._grad_mode import STATE as _MODE
 from .._batched import BatchedTensor, raw_batched
 from .._tensor import Tensor
@@ -34,7 +34,7 @@ def _operator(fn_name, reflected=False, left=None):
             try:
                 return F[fn_name](left(other, self) if left else other, self)
             except TypeError:
-                return NotImplemented
+                return _not_implemented(other)
     else:
         def operator(self, other):
             try:
@@ -50,6 +50,15 @@ def _array_operand(call, self, other):
     the non-commutative ops (NumPy defers to the tensor, which refuses)."""
     if type(other) is np.ndarray:
         return call(*promote(self, Tensor._wrap(other)))
+    return _not_implemented(other)
+
+
+def _not_implemented(other):
+    """NotImplemented for a foreign operand; a tensor-like one raises instead, so that
+    the operator's dispatching wrapper gives the call to its ``__torch_function__``
+    (Note [torch function slot])."""
+    if _torch_function.tensor_like_type(type(other)):
+        raise TypeError(f"a tensor-like operand: {type(other).__name__}")
     return NotImplemented
 
 
@@ -117,7 +126,7 @@ def _rpow(self, other):
             return pow_scalar_base(other, self)
         return F["pow"](other, self)
     except TypeError:                      # Note [operators and foreign operands]
-        return NotImplemented
+        return _not_implemented(other)
 
 
 def _scalar_like(value, like):
@@ -493,7 +502,7 @@ def _not_implemented_on_type_error(fn):
         try:
             return fn(self, other)
         except TypeError:
-            return NotImplemented
+            return _not_implemented(other)
     return operator
 
 

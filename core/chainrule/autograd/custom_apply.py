@@ -1,5 +1,6 @@
 """Running a custom Function's forward and wiring its node into the graph
 (see Note [custom function outputs] in function.py)."""
+from .. import _torch_function
 from .. import _grad_mode, _legacy_slots
 from .._tensor import Tensor, _differentiable_dtype
 from . import anomaly_mode, engine, tangent_slot
@@ -29,7 +30,7 @@ def _apply(cls, ctx, args, kwargs):
         anomaly_mode.record_forward_trace(ctx)
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     ctx._is_tensor_arg = is_tensor
-    ctx.needs_input_grad = tuple(t and a.requires_grad for a, t in zip(args, is_tensor))
+    ctx.needs_input_grad = _needs_input_grad(args, is_tensor)
     recording = _grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
     slot = tangent_slot.SLOT                   # Note [tangent slot]
     with _grad_mode.no_grad():
@@ -61,6 +62,24 @@ def _overrides_setup_context(cls):
     return False
 
 
+def _own_reads(fn):
+    """``fn`` with subclass dispatch off: chainrule's reads of its arguments'
+    properties are not calls a ``__torch_function__`` sees (Note [torch function
+    slot]); one check when dispatch is off."""
+    def reading(*args):
+        if not _torch_function.ON[0]:
+            return fn(*args)
+        with _torch_function.disabled_subclasses():
+            return fn(*args)
+    return reading
+
+
+@_own_reads
+def _needs_input_grad(args, is_tensor):
+    return tuple(t and a.requires_grad for a, t in zip(args, is_tensor))
+
+
+@_own_reads
 def _check_inference(args, recording):
     if not recording:
         return

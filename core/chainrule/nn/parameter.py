@@ -10,6 +10,7 @@ Note [parameters are a Tensor subclass]
 """
 from .. import _dtypes
 from .._tensor import CONSTRUCTOR_DTYPE_MESSAGE, Tensor, _check_can_require_grad
+from .._torch_function import DISABLED as _disabled_torch_function_impl
 from .._version_counter import counter_of
 
 
@@ -22,6 +23,9 @@ class Parameter(Tensor):
     >>> p.requires_grad, p.is_leaf, isinstance(p, cr.Tensor)
     (True, True, True)
     """
+
+    _init_constructs = True
+    __torch_function__ = _disabled_torch_function_impl    # ops on parameters give Tensors
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
@@ -68,6 +72,9 @@ class Buffer(Tensor):
     >>> list(dict(m.named_buffers()))
     ['steps']
     """
+
+    _init_constructs = True
+    __torch_function__ = _disabled_torch_function_impl
 
     def __init__(self, data=None, *, persistent=True):
         data = Tensor([]) if data is None else data
@@ -209,6 +216,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     __slots__ = ()
     cls_to_become = Tensor
+    _init_constructs = True
+    __torch_function__ = _disabled_torch_function_impl
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         from .. import _factories
