@@ -37,6 +37,7 @@ LOOPED = {
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
     "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
     "binary_cross_entropy": "reduces each entry (no rule written yet)",
+    "native_batch_norm": "statistics per entry and channel (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -73,7 +74,7 @@ BACKWARD_PER_ROW = {"diagonal_scatter": "moves axes of the array",
                     "linalg_svd": "singular value gaps"}
 # batch_norm in training updates its (unbatched) running statistics in place with
 # batched values: the reference's batch-norm error under vmap.
-INPLACE_INTO_UNBATCHED = {"var"}
+INPLACE_INTO_UNBATCHED = {"native_batch_norm"}
 _WHOLE_CALL = {"ValuesOutsideTable", "_DrawPerEntry"}
 
 

@@ -1085,6 +1085,109 @@ def native_layer_norm(input, weight, bias, ndim, eps):
                     {"ndim": ndim, "eps": eps})
 
 
+# --- batch norm --------------------------------------------------------------------------
+# One table op (the reference's native_batch_norm: NativeBatchNormBackward0) normalising
+# each channel (dim 1) over the other dims: with the batch's statistics in training,
+# the running ones (constants) in evaluation. The running statistics are updated by the
+# caller. Like the reference's kernel, the statistics are accumulated in float64 and the
+# output is ``x * alpha + beta`` per channel (alpha = invstd * weight).
+def _channel_shape(ndim, channels):
+    return (1, channels) + (1,) * (ndim - 2)
+
+
+def _batch_norm_forward(x, w, b, rm, rv, training, eps):
+    shape = _channel_shape(x.ndim, x.shape[1])
+    dims = (0,) + tuple(range(2, x.ndim))
+    if training:
+        wide = x.astype(np.float64) if x.dtype == np.float32 else x
+        mean = _mean_forward(wide, dims, True, None)
+        var = _var_forward(wide, dims, True, 0)
+    else:
+        mean, var = rm.reshape(shape), rv.reshape(shape)
+    alpha = (1 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    if w.size:
+        alpha = alpha * w.reshape(shape)
+    beta = -mean.astype(x.dtype, copy=False) * alpha
+    if b.size:
+        beta = beta + b.reshape(shape)
+    return x * alpha + beta
+
+
+def _batch_norm_parts(F, input, running_mean, running_var, training, eps):
+    """(reduced dims, channel shape, input - mean, 1 / sqrt(var + eps))."""
+    ndim = len(input.shape)
+    dims, shape = (0,) + tuple(range(2, ndim)), _channel_shape(ndim, input.shape[1])
+    if training:
+        centred = input - F.mean(input, dims, True)
+        rstd = 1 / F.sqrt(F.mean(centred * centred, dims, True) + eps)
+    else:
+        centred = input - F.reshape(running_mean, shape)
+        rstd = 1 / F.sqrt(F.reshape(running_var, shape) + eps)
+    return dims, shape, centred, rstd
+
+
+@helper
+def batch_norm_xhat(F, input, running_mean, running_var, training, eps):
+    _, _, centred, rstd = _batch_norm_parts(F, input, running_mean, running_var, training, eps)
+    return centred * rstd
+
+
+@helper
+def batch_norm_input_grad(F, v, input, weight, running_mean, running_var, training, eps):
+    """The gradient of batch_norm's input for ``v`` (= g), or the tangent of its output
+    for ``v`` (= the input's tangent): the same self-adjoint map, in the order of the
+    reference's kernel ``(v - mean(v) - centred * k) * rstd * weight``."""
+    dims, shape, centred, rstd = _batch_norm_parts(F, input, running_mean, running_var,
+                                                   training, eps)
+    scale = rstd if tuple(weight.shape) == (0,) else rstd * F.reshape(weight, shape)
+    if not training:
+        return v * scale
+    k = F.mean(centred * v, dims, True) * (rstd * rstd)
+    return (v - F.mean(v, dims, True) - centred * k) * scale
+
+
+@helper
+def batch_norm_jvp(F, t, input, weight, running_mean, running_var, training, eps):
+    shape = _channel_shape(len(input.shape), input.shape[1])
+    xhat = batch_norm_xhat(F, input, running_mean, running_var, training, eps)
+    out = 0 if t[0] is None else batch_norm_input_grad(
+        F, t[0], input, weight, running_mean, running_var, training, eps)
+    if t[1] is not None and tuple(t[1].shape) != (0,):
+        out = out + xhat * F.reshape(t[1], shape)
+    if t[2] is not None and tuple(t[2].shape) != (0,):
+        out = out + F.reshape(t[2], shape)
+    return out
+
+
+def _batch_norm_dims(input_shape):
+    return (0,) + tuple(range(2, len(input_shape)))
+
+
+BATCH_NORM = defop(
+    "native_batch_norm", _batch_norm_forward,
+    inputs=("input", "weight", "bias", "running_mean", "running_var"),
+    attrs=("training", "eps"), node_name="NativeBatchNormBackward0",
+    vjp=(lambda F, g, input, weight, running_mean, running_var, training, eps:
+         F.batch_norm_input_grad(g, input, weight, running_mean, running_var, training, eps),
+         lambda F, g, input, input_shape, running_mean, running_var, training, eps:
+         F.sum(g * F.batch_norm_xhat(input, running_mean, running_var, training, eps),
+               _batch_norm_dims(input_shape)),
+         lambda F, g, input_shape: F.sum(g, _batch_norm_dims(input_shape)),
+         NONDIFF, NONDIFF),
+    jvp=lambda F, t, input, weight, running_mean, running_var, training, eps:
+        F.batch_norm_jvp(t, input, weight, running_mean, running_var, training, eps))
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, eps):
+    """batch_norm's normalisation and affine map as one recorded op (arguments checked
+    by the caller; weight, bias and the running statistics None or Tensors of C)."""
+    if training:          # not read (nor saved: the caller updates them in place)
+        running_mean = running_var = None
+    args = (input,) + tuple(_ABSENT if t is None else t
+                            for t in (weight, bias, running_mean, running_var))
+    return apply_op(BATCH_NORM, args, {"training": bool(training), "eps": eps})
+
+
 # --- binary cross entropy with logits -----------------------------------------------------
 # One table op like the reference's (BinaryCrossEntropyWithLogitsBackward0): gradients
 # for input and target; weight and pos_weight are constants (_ABSENT when not given).

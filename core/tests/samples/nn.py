@@ -305,16 +305,18 @@ def _norm_samples():
     samples = []
     for x in ((4, 3), (2, 3, 4), (2, 3, 2, 2)):
         samples += [
-            _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
-                  note=f"train {x}"),
-            _both("mul", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+            _both("native_batch_norm", "batch_norm", (x, rm, rv, (3,), (3,)),
+                  {"training": True}, note=f"train {x}"),
+            _both("native_batch_norm", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
                   note=f"eval {x}"),
         ]
     samples += [
-        _both("var", "batch_norm", ((4, 3), rm, rv), {"training": True, "momentum": 0.3},
-              note="no affine"),
-        _both("var", "batch_norm", ((4, 3), None, None), {"training": True},
+        _both("native_batch_norm", "batch_norm", ((4, 3), rm, rv),
+              {"training": True, "momentum": 0.3}, note="no affine"),
+        _both("native_batch_norm", "batch_norm", ((4, 3), None, None), {"training": True},
               note="no running stats"),
+        _both("native_batch_norm", "batch_norm", ((3, 1, 2, 2, 2), None, None, (1,)),
+              {"training": True}, note="one channel, 3-d, weight only"),
         _both("native_layer_norm", "layer_norm", ((2, 3, 4), (4,), (4,)),
               keywords=("weight", "bias"), kwargs={"normalized_shape": (4,)}, note="affine"),
         _both("native_layer_norm", "layer_norm", ((2, 3, 4),),
@@ -326,9 +328,10 @@ def _norm_samples():
         _both("var", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
               keywords=("weight", "bias"), note="affine"),
         _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
-        _both("var", "instance_norm", ((2, 3, 4),)),
-        _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
-        _both("mul", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+        _both("native_batch_norm", "instance_norm", ((2, 3, 4),)),
+        _both("native_batch_norm", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)),
+              note="running"),
+        _both("native_batch_norm", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
               note="running stats"),
         _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
         _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
