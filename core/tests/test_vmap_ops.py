@@ -66,6 +66,9 @@ WHOLE_CALL_PER_ENTRY = {
     "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
     "topk": _INDICES,
 }
+WHOLE_CALL_PER_ENTRY.update({n: "the window maxima's indices" for n in (
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool2d",
+    "adaptive_max_pool3d")})
 WHOLE_CALL_PER_ENTRY["fft_c2r"] = "istft checks its window envelope's minimum"
 # Ops whose backward formulas compute on values outside the table: is_grads_batched
 # runs one backward per row for them (with a one-pass backward for every other op).
