@@ -52,7 +52,8 @@ def _update_running(running, value, momentum):
     if running is None:
         return
     with _no_grad():
-        running.copy_(running * (1 - momentum) + value.reshape(running.shape) * momentum)
+        value = value.reshape(running.shape)
+        running.copy_(value * momentum + running.to(value.dtype) * (1 - momentum))
 
 
 def _per_channel_count(input):
@@ -121,9 +122,10 @@ def _update_batch_stats(input, running_mean, running_var, momentum, count):
     if running_mean is None and running_var is None:
         return
     dims = (0,) + tuple(range(2, input.dim()))
-    with _no_grad():
-        _update_running(running_mean, input.mean(dims), momentum)
-        _update_running(running_var, input.var(dims, correction=1), momentum)
+    with _no_grad():      # in float64 for float32, as the reference's CPU kernel
+        wide = input.double() if input.dtype == _dtypes.float32 else input
+        _update_running(running_mean, wide.mean(dims), momentum)
+        _update_running(running_var, wide.var(dims, correction=1), momentum)
 
 
 def _composite_batch_norm(input, running_mean, running_var, weight, bias, training, eps):
