@@ -111,7 +111,7 @@ def max_indices(x, k, table):
     ext = np.concatenate([flat, np.full_like(flat[:, :1], -np.inf)], axis=1)
     windows = np.take(ext, on_device_of(table.reshape(-1), x), axis=1)
     windows = windows.reshape(flat.shape[0], table.shape[0], table.shape[1])
-    first_real = on_device_of(table[:, :1].T.copy(), x)
+    first_real = on_device_of(np.where(table == plane, plane, table).min(1)[None], x)
     taps = on_device_of(table, x)
     pick = np.take_along_axis(taps[None], np.argmax(windows, axis=2)[..., None], 2)[..., 0]
     pick = np.where(pick == plane, first_real, pick)
