@@ -1,4 +1,4 @@
-"""Parity tier: batch norm, instance norm and the poolings record the reference's nodes
+"""Parity tier: batch norm, instance norm, group norm and the poolings record the reference's nodes
 (grad_fn names and their next_functions) and give its values, gradients, indices and
 running statistics, in float64 and float32, with ties (skips without torch)."""
 import numpy as np
@@ -89,6 +89,25 @@ def test_batch_norm_node_values_gradients_running_stats(shape, affine, training,
     rm, rv = RNG.standard_normal(c), RNG.random(c) + 0.5
     nodes, got = _batch_norm(cr, x, w, rm, rv, training, dtype)
     want_nodes, want = _batch_norm(torch, x, w, rm, rv, training, dtype)
+    assert nodes == want_nodes
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-5)
+
+
+def _group_norm(lib, x, w, groups, dtype):
+    t = (lambda a: lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_())
+    X, W, B = t(x), t(w), t(-w)
+    y = lib.nn.functional.group_norm(X, groups, W, B)
+    (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(y.shape), dtype=y.dtype)).sum().backward()
+    return _nodes(y), [y.detach().numpy(), X.grad.numpy(), W.grad.numpy(), B.grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape,groups", [((2, 4, 3), 2), ((2, 6, 2, 2), 3), ((3, 4), 1)])
+def test_group_norm_node_values_gradients(shape, groups, dtype):
+    x, w = RNG.standard_normal(shape), RNG.standard_normal(shape[1])
+    nodes, got = _group_norm(cr, x, w, groups, dtype)
+    want_nodes, want = _group_norm(torch, x, w, groups, dtype)
     assert nodes == want_nodes
     for g, v in zip(got, want):
         np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-5)

@@ -46,6 +46,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_select": "a batched index", "index_add": "a batched index",
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
+    "native_group_norm": "a batched weight or bias",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",

@@ -1188,6 +1188,82 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return apply_op(BATCH_NORM, args, {"training": bool(training), "eps": eps})
 
 
+# --- group norm --------------------------------------------------------------------------
+# One table op (native_group_norm: NativeGroupNormBackward0): each sample's channels in
+# ``groups`` groups normalised over the group's channels and spatial dims, then a
+# per-channel affine map (statistics in float64 for float32, as for batch_norm).
+def _param_shape(ndim, channels):
+    return (channels,) + (1,) * (ndim - 2)
+
+
+def _group_norm_forward(x, w, b, groups, eps):
+    n, c = x.shape[0], x.shape[1]
+    wide = (x.astype(np.float64) if x.dtype == np.float32 else x).reshape(n, groups, -1)
+    mean = _mean_forward(wide, (2,), True, None)
+    rstd = 1 / np.sqrt(_var_forward(wide, (2,), True, 0) + eps)
+    y = ((wide - mean) * rstd).astype(x.dtype, copy=False).reshape(x.shape)
+    if w.size:
+        y = y * w.reshape(_param_shape(x.ndim, c))
+    if b.size:
+        y = y + b.reshape(_param_shape(x.ndim, c))
+    return y
+
+
+def _group_parts(F, input, groups, eps):
+    grouped = F.reshape(input, (input.shape[0], groups, -1))
+    centred = grouped - F.mean(grouped, 2, True)
+    return centred, 1 / F.sqrt(F.mean(centred * centred, 2, True) + eps)
+
+
+@helper
+def group_norm_xhat(F, input, groups, eps):
+    centred, rstd = _group_parts(F, input, groups, eps)
+    return F.reshape(centred * rstd, tuple(input.shape))
+
+
+@helper
+def group_norm_input_grad(F, v, input, weight, groups, eps):
+    """The input's gradient for ``v`` (= g), or the output's tangent for ``v`` (= the
+    input's tangent): one self-adjoint map per group."""
+    centred, rstd = _group_parts(F, input, groups, eps)
+    if tuple(weight.shape) != (0,):
+        v = v * F.reshape(weight, _param_shape(len(input.shape), input.shape[1]))
+    v = F.reshape(v, tuple(centred.shape))
+    xhat = centred * rstd
+    out = rstd * (v - F.mean(v, 2, True) - xhat * F.mean(v * xhat, 2, True))
+    return F.reshape(out, tuple(input.shape))
+
+
+@helper
+def group_norm_jvp(F, t, input, weight, groups, eps):
+    shape = _param_shape(len(input.shape), input.shape[1])
+    out = 0 if t[0] is None else group_norm_input_grad(F, t[0], input, weight, groups, eps)
+    if t[1] is not None and tuple(t[1].shape) != (0,):
+        out = out + group_norm_xhat(F, input, groups, eps) * F.reshape(t[1], shape)
+    if t[2] is not None and tuple(t[2].shape) != (0,):
+        out = out + F.reshape(t[2], shape)
+    return out
+
+
+GROUP_NORM = defop(
+    "native_group_norm", _group_norm_forward, inputs=("input", "weight", "bias"),
+    attrs=("groups", "eps"), node_name="NativeGroupNormBackward0",
+    vjp=(lambda F, g, input, weight, groups, eps:
+         F.group_norm_input_grad(g, input, weight, groups, eps),
+         lambda F, g, input, input_shape, groups, eps:
+         F.sum(g * F.group_norm_xhat(input, groups, eps), _batch_norm_dims(input_shape)),
+         lambda F, g, input_shape: F.sum(g, _batch_norm_dims(input_shape))),
+    jvp=lambda F, t, input, weight, groups, eps: F.group_norm_jvp(t, input, weight, groups,
+                                                                  eps))
+
+
+def native_group_norm(input, weight, bias, groups, eps):
+    """group_norm as one recorded op (arguments checked by the caller)."""
+    return apply_op(GROUP_NORM, (input, _ABSENT if weight is None else weight,
+                                 _ABSENT if bias is None else bias),
+                    {"groups": groups, "eps": eps})
+
+
 # --- binary cross entropy with logits -----------------------------------------------------
 # One table op like the reference's (BinaryCrossEntropyWithLogitsBackward0): gradients
 # for input and target; weight and pos_weight are constants (_ABSENT when not given).

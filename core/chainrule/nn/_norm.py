@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtypes
 from .._grad_mode import no_grad as _no_grad
 from .._ops.nn import native_batch_norm as _native_batch_norm, \
-    native_layer_norm as _native_layer_norm
+    native_group_norm as _native_group_norm, native_layer_norm as _native_layer_norm
 
 
 def _normalize(x, dims, eps):
@@ -220,9 +220,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     if _low_precision(input):                   # Note [low-precision normalisation]
         return group_norm(input.float(), num_groups, _float(weight), _float(bias), eps).to(
             input.dtype)
-    grouped = input.reshape(n, num_groups, -1)
-    y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
-    return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+    if input.is_complex():
+        grouped = input.reshape(n, num_groups, -1)
+        y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
+        return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+    return _native_group_norm(input, weight, bias, num_groups, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
