@@ -1152,6 +1152,11 @@ def batch_norm_jvp(F, t, input, weight, running_mean, running_var, training, eps
     xhat = batch_norm_xhat(F, input, running_mean, running_var, training, eps)
     out = 0 if t[0] is None else batch_norm_input_grad(
         F, t[0], input, weight, running_mean, running_var, training, eps)
+    return _affine_tangent(F, out, xhat, t, shape)
+
+
+def _affine_tangent(F, out, xhat, t, shape):
+    """``out`` plus the tangents of the weight (times xhat) and bias (per channel)."""
     if t[1] is not None and tuple(t[1].shape) != (0,):
         out = out + xhat * F.reshape(t[1], shape)
     if t[2] is not None and tuple(t[2].shape) != (0,):
@@ -1238,11 +1243,7 @@ def group_norm_input_grad(F, v, input, weight, groups, eps):
 def group_norm_jvp(F, t, input, weight, groups, eps):
     shape = _param_shape(len(input.shape), input.shape[1])
     out = 0 if t[0] is None else group_norm_input_grad(F, t[0], input, weight, groups, eps)
-    if t[1] is not None and tuple(t[1].shape) != (0,):
-        out = out + group_norm_xhat(F, input, groups, eps) * F.reshape(t[1], shape)
-    if t[2] is not None and tuple(t[2].shape) != (0,):
-        out = out + F.reshape(t[2], shape)
-    return out
+    return _affine_tangent(F, out, group_norm_xhat(F, input, groups, eps), t, shape)
 
 
 GROUP_NORM = defop(
