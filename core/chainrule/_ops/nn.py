@@ -1214,6 +1214,9 @@ def _group_norm_forward(x, w, b, groups, eps):
     return y
 
 
+_NO_WEIGHT = np.zeros(0)
+
+
 def _group_parts(F, input, groups, eps):
     grouped = F.reshape(input, (input.shape[0], groups, -1))
     centred = grouped - F.mean(grouped, 2, True)
@@ -1228,8 +1231,8 @@ def group_norm_xhat(F, input, groups, eps):
 
 @helper
 def group_norm_input_grad(F, v, input, weight, groups, eps):
-    """The input's gradient for ``v`` (= g), or the output's tangent for ``v`` (= the
-    input's tangent): one self-adjoint map per group."""
+    """The input's gradient for ``v`` (= g): the weight, then one self-adjoint map per
+    group (the tangent without the weight)."""
     centred, rstd = _group_parts(F, input, groups, eps)
     if tuple(weight.shape) != (0,):
         v = v * F.reshape(weight, _param_shape(len(input.shape), input.shape[1]))
@@ -1242,7 +1245,11 @@ def group_norm_input_grad(F, v, input, weight, groups, eps):
 @helper
 def group_norm_jvp(F, t, input, weight, groups, eps):
     shape = _param_shape(len(input.shape), input.shape[1])
-    out = 0 if t[0] is None else group_norm_input_grad(F, t[0], input, weight, groups, eps)
+    out = 0                     # the weight scales after the map (it mixes channels)
+    if t[0] is not None:
+        out = group_norm_input_grad(F, t[0], input, _NO_WEIGHT, groups, eps)
+        if tuple(weight.shape) != (0,):
+            out = out * F.reshape(weight, shape)
     return _affine_tangent(F, out, group_norm_xhat(F, input, groups, eps), t, shape)
 
 
