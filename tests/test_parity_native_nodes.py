@@ -148,3 +148,21 @@ def test_where_lists_only_its_differentiable_inputs():
     names = [_nodes(lib.where(lib.tensor(x) > 0, lib.tensor(x, requires_grad=True), 0.))
              for lib in (cr, torch)]
     assert names[0] == names[1] == ["WhereBackward0", "AccumulateGrad", None]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,kwargs", [("smooth_l1_loss", {"beta": 0.5}),
+                                         ("huber_loss", {"delta": 0.7})])
+def test_smooth_l1_and_huber_are_one_node_each(name, kwargs, reduction):
+    x, t = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    x[0, 0] = t[0]                                  # a zero difference
+    results = []
+    for lib in (cr, torch):
+        X, T = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        with pytest.warns(UserWarning):             # a broadcast target
+            y = getattr(lib.nn.functional, name)(X, T, reduction=reduction, **kwargs)
+        (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        results.append((_nodes(y), [y.detach().numpy(), X.grad.numpy(), T.grad.numpy()]))
+    assert results[0][0] == results[1][0]
+    for g, v in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(g, v, rtol=1e-10, atol=1e-12)

@@ -311,6 +311,68 @@ MSE_LOSS = defop("mse_loss", lambda a, b, reduction: _reduce_array(np.square(a -
                      F.reduce_loss((self - target) * (t[0] - t[1]) * 2, reduction))
 
 
+# --- smooth L1 and Huber losses (SmoothL1LossBackward0, HuberLossBackward0) ---------------
+# Both are 0.5 d**2 / beta inside |d| < beta and linear outside (Huber: the same times
+# beta, named delta); the input's gradient is the slope clamp(d / beta, -1, 1) (times
+# delta for Huber), the target's its negation.
+def _smooth_l1_forward(a, b, reduction, beta, huber):
+    d = a - b
+    ad = np.abs(d)
+    if huber:
+        losses = np.where(ad < beta, 0.5 * d * d, beta * (ad - 0.5 * beta))
+    else:
+        losses = np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduce_array(losses.astype(a.dtype, copy=False), reduction)
+
+
+@helper
+def smooth_l1_slope(F, self, target, beta, huber):
+    d = self - target
+    inside = d if huber else d / beta
+    edge = beta if huber else 1.0
+    return F.where(d < -beta, -edge, F.where(d > beta, edge, inside))
+
+
+@helper
+def smooth_l1_grad(F, g, self, target, reduction, beta, huber):
+    slope = smooth_l1_slope(F, self, target, beta, huber)
+    if reduction == "mean":
+        slope = slope / max(_numel(tuple(slope.shape)), 1)
+    return slope * g
+
+
+def _smooth_l1_op(name, node_name):
+    return defop(
+        name, _smooth_l1_forward, inputs=("self", "target"),
+        attrs=("reduction", "beta", "huber"), node_name=node_name,
+        vjp=(lambda F, g, self, target, reduction, beta, huber:
+             F.smooth_l1_grad(g, self, target, reduction, beta, huber),
+             lambda F, g, self, target, reduction, beta, huber:
+             -F.smooth_l1_grad(g, self, target, reduction, beta, huber)),
+        jvp=lambda F, t, self, target, reduction, beta, huber: F.reduce_loss(
+            F.smooth_l1_slope(self, target, beta, huber) * _tangent_difference(t), reduction))
+
+
+def _tangent_difference(t):
+    if t[1] is None:
+        return t[0]
+    return -t[1] if t[0] is None else t[0] - t[1]
+
+
+SMOOTH_L1_LOSS = _smooth_l1_op("smooth_l1_loss", "SmoothL1LossBackward0")
+HUBER_LOSS = _smooth_l1_op("huber_loss", "HuberLossBackward0")
+
+
+def smooth_l1_loss(input, target, reduction, beta, huber=False):
+    """smooth_l1_loss (or huber_loss, ``beta`` its delta) on checked arguments."""
+    a, b = promote(input, target)
+    if tuple(a.shape) != tuple(b.shape):          # the reference expands both first
+        shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+        a, b = (t if tuple(t.shape) == shape else t.expand(shape) for t in (a, b))
+    return apply_op(HUBER_LOSS if huber else SMOOTH_L1_LOSS, (a, b),
+                    {"reduction": reduction, "beta": float(beta), "huber": huber})
+
+
 def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
     """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
     ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
