@@ -429,6 +429,57 @@ def gradcheck_forward_mode(lib):
          lib.autograd.gradgradcheck(lambda a: a.exp() * a, (x,), check_fwd_over_rev=True)]
 
 
+def _sin_functions(lib):
+    """An old-style (ctx in forward), a setup_context-style and one with generate_vmap_rule
+    and jvp: custom Functions as func transforms see them."""
+    class Old(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.saved_tensors[0].cos()
+
+    class New(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        backward = Old.backward
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * ctx.saved_tensors[0].cos()
+
+    class NoVmap(New):
+        jvp = lib.autograd.Function.jvp
+
+    class Generated(New):
+        generate_vmap_rule = True
+    return Old, NoVmap, New, Generated
+
+
+@scenario
+def func_transforms_with_custom_functions(lib):
+    fn, x = lib.func, t(lib, [0.5, 1.0])
+    transforms = [lambda f: fn.grad(lambda x: f(x).sum()), fn.vmap, fn.jacrev, fn.jacfwd,
+                  lambda f: fn.hessian(lambda x: f(x).sum()),
+                  lambda f: (lambda x: fn.jvp(f, (x,), (x,))),
+                  lambda f: (lambda x: fn.vjp(f, x)[0]),
+                  lambda f: (lambda x: fn.linearize(f, x)[1](x))]
+    return [outcome(lambda: transform(cls.apply)(x))
+            for transform in transforms for cls in _sin_functions(lib)] + \
+        [outcome(lambda: lib.autograd.functional.jacobian(cls.apply, x))
+         for cls in _sin_functions(lib)]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name):
     ours, theirs = SCENARIOS[name](cr), SCENARIOS[name](torch)

@@ -107,6 +107,19 @@ class _Levels(threading.local):
 LEVELS = _Levels()
 
 
+class _FuncTransforms(threading.local):
+    def __init__(self):
+        # chainrule.func transforms running (Note [custom Functions under transforms]),
+        # how many of them batch the forward (jacfwd), and the ids of LEVELS' vmaps a
+        # running custom Function has lowered (its forward and vmap rule run below them)
+        self.active = 0
+        self.batching = 0
+        self.lowered = frozenset()
+
+
+FUNC_TRANSFORMS = _FuncTransforms()
+
+
 class Level:
     """One active vmap: its number, batch size and randomness mode."""
 

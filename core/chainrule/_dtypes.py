@@ -4,6 +4,7 @@ NumPy's own promotion differs from torch's (0-d arrays are not "weak", bfloat16
 and float16 do not promote to each other), so chainrule computes the result dtype
 itself and casts inputs before calling NumPy.
 """
+import builtins
 import threading
 
 import ml_dtypes
@@ -126,6 +127,41 @@ def cpp_type_name(np_dtype):
     """
     name = from_numpy_dtype(np_dtype).name
     return _CPP_TYPE_NAMES.get(name, name)
+
+
+_PY_NUMBERS = (builtins.int, builtins.float)      # (this module's int and float are dtypes)
+# the reference's checked conversion names C's fixed-width types ("int" for int32)
+_CHECKED_TYPE_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+                       "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                       "uint64": "uint64_t"}
+
+
+def checked_integer(value, np_dtype, type_name=None):
+    """Note [checked integer conversion]
+        A Python number stored into an integer tensor (fill, full, masked_fill, clamp,
+        item assignment, ``tensor(data, dtype=...)``) as the reference converts it:
+        in range it is kept (an unsigned type also takes negatives down to -max,
+        wrapping them as two's complement: ``uint8`` -1 is 255); beyond, its
+        RuntimeError "value cannot be converted to type <name> without overflow"
+        (``type_name``; by default C's name, "uint8_t"). A number meeting a tensor in
+        arithmetic wraps instead (_common.wrapped_integer). An int beyond 64 bits is
+        the reference's OverflowError. Other values and dtypes pass unchanged.
+
+    >>> import numpy as np
+    >>> from chainrule._dtypes import checked_integer
+    >>> checked_integer(-1, np.dtype(np.uint8)), checked_integer(2.0, np.dtype(np.int8))
+    (255, 2.0)
+    """
+    if np_dtype.kind not in "iu" or type(value) not in _PY_NUMBERS or value != value:
+        return value
+    if type(value) is builtins.int and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")         # the reference's Scalar
+    info = np.iinfo(np_dtype)
+    low = -info.max if np_dtype.kind == "u" else info.min      # Python ints already
+    if not low <= value <= info.max:
+        name = type_name or _CHECKED_TYPE_NAMES[np_dtype.name]
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value % (info.max + 1) if value < 0 and np_dtype.kind == "u" else value
 
 
 def to_dtype(d):

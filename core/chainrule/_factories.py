@@ -42,6 +42,8 @@ def _infer_dtype(data):
         return _dtypes.get_default_dtype().to_complex()
     if kind == "f":
         return _dtypes.get_default_dtype()
+    if kind == "O" and all(type(v) is int for v in flat.ravel()):
+        return _dtypes.int64             # ints beyond 64 bits: _checked_array's error
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -55,7 +57,34 @@ def _as_array(data, dtype=None):
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _tensors_to_lists(data)
     target = _infer_dtype(data) if dtype is None else _dtypes.to_dtype(dtype)
-    return np.array(data, dtype=target.np)
+    if dtype is not None and target.np.kind in "iu":
+        _check_float_range(data, target)
+    try:
+        return np.array(data, dtype=target.np)
+    except OverflowError:
+        return _checked_array(data, target)
+
+
+def _check_float_range(data, target):
+    """Floats into an integer dtype: the reference's overflow error (Note [checked
+    integer conversion]) rather than NumPy's undefined cast."""
+    probe = np.asarray(data)
+    if probe.dtype.kind == "f" and probe.size:
+        for v in (probe.min(), probe.max()):
+            _dtypes.checked_integer(float(v), target.np, target.name)
+
+
+def _checked_array(data, target):
+    """Python ints beyond ``target``'s range (Note [checked integer conversion]):
+    beyond 64 bits the reference's ValueError, else its overflow error or, for an
+    unsigned type, the wrapped negatives."""
+    values = np.array(data, dtype=object)
+    out = []
+    for v in values.ravel():
+        if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")
+        out.append(_dtypes.checked_integer(v, target.np, target.name))
+    return np.array(out, dtype=target.np).reshape(values.shape)
 
 
 def _promote_leaves(leaves):
@@ -283,6 +312,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _infer_dtype(fill_value)
     shape, d = _size_args((size,)), _dtypes.to_dtype(dtype).np
+    fill_value = _dtypes.checked_integer(fill_value, d)   # Note [checked integer conversion]
     return _finish(_filled(lambda *_: np.full(shape, fill_value, d), shape, fill_value, d, device),
                    requires_grad, device)
 
@@ -499,6 +529,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """
     d = _like_dtype(input, dtype)
     device = _like_device(input, device)
+    fill_value = _dtypes.checked_integer(fill_value, d.np)   # Note [checked integer conversion]
     return _finish(np.full_like(_like_source(input._data, device), fill_value, dtype=d.np),
                    requires_grad, device)
 

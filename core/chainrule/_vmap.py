@@ -12,7 +12,7 @@ import threading
 import numpy as np
 
 from . import _batched
-from ._batched import LEVELS, BatchedTensor, Level, batched_at, wrap
+from ._batched import FUNC_TRANSFORMS, LEVELS, BatchedTensor, Level, batched_at, wrap
 from ._ops import _registry
 from ._tensor import Tensor
 from .autograd import tangent_slot
@@ -245,32 +245,70 @@ _NEEDS_SETUP_CONTEXT = (
     "jacrev, ...), it must override the setup_context staticmethod. " + _EXTENDING_FUNC)
 
 
+def check_transformable(cls):
+    """Note [custom Functions under transforms]
+        The reference runs ``Function.apply`` inside any function transform (vmap,
+        grad, vjp, jvp, jacrev, jacfwd, hessian) through its transform stack, which
+        needs a Function written in the setup_context style (``forward`` without ctx)
+        and, under the transforms that batch the forward (vmap, jacfwd, hessian), a
+        vmap rule, batched arguments or not. chainrule computes most transforms
+        without batching, so it raises these errors itself, in the reference's order,
+        while a transform is active. As there, the Function's own forward and vmap
+        rule run below the transforms (``lowered``): Functions they call are not
+        checked. ``autograd.functional`` and plain autograd accept any Function.
+        Returns whether a transform is active.
+    """
+    state = FUNC_TRANSFORMS
+    vmapping = any(level.id not in state.lowered for level in LEVELS.stack)
+    if not (vmapping or state.active):
+        return False
+    from .autograd.function import Function
+    if cls.setup_context is Function.setup_context:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
+    if (vmapping or state.batching) and cls.vmap is Function.vmap and \
+            not cls.generate_vmap_rule:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
+                           "support. Please override and implement the vmap staticmethod or "
+                           f"set generate_vmap_rule=True. {_EXTENDING_FUNC}")
+    return True
+
+
+@contextlib.contextmanager
+def lowered(levels):
+    """Run a custom Function below the func transforms and the vmap ``levels`` (Note
+    [custom Functions under transforms])."""
+    state = FUNC_TRANSFORMS
+    saved = state.active, state.batching, state.lowered
+    state.active, state.batching = 0, 0
+    state.lowered = saved[2].union(level.id for level in levels)
+    try:
+        yield
+    finally:
+        state.active, state.batching, state.lowered = saved
+
+
 def apply_function_batched(cls, args, kwargs):
     """Note [custom Functions under vmap]
         ``Function.apply`` with batched arguments: the class's ``vmap`` staticmethod,
         called once with the physical arguments (batch dimension 0, or None) and
         returning ``(outputs, out_dims)``; with ``generate_vmap_rule=True`` and no
-        ``vmap``, ``apply`` once per entry (a generated rule), the results stacked;
-        otherwise the reference's error. NotImplemented when no argument is batched.
+        ``vmap``, ``apply`` once per entry (a generated rule), the results stacked
+        (check_transformable gave the reference's errors for other classes first).
+        NotImplemented when no argument is batched.
     """
     levels = [a._level for a in args if type(a) is BatchedTensor]
     if not levels:
         return NotImplemented
     level = max(levels, key=lambda lv: lv.id)
     from .autograd.function import Function
-    if cls.setup_context is Function.setup_context:
-        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
     physical = [a._value if batched_at(a, level) else a for a in args]
     in_dims = tuple(0 if batched_at(a, level) else None for a in args)
-    if cls.vmap is not Function.vmap:
-        outputs, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
-                                     *physical, **kwargs)
-        return _rewrap_outputs(outputs, out_dims, level)
-    if not cls.generate_vmap_rule:
-        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap "
-                           "support. Please override and implement the vmap staticmethod or "
-                           f"set generate_vmap_rule=True. {_EXTENDING_FUNC}")
-    rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
+    with lowered(LEVELS.stack[LEVELS.stack.index(level):]):
+        if cls.vmap is not Function.vmap:
+            outputs, out_dims = cls.vmap(VmapInfo(level.size, level.randomness), in_dims,
+                                         *physical, **kwargs)
+            return _rewrap_outputs(outputs, out_dims, level)
+        rows = [cls.apply(*_take(physical, in_dims, i), **kwargs) for i in range(level.size)]
     return _rewrap_outputs(_stack_outputs(rows, 0, cls.__name__), 0, level)
 
 

@@ -788,7 +788,7 @@ def _nn_family_ops():
     from chainrule._ops._registry import OPS, NOT_IMPLEMENTED
     return {name: op for name, op in OPS.items()
             if (getattr(op.forward, "__module__", None) or "").endswith("_ops.nn")
-            and op.jvp is not None and op.jvp is not NOT_IMPLEMENTED}
+            and op.jvp is not None and op.jvp != NOT_IMPLEMENTED}
 
 
 def _recorded_forwards(monkeypatch, ops):

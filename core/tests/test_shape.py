@@ -889,7 +889,7 @@ def _family_ops():
     ops = {}
     for op in OPS.values():
         if (getattr(op.forward, "__module__", None) or "").endswith(("_ops.shape", "_ops.indexing")) \
-                and op.jvp is not NOT_IMPLEMENTED:
+                and op.jvp != NOT_IMPLEMENTED:
             ops[op.name] = op
     return ops
 
@@ -960,7 +960,7 @@ def test_every_shape_family_op_has_a_checked_jvp(monkeypatch):
     seen = set()
     rng = np.random.default_rng(0)
     for op, arrays, attrs in list(calls):       # (the checks themselves add calls)
-        if op.jvp is not None and op.jvp is not NOT_IMPLEMENTED and \
+        if op.jvp is not None and op.jvp != NOT_IMPLEMENTED and \
                 _check_jvp(op, arrays, attrs, rng):
             seen.add(op.name)
     missing = set(_family_ops()) - seen

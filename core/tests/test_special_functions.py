@@ -214,7 +214,7 @@ def test_aliases_and_methods():
 def test_derivatives_the_reference_lacks():
     a = cr.tensor([1.5], dtype=cr.float64, requires_grad=True)
     x = cr.tensor([2.0], dtype=cr.float64, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="derivative for 'igamma'"):
+    with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not"):
         cr.special.gammainc(a, x).sum().backward()
     (g,) = cr.autograd.grad(cr.special.gammainc(a.detach(), x).sum(), x)
     assert g.item() == pytest.approx(math.exp(0.5 * math.log(2) - 2 - math.lgamma(1.5)))

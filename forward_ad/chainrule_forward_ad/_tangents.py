@@ -322,6 +322,8 @@ def attach_tangents(level, op, inputs, attrs, out, tangents, is_view):
     the raw path (Note [raw tangent path]) does not."""
     jvp = op.jvp
     if type(jvp) is not Formula:
+        if type(jvp) is _registry.NotImplementedFormula:
+            raise jvp.forward_error(op)     # Note [derivatives the reference does not implement]
         raise no_forward_rule(op.name)
     track = _grad_mode.STATE.grad_enabled and _needs_graph(inputs, tangents)
     if level.batch is not None:

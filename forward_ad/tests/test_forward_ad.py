@@ -183,9 +183,12 @@ def test_op_without_forward_rule_raises_naming_it():
     with fwAD.dual_level():
         d = fwAD.make_dual(_f64([3.0]), _f64([1.0]))
         with pytest.raises(NotImplementedError,
-                           match="Trying to use forward AD with floor_divide that does not "
-                                 "support it"):
+                           match="Trying to use forward AD with aten::floor_divide that does "
+                                 "not support it"):
             cr.floor_divide(d, d)
+        with pytest.raises(NotImplementedError,       # no silent zero for `input`'s tangent
+                           match="forward AD with igamma that does not support it because"):
+            cr.special.gammainc(d, _f64([2.0]))
 
 
 def test_inputs_without_tangent_count_as_zero():

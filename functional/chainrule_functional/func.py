@@ -15,8 +15,10 @@ Note [nested transforms]
 
 Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
+import functools
+
 import chainrule as cr
-from chainrule._batched import unwrap_all
+from chainrule._batched import FUNC_TRANSFORMS, unwrap_all
 from chainrule._vmap import differentiable_input
 
 from . import _forward_jacobian as _one_pass
@@ -31,6 +33,23 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
            "linearize", "functionalize", "debug_unwrap"]
 
 vmap = cr.vmap
+
+
+def _transform(batches_forward=False):
+    """Run the decorated transform marked active (Note [custom Functions under
+    transforms] in core's _vmap.py: custom Functions then get the reference's checks)."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def transformed(*args, **kwargs):
+            FUNC_TRANSFORMS.active += 1
+            FUNC_TRANSFORMS.batching += batches_forward
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                FUNC_TRANSFORMS.active -= 1
+                FUNC_TRANSFORMS.batching -= batches_forward
+        return transformed
+    return decorate
 
 
 # --- pytrees ------------------------------------------------------------------------
@@ -246,6 +265,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                "the vjp or jacrev APIs instead?")
         return output, aux
 
+    @_transform()
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         over = _untracked_over_reverse(spec)
@@ -298,6 +318,7 @@ def _tensor_leaves(tree, api, what):
     return leaves, spec
 
 
+@_transform()
 def vjp(func, *primals, has_aux=False):
     """``func(*primals)`` and a function computing vector-Jacobian products with it.
 
@@ -341,6 +362,7 @@ def vjp(func, *primals, has_aux=False):
 
 
 # --- jvp ----------------------------------------------------------------------------
+@_transform()
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``func(*primals)`` and its Jacobian-vector product with ``tangents`` (forward
     mode; Note [nested transforms] for a jvp inside another).
@@ -426,6 +448,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     api = "jacrev(f, argnums)(*args)"
 
+    @_transform()
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
@@ -466,6 +489,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                            f"'same'. Got {randomness}")
     api = "jacfwd(f, argnums)(*args)"
 
+    @_transform(batches_forward=True)
     def wrapper(*args, **kwargs):
         fwAD = forward_ad()
         if fwAD is None or _level_active():

@@ -131,8 +131,15 @@ def promote(*args):
     scalars = [_py_scalar(s) for s in scalars]
     target = _dtypes.result_type(dims, zero, scalars)
     return [cast(a, target) if isinstance(a, Tensor) else
-            Tensor._wrap(np.asarray(a, dtype=target.np)) for a in
+            Tensor._wrap(_scalar_array(a, target.np)) for a in
             (a if isinstance(a, Tensor) else _py_scalar(a) for a in args)]
+
+
+def _scalar_array(value, np_dtype):
+    try:
+        return np.asarray(value, dtype=np_dtype)
+    except OverflowError:
+        return wrapped_integer(value, np_dtype)
 
 
 def _py_scalar(s):
@@ -169,12 +176,26 @@ def scalar_tensor(value, np_dtype):
     key = (type(value), value, np_dtype)
     t = _SCALARS.get(key)
     if t is None:
-        arr = np.array(value, np_dtype)
+        try:
+            arr = np.array(value, np_dtype)
+        except OverflowError:
+            arr = wrapped_integer(value, np_dtype)
         arr.flags.writeable = False
         t = Tensor._wrap(arr)
         if len(_SCALARS) < 1024:
             _SCALARS[key] = t
     return t
+
+
+def wrapped_integer(value, np_dtype):
+    """A Python int beyond an integer dtype's range as the reference casts a number
+    meeting a tensor (a C cast, modulo 2**bits): ``uint8_tensor + (-1)`` adds 255.
+    Beyond 64 bits, its OverflowError."""
+    if type(value) is not int or np_dtype.kind not in "iu":
+        return np.array(value, np_dtype)             # NumPy's own error
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("int too big to convert")
+    return np.array(value % 2 ** 64, np.uint64).astype(np_dtype)
 
 
 # Python scalar type -> tensor dtype kinds that absorb it without promotion

@@ -19,7 +19,8 @@ Note [one formula, two namespaces]
     is itself differentiable. Formulas therefore use operators and F.<name>(...) only.
 
 Markers: NONDIFF (the input is not differentiable, e.g. an index) and NOT_IMPLEMENTED
-(differentiable in principle, formula missing: backward raises, naming the op).
+(differentiable in principle, formula missing: backward raises the reference's error,
+Note [derivatives the reference does not implement]).
 """
 import functools
 import inspect
@@ -45,8 +46,57 @@ class _Marker:
         return self.name
 
 
+class NotImplementedFormula(_Marker):
+    """Note [derivatives the reference does not implement]
+        NOT_IMPLEMENTED stands for an op the reference has no derivative for at all:
+        backward raises its RuntimeError "derivative for aten::<name> is not
+        implemented", forward mode its NotImplementedError "Trying to use forward AD
+        with aten::<name> that does not support it." (``aten``: the reference's name
+        where the table's differs). ``not_implemented(text)`` is the reference's
+        explicit not_implemented entry: backward raises NotImplementedError "the
+        derivative for '<text>' is not implemented.", forward mode "... because it has
+        not been implemented yet.". Every such marker equals NOT_IMPLEMENTED."""
+
+    def __init__(self, text=None, aten=None):
+        super().__init__("NOT_IMPLEMENTED")
+        self.text, self.aten = text, aten
+
+    def __eq__(self, other):
+        return isinstance(other, NotImplementedFormula)
+
+    __hash__ = object.__hash__
+
+    def backward_error(self, op):
+        if self.text is None:
+            return RuntimeError(f"derivative for aten::{self.aten or op.name} is not "
+                                "implemented")
+        return NotImplementedError(f"the derivative for '{self.text}' is not implemented.")
+
+    def forward_error(self, op):
+        if self.text is None:
+            return NotImplementedError(f"Trying to use forward AD with aten::"
+                                       f"{self.aten or op.name} that does not support it.")
+        return NotImplementedError(f"Trying to use forward AD with {self.aten or op.name} that "
+                                   "does not support it because it has not been implemented "
+                                   "yet.")
+
+
+def not_implemented(text=None, aten=None):
+    """A derivative marker raising the reference's error (Note [derivatives the
+    reference does not implement])."""
+    return NotImplementedFormula(text, aten)
+
+
+def raised_by_marker(op, error):
+    """Whether ``error`` is one of ``op``'s NotImplementedFormula markers' errors (tests
+    and tools tell the table's documented refusals from real failures with it)."""
+    markers = [m for m in op.vjps + (op.jvp,) if type(m) is NotImplementedFormula]
+    return any(type(error) is type(e) and str(error) == str(e) for m in markers
+               for e in (m.backward_error(op), m.forward_error(op)))
+
+
 NONDIFF = _Marker("NONDIFF")
-NOT_IMPLEMENTED = _Marker("NOT_IMPLEMENTED")
+NOT_IMPLEMENTED = NotImplementedFormula()
 
 OPS = {}          # name -> OpDef, the whole table (tests are generated from it)
 
@@ -220,10 +270,8 @@ def _run_vjp(op, index, F, g, env):
     formula = op.vjps[index]
     if formula is NONDIFF:
         return None
-    if formula is NOT_IMPLEMENTED:
-        raise NotImplementedError(
-            f"the derivative for '{op.name}' with respect to '{op.inputs[index]}' is not "
-            "implemented.")
+    if type(formula) is NotImplementedFormula:
+        raise formula.backward_error(op)
     return formula(F, g, env)
 
 

@@ -368,6 +368,8 @@ def clamp(input, min=None, max=None):
     for bound in (min, max):           # an integer tensor meets a float bound: promoted
         if bound is not None:
             input = _meeting_scalar(input, bound)
+    dtype = input._data.dtype                # Note [checked integer conversion]
+    min, max = (_dtypes.checked_integer(b, dtype) for b in (min, max))
     return apply_op(CLAMP, (input,), {"min": min, "max": max})
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
-from .._dtypes import scalar_type_name
+from .._dtypes import checked_integer, scalar_type_name
 from .._batched import BatchedTensor, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
@@ -31,7 +31,7 @@ from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_in
                       formula_helper, method, public, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import NONDIFF, NOT_IMPLEMENTED, apply_op, defop
+from ._registry import NONDIFF, apply_op, defop, not_implemented
 from .views import check_view_write, make_view, rebase_inplace
 from .shape import (_alias, _check_scatter_src, _dual, _expanded_shape, legacy_type_name,
                     select_array, tril, triu, unsqueeze, write_out)
@@ -89,11 +89,13 @@ SCATTER = defop("scatter", lambda a, i, s, dim: scatter_array(a, dim, i, s),
                 jvp=lambda F, t, dim, index: F.scatter(t[0], dim, index, t[2]))
 # Like the reference, scatter with reduce="multiply" computes values but has no
 # derivative (its backward raises "not implemented").
+_NO_SCATTER_DERIVATIVE = not_implemented(aten="scatter")     # reduce="multiply"
 SCATTER_MULTIPLY = defop("scatter_multiply",
                          lambda a, i, s, dim: scatter_multiply_array(a, dim, i, s),
                          inputs=("self", "index", "src"), attrs=("dim",),
                          node_name="NotImplemented",
-                         vjp=(NOT_IMPLEMENTED, NONDIFF, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
+                         vjp=(_NO_SCATTER_DERIVATIVE, NONDIFF, _NO_SCATTER_DERIVATIVE),
+                         jvp=_NO_SCATTER_DERIVATIVE)
 SCATTER_VALUE = defop("scatter_value", lambda a, i, dim, value: scatter_array(a, dim, i, value),
                       inputs=("self", "index"), attrs=("dim", "value"),
                       node_name="ScatterBackward1",
@@ -501,7 +503,9 @@ def _write_plain(t, key, value):
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
     elif key.step is not None and key.step <= 0:
         raise ValueError("step must be greater than zero")
-    t._data[key] = value
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    t._data[key] = checked_integer(value, t._data.dtype)   # Note [checked integer conversion]
     t._bump_version()
 
 
@@ -802,6 +806,7 @@ def masked_fill(input, mask, value):
     except ValueError:
         raise broadcast_error(mask._data.shape, input._data.shape) from None
     if not isinstance(value, Tensor):
+        value = checked_integer(value, input._data.dtype)   # Note [checked integer conversion]
         return apply_op(MASKED_FILL, (input, mask), {"value": value})
     if value._data.ndim != 0:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got "

@@ -370,8 +370,8 @@ def _try_fast_inplace(self, ufunc, other, alpha):
         value = value * alpha
     try:
         ufunc(arr, value, out=arr, casting="same_kind")
-    except (TypeError, ValueError):
-        return False
+    except (TypeError, ValueError, OverflowError):  # (a Python int beyond the dtype: wrapped
+        return False                               # by the method, as the reference does)
     self._bump_version()
     return True
 
@@ -548,6 +548,7 @@ def fill_(self, value):
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
         return copy_(self, value)
+    value = _dtypes.checked_integer(value, self._data.dtype)   # Note [checked integer conversion]
     return commit_inplace(self, apply_op(FILL, (self,), {"value": value}))
 
 

@@ -16,7 +16,7 @@ from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, commit_inplace, float_inp
                       formula_helper, method, promote)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
-from ._registry import NOT_IMPLEMENTED, apply_op, defop
+from ._registry import apply_op, defop, not_implemented
 from . import _special, _special_polynomials as _polynomials
 
 _INV_SQRT_2PI = 1 / np.sqrt(2 * np.pi)
@@ -49,18 +49,21 @@ ERFCX = defop("special_erfcx", _forward("erfcx"), node_name="SpecialErfcxBackwar
 LOG_NDTR = defop("special_log_ndtr", _forward("log_ndtr"), node_name="SpecialLogNdtrBackward0",
                  vjp=(lambda F, g, self, result: g * F.log_ndtr_prime(self, result),),
                  jvp=lambda F, t, self, result: t[0] * F.log_ndtr_prime(self, result))
-# the reference differentiates the incomplete gamma functions and zeta only in `other`
+# the reference differentiates the incomplete gamma functions and zeta only in `other`,
+# and only in reverse mode
 IGAMMA = defop("igamma", _binary_forward("gammainc"), inputs=("self", "other"),
-               vjp=(NOT_IMPLEMENTED, lambda F, g, self, other: g * F.igamma_density(self, other)),
-               jvp=lambda F, t, self, other: t[1] * F.igamma_density(self, other))
+               vjp=(not_implemented("igamma: input"),
+                    lambda F, g, self, other: g * F.igamma_density(self, other)),
+               jvp=not_implemented("igamma: input"))
 IGAMMAC = defop("igammac", _binary_forward("gammaincc"), inputs=("self", "other"),
-                vjp=(NOT_IMPLEMENTED,
+                vjp=(not_implemented("igammac: input"),
                      lambda F, g, self, other: -g * F.igamma_density(self, other)),
-                jvp=lambda F, t, self, other: -t[1] * F.igamma_density(self, other))
+                jvp=not_implemented("igammac: input"))
 ZETA = defop("special_zeta", _binary_forward("zeta"), inputs=("self", "other"),
              node_name="SpecialZetaBackward0",
-             vjp=(NOT_IMPLEMENTED, lambda F, g, self, other: -g * self * F._special_zeta(self + 1, other)),
-             jvp=lambda F, t, self, other: -t[1] * self * F._special_zeta(self + 1, other))
+             vjp=(not_implemented("zeta"),
+                  lambda F, g, self, other: -g * self * F._special_zeta(self + 1, other)),
+             jvp=not_implemented("zeta"))
 
 
 def _formula_function(name, op, forward):

@@ -24,7 +24,7 @@ import functools
 import numpy as np
 
 from .. import _grad_mode, _legacy_slots
-from .._batched import LEVELS as _LEVELS
+from .._batched import FUNC_TRANSFORMS as _FUNC_TRANSFORMS, LEVELS as _LEVELS
 from .._tensor import Tensor
 from .node import Node, grad_accumulator
 from .saved_tensor import FREED_MESSAGE, RawSavedTensor, SavedTensor
@@ -223,12 +223,15 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         """Run the function on ``args``, recording one node when any input needs grad."""
         _check_static(cls)
-        if _LEVELS.stack:                       # inside vmap
-            from .._vmap import apply_function_batched
-            out = apply_function_batched(cls, args, kwargs)
-            if out is not NotImplemented:
-                return out
         from .custom_apply import apply_function
+        if _LEVELS.stack or _FUNC_TRANSFORMS.active:   # inside vmap or a chainrule.func transform
+            from .._vmap import apply_function_batched, check_transformable, lowered
+            if check_transformable(cls):        # Note [custom Functions under transforms]
+                out = apply_function_batched(cls, args, kwargs)
+                if out is not NotImplemented:
+                    return out
+                with lowered(_LEVELS.stack):
+                    return apply_function(cls, args, kwargs)
         return apply_function(cls, args, kwargs)
 
 

@@ -138,11 +138,13 @@ class _StandardGamma(Function):
     reparametrization]'s."""
 
     @staticmethod
-    def forward(ctx, alpha):
-        x = _draw_standard_gamma(alpha)
-        ctx.save_for_backward(alpha, x)
-        ctx.save_for_forward(alpha, x)
-        return x
+    def forward(alpha):
+        return _draw_standard_gamma(alpha)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):     # usable inside chainrule.func transforms
+        ctx.save_for_backward(inputs[0], output)
+        ctx.save_for_forward(inputs[0], output)
 
     @staticmethod
     def backward(ctx, grad):
@@ -242,10 +244,13 @@ def _gammainc(a, x):
 
 class _GammaInc(Function):
     @staticmethod
-    def forward(ctx, a, x):
-        ctx.save_for_backward(a, x)
+    def forward(a, x):
         av, xv = np.broadcast_arrays(_host(a), _host(x))
         return _factories.tensor(_gammainc_array(av, xv).astype(av.dtype), device=x.device)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):     # usable inside chainrule.func transforms
+        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx, grad):

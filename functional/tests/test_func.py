@@ -1,0 +1,144 @@
+"""chainrule.func's transforms and custom Functions: Note [custom Functions under
+transforms] (core's _vmap.py) — the reference's errors for a Function that the
+transforms cannot run, the same Functions still running everywhere else."""
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import func
+from chainrule._batched import FUNC_TRANSFORMS
+
+SETUP_CONTEXT = "it must override the setup_context staticmethod"
+NO_VMAP = "does not have vmap support"
+
+
+class OldSin(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.saved_tensors[0].cos()
+
+
+class Sin(cr.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x.sin()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    backward = OldSin.backward
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * ctx.saved_tensors[0].cos()
+
+
+class GeneratedSin(Sin):
+    generate_vmap_rule = True
+
+
+TRANSFORMS = {
+    "grad": lambda f: func.grad(lambda x: f(x).sum()),
+    "vjp": lambda f: (lambda x: func.vjp(f, x)[0]),
+    "jvp": lambda f: (lambda x: func.jvp(f, (x,), (x,))[1]),
+    "jacrev": func.jacrev,
+    "jacfwd": func.jacfwd,
+    "hessian": lambda f: func.hessian(lambda x: f(x).sum()),
+    "vmap": func.vmap,
+}
+X = cr.tensor([0.5, 1.0], dtype=cr.float64)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_a_function_with_ctx_in_forward_is_refused_by_every_transform(name):
+    with pytest.raises(RuntimeError, match=SETUP_CONTEXT):
+        TRANSFORMS[name](OldSin.apply)(X)
+    assert FUNC_TRANSFORMS.active == 0 and FUNC_TRANSFORMS.batching == 0
+
+
+def test_after_the_error_plain_autograd_and_functional_still_run_it():
+    with pytest.raises(RuntimeError, match=SETUP_CONTEXT):
+        func.grad(lambda x: OldSin.apply(x).sum())(X)
+    x = X.clone().requires_grad_()
+    OldSin.apply(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(X.numpy()))
+    jac = cr.autograd.functional.jacobian(OldSin.apply, X)
+    np.testing.assert_allclose(jac.numpy(), np.diag(np.cos(X.numpy())))
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "hessian", "vmap"])
+def test_transforms_that_batch_the_forward_want_a_vmap_rule(name):
+    with pytest.raises(RuntimeError, match=f"You tried to vmap over Sin, but it {NO_VMAP}"):
+        TRANSFORMS[name](Sin.apply)(X)
+
+
+@pytest.mark.parametrize("name", ["grad", "vjp", "jvp", "jacrev"])
+def test_the_others_run_a_setup_context_function(name):
+    expected = {"grad": np.cos, "vjp": np.sin, "jvp": lambda x: x * np.cos(x),
+                "jacrev": lambda x: np.diag(np.cos(x))}[name]
+    out = TRANSFORMS[name](Sin.apply)(X)
+    np.testing.assert_allclose(out.numpy(), expected(X.numpy()), rtol=1e-12)
+
+
+def test_a_generated_vmap_rule_with_jvp_runs_under_jacfwd_and_hessian():
+    np.testing.assert_allclose(func.jacfwd(GeneratedSin.apply)(X).numpy(),
+                               np.diag(np.cos(X.numpy())), rtol=1e-12)
+    np.testing.assert_allclose(TRANSFORMS["hessian"](GeneratedSin.apply)(X).numpy(),
+                               np.diag(-np.sin(X.numpy())), rtol=1e-12)
+
+
+def test_the_library_s_own_functions_run_under_transforms():
+    """Gamma's rsample and cdf are custom Functions in the setup_context style."""
+    alpha = cr.tensor([1.5, 2.5], dtype=cr.float64)
+
+    def draw(a):
+        cr.manual_seed(1)
+        return cr.distributions.Gamma(a, cr.ones(2, dtype=cr.float64)).rsample().sum()
+    a = alpha.clone().requires_grad_()
+    draw(a).backward()
+    np.testing.assert_allclose(func.grad(draw)(alpha).numpy(), a.grad.numpy(), rtol=1e-12)
+    cdf = func.jacrev(lambda x: cr.distributions.Gamma(alpha, 1.0).cdf(x))(X)
+    assert cdf.shape == (2, 2) and cdf[0, 1].item() == 0.0
+
+
+class Outer(cr.autograd.Function):
+    """Calls a ctx-in-forward Function inside its own forward."""
+
+    @staticmethod
+    def forward(x):
+        return OldSin.apply(x) * 2
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return 2 * g * ctx.saved_tensors[0].cos()
+
+
+def test_a_function_s_forward_runs_below_the_transforms():
+    """As the reference: Functions called inside a checked Function's forward are not
+    checked (grad and grad of grad)."""
+    np.testing.assert_allclose(func.grad(lambda x: Outer.apply(x).sum())(X).numpy(),
+                               2 * np.cos(X.numpy()), rtol=1e-12)
+    x = cr.tensor(1.0, dtype=cr.float64)
+    assert func.grad(func.grad(lambda x: Outer.apply(x).sum()))(x).item() == \
+        pytest.approx(-2 * np.sin(1.0))
+
+
+def test_vmap_checks_even_unbatched_arguments():
+    c = cr.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=SETUP_CONTEXT):
+        func.vmap(lambda x: x + OldSin.apply(c))(cr.ones(3, 2))
+    with pytest.raises(RuntimeError, match=NO_VMAP):
+        func.vmap(lambda x: x + Sin.apply(c))(cr.ones(3, 2))
+    out = func.vmap(func.vmap(GeneratedSin.apply))(cr.ones(2, 3, 2))
+    np.testing.assert_allclose(out.numpy(), np.sin(np.ones((2, 3, 2))), rtol=1e-6)
