@@ -1639,3 +1639,35 @@ def test_batch_norm_under_vmap_needs_batched_running_stats():
     assert out.shape == (2, 3, 4) and not np.allclose(means.numpy(), 0)
     assert cr.vmap(lambda a: F.batch_norm(a, mean, var))(x).shape == (2, 3, 4)     # eval
     assert cr.vmap(lambda a: F.batch_norm(a, None, None, training=True))(x).shape == (2, 3, 4)
+
+
+def test_batch_norm_records_one_node_and_updates_running_stats_outside_it():
+    x = cr.tensor([[1., 2.], [3., 6.]], requires_grad=True)
+    rm, rv = cr.zeros(2), cr.ones(2)
+    y = F.batch_norm(x, rm, rv, training=True, momentum=0.5)
+    assert y.grad_fn.name() == "NativeBatchNormBackward0"
+    assert len(y.grad_fn.next_functions) == 3            # input, weight, bias
+    assert rm.tolist() == [1.0, 2.0] and rv.tolist() == [1.5, 4.5]
+    rm.add_(1.0)              # not saved in training: backward still works
+    y.sum().backward()
+    assert np.allclose(x.grad.numpy(), 0, atol=1e-6)
+
+
+def test_pooling_ops_are_the_reference_nodes_on_unbatched_inputs():
+    x = cr.arange(16.).reshape(1, 4, 4).requires_grad_()
+    values, indices = F.max_pool2d(x, 2, return_indices=True)
+    assert values.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert indices.tolist() == [[[5, 7], [13, 15]]]
+    assert F.avg_pool2d(x, 2).grad_fn.name() == "AvgPool2DBackward0"
+    assert F.adaptive_avg_pool2d(x, 1).grad_fn.name() == "MeanBackward1"
+    assert F.adaptive_avg_pool2d(x, 3).grad_fn.name() == "AdaptiveAvgPool2DBackward0"
+    values.sum().backward()
+    assert x.grad.reshape(-1).tolist() == [0., 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1]
+
+
+def test_max_pool_takes_the_first_maximum_of_a_window_of_equal_values():
+    x = cr.ones(1, 1, 2, 3, requires_grad=True)
+    values, indices = F.max_pool2d(x, 2, stride=1, padding=1, return_indices=True)
+    assert indices.tolist() == [[[[0, 0, 1, 2], [0, 0, 1, 2], [3, 3, 4, 5]]]]
+    assert F.max_pool2d(cr.full((1, 2, 2), -float("inf")), 2, padding=1,
+                        return_indices=True)[1].tolist() == [[[0, 1], [2, 3]]]

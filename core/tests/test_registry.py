@@ -101,3 +101,12 @@ def test_registered_from_another_thread_applies_everywhere():
     cr.ones(1).exp()
     handles[0].remove()
     assert seen == ["exp"]
+
+
+def test_next_functions_leave_out_inputs_without_a_derivative():
+    # the reference lists neither where's condition nor max(dim)'s indices
+    x = cr.tensor([1., -2.], requires_grad=True)
+    y = cr.tensor([3., 4.], requires_grad=True)
+    where = cr.where(x > 0, x, y).grad_fn
+    assert [type(f).__name__ for f, _ in where.next_functions] == ["AccumulateGrad"] * 2
+    assert len(cr.stack([x, y]).max(1).values.grad_fn.next_functions) == 1

@@ -37,6 +37,7 @@ LOOPED = {
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
     "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
     "binary_cross_entropy": "reduces each entry (no rule written yet)",
+    "native_batch_norm": "statistics per entry and channel (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -45,6 +46,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_select": "a batched index", "index_add": "a batched index",
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
+    "native_group_norm": "a batched weight or bias",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",
@@ -65,6 +67,9 @@ WHOLE_CALL_PER_ENTRY = {
     "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
     "topk": _INDICES,
 }
+WHOLE_CALL_PER_ENTRY.update({n: "the window maxima's indices" for n in (
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool2d",
+    "adaptive_max_pool3d")})
 WHOLE_CALL_PER_ENTRY["fft_c2r"] = "istft checks its window envelope's minimum"
 # Ops whose backward formulas compute on values outside the table: is_grads_batched
 # runs one backward per row for them (with a one-pass backward for every other op).
@@ -73,7 +78,7 @@ BACKWARD_PER_ROW = {"diagonal_scatter": "moves axes of the array",
                     "linalg_svd": "singular value gaps"}
 # batch_norm in training updates its (unbatched) running statistics in place with
 # batched values: the reference's batch-norm error under vmap.
-INPLACE_INTO_UNBATCHED = {"var"}
+INPLACE_INTO_UNBATCHED = {"native_batch_norm"}
 _WHOLE_CALL = {"ValuesOutsideTable", "_DrawPerEntry"}
 
 

@@ -10,6 +10,7 @@ from ._formula_helpers import HELPERS
 from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
+from . import pooling  # noqa: F401
 from . import linalg_functions  # noqa: F401
 from . import special_functions  # noqa: F401
 from . import torch_surface  # noqa: F401

@@ -29,6 +29,7 @@ import string
 from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
+from . import pooling as _pooling
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -210,6 +211,24 @@ def layer_norm(call, op, args, batched, attrs):
     return call(op, args, attrs)
 
 
+def group_norm(call, op, args, batched, attrs):
+    """Statistics per sample: the batch folds into the samples (N)."""
+    if batched[1] or batched[2]:
+        return per_entry(call, op, args, batched, attrs)
+    shape = tuple(args[0].shape)
+    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
+    return FUNCTIONS["reshape"](call(op, [folded] + list(args[1:]), attrs), shape)
+
+
+def pooling(call, op, args, batched, attrs):
+    """Pooling ops map any leading dims (Note [pooling windows]): the batch is one more;
+    max pooling's indices batched like its input."""
+    args = _materialized(args, batched)
+    if "self_shape" in attrs:                 # avg_pool_backward: the input's shape
+        attrs = dict(attrs, self_shape=(args[0].shape[0],) + tuple(attrs["self_shape"]))
+    return call(op, args, attrs)
+
+
 def einsum(call, op, args, batched, attrs):
     equation = attrs["equation"].replace(" ", "")
     if "->" not in equation or "." in equation:
@@ -362,9 +381,11 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "permute": permute, "t": transpose_2d, "outer": outer, "addmm": addmm,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve,
-              "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss,
+              "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss, "smooth_l1_loss": mse_loss,
+              "huber_loss": mse_loss,
               "convolution": convolution, "constant_pad_nd": constant_pad,
-              "native_layer_norm": layer_norm})
+              "native_layer_norm": layer_norm, "native_group_norm": group_norm})
+RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

@@ -133,6 +133,7 @@ class OpDef:
         # bit i of a needs-mask stands for input i; 0 for inputs with no formula
         self.differentiable = tuple(0 if isinstance(v, _Marker) else 1 << i
                                     for i, v in enumerate(self.vjps))
+        self.listed = tuple(v is not NONDIFF for v in self.vjps)      # in next_functions
         # a list indexed by mask; for variadic ops with many inputs (a stack of 200
         # tensors) a dict that answers None for masks not planned yet
         self.plans = [None] * (1 << len(inputs)) if len(inputs) <= 12 else _Plans()
@@ -177,6 +178,13 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_attrs", "_in_meta", "_out_meta")
     _op = None
+
+    @property
+    def next_functions(self):
+        """Node.next_functions without the inputs that have no derivative (indices, a
+        condition, running statistics), as the reference lists them."""
+        return tuple(e if e is not None else (None, 0)
+                     for e, listed in zip(self._next, self._op.listed) if listed)
 
     def release_saved(self):
         if self._saved:

@@ -311,6 +311,68 @@ MSE_LOSS = defop("mse_loss", lambda a, b, reduction: _reduce_array(np.square(a -
                      F.reduce_loss((self - target) * (t[0] - t[1]) * 2, reduction))
 
 
+# --- smooth L1 and Huber losses (SmoothL1LossBackward0, HuberLossBackward0) ---------------
+# Both are 0.5 d**2 / beta inside |d| < beta and linear outside (Huber: the same times
+# beta, named delta); the input's gradient is the slope clamp(d / beta, -1, 1) (times
+# delta for Huber), the target's its negation.
+def _smooth_l1_forward(a, b, reduction, beta, huber):
+    d = a - b
+    ad = np.abs(d)
+    if huber:
+        losses = np.where(ad < beta, 0.5 * d * d, beta * (ad - 0.5 * beta))
+    else:
+        losses = np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
+    return _reduce_array(losses.astype(a.dtype, copy=False), reduction)
+
+
+@helper
+def smooth_l1_slope(F, self, target, beta, huber):
+    d = self - target
+    inside = d if huber else d / beta
+    edge = beta if huber else 1.0
+    return F.where(d < -beta, -edge, F.where(d > beta, edge, inside))
+
+
+@helper
+def smooth_l1_grad(F, g, self, target, reduction, beta, huber):
+    slope = smooth_l1_slope(F, self, target, beta, huber)
+    if reduction == "mean":
+        slope = slope / max(_numel(tuple(slope.shape)), 1)
+    return slope * g
+
+
+def _smooth_l1_op(name, node_name):
+    return defop(
+        name, _smooth_l1_forward, inputs=("self", "target"),
+        attrs=("reduction", "beta", "huber"), node_name=node_name,
+        vjp=(lambda F, g, self, target, reduction, beta, huber:
+             F.smooth_l1_grad(g, self, target, reduction, beta, huber),
+             lambda F, g, self, target, reduction, beta, huber:
+             -F.smooth_l1_grad(g, self, target, reduction, beta, huber)),
+        jvp=lambda F, t, self, target, reduction, beta, huber: F.reduce_loss(
+            F.smooth_l1_slope(self, target, beta, huber) * _tangent_difference(t), reduction))
+
+
+def _tangent_difference(t):
+    if t[1] is None:
+        return t[0]
+    return -t[1] if t[0] is None else t[0] - t[1]
+
+
+SMOOTH_L1_LOSS = _smooth_l1_op("smooth_l1_loss", "SmoothL1LossBackward0")
+HUBER_LOSS = _smooth_l1_op("huber_loss", "HuberLossBackward0")
+
+
+def smooth_l1_loss(input, target, reduction, beta, huber=False):
+    """smooth_l1_loss (or huber_loss, ``beta`` its delta) on checked arguments."""
+    a, b = promote(input, target)
+    if tuple(a.shape) != tuple(b.shape):          # the reference expands both first
+        shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+        a, b = (t if tuple(t.shape) == shape else t.expand(shape) for t in (a, b))
+    return apply_op(HUBER_LOSS if huber else SMOOTH_L1_LOSS, (a, b),
+                    {"reduction": reduction, "beta": float(beta), "huber": huber})
+
+
 def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
     """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
     ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
@@ -1083,6 +1145,193 @@ def native_layer_norm(input, weight, bias, ndim, eps):
     return apply_op(LAYER_NORM, (input, _ABSENT if weight is None else weight,
                                  _ABSENT if bias is None else bias),
                     {"ndim": ndim, "eps": eps})
+
+
+# --- batch norm --------------------------------------------------------------------------
+# One table op (the reference's native_batch_norm: NativeBatchNormBackward0) normalising
+# each channel (dim 1) over the other dims: with the batch's statistics in training,
+# the running ones (constants) in evaluation. The running statistics are updated by the
+# caller. Like the reference's kernel, the statistics are accumulated in float64 and the
+# output is ``x * alpha + beta`` per channel (alpha = invstd * weight).
+def _channel_shape(ndim, channels):
+    return (1, channels) + (1,) * (ndim - 2)
+
+
+def _batch_norm_forward(x, w, b, rm, rv, training, eps):
+    shape = _channel_shape(x.ndim, x.shape[1])
+    dims = (0,) + tuple(range(2, x.ndim))
+    if training:
+        wide = x.astype(np.float64) if x.dtype == np.float32 else x
+        mean = _mean_forward(wide, dims, True, None)
+        var = _var_forward(wide, dims, True, 0)
+    else:
+        mean, var = rm.reshape(shape), rv.reshape(shape)
+    alpha = (1 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
+    if w.size:
+        alpha = alpha * w.reshape(shape)
+    beta = -mean.astype(x.dtype, copy=False) * alpha
+    if b.size:
+        beta = beta + b.reshape(shape)
+    return x * alpha + beta
+
+
+def _batch_norm_parts(F, input, running_mean, running_var, training, eps):
+    """(reduced dims, channel shape, input - mean, 1 / sqrt(var + eps))."""
+    ndim = len(input.shape)
+    dims, shape = (0,) + tuple(range(2, ndim)), _channel_shape(ndim, input.shape[1])
+    if training:
+        centred = input - F.mean(input, dims, True)
+        rstd = 1 / F.sqrt(F.mean(centred * centred, dims, True) + eps)
+    else:
+        centred = input - F.reshape(running_mean, shape)
+        rstd = 1 / F.sqrt(F.reshape(running_var, shape) + eps)
+    return dims, shape, centred, rstd
+
+
+@helper
+def batch_norm_xhat(F, input, running_mean, running_var, training, eps):
+    _, _, centred, rstd = _batch_norm_parts(F, input, running_mean, running_var, training, eps)
+    return centred * rstd
+
+
+@helper
+def batch_norm_input_grad(F, v, input, weight, running_mean, running_var, training, eps):
+    """The gradient of batch_norm's input for ``v`` (= g), or the tangent of its output
+    for ``v`` (= the input's tangent): the same self-adjoint map, in the order of the
+    reference's kernel ``(v - mean(v) - centred * k) * rstd * weight``."""
+    dims, shape, centred, rstd = _batch_norm_parts(F, input, running_mean, running_var,
+                                                   training, eps)
+    scale = rstd if tuple(weight.shape) == (0,) else rstd * F.reshape(weight, shape)
+    if not training:
+        return v * scale
+    k = F.mean(centred * v, dims, True) * (rstd * rstd)
+    return (v - F.mean(v, dims, True) - centred * k) * scale
+
+
+@helper
+def batch_norm_jvp(F, t, input, weight, running_mean, running_var, training, eps):
+    shape = _channel_shape(len(input.shape), input.shape[1])
+    xhat = batch_norm_xhat(F, input, running_mean, running_var, training, eps)
+    out = 0 if t[0] is None else batch_norm_input_grad(
+        F, t[0], input, weight, running_mean, running_var, training, eps)
+    return _affine_tangent(F, out, xhat, t, shape)
+
+
+def _affine_tangent(F, out, xhat, t, shape):
+    """``out`` plus the tangents of the weight (times xhat) and bias (per channel)."""
+    if t[1] is not None and tuple(t[1].shape) != (0,):
+        out = out + xhat * F.reshape(t[1], shape)
+    if t[2] is not None and tuple(t[2].shape) != (0,):
+        out = out + F.reshape(t[2], shape)
+    return out
+
+
+def _batch_norm_dims(input_shape):
+    return (0,) + tuple(range(2, len(input_shape)))
+
+
+BATCH_NORM = defop(
+    "native_batch_norm", _batch_norm_forward,
+    inputs=("input", "weight", "bias", "running_mean", "running_var"),
+    attrs=("training", "eps"), node_name="NativeBatchNormBackward0",
+    vjp=(lambda F, g, input, weight, running_mean, running_var, training, eps:
+         F.batch_norm_input_grad(g, input, weight, running_mean, running_var, training, eps),
+         lambda F, g, input, input_shape, running_mean, running_var, training, eps:
+         F.sum(g * F.batch_norm_xhat(input, running_mean, running_var, training, eps),
+               _batch_norm_dims(input_shape)),
+         lambda F, g, input_shape: F.sum(g, _batch_norm_dims(input_shape)),
+         NONDIFF, NONDIFF),
+    jvp=lambda F, t, input, weight, running_mean, running_var, training, eps:
+        F.batch_norm_jvp(t, input, weight, running_mean, running_var, training, eps))
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, eps):
+    """batch_norm's normalisation and affine map as one recorded op (arguments checked
+    by the caller; weight, bias and the running statistics None or Tensors of C)."""
+    if training:          # not read (nor saved: the caller updates them in place)
+        running_mean = running_var = None
+    args = (input,) + tuple(_ABSENT if t is None else t
+                            for t in (weight, bias, running_mean, running_var))
+    return apply_op(BATCH_NORM, args, {"training": bool(training), "eps": eps})
+
+
+# --- group norm --------------------------------------------------------------------------
+# One table op (native_group_norm: NativeGroupNormBackward0): each sample's channels in
+# ``groups`` groups normalised over the group's channels and spatial dims, then a
+# per-channel affine map (statistics in float64 for float32, as for batch_norm).
+def _param_shape(ndim, channels):
+    return (channels,) + (1,) * (ndim - 2)
+
+
+def _group_norm_forward(x, w, b, groups, eps):
+    n, c = x.shape[0], x.shape[1]
+    wide = (x.astype(np.float64) if x.dtype == np.float32 else x).reshape(n, groups, -1)
+    mean = _mean_forward(wide, (2,), True, None)
+    rstd = 1 / np.sqrt(_var_forward(wide, (2,), True, 0) + eps)
+    y = ((wide - mean) * rstd).astype(x.dtype, copy=False).reshape(x.shape)
+    if w.size:
+        y = y * w.reshape(_param_shape(x.ndim, c))
+    if b.size:
+        y = y + b.reshape(_param_shape(x.ndim, c))
+    return y
+
+
+_NO_WEIGHT = np.zeros(0)
+
+
+def _group_parts(F, input, groups, eps):
+    grouped = F.reshape(input, (input.shape[0], groups, -1))
+    centred = grouped - F.mean(grouped, 2, True)
+    return centred, 1 / F.sqrt(F.mean(centred * centred, 2, True) + eps)
+
+
+@helper
+def group_norm_xhat(F, input, groups, eps):
+    centred, rstd = _group_parts(F, input, groups, eps)
+    return F.reshape(centred * rstd, tuple(input.shape))
+
+
+@helper
+def group_norm_input_grad(F, v, input, weight, groups, eps):
+    """The input's gradient for ``v`` (= g): the weight, then one self-adjoint map per
+    group (the tangent without the weight)."""
+    centred, rstd = _group_parts(F, input, groups, eps)
+    if tuple(weight.shape) != (0,):
+        v = v * F.reshape(weight, _param_shape(len(input.shape), input.shape[1]))
+    v = F.reshape(v, tuple(centred.shape))
+    xhat = centred * rstd
+    out = rstd * (v - F.mean(v, 2, True) - xhat * F.mean(v * xhat, 2, True))
+    return F.reshape(out, tuple(input.shape))
+
+
+@helper
+def group_norm_jvp(F, t, input, weight, groups, eps):
+    shape = _param_shape(len(input.shape), input.shape[1])
+    out = 0                     # the weight scales after the map (it mixes channels)
+    if t[0] is not None:
+        out = group_norm_input_grad(F, t[0], input, _NO_WEIGHT, groups, eps)
+        if tuple(weight.shape) != (0,):
+            out = out * F.reshape(weight, shape)
+    return _affine_tangent(F, out, group_norm_xhat(F, input, groups, eps), t, shape)
+
+
+GROUP_NORM = defop(
+    "native_group_norm", _group_norm_forward, inputs=("input", "weight", "bias"),
+    attrs=("groups", "eps"), node_name="NativeGroupNormBackward0",
+    vjp=(lambda F, g, input, weight, groups, eps:
+         F.group_norm_input_grad(g, input, weight, groups, eps),
+         lambda F, g, input, input_shape, groups, eps:
+         F.sum(g * F.group_norm_xhat(input, groups, eps), _batch_norm_dims(input_shape)),
+         lambda F, g, input_shape: F.sum(g, _batch_norm_dims(input_shape))),
+    jvp=lambda F, t, input, weight, groups, eps: F.group_norm_jvp(t, input, weight, groups,
+                                                                  eps))
+
+
+def native_group_norm(input, weight, bias, groups, eps):
+    """group_norm as one recorded op (arguments checked by the caller)."""
+    return apply_op(GROUP_NORM, (input, _ABSENT if weight is None else weight,
+                                 _ABSENT if bias is None else bias),
+                    {"groups": groups, "eps": eps})
 
 
 # --- binary cross entropy with logits -----------------------------------------------------

@@ -1,7 +1,7 @@
 """Convolutions beyond conv2d: conv1d (conv2d over a height-1 plane), conv3d (a sum of
 conv2d over the depth taps), conv_transpose1d/2d/3d (the input gradient of a conv2d, the
 table entry ``conv2d_input_grad``), and unfold / fold (im2col and col2im by gathered
-windows, Note [pooling by gathered windows] in _pool.py).
+windows: an index table of flat positions, gathered with index_select).
 
 All of them are compositions of table entries, so gradients, double backward and
 tangents come from those entries.
@@ -11,7 +11,35 @@ import numpy as np
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
-from ._pool import _flat_windows, _gather, _out_size, _taps, _tuple
+from .._ops.pooling import out_size as _out_size
+from ._pool import _tuple
+
+
+def _taps(out, k, s, d):
+    """(out, k) positions in the padded input along one dim."""
+    return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
+
+
+def _flat_windows(taps, widths):
+    """(outputs, taps) flat positions in the padded input from per-dim tap tables
+    (outputs and taps each in row-major order over the pooled dims)."""
+    n = len(taps)
+    index = np.zeros((1,) * (2 * n), np.int64)
+    for d, t in enumerate(taps):
+        shape = [1] * (2 * n)
+        shape[d], shape[n + d] = t.shape
+        index = index + t.reshape(shape) * int(np.prod(widths[d + 1:], dtype=np.int64))
+    outputs = int(np.prod([t.shape[0] for t in taps]))
+    return index.reshape(outputs, -1)
+
+
+def _gather(x, index):
+    """x (N, C, *spatial) -> (N, C, outputs, taps) at the flat positions ``index``."""
+    n, c = x.shape[0], x.shape[1]
+    flat = x.reshape(n, c, -1)
+    positions = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
+    picked = _FUNCTIONS["index_select"](flat, 2, positions)
+    return picked.reshape(n, c, index.shape[0], index.shape[1])
 
 
 def _first(value):
@@ -151,7 +179,6 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                             (1, _first(stride)), (0, _first(padding)),
                             (0, _first(output_padding)), groups, (1, _first(dilation)))
     return out.squeeze(-2)
-
 
 
 def _depth_terms(depth_in, kd, sd, dd, pd, depth_out):

@@ -79,11 +79,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
-    if beta == 0:
-        return _reduce(d.abs(), reduction)
-    ad = d.abs()
-    return _reduce(_where(ad < beta, d * d * (0.5 / beta), ad - 0.5 * beta), reduction)
+    if beta == 0:                               # the reference's: an L1 loss
+        return _reduce((input - target).abs(), reduction)
+    return _nn.smooth_l1_loss(input, target, reduction, beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -99,12 +97,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return _nn.smooth_l1_loss(input, target, reduction, delta, huber=True)
     d = input - target
     ad = d.abs()
     losses = _where(ad < delta, d * d * 0.5, (ad - 0.5 * delta) * delta)
-    if weight is not None:
-        return _weighted(losses, weight, input, reduction, False)
-    return _reduce(losses, reduction)
+    return _weighted(losses, weight, input, reduction, False)
 
 
 def _check_unit_interval(t, what):

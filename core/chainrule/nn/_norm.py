@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import _dtypes
 from .._grad_mode import no_grad as _no_grad
-from .._ops.nn import native_layer_norm as _native_layer_norm
+from .._ops.nn import native_batch_norm as _native_batch_norm, \
+    native_group_norm as _native_group_norm, native_layer_norm as _native_layer_norm
 
 
 def _normalize(x, dims, eps):
@@ -51,7 +52,8 @@ def _update_running(running, value, momentum):
     if running is None:
         return
     with _no_grad():
-        running.copy_(running * (1 - momentum) + value.reshape(running.shape) * momentum)
+        value = value.reshape(running.shape)
+        running.copy_(value * momentum + running.to(value.dtype) * (1 - momentum))
 
 
 def _per_channel_count(input):
@@ -98,22 +100,41 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     channels = input.shape[1] if input.dim() > 1 else input.shape[0]
     _check_running("running_mean", running_mean, channels)
     _check_running("running_var", running_var, channels)
-    shape = (channels,) + (1,) * max(input.dim() - 2, 0)
     if training:
         count = _per_channel_count(input)
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
         _check_vmapped_running(input, running_mean, running_var)
-        dims = (0,) + tuple(range(2, input.dim()))
-        y, mean, var = _normalize(input, dims, eps)
-        _update_running(running_mean, mean, momentum)
-        _update_running(running_var, var * (count / (count - 1)), momentum)
+        _update_batch_stats(input, running_mean, running_var, momentum, count)
+    elif running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    elif running_var is None:
+        raise RuntimeError("running_var must be defined in evaluation mode")
+    if input.dim() < 2 or input.is_complex():
+        return _composite_batch_norm(input, running_mean, running_var, weight, bias, training,
+                                     eps)
+    return _native_batch_norm(input, weight, bias, running_mean, running_var, training, eps)
+
+
+def _update_batch_stats(input, running_mean, running_var, momentum, count):
+    """The running statistics' update with the batch's mean and unbiased variance."""
+    if running_mean is None and running_var is None:
+        return
+    dims = (0,) + tuple(range(2, input.dim()))
+    with _no_grad():      # in float64 for float32, as the reference's CPU kernel
+        wide = input.double() if input.dtype == _dtypes.float32 else input
+        _update_running(running_mean, wide.mean(dims), momentum)
+        _update_running(running_var, wide.var(dims, correction=1), momentum)
+
+
+def _composite_batch_norm(input, running_mean, running_var, weight, bias, training, eps):
+    """batch_norm of a 1-D input (its channels are dim 0) as a composition of ops."""
+    channels = input.shape[1] if input.dim() > 1 else input.shape[0]
+    shape = (channels,) + (1,) * max(input.dim() - 2, 0)
+    if training:
+        y = _normalize(input, (0,) + tuple(range(2, input.dim())), eps)[0]
     else:
-        if running_mean is None:
-            raise RuntimeError("running_mean must be defined in evaluation mode")
-        if running_var is None:
-            raise RuntimeError("running_var must be defined in evaluation mode")
         y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
     return _affine(y, weight, bias, shape)
 
@@ -199,9 +220,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     if _low_precision(input):                   # Note [low-precision normalisation]
         return group_norm(input.float(), num_groups, _float(weight), _float(bias), eps).to(
             input.dtype)
-    grouped = input.reshape(n, num_groups, -1)
-    y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
-    return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+    if input.is_complex():
+        grouped = input.reshape(n, num_groups, -1)
+        y = _normalize(grouped, (2,), eps)[0].reshape(tuple(input.shape))
+        return _affine(y, weight, bias, (c,) + (1,) * (input.dim() - 2))
+    return _native_group_norm(input, weight, bias, num_groups, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -214,21 +237,26 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     >>> [round(v, 3) for v in F.instance_norm(cr.tensor([[[1., 3.]]]))[0, 0].tolist()]
     [-1.0, 1.0]
     """
-    c = input.shape[1]
-    shape = (c,) + (1,) * (input.dim() - 2)
-    if not use_input_stats:
-        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
-    spatial = int(np.prod(input.shape[2:]))
-    if spatial <= 1:
+    n, c = input.shape[0], input.shape[1]
+    if use_input_stats and int(np.prod(input.shape[2:])) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
     _check_running("running_mean", running_mean, c)
     _check_running("running_var", running_var, c)
-    dims = tuple(range(2, input.dim()))
-    y, mean, var = _normalize(input, dims, eps)
-    _update_running(running_mean, mean.mean(0), momentum)
-    _update_running(running_var, (var * (spatial / (spatial - 1))).mean(0), momentum)
-    return _affine(y, weight, bias, shape)
+    # the reference's form: a batch norm of one sample with N * C channels
+    folded = input.reshape((1, n * c) + tuple(input.shape[2:]))
+    stats = [None if r is None else r.repeat(n) for r in (running_mean, running_var)]
+    y = batch_norm(folded, stats[0], stats[1], _repeat(weight, n), _repeat(bias, n),
+                   use_input_stats, momentum, eps)
+    with _no_grad():
+        for running, folded_stat in zip((running_mean, running_var), stats):
+            if running is not None and use_input_stats:
+                running.copy_(folded_stat.reshape(n, c).mean(0))
+    return y.view(tuple(input.shape))
+
+
+def _repeat(param, n):
+    return None if param is None else param.repeat(n)
 
 
 def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):

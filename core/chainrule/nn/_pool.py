@@ -1,23 +1,13 @@
-"""Pooling: max/avg (1-D and 2-D, with padding, dilation, ceil_mode), adaptive avg/max,
-lp pooling.
-
-Note [pooling by gathered windows]
-    A pooled output is a reduction over a window of the (padded) input. The windows'
-    flat input positions are computed once as an index table (outputs x taps); the
-    input, padded by ``constant_pad_nd`` (-inf for max, 0 for average), is gathered
-    with ``index_select`` and reduced with ``max_dim`` / ``sum_dim``. Every step is a
-    table op, so the gradients (scattered back through index_select's index_add),
-    double backward and tangents come from those entries. Adaptive average pooling is
-    a product with averaging matrices instead (one matmul per pooled dim).
+"""Pooling: max/avg (1-D, 2-D and 3-D, with padding, dilation, ceil_mode), adaptive
+avg/max, lp pooling: argument checks and the reference's errors here; the 2-D and 3-D
+poolings are table ops recorded as the reference's nodes (Note [pooling windows] in
+chainrule/_ops/pooling.py); 1-D ones are the 2-D op over an unsqueezed input.
 """
 import math
 
 import numpy as np
 
-from .._ops import nn as _nn
-from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._ops._registry import apply_op as _apply_op
-from .._tensor import Tensor as _Tensor, on_device_of
+from .._ops import pooling as _pooling
 
 
 def _tuple(value, n, name):
@@ -29,19 +19,6 @@ def _tuple(value, n, name):
     if len(value) != n:
         raise RuntimeError(f"{name} must either be a single int, or a tuple of {n} ints")
     return value
-
-
-def _out_size(size, k, s, p, d, ceil_mode):
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1                 # the last window must start inside the input or left pad
-    return out
-
-
-def _taps(out, k, s, d):
-    """(out, k) positions in the padded input along one dim."""
-    return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
 
 
 def _geometry(name, shape, kernel, stride, padding, dilation, ceil_mode, effective=True):
@@ -59,45 +36,12 @@ def _geometry(name, shape, kernel, stride, padding, dilation, ceil_mode, effecti
             raise RuntimeError(f"pad should be at most half of kernel size, but got pad={p} "
                                f"and kernel_size={k}")
     sizes = shape[-len(kernel):]
-    outs = [_out_size(n, k, s, p, d, ceil_mode)
+    outs = [_pooling.out_size(n, k, s, p, d, ceil_mode)
             for n, k, s, p, d in zip(sizes, kernel, stride, padding, dilation)]
     if min(outs) < 1:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, shape[-3:]))}). Calculated "
                            f"output size: ({'x'.join(map(str, shape[-3:-2] + tuple(outs)))}). "
                            "Output size is too small")
-    return outs, [_taps(o, k, s, d) for o, k, s, d in zip(outs, kernel, stride, dilation)]
-
-
-def _pad_for(x, taps, padding, value):
-    """Pad the pooled dims: ``padding`` before, and after enough to cover every tap."""
-    pads = []
-    for i, (t, p) in enumerate(zip(taps, padding)):
-        size = x.shape[x.dim() - len(taps) + i]
-        pads.append((p, max(p, int(t.max()) + 1 - size - p) if t.size else p))
-    pairs = ((0, 0),) * (x.dim() - len(taps)) + tuple(pads)
-    return _apply_op(_nn.CONSTANT_PAD, (x,), {"pads": pairs, "value": value}), pads
-
-
-def _flat_windows(taps, widths):
-    """(outputs, taps) flat positions in the padded input from per-dim tap tables
-    (outputs and taps each in row-major order over the pooled dims)."""
-    n = len(taps)
-    index = np.zeros((1,) * (2 * n), np.int64)
-    for d, t in enumerate(taps):
-        shape = [1] * (2 * n)
-        shape[d], shape[n + d] = t.shape
-        index = index + t.reshape(shape) * int(np.prod(widths[d + 1:], dtype=np.int64))
-    outputs = int(np.prod([t.shape[0] for t in taps]))
-    return index.reshape(outputs, -1)
-
-
-def _gather(x, index):
-    """x (N, C, *spatial) -> (N, C, outputs, taps) at the flat positions ``index``."""
-    n, c = x.shape[0], x.shape[1]
-    flat = x.reshape(n, c, -1)
-    positions = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
-    picked = _FUNCTIONS["index_select"](flat, 2, positions)
-    return picked.reshape(n, c, index.shape[0], index.shape[1])
 
 
 def _batched(name, input, spatial):
@@ -112,51 +56,17 @@ def _unbatch(t, unbatched):
     return t.squeeze(0) if unbatched else t
 
 
-def _window_max(x, index, padded, pads, sizes, out_shape, return_indices):
-    """The maximum of each window, and (if asked) its flat position in the unpadded
-    input plane (the padded position ``padded`` sizes, shifted by the ``pads`` before)."""
-    values, taps = _FUNCTIONS["max"](_gather(x, index), 3)
-    out = values.reshape(out_shape)
-    if not return_indices:
-        return out, None
-    index = on_device_of(index, taps._data)
-    flat = np.take_along_axis(index[None, None], taps._data[..., None], axis=3)[..., 0]
-    where = _unpadded_positions(flat, padded, pads, sizes)
-    return out, _Tensor._wrap(where.reshape(out_shape).astype(np.int64))
-
-
-def _unpadded_positions(flat, padded, pads, sizes):
-    """Flat positions in the padded plane (``padded`` sizes) as flat positions in the
-    input plane (``sizes``, the ``pads`` before removed), by arithmetic on ``flat``
-    where it lives."""
-    coords = []
-    for n in reversed(padded):
-        coords.append(flat % n)
-        flat = flat // n
-    where = 0
-    for c, (before, _), n in zip(reversed(coords), pads, sizes):
-        where = where * n + (c - before)
-    return where
-
-
 def _max_pool(name, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
               n):
-    x, unbatched = _batched(name, input, n)
+    x, _ = _batched(name, input, n)
     kernel = _tuple(kernel_size, n, f"{name}: kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else \
         _tuple(stride, n, f"{name}: stride")
     padding, dilation = _tuple(padding, n, f"{name}: padding"), \
         _tuple(dilation, n, f"{name}: dilation")
-    outs, taps = _geometry(name, tuple(x.shape), kernel, stride, padding, dilation, ceil_mode)
-    padded, pads = _pad_for(x, taps, padding, -math.inf)
-    padded_sizes = tuple(padded.shape)[2:]
-    index = _flat_windows(taps, padded_sizes)
-    shape = tuple(x.shape[:2]) + tuple(outs)
-    out, indices = _window_max(padded, index, padded_sizes, pads, tuple(x.shape)[2:], shape,
-                               return_indices)
-    if return_indices:
-        return _unbatch(out, unbatched), _unbatch(indices, unbatched)
-    return _unbatch(out, unbatched)
+    _geometry(name, tuple(x.shape), kernel, stride, padding, dilation, ceil_mode)
+    out, indices = _pooling.max_pool(input, n, kernel, stride, padding, dilation, ceil_mode)
+    return (out, indices) if return_indices else out
 
 
 def _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
@@ -207,38 +117,19 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out.squeeze(-2)
 
 
-def _avg_divisor(taps, sizes, padding, count_include_pad):
-    """Per output position: how many taps fall inside the padded (or the real) input."""
-    counts = []
-    for t, n, p in zip(taps, sizes, padding):
-        lo, hi = (0, n + 2 * p) if count_include_pad else (p, n + p)
-        start, stop = t[:, 0], np.minimum(t[:, -1] + 1, n + 2 * p)
-        counts.append(np.maximum(np.minimum(stop, hi) - np.maximum(start, lo), 0))
-    divisor = counts[0]
-    for c in counts[1:]:
-        divisor = np.multiply.outer(divisor, c)
-    return divisor
-
-
 def _avg_pool(name, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, n):
-    x, unbatched = _batched(name, input, n)
+    x, _ = _batched(name, input, n)
     kernel = _tuple(kernel_size, n, f"{name}: kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else \
         _tuple(stride, n, f"{name}: stride")
     padding = _tuple(padding, n, f"{name}: padding")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    outs, taps = _geometry(name, tuple(x.shape), kernel, stride, padding, (1,) * n, ceil_mode,
-                           effective=False)
-    padded, _ = _pad_for(x, taps, padding, 0.0)
-    index = _flat_windows(taps, tuple(padded.shape)[2:])
-    total = _gather(padded, index).sum(3).reshape(tuple(x.shape[:2]) + tuple(outs))
-    if divisor_override is not None:
-        return _unbatch(total / divisor_override, unbatched)
-    divisor = _avg_divisor(taps, tuple(x.shape)[2:], padding, count_include_pad)
-    divisor = on_device_of(divisor.astype(x._data.dtype), x._data)
-    return _unbatch(total / _Tensor._wrap(divisor), unbatched)
+    _geometry(name, tuple(x.shape), kernel, stride, padding, (1,) * n, ceil_mode,
+              effective=False)
+    return _pooling.avg_pool(input, n, kernel, stride, padding, ceil_mode, count_include_pad,
+                             divisor_override)
 
 
 def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -277,21 +168,18 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 # --- adaptive pooling -------------------------------------------------------------------------
-def _adaptive_bounds(size, out):
-    i = np.arange(out)
-    return (i * size) // out, -((-(i + 1) * size) // out)
-
-
-def _averaging_matrix(size, out, dtype):
-    start, stop = _adaptive_bounds(size, out)
-    cols = np.arange(size)
-    inside = (cols[None, :] >= start[:, None]) & (cols[None, :] < stop[:, None])
-    return _Tensor._wrap((inside / (stop - start)[:, None]).astype(dtype))
-
-
 def _output_size(output_size, shape, n):
     sizes = _tuple(output_size, n, "output_size")
     return tuple(shape[-n + i] if s is None else s for i, s in enumerate(sizes))
+
+
+def _adaptive_avg(name, input, output_size, n):
+    """The reference's choice: a mean over the pooled dims for an output of ones."""
+    _check_adaptive(name, input, n)
+    outs = _output_size(output_size, tuple(input.shape), n)
+    if all(o == 1 for o in outs):
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
+    return _pooling.adaptive_avg_pool(input, n, outs)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -303,13 +191,7 @@ def adaptive_avg_pool2d(input, output_size):
     >>> F.adaptive_avg_pool2d(cr.arange(16.).reshape(1, 4, 4), 1).tolist()
     [[[7.5]]]
     """
-    _check_adaptive("adaptive_avg_pool2d", input, 2)
-    oh, ow = _output_size(output_size, tuple(input.shape), 2)
-    dtype = input._data.dtype
-    rows = _averaging_matrix(input.shape[-2], oh, dtype).to(input.device)
-    cols = _averaging_matrix(input.shape[-1], ow, dtype).to(input.device)
-    matmul = _FUNCTIONS["matmul"]
-    return matmul(matmul(rows, input), cols.transpose(0, 1))
+    return _adaptive_avg("adaptive_avg_pool2d", input, output_size, 2)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -321,9 +203,7 @@ def adaptive_avg_pool1d(input, output_size):
     [[2.0, 2.5]]
     """
     _check_adaptive("adaptive_avg_pool1d", input, 1)
-    (out,) = _output_size(output_size, tuple(input.shape), 1)
-    cols = _averaging_matrix(input.shape[-1], out, input._data.dtype).to(input.device)
-    return _FUNCTIONS["matmul"](input, cols.transpose(0, 1))
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _first(output_size))).squeeze(-2)
 
 
 def _check_adaptive(name, input, spatial):
@@ -337,12 +217,11 @@ def _check_adaptive(name, input, spatial):
                                f"dimension {d} being empty")
 
 
-def _adaptive_taps(size, out):
-    """(out, longest window) positions; short windows repeat their last position."""
-    start, stop = _adaptive_bounds(size, out)
-    width = int((stop - start).max()) if out else 0
-    taps = start[:, None] + np.arange(width)[None, :]
-    return np.minimum(taps, stop[:, None] - 1)
+def _adaptive_max(name, input, output_size, return_indices, n):
+    _check_adaptive(name, input, n)
+    outs = _output_size(output_size, tuple(input.shape), n)
+    out, indices = _pooling.adaptive_max_pool(input, n, outs)
+    return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -354,16 +233,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     >>> F.adaptive_max_pool2d(cr.arange(16.).reshape(1, 4, 4), 1).tolist()
     [[[15.0]]]
     """
-    _check_adaptive("adaptive_max_pool2d", input, 2)
-    x, unbatched = (input.unsqueeze(0), True) if input.dim() == 3 else (input, False)
-    oh, ow = _output_size(output_size, tuple(input.shape), 2)
-    h, w = x.shape[2], x.shape[3]
-    index = _flat_windows([_adaptive_taps(h, oh), _adaptive_taps(w, ow)], (h, w))
-    out, indices = _window_max(x, index, (h, w), ((0, 0), (0, 0)), (h, w),
-                               tuple(x.shape[:2]) + (oh, ow), return_indices)
-    if return_indices:
-        return _unbatch(out, unbatched), _unbatch(indices, unbatched)
-    return _unbatch(out, unbatched)
+    return _adaptive_max("adaptive_max_pool2d", input, output_size, return_indices, 2)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -443,14 +313,7 @@ def adaptive_avg_pool3d(input, output_size):
     >>> F.adaptive_avg_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 1).flatten().tolist()
     [3.5]
     """
-    _check_adaptive("adaptive_avg_pool3d", input, 3)
-    sizes = _output_size(output_size, tuple(input.shape), 3)
-    out = input
-    for k, size in enumerate(sizes):
-        dim = input.dim() - 3 + k
-        matrix = _averaging_matrix(input.shape[dim], size, input._data.dtype).to(input.device)
-        out = _FUNCTIONS["matmul"](out.movedim(dim, -1), matrix.transpose(0, 1)).movedim(-1, dim)
-    return out
+    return _adaptive_avg("adaptive_avg_pool3d", input, output_size, 3)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
@@ -461,16 +324,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     >>> F.adaptive_max_pool3d(cr.arange(8.).reshape(1, 2, 2, 2), 1).flatten().tolist()
     [7.0]
     """
-    _check_adaptive("adaptive_max_pool3d", input, 3)
-    x, unbatched = (input.unsqueeze(0), True) if input.dim() == 4 else (input, False)
-    outs = _output_size(output_size, tuple(input.shape), 3)
-    sizes = tuple(x.shape)[2:]
-    index = _flat_windows([_adaptive_taps(n, o) for n, o in zip(sizes, outs)], sizes)
-    out, indices = _window_max(x, index, sizes, ((0, 0),) * 3, sizes,
-                               tuple(x.shape[:2]) + tuple(outs), return_indices)
-    if return_indices:
-        return _unbatch(out, unbatched), _unbatch(indices, unbatched)
-    return _unbatch(out, unbatched)
+    return _adaptive_max("adaptive_max_pool3d", input, output_size, return_indices, 3)
 
 
 __all__ = ["max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",

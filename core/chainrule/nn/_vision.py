@@ -15,7 +15,7 @@ import numpy as np
 
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor
-from ._pool import _averaging_matrix
+from . import _pool
 
 
 def pixel_shuffle(input, upscale_factor):
@@ -192,6 +192,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("interpolate(): antialias=True is not supported by chainrule")
     sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor)
+    if mode == "area":              # the reference's: an adaptive average pooling
+        return getattr(_pool, f"adaptive_avg_pool{input.dim() - 2}d")(input, tuple(sizes))
     if mode in _MODE_DIMS and align_corners is None:
         align_corners = False
     out = input
@@ -200,8 +202,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             index = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
             out = _FUNCTIONS["index_select"](out, dim, _Tensor._wrap(index))
-        elif mode == "area":
-            out = _along(out, dim, _averaging_matrix(n_in, n_out, input._data.dtype))
         else:
             out = _along(out, dim, _weight_matrix(n_in, n_out, scale, align_corners, mode,
                                                   input._data.dtype))

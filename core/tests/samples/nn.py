@@ -232,8 +232,8 @@ def _loss_samples():
             _both("abs", "l1_loss", ((3, 4), (3, 4)), red),
             _both("abs", "l1_loss", ((3, 4), (3, 4), (3, 4)), red, note=f"l1 weight {r}",
                   keywords=("weight",)),
-            _both("where", "smooth_l1_loss", ((3, 4), (3, 4)), dict(red, beta=0.5)),
-            _both("where", "huber_loss", ((3, 4), (3, 4)), dict(red, delta=0.7)),
+            _both("smooth_l1_loss", "smooth_l1_loss", ((3, 4), (3, 4)), dict(red, beta=0.5)),
+            _both("huber_loss", "huber_loss", ((3, 4), (3, 4)), dict(red, delta=0.7)),
             _both("where", "huber_loss", ((3, 4), (3, 4), (3, 4)), red,
                   note=f"huber weight {r}", keywords=("weight",)),
             _both("binary_cross_entropy", "binary_cross_entropy", ((3, 4), (3, 4)), red,
@@ -302,19 +302,21 @@ def _stats(c):
 
 def _norm_samples():
     rm, rv = _stats(3)
-    samples = []
+    # first: the float32 parity sample (float64 running statistics are torch's error there)
+    samples = [_both("native_batch_norm", "batch_norm", ((4, 3), None, None), {"training": True},
+                     note="no running stats")]
     for x in ((4, 3), (2, 3, 4), (2, 3, 2, 2)):
         samples += [
-            _both("var", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": True},
-                  note=f"train {x}"),
-            _both("mul", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
+            _both("native_batch_norm", "batch_norm", (x, rm, rv, (3,), (3,)),
+                  {"training": True}, note=f"train {x}"),
+            _both("native_batch_norm", "batch_norm", (x, rm, rv, (3,), (3,)), {"training": False},
                   note=f"eval {x}"),
         ]
     samples += [
-        _both("var", "batch_norm", ((4, 3), rm, rv), {"training": True, "momentum": 0.3},
-              note="no affine"),
-        _both("var", "batch_norm", ((4, 3), None, None), {"training": True},
-              note="no running stats"),
+        _both("native_batch_norm", "batch_norm", ((4, 3), rm, rv),
+              {"training": True, "momentum": 0.3}, note="no affine"),
+        _both("native_batch_norm", "batch_norm", ((3, 1, 2, 2, 2), None, None, (1,)),
+              {"training": True}, note="one channel, 3-d, weight only"),
         _both("native_layer_norm", "layer_norm", ((2, 3, 4), (4,), (4,)),
               keywords=("weight", "bias"), kwargs={"normalized_shape": (4,)}, note="affine"),
         _both("native_layer_norm", "layer_norm", ((2, 3, 4),),
@@ -323,12 +325,13 @@ def _norm_samples():
               kwargs={"normalized_shape": (3, 4)}, note="weight only"),
         _both("native_layer_norm", "layer_norm", ((2, 5), None, (5,)),
               keywords=("weight", "bias"), kwargs={"normalized_shape": (5,)}, note="bias only"),
-        _both("var", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
+        _both("native_group_norm", "group_norm", ((2, 4, 3), (4,), (4,)), {"num_groups": 2},
               keywords=("weight", "bias"), note="affine"),
-        _both("var", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
-        _both("var", "instance_norm", ((2, 3, 4),)),
-        _both("var", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)), note="running"),
-        _both("mul", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
+        _both("native_group_norm", "group_norm", ((2, 6, 2, 2),), {"num_groups": 3}),
+        _both("native_batch_norm", "instance_norm", ((2, 3, 4),)),
+        _both("native_batch_norm", "instance_norm", ((2, 3, 2, 2), rm, rv, (3,), (3,)),
+              note="running"),
+        _both("native_batch_norm", "instance_norm", ((2, 3, 4), rm, rv), {"use_input_stats": False},
               note="running stats"),
         _both("rsqrt", "rms_norm", ((2, 3, 4),), {"normalized_shape": (4,)}),
         _both("rsqrt", "rms_norm", ((2, 3, 4), (3, 4)), {"normalized_shape": (3, 4),
@@ -356,46 +359,65 @@ def _pad_samples():
     return samples
 
 
-# --- pooling (Note [pooling by gathered windows] in chainrule/nn/_pool.py) -------------------
+# --- pooling (Note [pooling windows] in chainrule/_ops/pooling.py) --------------------------
 def _first_output(name, kwargs):
     """F.<name>(x, **kwargs)[0]: the pooled values of a return_indices call."""
-    return Sample("max_dim", lambda x: getattr(F, name)(x, **kwargs)[0], (2, 2, 5, 6),
+    return Sample("max_pool2d_with_indices", lambda x: getattr(F, name)(x, **kwargs)[0], (2, 2, 5, 6),
                   torch_call=lambda x: getattr(TF, name)(x, **kwargs)[0],
                   note=f"{name} indices")
 
 
+def _avg_grad(name, x_shape, g, kwargs, lib):
+    """The input gradient of an average pooling as a function of the output gradient
+    ``g`` (its graph holds avg_pool_backward)."""
+    x = lib.zeros(x_shape, dtype=lib.float64, requires_grad=True)
+    y = getattr(lib.nn.functional, name)(x, **kwargs)
+    return lib.autograd.grad(y, x, g, create_graph=True)[0]
+
+
+def _avg_double_backward(name, g_shape, kwargs):
+    x_shape = (2, 2, 5, 6) if name == "avg_pool2d" else (1, 2, 3, 4, 5)
+    return Sample("avg_pool_backward", lambda g: _avg_grad(name, x_shape, g, kwargs, cr), g_shape,
+                  torch_call=lambda g: _avg_grad(name, x_shape, g, kwargs, torch),
+                  note=f"{name} double backward")
+
+
 def _pool_samples():
     x = (2, 2, 5, 6)
-    samples = [_both("max_dim", "max_pool2d", (x,), kw) for kw in (
+    samples = [_both("max_pool2d_with_indices", "max_pool2d", (x,), kw) for kw in (
         {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
         {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1), "padding": (1, 1)},
         {"kernel_size": 3, "stride": 2, "ceil_mode": True})]
-    samples += [_both("max_dim", "max_pool2d", ((2, 5, 6),), {"kernel_size": 2},
+    samples += [_both("max_pool2d_with_indices", "max_pool2d", ((2, 5, 6),), {"kernel_size": 2},
                       note="unbatched"),
                 _first_output("max_pool2d", {"kernel_size": 2, "return_indices": True})]
-    samples += [_both("sum_dim", "avg_pool2d", (x,), kw) for kw in (
+    samples += [_both("avg_pool2d", "avg_pool2d", (x,), kw) for kw in (
         {"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
         {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
         {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
         {"kernel_size": 2, "divisor_override": 3})]
     samples += [
-        _both("max_dim", "max_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+        _both("max_pool2d_with_indices", "max_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
                                                       "padding": 1}),
-        _both("sum_dim", "avg_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
+        _both("avg_pool2d", "avg_pool1d", ((2, 3, 7),), {"kernel_size": 3, "stride": 2,
                                                       "ceil_mode": True}),
-        _both("matmul", "adaptive_avg_pool2d", (x,), {"output_size": (2, 4)}),
-        _both("matmul", "adaptive_avg_pool2d", ((2, 5, 6),), {"output_size": 3}),
-        _both("matmul", "adaptive_avg_pool1d", ((2, 3, 7),), {"output_size": 3}),
-        _both("max_dim", "adaptive_max_pool2d", (x,), {"output_size": (3, 4)}),
-        _both("max_dim", "adaptive_max_pool1d", ((2, 3, 7),), {"output_size": 3}),
-        _both("max_dim", "max_pool3d", ((1, 2, 3, 4, 5),), {"kernel_size": 2, "stride": 1,
+        _both("adaptive_avg_pool2d", "adaptive_avg_pool2d", (x,), {"output_size": (2, 4)}),
+        _both("adaptive_avg_pool2d", "adaptive_avg_pool2d", ((2, 5, 6),), {"output_size": 3}),
+        _both("adaptive_avg_pool2d", "adaptive_avg_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("adaptive_max_pool2d", "adaptive_max_pool2d", (x,), {"output_size": (3, 4)}),
+        _both("adaptive_max_pool2d", "adaptive_max_pool1d", ((2, 3, 7),), {"output_size": 3}),
+        _both("max_pool3d_with_indices", "max_pool3d", ((1, 2, 3, 4, 5),), {"kernel_size": 2, "stride": 1,
                                                              "padding": 1}),
-        _both("max_dim", "max_pool3d", ((2, 3, 4, 4),), {"kernel_size": (1, 2, 3),
+        _both("max_pool3d_with_indices", "max_pool3d", ((2, 3, 4, 4),), {"kernel_size": (1, 2, 3),
                                                         "dilation": (1, 2, 1)}),
-        _both("sum_dim", "avg_pool3d", ((1, 2, 3, 4, 5),),
+        _both("avg_pool3d", "avg_pool3d", ((1, 2, 3, 4, 5),),
               {"kernel_size": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False}),
-        _both("matmul", "adaptive_avg_pool3d", ((1, 2, 3, 4, 5),), {"output_size": (2, 3, 2)}),
-        _both("max_dim", "adaptive_max_pool3d", ((1, 2, 3, 4, 5),), {"output_size": 2}),
+        _both("adaptive_avg_pool3d", "adaptive_avg_pool3d", ((1, 2, 3, 4, 5),), {"output_size": (2, 3, 2)}),
+        _both("adaptive_max_pool3d", "adaptive_max_pool3d", ((1, 2, 3, 4, 5),), {"output_size": 2}),
+        _both("mean_dim", "adaptive_avg_pool2d", (x,), {"output_size": 1}, note="a mean"),
+        _avg_double_backward("avg_pool2d", (2, 2, 3, 3),
+                             {"kernel_size": 3, "stride": 2, "padding": 1}),
+        _avg_double_backward("adaptive_avg_pool3d", (1, 2, 2, 3, 2), {"output_size": (2, 3, 2)}),
         _both("pow_scalar", "lp_pool2d", (x,), {"norm_type": 2, "kernel_size": 2},
               domain=(0.5, 2.0)),
         _both("pow_scalar", "lp_pool1d", ((2, 3, 6),), {"norm_type": 3, "kernel_size": 3},
@@ -471,7 +493,7 @@ def _resampling_samples():
     ]
     for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
                         ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
-        op = "matmul" if mode == "area" else "index_select"
+        op = "adaptive_avg_pool2d" if mode == "area" else "index_select"
         samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
                     _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
     for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),

@@ -54,9 +54,9 @@ def _fractional(name, x_shape, draws, **kwargs):
 def _pool_samples():
     return [
         _both("scatter", "max_unpool3d", ((1, 1, 2, 2, 2), _UNPOOL3D_IDX), {"kernel_size": 2}),
-        _both("index_select", "lp_pool3d", ((1, 2, 4, 2, 4),),
+        _both("avg_pool3d", "lp_pool3d", ((1, 2, 4, 2, 4),),
               {"norm_type": 2, "kernel_size": (2, 1, 2)}, domain=(0.5, 2.0)),
-        _both("index_select", "lp_pool3d", ((2, 3, 3, 4),),
+        _both("avg_pool3d", "lp_pool3d", ((2, 3, 3, 4),),
               {"norm_type": 1.5, "kernel_size": 2, "stride": 1}, domain=(0.5, 2.0)),
         _fractional("fractional_max_pool2d", (1, 2, 5, 6), _SAMPLES_2D, kernel_size=2,
                     output_size=(3, 4)),

@@ -1,0 +1,168 @@
+"""Parity tier: batch norm, instance norm, group norm and the poolings record the reference's nodes
+(grad_fn names and their next_functions) and give its values, gradients, indices and
+running statistics, in float64 and float32, with ties (skips without torch)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import chainrule as cr  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+POOLS = [
+    ("max_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                      return_indices=True)),
+    ("max_pool2d", (3, 7, 6), dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1),
+                                   dilation=(2, 1), return_indices=True)),
+    ("max_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                   return_indices=True)),
+    ("max_pool3d", (1, 2, 5, 4, 5), dict(kernel_size=2, stride=1, padding=1,
+                                         return_indices=True)),
+    ("avg_pool2d", (2, 3, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                      count_include_pad=False)),
+    ("avg_pool2d", (3, 7, 6), dict(kernel_size=(2, 3), padding=(1, 1), divisor_override=5)),
+    ("avg_pool1d", (2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+    ("avg_pool3d", (2, 5, 4, 5), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("adaptive_avg_pool2d", (3, 3, 5), dict(output_size=(7, None))),
+    ("adaptive_avg_pool2d", (2, 3, 4, 5), dict(output_size=1)),
+    ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=3)),
+    ("adaptive_avg_pool3d", (1, 2, 5, 4, 5), dict(output_size=(2, 3, 2))),
+    ("adaptive_max_pool2d", (2, 3, 3, 2), dict(output_size=(5, 4), return_indices=True)),
+    ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=3, return_indices=True)),
+    ("adaptive_max_pool3d", (1, 2, 5, 4, 5), dict(output_size=2, return_indices=True)),
+    ("interpolate", (2, 3, 7, 6), dict(size=(3, 4), mode="area")),
+]
+
+
+def _nodes(y):
+    return _node_names(y.grad_fn)
+
+
+def _node_names(fn):
+    return [type(fn).__name__] + [type(f).__name__ if f else None for f, _ in fn.next_functions]
+
+
+def _pool(lib, name, x, kwargs, dtype):
+    X = lib.tensor(x, dtype=getattr(lib, dtype)).requires_grad_()
+    out = getattr(lib.nn.functional, name)(X, **kwargs)
+    y, idx = out if isinstance(out, tuple) else (out, None)
+    weights = lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    (y * weights).sum().backward()
+    extra = [idx.numpy()] if idx is not None else []
+    return _nodes(y), [y.detach().numpy(), X.grad.numpy()] + extra
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("name,shape,kwargs", POOLS, ids=[f"{p[0]}-{i}" for i, p in
+                                                          enumerate(POOLS)])
+def test_pooling_nodes_values_gradients_indices(name, shape, kwargs, ties, dtype):
+    x = RNG.standard_normal(shape)
+    x = np.round(x) if ties else x               # equal values: the reference's pick
+    nodes, got = _pool(cr, name, x, kwargs, dtype)
+    want_nodes, want = _pool(torch, name, x, kwargs, dtype)
+    assert nodes == want_nodes
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _batch_norm(lib, x, w, rm, rv, training, dtype):
+    t = (lambda a: None if a is None else lib.tensor(a, dtype=getattr(lib, dtype)))
+    X, W, B = t(x).requires_grad_(), w if w is None else t(w).requires_grad_(), \
+        w if w is None else t(-w).requires_grad_()
+    RM, RV = t(rm), t(rv)
+    y = lib.nn.functional.batch_norm(X, RM, RV, W, B, training=training, momentum=0.3)
+    (y * t(np.cos(np.arange(y.numel())).reshape(y.shape))).sum().backward()
+    grads = [p.grad.numpy() for p in (X, W, B) if p is not None]
+    stats = [r.numpy() for r in (RM, RV) if r is not None]
+    return _nodes(y), [y.detach().numpy()] + grads + stats
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 1, 2, 2, 2)])
+def test_batch_norm_node_values_gradients_running_stats(shape, affine, training, dtype):
+    c = shape[1]
+    x, w = RNG.standard_normal(shape), RNG.standard_normal(c) if affine else None
+    rm, rv = RNG.standard_normal(c), RNG.random(c) + 0.5
+    nodes, got = _batch_norm(cr, x, w, rm, rv, training, dtype)
+    want_nodes, want = _batch_norm(torch, x, w, rm, rv, training, dtype)
+    assert nodes == want_nodes
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-5)
+
+
+def _group_norm(lib, x, w, groups, dtype):
+    t = (lambda a: lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_())
+    X, W, B = t(x), t(w), t(-w)
+    y = lib.nn.functional.group_norm(X, groups, W, B)
+    (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(y.shape), dtype=y.dtype)).sum().backward()
+    return _nodes(y), [y.detach().numpy(), X.grad.numpy(), W.grad.numpy(), B.grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape,groups", [((2, 4, 3), 2), ((2, 6, 2, 2), 3), ((3, 4), 1)])
+def test_group_norm_node_values_gradients(shape, groups, dtype):
+    x, w = RNG.standard_normal(shape), RNG.standard_normal(shape[1])
+    nodes, got = _group_norm(cr, x, w, groups, dtype)
+    want_nodes, want = _group_norm(torch, x, w, groups, dtype)
+    assert nodes == want_nodes
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+def test_instance_norm_graph_is_a_view_of_a_batch_norm(use_input_stats):
+    x, w = RNG.standard_normal((2, 3, 4)), RNG.standard_normal(3)
+    rm, rv = RNG.standard_normal(3), RNG.random(3) + 0.5
+    outs = []
+    for lib in (cr, torch):
+        rm_, rv_ = lib.tensor(rm), lib.tensor(rv)
+        y = lib.nn.functional.instance_norm(lib.tensor(x), rm_, rv_, lib.tensor(w).requires_grad_(),
+                                            None, use_input_stats=use_input_stats)
+        outs.append((_nodes(y), _node_names(y.grad_fn.next_functions[0][0]),
+                     [y.detach().numpy(), rm_.numpy(), rv_.numpy()]))
+    assert outs[0][:2] == outs[1][:2]
+    for g, v in zip(outs[0][2], outs[1][2]):
+        np.testing.assert_allclose(g, v, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_module_cumulative_average_and_eval():
+    x = RNG.standard_normal((5, 3, 4)).astype(np.float32)
+    results = []
+    for lib in (cr, torch):
+        bn = lib.nn.BatchNorm1d(3, momentum=None)
+        for k in range(3):
+            bn(lib.tensor(x * (k + 1)))
+        bn.eval()
+        results.append([bn(lib.tensor(x)).detach().numpy(), bn.running_mean.numpy(),
+                        bn.running_var.numpy(), bn.num_batches_tracked.numpy()])
+    for g, v in zip(*results):
+        np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-6)
+
+
+def test_where_lists_only_its_differentiable_inputs():
+    x = RNG.standard_normal(4)
+    names = [_nodes(lib.where(lib.tensor(x) > 0, lib.tensor(x, requires_grad=True), 0.))
+             for lib in (cr, torch)]
+    assert names[0] == names[1] == ["WhereBackward0", "AccumulateGrad", None]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,kwargs", [("smooth_l1_loss", {"beta": 0.5}),
+                                         ("huber_loss", {"delta": 0.7})])
+def test_smooth_l1_and_huber_are_one_node_each(name, kwargs, reduction):
+    x, t = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    x[0, 0] = t[0]                                  # a zero difference
+    results = []
+    for lib in (cr, torch):
+        X, T = lib.tensor(x, requires_grad=True), lib.tensor(t, requires_grad=True)
+        with pytest.warns(UserWarning):             # a broadcast target
+            y = getattr(lib.nn.functional, name)(X, T, reduction=reduction, **kwargs)
+        (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        results.append((_nodes(y), [y.detach().numpy(), X.grad.numpy(), T.grad.numpy()]))
+    assert results[0][0] == results[1][0]
+    for g, v in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(g, v, rtol=1e-10, atol=1e-12)
