@@ -46,8 +46,38 @@ def _dual(array_impl, tensor_impl, *args):
     return view_fn
 
 
+# Note [ndarray methods in view forwards]
+#     NumPy's function forms (np.transpose, np.squeeze, np.expand_dims, np.reshape
+#     with copy=False) are Python wrappers that cost several times the ndarray method
+#     they end in; view forwards call the method on exact ndarrays and the function
+#     (which device arrays implement, Note [device arrays]) otherwise.
+def _permute_array(a, dims):
+    return a.transpose(dims) if type(a) is np.ndarray else np.transpose(a, dims)
+
+
+def _transpose_array(a, dim0, dim1):
+    return a.swapaxes(dim0, dim1) if type(a) is np.ndarray else np.swapaxes(a, dim0, dim1)
+
+
+def _squeeze_array(a, dim):
+    return a.squeeze(dim) if type(a) is np.ndarray else np.squeeze(a, dim)
+
+
+def _reshape_view(a, shape):
+    if type(a) is np.ndarray:
+        return a.reshape(shape, copy=False)
+    return np.reshape(a, shape, copy=False)
+
+
+def _unsqueeze_array(a, dim):
+    if type(a) is np.ndarray:
+        shape = a.shape
+        return a.reshape(shape[:dim] + (1,) + shape[dim:], copy=False)
+    return np.expand_dims(a, dim)
+
+
 # --- the table: views ----------------------------------------------------------------
-VIEW = defop("view", lambda a, shape: np.reshape(a, shape, copy=False), attrs=("shape",),
+VIEW = defop("view", _reshape_view, attrs=("shape",),
              node_name="ViewBackward0",
              vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
              jvp=lambda F, t, shape: F.reshape(t[0], shape))
@@ -58,21 +88,21 @@ ALIAS = defop("alias", lambda a: a.view(), vjp=(lambda F, g: g,), jvp=lambda F, 
 EXPAND = defop("expand", lambda a, shape: ARRAY_NS.expand(a, shape), attrs=("shape",),
                vjp=(lambda F, g, self_shape: F.sum_to(g, self_shape),),
                jvp=lambda F, t, shape: F.expand(t[0], shape))
-PERMUTE = defop("permute", lambda a, dims: np.transpose(a, dims), attrs=("dims",),
+PERMUTE = defop("permute", _permute_array, attrs=("dims",),
                 vjp=(lambda F, g, dims: F.permute(g, _inverse_permutation(dims)),),
                 jvp=lambda F, t, dims: F.permute(t[0], dims))
-TRANSPOSE = defop("transpose", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
+TRANSPOSE = defop("transpose", _transpose_array,
                   attrs=("dim0", "dim1"),
                   vjp=(lambda F, g, dim0, dim1: F.transpose(g, dim0, dim1),),
                   jvp=lambda F, t, dim0, dim1: F.transpose(t[0], dim0, dim1))
 T = defop("t", lambda a: a.T, vjp=(lambda F, g: F.t(g),), jvp=lambda F, t: F.t(t[0]))
-UNSQUEEZE = defop("unsqueeze", lambda a, dim: np.expand_dims(a, dim), attrs=("dim",),
+UNSQUEEZE = defop("unsqueeze", _unsqueeze_array, attrs=("dim",),
                   vjp=(lambda F, g, dim: F.squeeze(g, dim),),
                   jvp=lambda F, t, dim: F.unsqueeze(t[0], dim))
 
 
 def _squeeze_op(name, node_name):
-    return defop(name, lambda a, dim: np.squeeze(a, dim), attrs=("dim",), node_name=node_name,
+    return defop(name, _squeeze_array, attrs=("dim",), node_name=node_name,
                  vjp=(lambda F, g, self_shape: F.reshape(g, self_shape),),
                  jvp=lambda F, t, dim: F.squeeze(t[0], dim))
 
@@ -96,10 +126,27 @@ def _shape_arg(shape):
     """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` alike, as a tuple of ints."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    if type(shape) is tuple and all(map(_EXACT_INT, map(type, shape))):    # no frames
+        return shape
     return tuple(s.__index__() for s in shape)
 
 
+_EXACT_INT = frozenset((int,)).__contains__
+
+
 def _infer_shape(shape, numel):
+    """``shape`` with its -1 (if any) inferred from ``numel``, checked."""
+    if shape and min(shape) >= -1:          # the common cases first (C calls only)
+        known = math.prod(shape)
+        if known == numel and -1 not in shape:
+            return shape
+        if known < 0 and shape.count(-1) == 1 and numel % known == 0:
+            i = shape.index(-1)
+            return shape[:i] + (numel // -known,) + shape[i + 1:]
+    return _checked_shape(shape, numel)
+
+
+def _checked_shape(shape, numel):
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1

@@ -41,7 +41,10 @@ from .. import _grad_mode
 from .._tensor import Tensor, on_device_of
 from ..autograd._sum_to import sum_to
 from ..autograd.node import Node
+from .._tensor import _Extras
+from .._version_counter import counter_of
 from ..autograd.saved_tensor import FREED_MESSAGE
+from . import _registry
 from ._registry import OpNode, apply_op, edge_of
 
 
@@ -49,7 +52,59 @@ def make_view(op, base, attrs, view_fn):
     """Apply a view op to ``base`` and link the result(s) to the root base.
 
     ``view_fn`` re-makes the output from ``base``; for a multi-output op it is a
-    sequence with one function per output. (The hot path of every view op.)"""
+    sequence with one function per output. (The hot path of every view op: see Note
+    [view fast path].)"""
+    fast = _FAST_OPS.get(op)
+    if fast is None:
+        fast = _fast_op(op)
+    if not fast or _registry._dispatch is not None:
+        return _make_views(op, base, attrs, view_fn)
+    arr = op.forward(base._data, **attrs)
+    state = _grad_mode.STATE
+    extra = base._extra
+    if state.grad_enabled and base._requires_grad:
+        out = _registry._recorder(op, (base,), attrs, arr, None)
+    elif state.inference:
+        out = _registry._wrap_inference(op, arr)
+        out._extra.view_fn = view_fn if extra is None else _compose(extra.view_fn, view_fn)
+        return out
+    else:
+        out = Tensor._wrap(arr)
+    root = base._base
+    if root is None:
+        root = base
+    out._base = root
+    vc = root._vc
+    out._vc = vc if vc is not None else counter_of(root)
+    out_extra = out._extra = _Extras()
+    if extra is None:
+        out_extra.view_fn = view_fn
+    else:
+        out_extra.view_fn = _compose(extra.view_fn, view_fn)
+        out_extra.inference = extra.inference      # a view of an inference tensor is one
+    if state.grad_enabled:
+        _register(out)
+    return out
+
+
+# Note [view fast path]
+#     make_view runs a single-output view op itself rather than through apply_op
+#     (only while no dispatcher is registered, Note [dispatch slot]): the forward,
+#     then the recorder with no view base, so that the C++ recorder's fast path takes
+#     it, then the links of Note [views share memory and version], set once here. The
+#     output's version counter is set after recording, so an op whose backward saves
+#     its result takes the general path (as do multi-output ops).
+_FAST_OPS = {}      # OpDef -> whether make_view runs it itself
+
+
+def _fast_op(op):
+    saves_result = (op.plans[1] or op.saved_plan(1))[1]
+    fast = _FAST_OPS[op] = not (op.multi_output or saves_result or len(op.inputs) != 1)
+    return fast
+
+
+def _make_views(op, base, attrs, view_fn):
+    """make_view through apply_op: multi-output views, dispatchers, saved results."""
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
     extra = base._extra
     parent_fn = extra.view_fn if extra is not None else None
