@@ -363,7 +363,11 @@ def _apply_basic(t, key):
     the advanced ``index`` op (None when nothing is)."""
     rest, dim, advanced = [], 0, False
     for position, k in enumerate(key):
-        if _is_int(k):
+        if type(k) is slice:                 # the commonest first: one check
+            t = _apply_slice(t, dim, k, len(key) == 1)
+            rest.append(slice(None))
+            dim += 1
+        elif _is_int(k):
             n = t._data.shape[dim]
             i = k.__index__()
             if not -n <= i < n:
@@ -425,6 +429,15 @@ def _index(input, key):
 formula_helper(_index)
 
 
+_BASIC_TYPE = frozenset((int, slice, type(None))).__contains__
+
+
+def _only_basic(key, ndim):
+    """Whether ``key`` (a tuple) holds only ints, slices and None, no more than
+    ``ndim`` of them indexing: ``_expand_key`` would leave it as it is."""
+    return all(map(_BASIC_TYPE, map(type, key))) and len(key) - key.count(None) <= ndim
+
+
 def getitem(self, key):
     """``self[key]``: basic indexing gives views, advanced indexing a copy (Note
     [basic and advanced indexing]).
@@ -439,6 +452,11 @@ def getitem(self, key):
         if not -n <= key < n:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
         return _select(self, 0, key % n)
+    if type(key) is slice and self._data.ndim:
+        return _apply_slice(self, 0, key, True)
+    if type(key) is tuple and _only_basic(key, self._data.ndim):
+        view = _apply_basic(self, key)[0]
+        return _alias(self) if view is self else view
     try:
         expanded = _expand_key(key, self._data.ndim)
     except ZeroDimIndexError:                        # Note [zero-dim index slot]

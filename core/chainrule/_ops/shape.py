@@ -360,7 +360,8 @@ def permute(input, *order, dims=None):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
-    dims = tuple(wrap_dim(d, nd) for d in dims)
+    if not (dims and min(dims) >= 0 and max(dims) < nd):       # else already wrapped
+        dims = tuple(wrap_dim(d, nd) for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     attrs = {"dims": dims}
@@ -402,7 +403,7 @@ def transpose(input, dim0, dim1):
     nd = input._data.ndim
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
     if nd == 0:
-        return make_view(ALIAS, input, EMPTY, _dual(lambda a: a.view(), _alias))
+        return make_view(ALIAS, input, EMPTY, _ALIAS_VIEW_FN)
     attrs = {"dim0": d0, "dim1": d1}
     return make_view(TRANSPOSE, input, attrs, _view_fn(TRANSPOSE, attrs, transpose, d0, d1))
 
@@ -423,7 +424,10 @@ swapdims = public(transpose, name="swapdims")        # the same parameter names
 
 
 def _alias(input):
-    return make_view(ALIAS, input, EMPTY, _dual(lambda a: a.view(), _alias))
+    return make_view(ALIAS, input, EMPTY, _ALIAS_VIEW_FN)
+
+
+_ALIAS_VIEW_FN = _dual(lambda a: a.view(), _alias)    # they take no arguments: made once
 
 
 @public
@@ -437,7 +441,10 @@ def t(input):
     if input._data.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input._data.ndim}D")
-    return make_view(T, input, EMPTY, _dual(lambda a: a.T, t))
+    return make_view(T, input, EMPTY, _T_VIEW_FN)
+
+
+_T_VIEW_FN = _dual(lambda a: a.T, t)
 
 
 def _matrix_transpose(self):
