@@ -380,3 +380,66 @@ def test_plain_setitem_of_numbers_bumps_the_version_and_checks_bounds():
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
                                            "InferenceMode is not allowed"):
         z[0] = 1.0
+
+
+# --- Note [view fast path] ----------------------------------------------------------------
+_VIEW_OPS = {
+    "view": lambda y: y.view(-1, 2), "reshape": lambda y: y.reshape(2, 6), "t": lambda y: y.t(),
+    "transpose": lambda y: y.transpose(0, 1), "permute": lambda y: y.permute(1, 0),
+    "unsqueeze": lambda y: y.unsqueeze(1), "squeeze": lambda y: y[:1].squeeze(0),
+    "expand": lambda y: y[:1].expand(5, 4), "select": lambda y: y[1],
+    "slices": lambda y: y[:, 1:3], "slice": lambda y: y[1:], "none": lambda y: y[None, 1:],
+    "alias": lambda y: y[()], "view of a view": lambda y: y.t()[1:].unsqueeze(0),
+}
+
+
+def _view_facts(make, requires_grad, mode):
+    """What a view op gives, in grad mode ``mode``: values, links, node, version,
+    and the gradient after an in-place write through the view."""
+    x = _x(3, 4, requires_grad=requires_grad)
+    y = x * 1 if requires_grad else x
+    with mode():
+        v = make(y)
+        facts = [v.tolist(), v._base is y, v._is_view(), type(v.grad_fn).__name__,
+                 v.requires_grad, v.is_inference(), v.is_contiguous(), v.stride()]
+    if not v.is_inference():
+        v.mul_(2) if v._data.flags.writeable else None
+        facts += [y._version, v._version, type(y.grad_fn).__name__]
+    if requires_grad and mode is _grad_on:
+        y.sum().backward()
+        facts.append(x.grad.tolist())
+    return facts
+
+
+def _grad_on():
+    return cr.enable_grad()
+
+
+@pytest.mark.parametrize("mode", [_grad_on, cr.no_grad, cr.inference_mode],
+                         ids=["grad", "no_grad", "inference"])
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["recorded", "plain"])
+@pytest.mark.parametrize("name", list(_VIEW_OPS))
+def test_view_fast_path_gives_what_apply_op_gives(name, requires_grad, mode):
+    from chainrule._ops import _registry
+    fast = _view_facts(_VIEW_OPS[name], requires_grad, mode)
+    passing = lambda run, op, inputs, attrs, base: run(op, inputs, attrs, base)  # noqa: E731
+    with _registry.add_dispatcher(passing):              # make_view's general path
+        general = _view_facts(_VIEW_OPS[name], requires_grad, mode)
+    assert fast == general
+
+
+def test_view_shape_arguments_keep_their_errors():
+    y = cr.ones(4, 4)
+    assert y.view(True, 16).shape == (1, 16) and y.view([2, -1]).shape == (2, 8)
+    for shape, message in [((-1, -1), "only one dimension can be inferred"),
+                           ((-2, 8), "invalid shape dimension -2"),
+                           ((3, -1), r"shape '\[3, -1\]' is invalid for input of size 16"),
+                           ((0, -1), r"shape '\[0, -1\]' is invalid for input of size 16"),
+                           ((5, 4), r"shape '\[5, 4\]' is invalid for input of size 16")]:
+        with pytest.raises(RuntimeError, match=message):
+            y.view(*shape)
+    assert cr.ones(0, 3).view(-1, 3).shape == (0, 3)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 1"):
+        y[:, 4]
+    with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
+        y[0, :, 1]
