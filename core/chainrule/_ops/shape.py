@@ -6,6 +6,7 @@ with a ``view_fn`` that re-makes the view from its base, on ndarrays or Tensors.
 Indexing (``__getitem__``, select, gather, ...) lives in indexing.py, imported at the
 end of this module so that it registers with the shape family.
 """
+import functools
 import math
 
 import numpy as np
@@ -28,22 +29,29 @@ _VIEW_ERROR = ("view size is not compatible with input tensor's size and stride 
                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
 
 
-def _view_fn(op, attrs, public_fn, *args):
-    """How a view re-makes itself from its base, on ndarrays or Tensors."""
-    def view_fn(x):
-        if isinstance(x, Tensor):
-            return public_fn(x, *args)
-        return op.forward(x, **attrs)
-    return view_fn
+def _replay_view(op, attrs, public_fn, *args_and_base):
+    """What a view_fn made by ``_view_fn`` runs: the public function on a Tensor, the
+    op's forward on an ndarray (the base comes last)."""
+    x = args_and_base[-1]
+    if isinstance(x, Tensor):
+        return public_fn(x, *args_and_base[:-1])
+    return op.forward(x, **attrs)
 
 
-def _dual(array_impl, tensor_impl, *args):
-    """A view_fn from an ndarray implementation and a Tensor one."""
-    def view_fn(x):
-        if isinstance(x, Tensor):
-            return tensor_impl(x, *args)
-        return array_impl(x, *args)
-    return view_fn
+def _replay_dual(array_impl, tensor_impl, *args_and_base):
+    """What a view_fn made by ``_dual`` runs (the base comes last)."""
+    x = args_and_base[-1]
+    if isinstance(x, Tensor):
+        return tensor_impl(x, *args_and_base[:-1])
+    return array_impl(x, *args_and_base[:-1])
+
+
+# How a view re-makes itself from its base, on ndarrays or Tensors:
+# ``_view_fn(op, attrs, public_fn, *args)`` and ``_dual(array_impl, tensor_impl, *args)``
+# return ``view_fn(x)``, a partial of the replay functions above, made without a
+# Python frame (one per view op, Note [view fast path]).
+_view_fn = functools.partial(functools.partial, _replay_view)
+_dual = functools.partial(functools.partial, _replay_dual)
 
 
 # Note [ndarray methods in view forwards]
