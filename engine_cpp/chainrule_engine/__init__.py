@@ -204,6 +204,24 @@ def _configure_array_fns(enabled=None):
 _configure_array_fns()
 
 
+def _configure_view_maker(enabled=None):
+    """Note [view maker] in src/view_maker.h: installed in core's view maker slot (Note
+    [view maker slot] in chainrule/_ops/views.py) while make_view is the code it
+    mirrors; CHAINRULE_ENGINE_VIEWS=0 (or enabled=False) keeps the Python function."""
+    from chainrule import _grad_mode, _tensor, _version_counter
+    from chainrule._ops import _registry, views
+    if enabled is None:
+        enabled = _wanted("CHAINRULE_ENGINE_VIEWS", _mirror.view_maker_matches)
+    _engine.configure_view_maker(
+        python_make_view=views.make_view, registry=_registry, views=views,
+        tensor_type=_tensor.Tensor, extras_type=_tensor._Extras, grad_state=_grad_mode.STATE,
+        record=_engine.record, counter_of=_version_counter.counter_of)
+    views.set_view_maker(_engine.make_view if enabled else None)
+
+
+_configure_view_maker()
+
+
 class CppEngine(_engine.Engine):
     """The C++ engine; the interface of ``chainrule.autograd.engine.PythonEngine``:
     ``execute(roots, root_grads, keep_graph, create_graph, targets=None,

@@ -25,6 +25,7 @@ ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "a141e215265714fe"
 INPLACE_FINGERPRINT = "fa7073328648020e"
 DUAL_FINGERPRINT = "c2655f59be500559"
+VIEW_MAKER_FINGERPRINT = "1d0bf7391ff6d330"
 
 
 def engine_parts():
@@ -112,6 +113,18 @@ def inplace_parts():
         (operators, ["_inplace_operator", "_try_fast_inplace", "_keeps_kind"]),
         (_tensor, ["Tensor._bump_version"]),
         (_version_counter, ["bump"]),
+        (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
+    ]
+
+
+def view_maker_parts():
+    """Note [view maker] in src/view_maker.h: make_view's fast path and the _Extras it
+    makes."""
+    from chainrule import _grad_mode, _tensor
+    from chainrule._ops import views
+    return [
+        (views, ["make_view", "_fast_op"]),
+        (_tensor, ["_Extras"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]
 
@@ -222,3 +235,8 @@ def inplace_match():
 def array_fns_match():
     """Whether the ARRAY_NS helpers src/array_fns.cc mirrors are unchanged."""
     return _matches(array_fns_parts, ARRAY_FNS_FINGERPRINT)
+
+
+def view_maker_matches():
+    """Whether make_view's fast path is the code src/view_maker.cc mirrors."""
+    return _matches(view_maker_parts, VIEW_MAKER_FINGERPRINT)

@@ -10,6 +10,7 @@
 #include "op_node.h"
 #include "python_api.h"
 #include "recorder.h"
+#include "view_maker.h"
 #include "validate.h"
 
 namespace chainrule_engine {
@@ -130,6 +131,10 @@ PyMethodDef raw_functions[] = {
     {"array_expand", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(array_expand)),
      METH_FASTCALL,
      "array_expand(x, shape): chainrule._ops._namespaces._expand in C (src/array_fns.h)."},
+    {"make_view", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(view_make)),
+     METH_FASTCALL,
+     "make_view(op, base, attrs, view_fn): chainrule._ops.views.make_view in C "
+     "(Note [view maker] in src/view_maker.h)."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -176,6 +181,10 @@ PYBIND11_MODULE(_engine, m) {
         },
         py::arg("python_conj"), py::arg("np_conj"), py::arg("python_expand"),
         "Hand over what array_conj and array_expand fall back on (array_fns.h).");
+  m.def("configure_view_maker", &ce::configure_view_maker, py::arg("python_make_view"),
+        py::arg("registry"), py::arg("views"), py::arg("tensor_type"), py::arg("extras_type"),
+        py::arg("grad_state"), py::arg("record"), py::arg("counter_of"),
+        "Hand make_view what it needs (view_maker.h).");
   m.def("accumulate_enabled", &ce::accumulate_enabled,
         "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");

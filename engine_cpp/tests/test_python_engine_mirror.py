@@ -96,3 +96,16 @@ def test_array_fns_unchanged_since_last_mirrored():
 def test_array_conj_is_installed():
     from chainrule._ops import _namespaces
     assert _namespaces.ArrayNamespace.conj is _engine.array_conj
+
+
+def test_view_maker_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.view_maker_parts())
+    assert now == _mirror.VIEW_MAKER_FINGERPRINT, (
+        "views.make_view (or _fast_op, _Extras, _ModeState) changed; the C make_view is "
+        "off until src/view_maker.cc mirrors the change and VIEW_MAKER_FINGERPRINT in "
+        "chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_view_maker_is_installed():
+    from chainrule._ops import indexing, shape
+    assert shape.make_view is indexing.make_view is _engine.make_view

@@ -103,6 +103,40 @@ def _fast_op(op):
     return fast
 
 
+# Note [view maker slot]
+#     The view ops (shape.py, indexing.py, elementwise.py) call ``make_view`` by the
+#     name they imported; a layer may put a faster implementation in its place with
+#     ``set_view_maker(fn)`` (the C++ engine installs one in C). ``make_view`` stays
+#     the reference and the default; a replacement must give identical results and
+#     may call ``make_view`` for any case it does not handle.
+_MAKER_MODULES = ("shape", "indexing", "elementwise")
+
+
+def set_view_maker(fn):
+    """View maker slot (Note [view maker slot]): the view ops call ``fn(op, base,
+    attrs, view_fn)`` in place of ``make_view`` (None restores it); returns the
+    previous maker.
+
+    >>> import chainrule as cr
+    >>> from chainrule._ops import views
+    >>> made = []
+    >>> def maker(op, base, attrs, view_fn):
+    ...     made.append(op.name)
+    ...     return views.make_view(op, base, attrs, view_fn)
+    >>> previous = views.set_view_maker(maker)
+    >>> _ = cr.ones(2, 3).t()
+    >>> _ = views.set_view_maker(previous)
+    >>> made
+    ['t']
+    """
+    import importlib
+    modules = [importlib.import_module(f"{__package__}.{name}") for name in _MAKER_MODULES]
+    previous = modules[0].make_view
+    for module in modules:
+        module.make_view = make_view if fn is None else fn
+    return None if previous is make_view else previous
+
+
 def _make_views(op, base, attrs, view_fn):
     """make_view through apply_op: multi-output views, dispatchers, saved results."""
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
