@@ -820,6 +820,8 @@ def _differentiable_dtype(np_dtype):
 
 
 def _wrap_dim(dim, ndim):
+    if 0 <= dim < ndim:                 # the common case: nothing to wrap
+        return dim
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "

@@ -37,7 +37,7 @@ from .shape import (_alias, _check_scatter_src, _dual, _expanded_shape, legacy_t
                     select_array, tril, triu, unsqueeze, write_out)
 
 # --- the table -----------------------------------------------------------------------
-SELECT = defop("select", lambda a, dim, index: select_array(a, dim, index),
+SELECT = defop("select", select_array,
                attrs=("dim", "index"),
                vjp=(lambda F, g, self_shape, dim, index:
                     F.select_backward(g, self_shape, dim, index),),
