@@ -35,7 +35,6 @@ LOOPED = {
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
-    "native_batch_norm": "statistics per entry and channel (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -45,6 +44,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
     "native_group_norm": "a batched weight or bias",
+    "native_batch_norm": "a batched weight, bias or running statistics",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",
