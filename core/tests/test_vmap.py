@@ -214,6 +214,25 @@ def test_batch_norm_with_a_batched_input_runs_once(training, rest):
     (want,) = cr.autograd.grad(loop, x, g)
     assert np.allclose(got.numpy(), want.numpy())
 
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2, "scale_grad_by_freq": True}])
+def test_embedding_with_a_batched_weight_runs_once(kwargs):
+    # model ensembles: a weight per entry, the indices shared
+    from chainrule._ops import _batching_rules
+    weight = cr.randn(3, 5, 4, dtype=cr.float64, requires_grad=True)
+    idx = cr.tensor([[0, 2], [2, 4]])
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(lambda w: cr.nn.functional.embedding(idx, w, **kwargs))(weight)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([cr.nn.functional.embedding(idx, weight[i], **kwargs) for i in range(3)])
+    assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    (got,) = cr.autograd.grad(out, weight, g)
+    (want,) = cr.autograd.grad(loop, weight, g)
+    assert np.allclose(got.numpy(), want.numpy())
+
 def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
     x = cr.randn(3, dtype=cr.float64, requires_grad=True)
     y = _Cube.apply(x)

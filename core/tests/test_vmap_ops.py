@@ -26,8 +26,6 @@ LOOPED = {
     "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
     "median": "the median of the flattened entry (no dim argument)",
     "nanmedian": "the median of the flattened entry (no dim argument)",
-    "embedding": "indices are an attribute, the weight is batched",
-    "embedding_dense_backward": "indices are an attribute",
     "index_fill_tensor": "a batched fill value",
     "linalg_lstsq": "driver-dependent shapes of the solution",
     "linalg_lu": "pivots are computed outside the table",

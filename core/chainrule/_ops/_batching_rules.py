@@ -239,6 +239,17 @@ def batch_norm(call, op, args, batched, attrs):
     out = reshape(call(op, [folded] + tiled, attrs), (shape[1], shape[0]) + shape[2:])
     return FUNCTIONS["transpose"](out, 0, 1)
 
+
+def embedding(call, op, args, batched, attrs):
+    """A batched weight (B, V, D) or output gradient (B, ..., D); the indices are an
+    attribute, shared. Rows are looked up (or accumulated) whole, so the batch folds
+    into the embedding width: (V, B * D)."""
+    x, reshape, movedim = args[0], FUNCTIONS["reshape"], FUNCTIONS["movedim"]
+    size, width = x.shape[0], x.shape[-1]
+    folded = reshape(movedim(x, 0, -2), tuple(x.shape)[1:-1] + (size * width,))
+    out = call(op, [folded], attrs)
+    return movedim(reshape(out, tuple(out.shape)[:-1] + (size, width)), -2, 0)
+
 def pooling(call, op, args, batched, attrs):
     """Pooling ops map any leading dims (Note [pooling windows]): the batch is one more;
     max pooling's indices batched like its input."""
@@ -405,7 +416,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "binary_cross_entropy_with_logits": mse_loss,
               "convolution": convolution, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
-              "native_batch_norm": batch_norm})
+              "native_batch_norm": batch_norm, "embedding": embedding,
+              "embedding_dense_backward": embedding})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
