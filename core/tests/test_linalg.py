@@ -559,6 +559,8 @@ def test_not_positive_definite_names_the_leading_minor():
      "X1 and X2 must have the same number of columns. X1: 3 X2: 4"),
     (lambda: cr.cdist(cr.ones(3), cr.ones(3)), "cdist only supports at least 2D tensors, X1 "
                                                "got: 1D"),
+    (lambda: cr.cdist(cr.ones(2, 3, dtype=cr.long), cr.ones(2, 3, dtype=cr.long)),
+     "cdist only supports floating-point dtypes, X1 got: Long"),
     (lambda: cr.addr(cr.ones(2, 2), cr.ones(2, 2), cr.ones(2)),
      "addr: Expected 1-D argument vec1, but got 2-D"),
     (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), dims=1),
@@ -775,3 +777,27 @@ def test_out_arguments_receive_the_result():
     with pytest.raises(RuntimeError, match="functions with out=... arguments don't support "
                                            "automatic differentiation"):
         LA.inv(cr.eye(2, requires_grad=True), out=cr.empty(2, 2))
+
+
+def test_cdist_direct_and_matmul_forms_and_their_nodes():
+    x = cr.tensor(np.random.default_rng(0).normal(size=(30, 3)), requires_grad=True)
+    direct = cr.cdist(x[:5], x[:5])
+    assert type(direct.grad_fn).__name__ == "CdistBackward0"
+    assert direct.diagonal().abs().max().item() == 0
+    fast = cr.cdist(x, x)                      # more than 25 rows: one matmul
+    assert type(fast.grad_fn).__name__ == "ViewBackward0"
+    assert type(fast.grad_fn.next_functions[0][0]).__name__ == "EuclideanDistBackward0"
+    assert fast.diagonal().abs().max().item() > 0       # its roundoff, as in the reference
+    exact = cr.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")
+    np.testing.assert_allclose(fast.detach().numpy(), exact.detach().numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="None is not a valid value for compute_mode"):
+        cr.cdist(x, x, compute_mode=None)
+    with pytest.raises(NotImplementedError, match="\"cdist\" not implemented for 'Half'"):
+        cr.cdist(x[:3].half(), x[:3].half())
+    assert cr.cdist(x.half(), x.half()).dtype == cr.float16
+
+
+def test_cdist_inf_norm_ties_each_get_the_whole_gradient():
+    x = cr.tensor([[0., 0.]], requires_grad=True)
+    cr.cdist(x, cr.tensor([[1., -1.]]), p=float("inf")).sum().backward()
+    assert x.grad.tolist() == [[-1.0, 1.0]]

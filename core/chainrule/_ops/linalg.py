@@ -21,6 +21,7 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ..autograd.saved_tensor import SavedTensor
 from ._registry import apply_op, defop
+from .reduction import _norm_forward, norm_direction
 
 # --- formula helpers (both namespaces) ---------------------------------------------
 @helper
@@ -1403,6 +1404,74 @@ SOLVE_TRIANGULAR = defop(
          F.solve_triangular_grads(g, A, result, upper, unitriangular, 1, B_shape)),
     jvp=lambda F, t, A, result, upper, unitriangular: F._solve_triangular(
         A, t[1] - F.matmul(F.tri_part(t[0], upper, unitriangular), result), upper, unitriangular))
+# --- cdist: the direct form and the matmul form of Euclidean distances ----------------
+def _cdist_forward(x1, x2, p):
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    return _norm_forward(diff, p, (diff.ndim - 1,), False)
+
+
+def _cdist_direction(F, x1, x2, result, p):
+    """d dist_ij / d x1_i per coordinate, shaped (..., P, R, M); an inf-norm tie gets the
+    whole gradient at every tied coordinate, as in the reference (vector_norm splits it)."""
+    diff = F.unsqueeze(x1, -2) - F.unsqueeze(x2, -3)
+    if p == float("inf"):
+        return F.where(F.abs(diff) == F.unsqueeze(result, -1), F.sgn(diff), 0)
+    return norm_direction(F, diff, p, result, (len(diff.shape) - 1,), False)
+
+
+@helper
+def cdist_grad(F, g, x1, x2, result, p, which, shape):
+    """cdist's gradient for x1 (``which`` 0) or x2 (1): each distance's gradient summed
+    over the other input's rows."""
+    part = F.unsqueeze(g, -1) * _cdist_direction(F, x1, x2, result, p)
+    rows = len(part.shape) - 2 - which
+    return F.sum_to(F.sum(part, (rows,)) * (1 - 2 * which), tuple(shape))
+
+
+@helper
+def cdist_jvp(F, t, x1, x2, result, p):
+    direction = _cdist_direction(F, x1, x2, result, p)
+    return F.sum(direction * (F.unsqueeze(t[0], -2) - F.unsqueeze(t[1], -3)),
+                 (len(direction.shape) - 1,))
+
+
+def _euclidean_dist_forward(x1, x2):
+    """sqrt(|a|^2 - 2 a.b + |b|^2) by one matmul of padded rows, clamped at 1e-30 (the
+    reference's fast form: roundoff makes a zero distance about 1e-8)."""
+    n1, n2 = (np.sum(x * x, -1, keepdims=True) for x in (x1, x2))
+    a = np.concatenate([-2 * x1, n1, np.ones_like(n1)], -1)
+    b = np.concatenate([x2, np.ones_like(n2), n2], -1)
+    return np.sqrt(np.maximum(a @ np.swapaxes(b, -1, -2), 1e-30))
+
+
+@helper
+def euclidean_dist_grad(F, g, x1, x2, result, which):
+    ratio = F.where(result == 0, 0, g / result)
+    if which == 0:
+        return x1 * F.sum(ratio, (len(ratio.shape) - 1,), True) - F.matmul(ratio, x2)
+    return (x2 * F.unsqueeze(F.sum(ratio, (len(ratio.shape) - 2,)), -1)
+            - F.matmul(F.transpose(ratio, -1, -2), x1))
+
+
+@helper
+def euclidean_dist_jvp(F, t, x1, x2, result):
+    last = len(x1.shape) - 1
+    along = (F.sum(x1 * t[0], (last,), True) + F.transpose(F.sum(x2 * t[1], (last,), True), -1, -2)
+             - F.matmul(x1, F.transpose(t[1], -1, -2)) - F.matmul(t[0], F.transpose(x2, -1, -2)))
+    return F.where(result == 0, 0, along / result)
+
+
+CDIST = defop("_cdist_forward", _cdist_forward, inputs=("x1", "x2"), attrs=("p",),
+              node_name="CdistBackward0",
+              vjp=(lambda F, g, x1, x2, result, p, x1_shape:
+                   F.cdist_grad(g, x1, x2, result, p, 0, x1_shape),
+                   lambda F, g, x1, x2, result, p, x2_shape:
+                   F.cdist_grad(g, x1, x2, result, p, 1, x2_shape)),
+              jvp=lambda F, t, x1, x2, result, p: F.cdist_jvp(t, x1, x2, result, p))
+EUCLIDEAN_DIST = defop("_euclidean_dist", _euclidean_dist_forward, inputs=("x1", "x2"),
+                       vjp=(lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 0),
+                            lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 1)),
+                       jvp=lambda F, t, x1, x2, result: F.euclidean_dist_jvp(t, x1, x2, result))
 CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",),
                  node_name="LinalgCholeskyExBackward0",
                  vjp=(lambda F, g, result: F.cholesky_grad(g, result),),
