@@ -392,7 +392,12 @@ def _jvp_cases(rng):
              None, None),
             (linalg_ops.SOLVE_TRIANGULAR, [a, b], {"upper": False, "unitriangular": True},
              None, None),
-            (linalg_ops.CHOLESKY, [spd], {}, [t_spd], None),
+            (linalg_ops.CHOLESKY, [spd], {"upper": False}, [t_spd], None),
+            (linalg_ops.CHOLESKY, [spd], {"upper": True}, [t_spd], None),
+            (linalg_ops.CHOLESKY_SOLVE, [b, a], {"upper": False}, None, None),
+            (linalg_ops.CHOLESKY_SOLVE, [b, a], {"upper": True}, None, None),
+            (linalg_ops.CHOLESKY_INVERSE, [a], {"upper": False}, None, None),
+            (linalg_ops.CHOLESKY_INVERSE, [a], {"upper": True}, None, None),
             (linalg_ops.QR, [_random(rng, (4, 3), dtype)], {"mode": "reduced"}, None, None),
             (linalg_ops.QR, [_random(rng, (2, 3, 5), dtype)], {"mode": "reduced"}, None, None),
             (linalg_ops.SVD, [_random(rng, (4, 3), dtype)], {"full_matrices": False}, None,
@@ -412,6 +417,11 @@ def _jvp_cases(rng):
             (linalg_ops.CROSS, [_random(rng, (2, 3), dtype), _random(rng, (3,), dtype)],
              {"dim": -1}, None, None),
         ]
+        if dtype == np.float64:             # real distances only
+            x1, x2 = _random(rng, (2, 4, 3), dtype), _random(rng, (5, 3), dtype)
+            cases += [(linalg_ops.CDIST, [x1, x2], {"p": p}, None, None)
+                      for p in (1.0, 2.0, 3.0, np.inf)]
+            cases.append((linalg_ops.EUCLIDEAN_DIST, [x1, x2[None]], {}, None, None))
     return cases
 
 
@@ -801,3 +811,24 @@ def test_cdist_inf_norm_ties_each_get_the_whole_gradient():
     x = cr.tensor([[0., 0.]], requires_grad=True)
     cr.cdist(x, cr.tensor([[1., -1.]]), p=float("inf")).sum().backward()
     assert x.grad.tolist() == [[-1.0, 1.0]]
+
+
+def test_cholesky_solve_and_inverse_are_single_nodes_with_the_reference_errors():
+    a = cr.tensor([[4., 2.], [2., 5.]], dtype=cr.float64, requires_grad=True)
+    u = LA.cholesky(a, upper=True)
+    x = cr.cholesky_solve(cr.ones(2, 1, dtype=cr.float64), u, upper=True)
+    inv = cr.cholesky_inverse(u, upper=True)
+    names = [type(t.grad_fn).__name__ for t in (u, x, inv)]
+    assert names == ["LinalgCholeskyExBackward0", "CholeskySolveBackward0",
+                     "CholeskyInverseBackward0"]
+    np.testing.assert_allclose(inv.detach().numpy(), np.linalg.inv(a.detach().numpy()))
+    with pytest.raises(RuntimeError, match="b should have at least 2 dimensions, but has 1"):
+        cr.cholesky_solve(cr.ones(2, dtype=cr.float64), u)
+    with pytest.raises(RuntimeError, match="Expected b and A to have the same dtype, but found "
+                                           "b of type Float and A of type Double instead."):
+        cr.cholesky_solve(cr.ones(2, 1), u)
+    with pytest.raises(NotImplementedError, match="\"cholesky_inverse_out_cpu\" not "
+                                                  "implemented for 'Long'"):
+        cr.cholesky_inverse(cr.eye(2, dtype=cr.long))
+    with pytest.raises(RuntimeError, match="cholesky_inverse: A must be batches of square"):
+        cr.cholesky_inverse(cr.ones(2, 3))

@@ -693,7 +693,10 @@ def _solve_forward(a, b):
                           "because the input matrix is singular.") from None
 
 
-def _cholesky_forward(a):
+def _cholesky_forward(a, upper=False):
+    """The lower factor, or for ``upper`` U = L^H of A^H (the upper triangle is read)."""
+    if upper:
+        return _adjoint_array(_cholesky_forward(_adjoint_array(a)))
     try:
         return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
@@ -1067,9 +1070,12 @@ def solve_triangular_grads(F, g, A, result, upper, unitriangular, which, shape):
 
 
 @helper
-def cholesky_grad(F, g, result):
+def cholesky_grad(F, g, result, upper=False):
     """A = L L^H: gA = L^-H Psi(tril(L^H gL)) L^-1 with Psi(P) = (P + tril(P, -1)^H) / 2,
-    the reference's formula (exact for Hermitian perturbations of A)."""
+    the reference's formula (exact for Hermitian perturbations of A); U = L^H for
+    ``upper`` (the factor of A^H, so the gradient is transposed back)."""
+    if upper:
+        return F.adjoint(F.cholesky_grad(F.adjoint(g), F.adjoint(result)))
     lh = F.adjoint(result)
     p = F.tri_part(F.matmul(lh, g), False)
     inner = (p + F.adjoint(F.tri_part(p, False, strict=True))) * 0.5
@@ -1078,10 +1084,47 @@ def cholesky_grad(F, g, result):
 
 
 @helper
-def cholesky_jvp(F, t, result):
+def cholesky_jvp(F, t, result, upper=False):
+    if upper:
+        return F.adjoint(F.cholesky_jvp([F.adjoint(t[0])], F.adjoint(result)))
     w = F._solve_triangular(result, t[0], False, False)
     z = F.adjoint(F._solve_triangular(result, F.adjoint(w), False, False))
     return F.matmul(result, F.tri_part(z, False, half_diag=True))
+
+
+def _cholesky_solve_forward(b, factor, upper):
+    """X with A X = B for A = L L^H (or U^H U): two triangular solves on the triangle."""
+    lower = _adjoint_array(factor) if upper else factor
+    y = _solve_triangular_forward(lower, b, False, False)
+    return _solve_triangular_forward(_adjoint_array(lower), y, True, False)
+
+
+def _cholesky_inverse_forward(factor, upper):
+    eye = on_device_of(np.eye(factor.shape[-1], dtype=factor.dtype), factor)
+    return _cholesky_solve_forward(np.broadcast_to(eye, factor.shape), factor, upper)
+
+
+def cholesky_product_jvp(F, t, factor, upper):
+    """d(L L^H) for dL = t (or d(U^H U)): the change of A its factor's tangent makes (on
+    the triangles: the ops read no other entries)."""
+    t, factor = F.tri_part(t, upper), F.tri_part(factor, upper)
+    half = F.matmul(F.adjoint(t), factor) if upper else F.matmul(t, F.adjoint(factor))
+    return half + F.adjoint(half)
+
+
+@helper
+def cholesky_solve_grad_factor(F, g, input2, result, upper, shape):
+    """The reference's gradient for the factor: -(G X^H + X G^H) L (L^H side for U)."""
+    common = F.matmul(F._cholesky_solve(g, input2, upper), F.adjoint(result))
+    common = common + F.adjoint(common)
+    part = -F.matmul(input2, common) if upper else -F.matmul(common, input2)
+    return F.sum_to(part, tuple(shape))
+
+
+@helper
+def cholesky_inverse_grad(F, g, self, result, upper):
+    common = F.matmul(result, F.matmul(g + F.adjoint(g), result))
+    return -F.matmul(self, common) if upper else -F.matmul(common, self)
 
 
 @helper
@@ -1472,10 +1515,23 @@ EUCLIDEAN_DIST = defop("_euclidean_dist", _euclidean_dist_forward, inputs=("x1",
                        vjp=(lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 0),
                             lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 1)),
                        jvp=lambda F, t, x1, x2, result: F.euclidean_dist_jvp(t, x1, x2, result))
-CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",),
+CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",), attrs=("upper",),
                  node_name="LinalgCholeskyExBackward0",
-                 vjp=(lambda F, g, result: F.cholesky_grad(g, result),),
-                 jvp=lambda F, t, result: F.cholesky_jvp(t, result))
+                 vjp=(lambda F, g, result, upper: F.cholesky_grad(g, result, upper),),
+                 jvp=lambda F, t, result, upper: F.cholesky_jvp(t, result, upper))
+CHOLESKY_SOLVE = defop(
+    "cholesky_solve", _cholesky_solve_forward, inputs=("self", "input2"), attrs=("upper",),
+    vjp=(lambda F, g, input2, upper, self_shape:
+         F.sum_to(F._cholesky_solve(g, input2, upper), tuple(self_shape)),
+         lambda F, g, input2, result, upper, input2_shape:
+         F.cholesky_solve_grad_factor(g, input2, result, upper, input2_shape)),
+    jvp=lambda F, t, input2, result, upper: F._cholesky_solve(
+        t[0] - F.matmul(cholesky_product_jvp(F, t[1], input2, upper), result), input2, upper))
+CHOLESKY_INVERSE = defop(
+    "cholesky_inverse", _cholesky_inverse_forward, attrs=("upper",),
+    vjp=(lambda F, g, self, result, upper: F.cholesky_inverse_grad(g, self, result, upper),),
+    jvp=lambda F, t, self, result, upper: -F.matmul(
+        result, F.matmul(cholesky_product_jvp(F, t[0], self, upper), result)))
 QR = defop("linalg_qr", _qr_forward, inputs=("A",), attrs=("mode",), multi_output=True,
            vjp=(lambda F, g, A, Q, R, mode: F.qr_grad(g, A, Q, R, mode),),
            jvp=lambda F, t, A, result, mode: F.qr_jvp(t, A, result, mode))
@@ -1533,6 +1589,7 @@ def _twin(name, op, forward, attrs=()):
 _twin("_linalg_inv", INV, _inv_forward)
 _twin("_linalg_solve", SOLVE, _solve_forward)
 _twin("_solve_triangular", SOLVE_TRIANGULAR, _solve_triangular_forward, ("upper", "unitriangular"))
+_twin("_cholesky_solve", CHOLESKY_SOLVE, _cholesky_solve_forward, ("upper",))
 _twin("_matrix_exp", MATRIX_EXP, _matrix_exp_forward)
 
 _twin("_pinv", PINV, _pinv_forward, ("atol", "rtol", "hermitian"))

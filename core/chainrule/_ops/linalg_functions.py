@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
 from .reduction import _write_out
-from .linalg import (CDIST, CHOLESKY, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
+from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
 LINALG = {"LinAlgError": LinAlgError}
@@ -246,9 +246,7 @@ def cholesky(A, *, upper=False, out=None):
     [[2.0, 0.0], [1.0, 2.0]]
     """
     A = _matrix(A, "linalg.cholesky")
-    if upper:
-        return _mH(apply_op(CHOLESKY, (_mH(A),), {}))
-    return apply_op(CHOLESKY, (A,), {})
+    return apply_op(CHOLESKY, (A,), {"upper": bool(upper)})
 
 
 @linalg
@@ -962,15 +960,26 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     [[0.25], [0.25]]
     """
     b, L = input, input2
+    for name, x in (("b", b), ("u", L)):
+        if x.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {x.ndim} "
+                               "dimensions instead")
+    if b._data.dtype != L._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtypes.scalar_type_name(b._data.dtype)} and A of type "
+                           f"{_dtypes.scalar_type_name(L._data.dtype)} instead.")
     if b.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
                            f"{b.shape[-2]} by {b.shape[-1]}")
-    if upper:
-        y = solve_triangular(_mH(L), b, upper=False)
-        return solve_triangular(L, y, upper=True)
-    y = solve_triangular(L, b, upper=False)
-    return solve_triangular(_mH(L), y, upper=True)
+    _check_lapack_dtype(b, "cholesky_solve_cpu")
+    return apply_op(CHOLESKY_SOLVE, (b, L), {"upper": bool(upper)})
+
+
+def _check_lapack_dtype(x, kernel):
+    if not (x.is_floating_point() or x.is_complex()) or x._data.dtype.itemsize < 4:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dtypes.scalar_type_name(x._data.dtype)}'")
 
 
 @public
@@ -982,9 +991,14 @@ def cholesky_inverse(input, upper=False, *, out=None):
     >>> cr.cholesky_inverse(cr.eye(2) * 2).tolist()
     [[0.25, 0.0], [0.0, 0.25]]
     """
-    L = _matrix(input, "cholesky_inverse")
-    eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape)
-    return cholesky_solve(Tensor._wrap(eye.copy()), L, upper)
+    if input.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    _check_lapack_dtype(input, "cholesky_inverse_out_cpu")
+    return apply_op(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
 
 
 @public(name="qr")

@@ -166,6 +166,15 @@ LINALG_SAMPLES = (
             (4, 3), (5, 3), real_only=True)
     + _both("_euclidean_dist", lambda L, a, b: L.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
             (2, 1, 4, 3), (3, 5, 3), note="batched", real_only=True)
+    + _both("cholesky_solve", lambda L, b, a: L.cholesky_solve(b, _shifted(a).tril()), (2, 3, 2),
+            (3, 3))
+    + _both("cholesky_solve", lambda L, b, a: L.cholesky_solve(b, _shifted(a).triu(), upper=True),
+            (3, 1), (2, 3, 3), note="upper")
+    # a factor with a real diagonal: LAPACK's inverse reads only its real part
+    + _both("cholesky_inverse", lambda L, a: L.cholesky_inverse(L.linalg.cholesky(_spd(a))),
+            (2, 3, 3))
+    + _both("cholesky_inverse", lambda L, a: L.cholesky_inverse(
+        L.linalg.cholesky(_spd(a), upper=True), upper=True), (3, 3), note="upper")
     + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a)), (2, 3, 3))
     + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a), upper=True), (3, 3),
             note="upper")
