@@ -38,6 +38,8 @@ LOOPED = {
     "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
     "binary_cross_entropy": "reduces each entry (no rule written yet)",
     "native_batch_norm": "statistics per entry and channel (no rule written yet)",
+    "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
+    "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
