@@ -1394,8 +1394,6 @@ def test_embedding_max_norm_renormalises_looked_up_rows_in_place(torch):
 
 def test_embedding_errors():
     w = cr.zeros(4, 2)
-    with pytest.raises(NotImplementedError, match="sparse=True"):
-        F.embedding(cr.tensor([0]), w, sparse=True)
     with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have "
                                            "one of the following scalar types: Long, Int"):
         F.embedding(cr.tensor([0.0]), w)
