@@ -326,13 +326,32 @@ _WRAPPER_FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 
 
 def _template(sig):
-    made = _TEMPLATES.get(sig)
-    if made is None:
+    """The code object of the wrapper for signature ``sig`` (compiled once per shape)."""
+    code = _TEMPLATES.get(sig)
+    if code is None:
         scope = {}
-        code = compile(_template_source(sig), _WRAPPER_FILENAME, "exec")
-        exec(code, scope)                       # noqa: S102  (our own generated source)
-        made = _TEMPLATES[sig] = scope["_tf_make"]
-    return made
+        exec(compile(_template_source(sig), _WRAPPER_FILENAME, "exec"), scope)  # noqa: S102
+        code = _TEMPLATES[sig] = scope["_tf_make"](*[None] * 7).__code__
+    return code
+
+
+# Note [shared wrapper cells]
+#     Every wrapper's closure reads the same five objects (ON, dispatch, ...) and two
+#     of its own (its Site, its impl). Over a thousand wrappers, a cell per object
+#     each would be thousands of objects the garbage collector walks on every full
+#     collection (and whose walk evicts the caches a program's next step needs); the
+#     five cells are made once and shared.
+_SHARED_CELLS = {}
+
+
+def _closure(code, site, impl):
+    if not _SHARED_CELLS:
+        _SHARED_CELLS.update((name, types.CellType(value)) for name, value in (
+            ("_tf_on", ON), ("_tf_dispatch", dispatch), ("_tf_met", _tensor_like_met),
+            ("_tf_as_passed", _as_passed), ("_tf_needed", _needed)))
+    own = {"_tf_site": site, "_tf_impl": impl}
+    return tuple(_SHARED_CELLS[name] if name in _SHARED_CELLS else types.CellType(own[name])
+                 for name in code.co_freevars)
 
 
 def _as_passed(impl, positional, star, kwonly, starstar):
@@ -355,15 +374,14 @@ def wrap(impl, site, name=None):
     [exact-signature wrappers]), named ``name``, with ``impl``'s docstring and
     globals (so that doctest finds it where ``impl`` lives); ``retarget`` may change
     what it calls (Note [method slot])."""
-    sig = _signature(impl)
-    made = _template(sig)(ON, site, impl, dispatch, _tensor_like_met, _as_passed, _needed)
+    template = _template(_signature(impl))
     scope = getattr(impl, "__globals__", globals())
     name = name or getattr(impl, "__name__", "dispatching")
     # a code object of its own: the call to impl specializes for this impl alone
-    code = made.__code__.replace(co_firstlineno=made.__code__.co_firstlineno)
+    code = template.replace(co_firstlineno=template.co_firstlineno)
     _CODES.add(code)
     wrapper = types.FunctionType(code, scope, name, getattr(impl, "__defaults__", None),
-                                 made.__closure__)
+                                 _closure(code, site, impl))    # Note [shared wrapper cells]
     wrapper.__kwdefaults__ = getattr(impl, "__kwdefaults__", None)
     wrapper.__wrapped__ = impl
     wrapper.__doc__ = getattr(impl, "__doc__", None)

@@ -35,8 +35,6 @@ LOOPED = {
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
-    "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
-    "binary_cross_entropy": "reduces each entry (no rule written yet)",
     "native_batch_norm": "statistics per entry and channel (no rule written yet)",
     "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
     "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",

@@ -83,11 +83,11 @@ def _jvp_forward(fwAD, func, inputs, v, create_graph):
     with fwAD.dual_level():
         duals = [fwAD.make_dual(x, t) for x, t in zip(inputs, v)]
         outputs_are_tuple, outputs = as_tuple(func(*duals), _OUTPUTS, "jvp")
-        unpacked = [fwAD.unpack_dual(o) for o in outputs]
-    primals = [u.primal for u in unpacked]
-    tangents = [cr.zeros_like(p) if u.tangent is None else u.tangent
-                for p, u in zip(primals, unpacked)]
-    return (untuple(finish(primals, create_graph), outputs_are_tuple),
+        tangents = [fwAD.unpack_dual(o).tangent for o in outputs]
+    # the outputs themselves (their tangents left with the level), not unpack_dual's
+    # aliases: with create_graph they keep their own nodes, as the reference's do
+    tangents = [cr.zeros_like(o) if t is None else t for o, t in zip(outputs, tangents)]
+    return (untuple(finish(outputs, create_graph), outputs_are_tuple),
             untuple(finish(tangents, create_graph), outputs_are_tuple))
 
 

@@ -75,6 +75,16 @@ def test_grad_of_grad_and_create_graph_results_are_differentiable():
     assert h.requires_grad and cr.autograd.grad(h.sum(), xr)[0].shape == (3,)
 
 
+
+def test_forward_mode_jvp_returns_the_outputs_themselves():
+    # with create_graph the outputs keep their own nodes (TanhBackward0), as the
+    # reference's are, rather than unpack_dual's aliases (AliasBackward0)
+    xr = cr.tensor(X, requires_grad=True)
+    out, tangent = F.jvp(lambda x: cr.tanh(x), xr, cr.tensor(V), create_graph=True)
+    assert out.grad_fn.name() == "TanhBackward0"
+    assert tangent.requires_grad
+    np.testing.assert_allclose(tangent.detach().numpy(), (1 - np.tanh(X) ** 2) * V)
+
 def _layer_modules():
     import pkgutil
     import chainrule_functional

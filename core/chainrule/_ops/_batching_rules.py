@@ -383,7 +383,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss, "smooth_l1_loss": mse_loss,
-              "huber_loss": mse_loss,
+              "huber_loss": mse_loss, "binary_cross_entropy": mse_loss,
+              "binary_cross_entropy_with_logits": mse_loss,
               "convolution": convolution, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
