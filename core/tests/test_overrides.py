@@ -316,3 +316,17 @@ def test_warnings_point_at_the_callers_line_through_the_wrappers():
     with pytest.warns(UserWarning, match="not a leaf Tensor") as caught:
         y.grad
     assert caught[0].filename == __file__
+
+
+def test_importing_chainrule_leaves_dispatch_off():
+    # a subclass chainrule defines for itself (SparseGrad, ...) must not turn on
+    # dispatch for every call of every program (Note [torch function slot])
+    import os
+    import subprocess
+    import sys
+    code = ("import chainrule, chainrule.nn, chainrule.optim, chainrule.distributions\n"
+            "from chainrule import _torch_function\nprint(_torch_function.ON[0])")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.strip() == "False"

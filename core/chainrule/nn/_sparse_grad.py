@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _layout
 from .._tensor import Tensor
+from .._torch_function import DISABLED
 
 
 class SparseGrad(Tensor):
@@ -32,6 +33,9 @@ class SparseGrad(Tensor):
     """
 
     __slots__ = ()
+    # a subclass that overrides nothing: defining it must not turn on dispatch for
+    # every call (Note [torch function slot]), and ops on it give plain Tensors
+    __torch_function__ = DISABLED
     is_sparse = True
     layout = _layout.sparse_coo
 
