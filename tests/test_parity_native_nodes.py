@@ -166,3 +166,55 @@ def test_smooth_l1_and_huber_are_one_node_each(name, kwargs, reduction):
     assert results[0][0] == results[1][0]
     for g, v in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(g, v, rtol=1e-10, atol=1e-12)
+
+
+# --- convolution: every dimensionality and the transposed flag, one ConvolutionBackward0 ---
+CONVS = [
+    ("conv1d", (2, 4, 9), (6, 2, 3), 6, dict(stride=2, padding=1, dilation=2, groups=2)),
+    ("conv1d", (4, 9), (6, 4, 2), 6, dict(padding="same")),
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), 6, dict(stride=(2, 1), padding="valid", groups=2)),
+    ("conv3d", (2, 4, 5, 6, 4), (6, 2, 3, 2, 2), 6,
+     dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)),
+    ("conv3d", (2, 4, 4, 3), (3, 2, 3, 2, 1), None, dict(padding="same", groups=1)),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), 6, dict(stride=2, padding=1, output_padding=1,
+                                                        groups=2)),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), None, dict(dilation=2, output_padding=1)),
+    ("conv_transpose2d", (2, 4, 5, 3), (4, 3, 3, 2), 6,
+     dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2, dilation=(1, 2))),
+    ("conv_transpose3d", (2, 4, 3, 3, 2), (4, 3, 3, 2, 2), 6,
+     dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1), groups=2)),
+    ("conv_transpose3d", (4, 3, 3, 2), (4, 2, 2, 2, 2), 2, {}),
+]
+
+
+def _conv_case(lib, name, shapes, kwargs, dtype):
+    """Nodes, output, first gradients, and the gradients of a double-backward scalar."""
+    xs, ws, bias = shapes
+    arrays = [np.cos(np.arange(np.prod(s)) * 0.7).reshape(s) for s in (xs, ws)]
+    leaves = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays]
+    if bias:
+        leaves.append(lib.tensor(np.linspace(-1, 1, bias), dtype=getattr(lib, dtype))
+                      .requires_grad_())
+    y = getattr(lib.nn.functional, name)(leaves[0], leaves[1], *leaves[2:], **kwargs)
+    weights = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad((y * weights).sum(), leaves, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
+    node = y.grad_fn if len(xs) == len(ws) else y.grad_fn.next_functions[0][0]
+    values = [y.detach().numpy()] + [g.detach().numpy() for g in grads + second]
+    return [_node_names(y.grad_fn), _node_names(node)], values
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,xs,ws,bias,kwargs", CONVS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CONVS)])
+def test_convolutions_record_one_node_values_gradients_double_backward(name, xs, ws, bias,
+                                                                       kwargs, dtype):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # padding='same' with an even kernel
+        ours = _conv_case(cr, name, (xs, ws, bias), kwargs, dtype)
+        theirs = _conv_case(torch, name, (xs, ws, bias), kwargs, dtype)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 2e-4
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

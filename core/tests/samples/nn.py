@@ -93,13 +93,13 @@ def _conv_grad_samples():
         for c in (False, True):
             samples.append(Sample(
                 "conv2d_input_grad",
-                lambda g_, w_, x=x, a=attrs: nn_ops._conv2d_input_grad(g_, w_, x, *a), g, w,
+                lambda g_, w_, x=x, a=attrs: nn_ops._conv_input_grad(g_, w_, x, *a), g, w,
                 torch_call=None if c else lambda g_, w_, x=x, s=stride, p=pad, d=dil, k=groups:
                     TG.conv2d_input(x, w_, g_, s, p, d, k), complex=c,
                 note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
             samples.append(Sample(
                 "conv2d_weight_grad",
-                lambda x_, g_, w=w, a=attrs: nn_ops._conv2d_weight_grad(x_, g_, w, *a), x, g,
+                lambda x_, g_, w=w, a=attrs: nn_ops._conv_weight_grad(x_, g_, w, *a), x, g,
                 torch_call=None if c else lambda x_, g_, w=w, s=stride, p=pad, d=dil, k=groups:
                     TG.conv2d_weight(x_, w, g_, s, p, d, k), complex=c,
                 note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
@@ -435,12 +435,23 @@ def _conv_family_samples():
         _both("convolution", "conv3d", ((1, 4, 4, 4, 3), (2, 2, 2, 2, 2), (2,)),
               {"stride": (2, 1, 1), "padding": (1, 0, 1), "groups": 2}),
         _both("convolution", "conv3d", ((2, 3, 3, 3), (2, 2, 2, 2, 2))),
-        _both("conv2d_input_grad", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
+        _both("convolution", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
               {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2}),
-        _both("conv2d_input_grad", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
+        _both("convolution", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
               {"stride": 2, "dilation": 2, "output_padding": 1}),
-        _both("conv2d_input_grad", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
+        _both("convolution", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
               {"stride": 3, "padding": 1, "output_padding": 2}),
+        # output padding past the stride (allowed below the dilation): rows nothing reads
+        _both("convolution", "conv_transpose1d", ((1, 2, 4), (2, 2, 3)),
+              {"dilation": 2, "output_padding": 1}),
+        _both("convolution", "conv1d", ((1, 2, 6), (3, 2, 2), (3,)), {"padding": "same"},
+              note="conv1d same, even kernel"),
+        _both("convolution", "conv3d", ((1, 2, 3, 4, 3), (2, 1, 2, 3, 2), (2,)),
+              {"dilation": (1, 1, 2), "padding": "same", "groups": 2}),
+        _both("convolution", "conv1d", ((1, 2, 4), (2, 2, 2), (2,)), complex=True,
+              note="conv1d complex"),
+        _both("convolution", "conv_transpose1d", ((1, 2, 4), (2, 2, 2), (2,)), {"stride": 2},
+              complex=True, note="conv_transpose1d complex"),
         _both("index_select", "unfold", ((2, 3, 5, 6),),
               {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}),
         _both("index_select", "unfold", ((2, 4, 4),), {"kernel_size": 3}),
