@@ -1,6 +1,7 @@
-"""Parity tier: batch norm, instance norm, group norm and the poolings record the reference's nodes
-(grad_fn names and their next_functions) and give its values, gradients, indices and
-running statistics, in float64 and float32, with ties (skips without torch)."""
+"""Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions and
+upsampling record the reference's nodes (grad_fn names and their next_functions) and
+give its values, gradients, indices and running statistics, in float64 and float32, with
+ties (skips without torch)."""
 import numpy as np
 import pytest
 
@@ -218,3 +219,71 @@ def test_convolutions_record_one_node_values_gradients_double_backward(name, xs,
     tol = 1e-12 if dtype == "float64" else 2e-4
     for a, b in zip(ours[1], theirs[1]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# --- upsampling: one Upsample*Backward0 node per mode, the reference's index arithmetic ---
+UPSAMPLES = [
+    ("nearest", (2, 3, 5), dict(scale_factor=1.7)),
+    ("nearest", (2, 3, 7, 5), dict(scale_factor=1.1)),                  # 2-D same-size copy
+    ("nearest", (1, 2, 3, 4, 5), dict(size=(5, 4, 9))),
+    ("nearest-exact", (2, 3, 10), dict(size=3)),
+    ("nearest-exact", (1, 2, 7, 6), dict(scale_factor=(0.7, 1.5))),
+    ("nearest-exact", (1, 2, 3, 4, 5), dict(scale_factor=2.3)),
+    ("linear", (2, 3, 13), dict(scale_factor=2.5)),
+    ("linear", (2, 3, 5), dict(size=9, align_corners=True)),
+    ("bilinear", (2, 2, 5, 4), dict(size=(7, 3))),
+    ("bilinear", (2, 2, 5, 4), dict(scale_factor=0.7, recompute_scale_factor=True,
+                                    align_corners=True)),
+    ("bicubic", (1, 2, 5, 4), dict(scale_factor=(1.6, 2.2))),
+    ("bicubic", (1, 2, 7, 7), dict(scale_factor=1.1)),             # the backward's copy
+    ("bicubic", (1, 2, 4, 5), dict(size=(3, 8), align_corners=True)),
+    ("trilinear", (1, 2, 3, 4, 2), dict(scale_factor=(2, 1.5, 3))),
+    ("trilinear", (1, 2, 3, 4, 2), dict(size=(5, 2, 3), align_corners=True)),
+]
+
+
+def _upsample_case(lib, mode, shape, kwargs, dtype):
+    x = lib.tensor(np.cos(np.arange(np.prod(shape)) * 0.9).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    y = lib.nn.functional.interpolate(x, mode=mode, **kwargs)
+    weights = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grad, = lib.autograd.grad((y * weights).sum(), x)
+    return _nodes(y), [y.detach().numpy(), grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode,shape,kwargs", UPSAMPLES,
+                         ids=[f"{u[0]}-{i}" for i, u in enumerate(UPSAMPLES)])
+def test_upsampling_nodes_values_gradients(mode, shape, kwargs, dtype):
+    ours = _upsample_case(cr, mode, shape, kwargs, dtype)
+    theirs = _upsample_case(torch, mode, shape, kwargs, dtype)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("mode,shape,kwargs", [u for u in UPSAMPLES if u[1] != (1, 2, 7, 7)])
+def test_upsampling_double_backward_matches(mode, shape, kwargs):
+    """The gradient of a function of the first gradient (the adjoint's own VJP)."""
+    def run(lib):
+        x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape)).requires_grad_()
+        y = lib.nn.functional.interpolate(x, mode=mode, **kwargs)
+        g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape))).requires_grad_()
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        return lib.autograd.grad((gx * gx.detach()).sum(), g)[0].numpy()
+    np.testing.assert_allclose(run(cr), run(torch), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Upsample(scale_factor=2, mode="bilinear"),
+    lambda nn: nn.Upsample(size=(5, 3), mode="nearest"),
+    lambda nn: nn.UpsamplingNearest2d(scale_factor=2),
+    lambda nn: nn.UpsamplingBilinear2d(size=(7, 6)),
+])
+def test_upsampling_modules_record_the_reference_nodes(make):
+    x = np.cos(np.arange(2 * 3 * 4 * 5)).reshape(2, 3, 4, 5)
+    out = [make(lib.nn)(lib.tensor(x).requires_grad_()) for lib in (cr, torch)]
+    assert _nodes(out[0]) == _nodes(out[1])
+    np.testing.assert_allclose(out[0].detach().numpy(), out[1].detach().numpy(), rtol=1e-12,
+                               atol=1e-12)

@@ -11,6 +11,7 @@ from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
 from . import pooling  # noqa: F401
+from . import upsample  # noqa: F401
 from . import linalg_functions  # noqa: F401
 from . import special_functions  # noqa: F401
 from . import torch_surface  # noqa: F401

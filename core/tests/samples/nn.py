@@ -492,7 +492,7 @@ def _embedding_samples():
     return samples
 
 
-# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+# --- resampling and attention (Note [separable upsampling] in chainrule/_ops/upsample.py) ---
 _BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
                         [False, True, True, True]])
 
@@ -503,15 +503,38 @@ def _resampling_samples():
         _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
     ]
     for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
-                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
-        op = "adaptive_avg_pool2d" if mode == "area" else "index_select"
+                        ("nearest", (1, 1, 2, 3, 2)), ("nearest-exact", (2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("nearest-exact", (1, 1, 2, 3, 2)),
+                        ("area", (1, 2, 5, 4))):
+        op = "adaptive_avg_pool2d" if mode == "area" else \
+            f"upsample_{mode.replace('-', '_')}{len(shape) - 2}d"
         samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
                     _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    samples.append(_both("upsample_nearest2d", "interpolate", ((1, 2, 3, 2),),
+                         {"scale_factor": (2, 0.5), "mode": "nearest"}))
     for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
                         ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
         for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
                        {"scale_factor": 0.7, "recompute_scale_factor": True}):
-            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
+            samples.append(_both(f"upsample_{mode}{len(shape) - 2}d", "interpolate", (shape,),
+                                 dict(kwargs, mode=mode)))
+    return samples + _upsample_backward_samples()
+
+
+def _upsample_backward_samples():
+    """The adjoint op, reached through double backward of interpolate."""
+    def double(lib, x, g, kwargs):
+        leaf = x.detach().requires_grad_()
+        y = lib.nn.functional.interpolate(leaf, **kwargs)
+        return lib.autograd.grad(y, leaf, g, create_graph=True)[0]
+
+    samples = []
+    for mode, x, g in (("bilinear", (1, 2, 3, 4), (1, 2, 5, 6)),
+                       ("nearest", (1, 2, 3), (1, 2, 5))):
+        kwargs = {"size": g[2:], "mode": mode}
+        samples.append(Sample(
+            "upsample_backward", lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
+            torch_call=lambda x_, g_, k=kwargs: double(torch, x_, g_, k), note=mode))
     return samples
 
 
