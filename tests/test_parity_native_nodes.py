@@ -1,5 +1,5 @@
-"""Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions and
-upsampling record the reference's nodes (grad_fn names and their next_functions) and
+"""Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
+upsampling and reflection/replication padding record the reference's nodes (grad_fn names and their next_functions) and
 give its values, gradients, indices and running statistics, in float64 and float32, with
 ties (skips without torch)."""
 import numpy as np
@@ -287,3 +287,31 @@ def test_upsampling_modules_record_the_reference_nodes(make):
     assert _nodes(out[0]) == _nodes(out[1])
     np.testing.assert_allclose(out[0].detach().numpy(), out[1].detach().numpy(), rtol=1e-12,
                                atol=1e-12)
+
+
+# --- reflection / replication padding: one node per mode and number of padded dims -------
+PADS = [((2, 3, 5), (1, 2)), ((3, 5), (2, 0)), ((1, 2, 5, 4), (1, 2, 2, 1)),
+        ((2, 5, 4), (0, 3, 1, 1)), ((1, 2, 3, 4, 5), (1, 2, 2, 1, 1, 1)),
+        ((2, 3, 4, 5), (2, 2, 1, 0, 2, 1)), ((2, 3, 5), (-1, 2)), ((1, 2, 5, 4), (1, -1, 2, 0))]
+
+
+def _pad_case(lib, mode, shape, pad, dtype):
+    x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    y = lib.nn.functional.pad(x, pad, mode=mode)
+    g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)),
+                   dtype=y.dtype).requires_grad_()
+    gx, = lib.autograd.grad(y, x, g, create_graph=True)
+    gg, = lib.autograd.grad((gx * gx).sum(), g)
+    return _nodes(y), [y.detach().numpy(), gx.detach().numpy(), gg.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape,pad", PADS)
+def test_reflection_replication_padding_nodes_values_double_backward(shape, pad, mode, dtype):
+    ours, theirs = (_pad_case(lib, mode, shape, pad, dtype) for lib in (cr, torch))
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

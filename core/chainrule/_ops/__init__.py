@@ -12,6 +12,7 @@ from . import elementwise, operators, conversions  # noqa: F401  (registration s
 from . import reduction, shape, linalg, nn  # noqa: F401
 from . import pooling  # noqa: F401
 from . import upsample  # noqa: F401
+from . import padding  # noqa: F401
 from . import linalg_functions  # noqa: F401
 from . import special_functions  # noqa: F401
 from . import torch_surface  # noqa: F401

@@ -30,7 +30,7 @@ from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
-from . import upsample as _upsample
+from . import padding as _padding, upsample as _upsample
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -387,7 +387,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "convolution": convolution, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
-RULES.update({n: last_dims for n in _upsample.OP_NAMES})       # the trailing spatial dims
+RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES})   # trailing dims
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

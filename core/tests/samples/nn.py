@@ -350,13 +350,31 @@ def _pad_samples():
         _both("constant_pad_nd", "pad", ((0, 3),), {"pad": (1, 1)}),
     ]
     for mode in ("reflect", "replicate", "circular"):
+        name = {"reflect": "reflection_pad", "replicate": "replication_pad"}.get(mode)
+        op = (lambda k: f"{name}{k}d") if name else (lambda k: "index_select")
         samples += [
-            _both("index_select", "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
-            _both("index_select", "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
-            _both("index_select", "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1),
-                                                              "mode": mode}),
+            _both(op(1), "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
+            _both(op(2), "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
+            _both(op(3), "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1), "mode": mode}),
         ]
-    return samples
+    samples += [_both("replication_pad2d", "pad", ((2, 4, 3),), {"pad": (-1, 2, 1, -2),
+                                                                "mode": "replicate"}),
+                _both("reflection_pad1d", "pad", ((3, 4),), {"pad": (3, 0), "mode": "reflect"})]
+    return samples + _pad_backward_samples()
+
+
+def _pad_backward_samples():
+    """The adjoint op, reached through double backward of pad."""
+    def double(lib, x, g, kwargs):
+        leaf = x.detach().requires_grad_()
+        y = lib.nn.functional.pad(leaf, **kwargs)
+        return lib.autograd.grad(y, leaf, g, create_graph=True)[0]
+
+    return [Sample("pad_backward", lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
+                   torch_call=lambda x_, g_, k=kwargs: double(torch, x_, g_, k), note=note)
+            for x, g, kwargs, note in (
+                ((1, 2, 3, 4), (1, 2, 6, 5), {"pad": (0, 1, 2, 1), "mode": "reflect"}, "reflect"),
+                ((2, 3), (2, 6), {"pad": (2, 1), "mode": "replicate"}, "replicate"))]
 
 
 # --- pooling (Note [pooling windows] in chainrule/_ops/pooling.py) --------------------------
