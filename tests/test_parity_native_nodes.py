@@ -1,7 +1,7 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
-upsampling and reflection/replication padding record the reference's nodes (grad_fn names and their next_functions) and
-give its values, gradients, indices and running statistics, in float64 and float32, with
-ties (skips without torch)."""
+upsampling and reflection/replication padding record the reference's nodes (grad_fn
+names and their next_functions) and give its values, gradients, indices and running
+statistics, in float64 and float32, with ties (skips without torch)."""
 import numpy as np
 import pytest
 

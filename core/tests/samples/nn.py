@@ -363,18 +363,23 @@ def _pad_samples():
     return samples + _pad_backward_samples()
 
 
-def _pad_backward_samples():
-    """The adjoint op, reached through double backward of pad."""
+def _adjoint_samples(op, name, cases):
+    """An adjoint (backward) op, reached through double backward of F.<name>: each case
+    is (input shape, output-gradient shape, kwargs, note)."""
     def double(lib, x, g, kwargs):
         leaf = x.detach().requires_grad_()
-        y = lib.nn.functional.pad(leaf, **kwargs)
+        y = getattr(lib.nn.functional, name)(leaf, **kwargs)
         return lib.autograd.grad(y, leaf, g, create_graph=True)[0]
 
-    return [Sample("pad_backward", lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
+    return [Sample(op, lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
                    torch_call=lambda x_, g_, k=kwargs: double(torch, x_, g_, k), note=note)
-            for x, g, kwargs, note in (
-                ((1, 2, 3, 4), (1, 2, 6, 5), {"pad": (0, 1, 2, 1), "mode": "reflect"}, "reflect"),
-                ((2, 3), (2, 6), {"pad": (2, 1), "mode": "replicate"}, "replicate"))]
+            for x, g, kwargs, note in cases]
+
+
+def _pad_backward_samples():
+    return _adjoint_samples("pad_backward", "pad", (
+        ((1, 2, 3, 4), (1, 2, 6, 5), {"pad": (0, 1, 2, 1), "mode": "reflect"}, "reflect"),
+        ((2, 3), (2, 6), {"pad": (2, 1), "mode": "replicate"}, "replicate")))
 
 
 # --- pooling (Note [pooling windows] in chainrule/_ops/pooling.py) --------------------------
@@ -540,20 +545,9 @@ def _resampling_samples():
 
 
 def _upsample_backward_samples():
-    """The adjoint op, reached through double backward of interpolate."""
-    def double(lib, x, g, kwargs):
-        leaf = x.detach().requires_grad_()
-        y = lib.nn.functional.interpolate(leaf, **kwargs)
-        return lib.autograd.grad(y, leaf, g, create_graph=True)[0]
-
-    samples = []
-    for mode, x, g in (("bilinear", (1, 2, 3, 4), (1, 2, 5, 6)),
-                       ("nearest", (1, 2, 3), (1, 2, 5))):
-        kwargs = {"size": g[2:], "mode": mode}
-        samples.append(Sample(
-            "upsample_backward", lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
-            torch_call=lambda x_, g_, k=kwargs: double(torch, x_, g_, k), note=mode))
-    return samples
+    return _adjoint_samples("upsample_backward", "interpolate", (
+        ((1, 2, 3, 4), (1, 2, 5, 6), {"size": (5, 6), "mode": "bilinear"}, "bilinear"),
+        ((1, 2, 3), (1, 2, 5), {"size": (5,), "mode": "nearest"}, "nearest")))
 
 
 def _attention_samples():
