@@ -1722,3 +1722,11 @@ def test_max_pool_takes_the_first_maximum_of_a_window_of_equal_values():
     assert indices.tolist() == [[[[0, 0, 1, 2], [0, 0, 1, 2], [3, 3, 4, 5]]]]
     assert F.max_pool2d(cr.full((1, 2, 2), -float("inf")), 2, padding=1,
                         return_indices=True)[1].tolist() == [[[0, 1], [2, 3]]]
+
+
+def test_celu_records_its_own_node_with_elus_formulas():
+    x = cr.tensor([-1.5, 0.5], requires_grad=True)
+    y = F.celu(x, alpha=2.0)
+    assert type(y.grad_fn).__name__ == "CeluBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [np.exp(-0.75), 1.0])

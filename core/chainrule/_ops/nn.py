@@ -1157,6 +1157,7 @@ def _keep_dtype(fn):
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
                               leaky_relu_backward)
 ELU = _pointwise_entry("elu", _keep_dtype(_elu), elu_backward)
+CELU = _pointwise_entry("celu", _keep_dtype(_elu), elu_backward)     # elu's, as its own node
 HARDTANH = _pointwise_entry("hardtanh", _keep_dtype(lambda x, lo, hi: np.clip(x, lo, hi)),
                             hardtanh_backward)
 HARDSIGMOID = _pointwise_entry("hardsigmoid", _keep_dtype(lambda x: np.clip(x / 6 + 0.5, 0, 1)),

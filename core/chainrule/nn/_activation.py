@@ -86,7 +86,7 @@ def celu(input, alpha=1.0, inplace=False):
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _nn.pointwise(_nn.ELU, input, alpha, 1.0, 1.0 / alpha, inplace=inplace,
+    return _nn.pointwise(_nn.CELU, input, alpha, 1.0, 1.0 / alpha, inplace=inplace,
                          kernel="elu")
 
 

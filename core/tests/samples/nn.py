@@ -117,12 +117,14 @@ ACTIVATIONS = [
 ]
 
 # Note [pointwise activation entries] (_ops/nn.py): one entry per formula, several
-# public functions per entry (selu and celu are elu's entry).
+# public functions per entry (selu is elu's entry; celu shares elu's formulas as its own
+# node, CeluBackward0).
 POINTWISE = [
     _both("leaky_relu", "leaky_relu", ((3, 4),)),
     _both("leaky_relu", "leaky_relu", ((3, 4),), {"negative_slope": 0.2}),
     _both("elu", "elu", ((3, 4),)), _both("elu", "elu", ((3, 4),), {"alpha": 0.5}),
-    _both("elu", "selu", ((3, 4),)), _both("elu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("elu", "selu", ((3, 4),)), _both("celu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("celu", "celu", ((3, 4),), {"alpha": 0.5}),
     _both("hardtanh", "hardtanh", ((3, 4),)),
     _both("hardtanh", "hardtanh", ((3, 4),), {"min_val": -0.5, "max_val": 1.5}),
     _both("hardtanh", "relu6", ((3, 4),), domain=(-2.0, 8.0)),
