@@ -1730,3 +1730,17 @@ def test_celu_records_its_own_node_with_elus_formulas():
     assert type(y.grad_fn).__name__ == "CeluBackward0"
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [np.exp(-0.75), 1.0])
+
+
+def test_glu_is_one_node_with_the_reference_errors():
+    x = cr.tensor([[1.0, -2.0, 0.5, 3.0]], requires_grad=True)
+    y = F.glu(x, -1)
+    assert type(y.grad_fn).__name__ == "GluBackward0"
+    y.sum().backward()
+    s = 1 / (1 + np.exp(-np.array([0.5, 3.0])))
+    np.testing.assert_allclose(x.grad.numpy()[0], np.r_[s, np.array([1.0, -2.0]) * s * (1 - s)])
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 0 is "
+                                           "size 3"):
+        F.glu(cr.zeros(3))
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        F.glu(cr.tensor(1.0))

@@ -1178,6 +1178,37 @@ THRESHOLD = _pointwise_entry(
 LOG_SIGMOID = _pointwise_entry("log_sigmoid", _keep_dtype(_logsigmoid), logsigmoid_backward)
 
 
+# --- glu: a * sigmoid(b) for the halves a, b of ``dim`` (the reference's GluBackward0) ----
+def _glu_forward(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return (a * _sigmoid(b)).astype(x.dtype, copy=False)
+
+
+@helper
+def glu_halves(F, x, dim):
+    """(a, sigmoid(b)) for the halves of ``dim``."""
+    n = x.shape[dim] // 2
+    return F.narrow(x, dim, 0, n), F.sigmoid(F.narrow(x, dim, n, n))
+
+
+@helper
+def glu_backward(F, g, x, dim):
+    a, s = F.glu_halves(x, dim)
+    return F.cat([g * s, g * a * s * (1 - s)], dim)
+
+
+@helper
+def glu_jvp(F, t, x, dim):
+    a, s = F.glu_halves(x, dim)
+    n = x.shape[dim] // 2
+    return F.narrow(t, dim, 0, n) * s + F.narrow(t, dim, n, n) * (a * s * (1 - s))
+
+
+GLU = defop("glu", _glu_forward, attrs=("dim",),
+            vjp=(lambda F, g, self, dim: F.glu_backward(g, self, dim),),
+            jvp=lambda F, t, self, dim: F.glu_jvp(t[0], self, dim))
+
+
 def pointwise(op, input, *params, inplace=False, kernel=None):
     """Apply a pointwise activation entry (in place on ``input`` when asked); like the
     reference's kernels, integer and bool inputs are refused."""

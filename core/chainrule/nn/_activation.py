@@ -3,6 +3,7 @@ pointwise table entries (Note [pointwise activation entries] in _ops/nn.py) and 
 few that are compositions (softmin, glu, prelu, rrelu)."""
 from .. import _random
 from .._ops import nn as _nn
+from .._ops._registry import apply_op as _apply_op
 from .._ops._common import FUNCTIONS as _FUNCTIONS, commit_inplace as _commit_inplace
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -282,8 +283,7 @@ def glu(input, dim=-1):
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
                            f"{dim % input.dim()} is size {size}")
-    half = size // 2
-    return input.narrow(dim, 0, half) * input.narrow(dim, half, half).sigmoid()
+    return _apply_op(_nn.GLU, (input,), {"dim": dim % input.dim()})
 
 
 def prelu(input, weight):

@@ -142,7 +142,8 @@ POINTWISE = [
 # Compositions: the sample names the table op that carries their gradient.
 COMPOSITE_ACTIVATIONS = [
     _both("softmax", "softmin", ((3, 4),), {"dim": 1}),
-    _both("sigmoid", "glu", ((3, 4),)), _both("sigmoid", "glu", ((4, 3),), {"dim": 0}),
+    _both("glu", "glu", ((3, 4),)), _both("glu", "glu", ((4, 3),), {"dim": 0}),
+    _both("glu", "glu", ((2, 2, 6),), {"dim": -1}), _both("glu", "glu", ((0, 4),)),
     _both("where", "prelu", ((2, 3, 4), (3,)), note="per channel"),
     _both("where", "prelu", ((2, 3), (1,)), note="shared"),
     _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
