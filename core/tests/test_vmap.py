@@ -188,6 +188,51 @@ def test_convolution_with_a_batched_input_folds_the_batch():
     assert not log and np.allclose(out.numpy(), loop.numpy())
 
 
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("rest", [(), (3, 2)])
+def test_batch_norm_with_a_batched_input_runs_once(training, rest):
+    # training: each entry's statistics per channel (the batch folds into C); evaluation:
+    # the running statistics, shared (the batch folds into N)
+    from chainrule._ops import _batching_rules
+    x = cr.randn(3, 4, 5, *rest, dtype=cr.float64, requires_grad=True)
+    w, b = cr.rand(5, dtype=cr.float64), cr.randn(5, dtype=cr.float64)
+    rm, rv = cr.randn(5, dtype=cr.float64), cr.rand(5, dtype=cr.float64) + 1
+
+    def bn(xi):
+        return cr.nn.functional.batch_norm(xi, None if training else rm,
+                                           None if training else rv, w, b, training)
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(bn)(x)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([bn(x[i]) for i in range(3)])
+    assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    (got,) = cr.autograd.grad(out, x, g)
+    (want,) = cr.autograd.grad(loop, x, g)
+    assert np.allclose(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2, "scale_grad_by_freq": True}])
+def test_embedding_with_a_batched_weight_runs_once(kwargs):
+    # model ensembles: a weight per entry, the indices shared
+    from chainrule._ops import _batching_rules
+    weight = cr.randn(3, 5, 4, dtype=cr.float64, requires_grad=True)
+    idx = cr.tensor([[0, 2], [2, 4]])
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(lambda w: cr.nn.functional.embedding(idx, w, **kwargs))(weight)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([cr.nn.functional.embedding(idx, weight[i], **kwargs) for i in range(3)])
+    assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    (got,) = cr.autograd.grad(out, weight, g)
+    (want,) = cr.autograd.grad(loop, weight, g)
+    assert np.allclose(got.numpy(), want.numpy())
+
 def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
     x = cr.randn(3, dtype=cr.float64, requires_grad=True)
     y = _Cube.apply(x)

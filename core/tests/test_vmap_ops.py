@@ -26,8 +26,6 @@ LOOPED = {
     "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
     "median": "the median of the flattened entry (no dim argument)",
     "nanmedian": "the median of the flattened entry (no dim argument)",
-    "embedding": "indices are an attribute, the weight is batched",
-    "embedding_dense_backward": "indices are an attribute",
     "index_fill_tensor": "a batched fill value",
     "linalg_lstsq": "driver-dependent shapes of the solution",
     "linalg_lu": "pivots are computed outside the table",
@@ -35,9 +33,6 @@ LOOPED = {
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
-    "binary_cross_entropy_with_logits": "reduces each entry (no rule written yet)",
-    "binary_cross_entropy": "reduces each entry (no rule written yet)",
-    "native_batch_norm": "statistics per entry and channel (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
@@ -47,6 +42,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_copy": "a batched index", "index_fill": "a batched index",
     "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
     "native_group_norm": "a batched weight or bias",
+    "native_batch_norm": "a batched weight, bias or running statistics",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",

@@ -221,6 +221,36 @@ def group_norm(call, op, args, batched, attrs):
     return FUNCTIONS["reshape"](call(op, [folded] + list(args[1:]), attrs), shape)
 
 
+
+def batch_norm(call, op, args, batched, attrs):
+    """A batched input only. In evaluation the statistics are the running ones, shared
+    by every entry: the batch folds into the samples (N). In training each entry has
+    its own statistics per channel: the batch folds into the channels (C), with the
+    per-channel weight, bias and running values tiled to match."""
+    if any(batched[1:]):
+        return per_entry(call, op, args, batched, attrs)
+    x, shape = args[0], tuple(args[0].shape)
+    reshape = FUNCTIONS["reshape"]
+    if not attrs["training"]:
+        out = call(op, [reshape(x, (shape[0] * shape[1],) + shape[2:])] + list(args[1:]), attrs)
+        return reshape(out, shape)
+    swapped = FUNCTIONS["transpose"](x, 0, 1)                # (N, B, C, ...)
+    folded = reshape(swapped, (shape[1], shape[0] * shape[2]) + shape[3:])
+    tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (shape[0],)) for a in args[1:]]
+    out = reshape(call(op, [folded] + tiled, attrs), (shape[1], shape[0]) + shape[2:])
+    return FUNCTIONS["transpose"](out, 0, 1)
+
+
+def embedding(call, op, args, batched, attrs):
+    """A batched weight (B, V, D) or output gradient (B, ..., D); the indices are an
+    attribute, shared. Rows are looked up (or accumulated) whole, so the batch folds
+    into the embedding width: (V, B * D)."""
+    x, reshape, movedim = args[0], FUNCTIONS["reshape"], FUNCTIONS["movedim"]
+    size, width = x.shape[0], x.shape[-1]
+    folded = reshape(movedim(x, 0, -2), tuple(x.shape)[1:-1] + (size * width,))
+    out = call(op, [folded], attrs)
+    return movedim(reshape(out, tuple(out.shape)[:-1] + (size, width)), -2, 0)
+
 def pooling(call, op, args, batched, attrs):
     """Pooling ops map any leading dims (Note [pooling windows]): the batch is one more;
     max pooling's indices batched like its input."""
@@ -383,9 +413,12 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss, "smooth_l1_loss": mse_loss,
-              "huber_loss": mse_loss,
+              "huber_loss": mse_loss, "binary_cross_entropy": mse_loss,
+              "binary_cross_entropy_with_logits": mse_loss,
               "convolution": convolution, "constant_pad_nd": constant_pad,
-              "native_layer_norm": layer_norm, "native_group_norm": group_norm})
+              "native_layer_norm": layer_norm, "native_group_norm": group_norm,
+              "native_batch_norm": batch_norm, "embedding": embedding,
+              "embedding_dense_backward": embedding})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES})   # trailing dims
 RULES = {n: r for n, r in RULES.items() if n in OPS}
