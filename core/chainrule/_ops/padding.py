@@ -10,11 +10,11 @@ Note [gathered padding]
 """
 import numpy as np
 
-from .._meta import MetaArray
-from .._tensor import zeros_on
+from .._tensor import on_device_of
 from ._common import formula_helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
+from .upsample import scatter_sum as _scatter_sum
 
 
 def source_index(mode, size, before, after):
@@ -30,26 +30,17 @@ def _indices(mode, sizes, pads):
     return [source_index(mode, n, b, a) for n, (b, a) in zip(sizes, pads)]
 
 
-def _scatter_add(g, axis, index, size):
-    """The adjoint of gathering ``index`` along ``axis``."""
-    moved = np.moveaxis(g, axis, 0)
-    out = zeros_on((size,) + moved.shape[1:], g.dtype, g)
-    if type(g) is not MetaArray:                          # (a meta result has no values)
-        np.add.at(out, index, moved)
-    return np.moveaxis(out, 0, axis)
-
-
 def _pad_forward(x, mode, pads):
     k = len(pads)
     for d, index in enumerate(_indices(mode, x.shape[-k:], pads)):
-        x = np.take(x, index, axis=x.ndim - k + d)
+        x = np.take(x, on_device_of(index, x), axis=x.ndim - k + d)
     return x.copy(order="C")
 
 
 def _pad_backward_forward(g, mode, pads, input_size):
     k = len(pads)
     for d, (index, n) in enumerate(zip(_indices(mode, input_size, pads), input_size)):
-        g = _scatter_add(g, g.ndim - k + d, index, n)
+        g = _scatter_sum(g, g.ndim - k + d, index, n)
     return g.copy(order="C")
 
 

@@ -113,14 +113,12 @@ def _along(x, axis, matrix):
     return np.moveaxis(np.matmul(moved, matrix), -1, axis)
 
 
-def _scatter_sum(g, axis, index, in_size):
-    """The adjoint of gathering ``index`` (non-decreasing) along ``axis``."""
-    moved = np.moveaxis(g, axis, 0)
-    out = zeros_on((in_size,) + moved.shape[1:], g.dtype, g)
-    if len(index) and type(g) is not MetaArray:          # (a meta result has no values)
-        starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-        out[index[starts]] = np.add.reduceat(moved, starts, axis=0)
-    return np.moveaxis(out, 0, axis)
+def scatter_sum(g, axis, index, in_size):
+    """The adjoint of gathering ``index`` along ``axis``."""
+    out = zeros_on(g.shape[:axis] + (in_size,) + g.shape[axis + 1:], g.dtype, g)
+    if type(g) is not MetaArray:                          # (a meta result has no values)
+        np.add.at(out, (slice(None),) * axis + (on_device_of(index, g),), g)
+    return out
 
 
 @in_float32
@@ -129,7 +127,7 @@ def _upsample_forward(x, mode, output_size, scales, align_corners):
     maps = _maps(mode, x.shape[-nd:], output_size, scales, align_corners, x.dtype, False)
     for k, m in enumerate(maps):
         axis = x.ndim - nd + k
-        x = np.take(x, m, axis=axis) if m.ndim == 1 else _along(x, axis, m)
+        x = np.take(x, on_device_of(m, x), axis=axis) if m.ndim == 1 else _along(x, axis, m)
     return x.copy(order="C")
 
 
@@ -139,7 +137,7 @@ def _upsample_backward_forward(g, mode, input_size, output_size, scales, align_c
     maps = _maps(mode, input_size, output_size, scales, align_corners, g.dtype, True)
     for k, (m, n_in) in enumerate(zip(maps, input_size)):
         axis = g.ndim - nd + k
-        g = _scatter_sum(g, axis, m, n_in) if m.ndim == 1 else _along(g, axis, m.T)
+        g = scatter_sum(g, axis, m, n_in) if m.ndim == 1 else _along(g, axis, m.T)
     return g.copy(order="C")
 
 
