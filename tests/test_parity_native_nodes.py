@@ -315,3 +315,30 @@ def test_reflection_replication_padding_nodes_values_double_backward(shape, pad,
     tol = 1e-12 if dtype == "float64" else 1e-5
     for a, b in zip(ours[1], theirs[1]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# --- glu, celu and the shuffles: one node each ----------------------------------------------
+SINGLE_NODES = [("glu", (2, 4, 3), dict(dim=1)), ("glu", (3, 6), {}),
+                ("celu", (3, 4), dict(alpha=0.7)), ("pixel_shuffle", (2, 8, 2, 3), dict(upscale_factor=2)),
+                ("pixel_unshuffle", (3, 4, 6), dict(downscale_factor=2)),
+                ("channel_shuffle", (2, 6, 2, 2), dict(groups=3))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,shape,kwargs", SINGLE_NODES,
+                         ids=[f"{s[0]}-{i}" for i, s in enumerate(SINGLE_NODES)])
+def test_single_node_functions(name, shape, kwargs, dtype):
+    def run(lib):
+        x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape),
+                       dtype=getattr(lib, dtype)).requires_grad_()
+        y = getattr(lib.nn.functional, name)(x, **kwargs)
+        g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        second = [lib.autograd.grad((gx * gx).sum(), x)[0].numpy()] if gx.requires_grad else []
+        return _nodes(y), [y.detach().numpy(), gx.detach().numpy()] + second
+    ours, theirs = run(cr), run(torch)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-6
+    assert len(ours[1]) == len(theirs[1])
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -30,7 +30,7 @@ from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
-from . import padding as _padding, upsample as _upsample
+from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -354,6 +354,14 @@ def convolution(call, op, args, batched, attrs):
     return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
 
 
+def fold_into_n(call, op, args, batched, attrs):
+    """A one-input op over (N, C, *): the batch folds into N."""
+    shape = tuple(args[0].shape)
+    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
+    out = call(op, [folded], attrs)
+    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+
+
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked."""
     if LOOP_LOG is not None:
@@ -420,7 +428,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "native_batch_norm": batch_norm, "embedding": embedding,
               "embedding_dense_backward": embedding})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
-RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES})   # trailing dims
+RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
+RULES["channel_shuffle"] = fold_into_n
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

@@ -1088,6 +1088,12 @@ def elu_backward(F, g, x, alpha, scale, input_scale):
     return F.where(x > 0, g * scale, g * (F.exp(x * input_scale) * (alpha * scale * input_scale)))
 
 
+def celu_backward(F, g, x, alpha, scale, input_scale):
+    """elu's, with 1 / alpha from alpha read as a float32 (the reference's derivative
+    formula does; its forward divides in double)."""
+    return elu_backward(F, g, x, alpha, scale, 1.0 / float(np.float32(alpha)))
+
+
 def hardtanh_backward(F, g, x, low, high):
     return F.where((x > low) * (x < high), g, g * 0)
 
@@ -1157,7 +1163,7 @@ def _keep_dtype(fn):
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
                               leaky_relu_backward)
 ELU = _pointwise_entry("elu", _keep_dtype(_elu), elu_backward)
-CELU = _pointwise_entry("celu", _keep_dtype(_elu), elu_backward)     # elu's, as its own node
+CELU = _pointwise_entry("celu", _keep_dtype(_elu), celu_backward)
 HARDTANH = _pointwise_entry("hardtanh", _keep_dtype(lambda x, lo, hi: np.clip(x, lo, hi)),
                             hardtanh_backward)
 HARDSIGMOID = _pointwise_entry("hardsigmoid", _keep_dtype(lambda x: np.clip(x / 6 + 0.5, 0, 1)),

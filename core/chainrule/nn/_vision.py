@@ -6,7 +6,7 @@ reference's) is one upsample table op: Note [separable upsampling] in _ops/upsam
 import math
 import warnings
 
-from .._ops import upsample as _upsample
+from .._ops import shuffle as _shuffle, upsample as _upsample
 from . import _pool
 
 
@@ -23,15 +23,14 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
     r = upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     *batch, c, h, w = tuple(input.shape)
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    n = len(batch)
-    x = input.reshape(*batch, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return _shuffle._pixel_shuffle(input, r)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -46,16 +45,15 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
                            f"got input with {input.dim()} dimension(s)")
     r = downscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     *batch, c, h, w = tuple(input.shape)
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
-    n = len(batch)
-    x = input.reshape(*batch, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return _shuffle._pixel_unshuffle(input, r)
 
 
 # --- interpolate -------------------------------------------------------------------------------

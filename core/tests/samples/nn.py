@@ -525,8 +525,10 @@ _BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
 
 def _resampling_samples():
     samples = [
-        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
-        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+        _both("pixel_shuffle", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("pixel_shuffle", "pixel_shuffle", ((3, 9, 1, 2),), {"upscale_factor": 3}),
+        _both("pixel_unshuffle", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+        _both("pixel_unshuffle", "pixel_unshuffle", ((2, 1, 2, 3, 6),), {"downscale_factor": 3}),
     ]
     for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
                         ("nearest", (1, 1, 2, 3, 2)), ("nearest-exact", (2, 3, 4)),
@@ -598,7 +600,8 @@ def _misc_samples():
     return [
         _both("einsum", "bilinear", ((3, 4), (3, 5), (2, 4, 5), (2,))),
         _both("einsum", "bilinear", ((4,), (5,), (2, 4, 5))),
-        _both("transpose", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("channel_shuffle", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("channel_shuffle", "channel_shuffle", ((1, 4, 2, 2),), {"groups": 2}),
         _both("linalg_vector_norm", "pdist", ((5, 3),)),
         _both("linalg_vector_norm", "pdist", ((4, 3),), {"p": 1.5}),
         _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},
