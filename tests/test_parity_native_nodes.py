@@ -324,6 +324,21 @@ SINGLE_NODES = [("glu", (2, 4, 3), dict(dim=1)), ("glu", (3, 6), {}),
                 ("channel_shuffle", (2, 6, 2, 2), dict(groups=3))]
 
 
+@pytest.mark.parametrize("x,w", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((5,), (1,)), ((), (1,))])
+def test_prelu_is_the_kernel_node_over_a_viewed_weight(x, w):
+    def run(lib):
+        a = lib.tensor(np.cos(np.arange(np.prod(x)) * 2.1).reshape(x)).requires_grad_()
+        b = lib.tensor(np.linspace(0.1, 0.4, w[0])).requires_grad_()
+        y = lib.nn.functional.prelu(a, b)
+        grads = lib.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), (a, b))
+        return _nodes(y), [y.detach().numpy()] + [g.detach().numpy() for g in grads + second]
+    ours, theirs = run(cr), run(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name,shape,kwargs", SINGLE_NODES,
                          ids=[f"{s[0]}-{i}" for i, s in enumerate(SINGLE_NODES)])

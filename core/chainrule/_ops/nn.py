@@ -1215,6 +1215,17 @@ GLU = defop("glu", _glu_forward, attrs=("dim",),
             jvp=lambda F, t, self, dim: F.glu_jvp(t[0], self, dim))
 
 
+# --- prelu: the reference's _prelu_kernel (PreluKernelBackward0), weight broadcast ------
+PRELU = defop("prelu_kernel", _keep_dtype(lambda x, w: np.where(x > 0, x, w * x)),
+              inputs=("self", "weight"), node_name="PreluKernelBackward0",
+              vjp=(lambda F, g, self, weight, self_shape:
+                   F.sum_to(F.where(self > 0, g, g * weight), tuple(self_shape)),
+                   lambda F, g, self, weight_shape:
+                   F.sum_to(F.where(self > 0, g * 0, g * self), tuple(weight_shape))),
+              jvp=lambda F, t, self, weight:
+                  F.where(self > 0, t[0], t[0] * weight + self * t[1]))
+
+
 def pointwise(op, input, *params, inplace=False, kernel=None):
     """Apply a pointwise activation entry (in place on ``input`` when asked); like the
     reference's kernels, integer and bool inputs are refused."""

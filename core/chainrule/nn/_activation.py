@@ -300,11 +300,11 @@ def prelu(input, weight):
     if n != 1 and n != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {n} and channel size = {channels}.")
-    if n != 1 and input.dim() >= 2:
+    if input.dim() >= 2:                      # (C or 1, 1, ...): broadcast over dim 1
         weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
-    elif n == 1:
+    elif input.dim() == 0:
         weight = weight.reshape(())
-    return _FUNCTIONS["where"](input > 0, input, input * weight)
+    return _apply_op(_nn.PRELU, (input, weight), {})
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

@@ -144,8 +144,10 @@ COMPOSITE_ACTIVATIONS = [
     _both("softmax", "softmin", ((3, 4),), {"dim": 1}),
     _both("glu", "glu", ((3, 4),)), _both("glu", "glu", ((4, 3),), {"dim": 0}),
     _both("glu", "glu", ((2, 2, 6),), {"dim": -1}), _both("glu", "glu", ((0, 4),)),
-    _both("where", "prelu", ((2, 3, 4), (3,)), note="per channel"),
-    _both("where", "prelu", ((2, 3), (1,)), note="shared"),
+    _both("prelu_kernel", "prelu", ((2, 3, 4), (3,)), note="per channel"),
+    _both("prelu_kernel", "prelu", ((2, 3), (1,)), note="shared"),
+    _both("prelu_kernel", "prelu", ((5,), (1,)), note="1-d"),
+    _both("prelu_kernel", "prelu", ((), (1,)), note="0-d"),
     _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
 ]
 
