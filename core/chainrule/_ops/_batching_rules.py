@@ -386,7 +386,8 @@ _NUMPY_ELEMENTWISE = {
     "imag", "floor", "ceil", "round", "trunc", "clone", "atan", "asinh", "rad2deg",
     "deg2rad", "clamp_min_tensor", "clamp_max_tensor", "atan2", "hypot", "copysign",
     "logaddexp", "logaddexp2", "fmax", "fmin", "heaviside"}
-_NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "prelu_kernel", "hardtanh",
+_NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "prelu_kernel",
+                   "rrelu_with_noise", "hardtanh",
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",

@@ -1162,6 +1162,10 @@ def _keep_dtype(fn):
 
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
                               leaky_relu_backward)
+# rrelu in evaluation: leaky_relu's formulas with the mean slope, as its own node
+RRELU_EVAL = _pointwise_entry("rrelu_with_noise",
+                              _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
+                              leaky_relu_backward)
 ELU = _pointwise_entry("elu", _keep_dtype(_elu), elu_backward)
 CELU = _pointwise_entry("celu", _keep_dtype(_elu), celu_backward)
 HARDTANH = _pointwise_entry("hardtanh", _keep_dtype(lambda x, lo, hi: np.clip(x, lo, hi)),

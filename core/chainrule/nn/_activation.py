@@ -320,7 +320,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        return _nn.pointwise(_nn.RRELU_EVAL, input, (lower + upper) / 2, inplace=inplace,
+                             kernel="leaky_relu")
     slopes = _random.rrelu_slopes(input, lower, upper)
     out = _FUNCTIONS["where"](input >= 0, input, input * slopes)
     return _commit_inplace(input, out) if inplace else out

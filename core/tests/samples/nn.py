@@ -148,7 +148,8 @@ COMPOSITE_ACTIVATIONS = [
     _both("prelu_kernel", "prelu", ((2, 3), (1,)), note="shared"),
     _both("prelu_kernel", "prelu", ((5,), (1,)), note="1-d"),
     _both("prelu_kernel", "prelu", ((), (1,)), note="0-d"),
-    _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
+    _both("rrelu_with_noise", "rrelu", ((3, 4),), {"training": False}),
+    _both("rrelu_with_noise", "rrelu", ((3, 4),), {"training": False, "lower": 0.2, "upper": 0.5}),
 ]
 
 
