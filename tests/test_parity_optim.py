@@ -367,3 +367,24 @@ def test_tensor_learning_rate_matches_torch(name):
         train_on_torch_gradients(ours, opt_c, theirs, opt_t, 10)
     else:
         train([(cr, ours, opt_c), (torch, theirs, opt_t)], 10)
+
+
+@pytest.mark.parametrize("name, options", [("SparseAdam", {"lr": 0.1}), ("SGD", {"lr": 0.5}),
+                                           ("Adagrad", {"lr": 0.3})])
+def test_sparse_embedding_gradients_train_as_in_torch(name, options):
+    """Note [sparse gradients over dense storage]: the same rows move by the same amounts."""
+    weight = np.random.default_rng(0).standard_normal((6, 3))
+    runs = []
+    for lib in (cr, torch):
+        emb = lib.nn.Embedding(6, 3, sparse=True, padding_idx=0)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(weight))
+        opt = getattr(lib.optim, name)(emb.parameters(), **options)
+        for step in range(3):
+            opt.zero_grad()
+            idx = lib.tensor([[step % 6, 2], [4, (step * 5) % 6]])
+            (emb(idx) ** 2).sum().backward()
+            assert emb.weight.grad.is_sparse
+            opt.step()
+        runs.append(emb.weight.detach().numpy())
+    np.testing.assert_allclose(runs[0], runs[1], rtol=1e-6)

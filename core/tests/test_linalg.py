@@ -392,7 +392,12 @@ def _jvp_cases(rng):
              None, None),
             (linalg_ops.SOLVE_TRIANGULAR, [a, b], {"upper": False, "unitriangular": True},
              None, None),
-            (linalg_ops.CHOLESKY, [spd], {}, [t_spd], None),
+            (linalg_ops.CHOLESKY, [spd], {"upper": False}, [t_spd], None),
+            (linalg_ops.CHOLESKY, [spd], {"upper": True}, [t_spd], None),
+            (linalg_ops.CHOLESKY_SOLVE, [b, a], {"upper": False}, None, None),
+            (linalg_ops.CHOLESKY_SOLVE, [b, a], {"upper": True}, None, None),
+            (linalg_ops.CHOLESKY_INVERSE, [a], {"upper": False}, None, None),
+            (linalg_ops.CHOLESKY_INVERSE, [a], {"upper": True}, None, None),
             (linalg_ops.QR, [_random(rng, (4, 3), dtype)], {"mode": "reduced"}, None, None),
             (linalg_ops.QR, [_random(rng, (2, 3, 5), dtype)], {"mode": "reduced"}, None, None),
             (linalg_ops.SVD, [_random(rng, (4, 3), dtype)], {"full_matrices": False}, None,
@@ -412,6 +417,11 @@ def _jvp_cases(rng):
             (linalg_ops.CROSS, [_random(rng, (2, 3), dtype), _random(rng, (3,), dtype)],
              {"dim": -1}, None, None),
         ]
+        if dtype == np.float64:             # real distances only
+            x1, x2 = _random(rng, (2, 4, 3), dtype), _random(rng, (5, 3), dtype)
+            cases += [(linalg_ops.CDIST, [x1, x2], {"p": p}, None, None)
+                      for p in (1.0, 2.0, 3.0, np.inf)]
+            cases.append((linalg_ops.EUCLIDEAN_DIST, [x1, x2[None]], {}, None, None))
     return cases
 
 
@@ -559,6 +569,8 @@ def test_not_positive_definite_names_the_leading_minor():
      "X1 and X2 must have the same number of columns. X1: 3 X2: 4"),
     (lambda: cr.cdist(cr.ones(3), cr.ones(3)), "cdist only supports at least 2D tensors, X1 "
                                                "got: 1D"),
+    (lambda: cr.cdist(cr.ones(2, 3, dtype=cr.long), cr.ones(2, 3, dtype=cr.long)),
+     "cdist only supports floating-point dtypes, X1 got: Long"),
     (lambda: cr.addr(cr.ones(2, 2), cr.ones(2, 2), cr.ones(2)),
      "addr: Expected 1-D argument vec1, but got 2-D"),
     (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), dims=1),
@@ -775,3 +787,48 @@ def test_out_arguments_receive_the_result():
     with pytest.raises(RuntimeError, match="functions with out=... arguments don't support "
                                            "automatic differentiation"):
         LA.inv(cr.eye(2, requires_grad=True), out=cr.empty(2, 2))
+
+
+def test_cdist_direct_and_matmul_forms_and_their_nodes():
+    x = cr.tensor(np.random.default_rng(0).normal(size=(30, 3)), requires_grad=True)
+    direct = cr.cdist(x[:5], x[:5])
+    assert type(direct.grad_fn).__name__ == "CdistBackward0"
+    assert direct.diagonal().abs().max().item() == 0
+    fast = cr.cdist(x, x)                      # more than 25 rows: one matmul
+    assert type(fast.grad_fn).__name__ == "ViewBackward0"
+    assert type(fast.grad_fn.next_functions[0][0]).__name__ == "EuclideanDistBackward0"
+    assert fast.diagonal().abs().max().item() > 0       # its roundoff, as in the reference
+    exact = cr.cdist(x, x, compute_mode="donot_use_mm_for_euclid_dist")
+    np.testing.assert_allclose(fast.detach().numpy(), exact.detach().numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="None is not a valid value for compute_mode"):
+        cr.cdist(x, x, compute_mode=None)
+    with pytest.raises(NotImplementedError, match="\"cdist\" not implemented for 'Half'"):
+        cr.cdist(x[:3].half(), x[:3].half())
+    assert cr.cdist(x.half(), x.half()).dtype == cr.float16
+
+
+def test_cdist_inf_norm_ties_each_get_the_whole_gradient():
+    x = cr.tensor([[0., 0.]], requires_grad=True)
+    cr.cdist(x, cr.tensor([[1., -1.]]), p=float("inf")).sum().backward()
+    assert x.grad.tolist() == [[-1.0, 1.0]]
+
+
+def test_cholesky_solve_and_inverse_are_single_nodes_with_the_reference_errors():
+    a = cr.tensor([[4., 2.], [2., 5.]], dtype=cr.float64, requires_grad=True)
+    u = LA.cholesky(a, upper=True)
+    x = cr.cholesky_solve(cr.ones(2, 1, dtype=cr.float64), u, upper=True)
+    inv = cr.cholesky_inverse(u, upper=True)
+    names = [type(t.grad_fn).__name__ for t in (u, x, inv)]
+    assert names == ["LinalgCholeskyExBackward0", "CholeskySolveBackward0",
+                     "CholeskyInverseBackward0"]
+    np.testing.assert_allclose(inv.detach().numpy(), np.linalg.inv(a.detach().numpy()))
+    with pytest.raises(RuntimeError, match="b should have at least 2 dimensions, but has 1"):
+        cr.cholesky_solve(cr.ones(2, dtype=cr.float64), u)
+    with pytest.raises(RuntimeError, match="Expected b and A to have the same dtype, but found "
+                                           "b of type Float and A of type Double instead."):
+        cr.cholesky_solve(cr.ones(2, 1), u)
+    with pytest.raises(NotImplementedError, match="\"cholesky_inverse_out_cpu\" not "
+                                                  "implemented for 'Long'"):
+        cr.cholesky_inverse(cr.eye(2, dtype=cr.long))
+    with pytest.raises(RuntimeError, match="cholesky_inverse: A must be batches of square"):
+        cr.cholesky_inverse(cr.ones(2, 3))

@@ -1445,8 +1445,6 @@ def test_embedding_max_norm_renormalises_looked_up_rows_in_place(torch):
 
 def test_embedding_errors():
     w = cr.zeros(4, 2)
-    with pytest.raises(NotImplementedError, match="sparse=True"):
-        F.embedding(cr.tensor([0]), w, sparse=True)
     with pytest.raises(RuntimeError, match="Expected tensor for argument #1 'indices' to have "
                                            "one of the following scalar types: Long, Int"):
         F.embedding(cr.tensor([0.0]), w)
@@ -1566,6 +1564,24 @@ def test_ctc_loss_unbatched(torch, rng):
     theirs = torch.nn.functional.ctc_loss(lp, torch.tensor([1, 2]), torch.tensor(5),
                                           torch.tensor(2))
     assert ours.item() == pytest.approx(theirs.item())
+
+
+def test_ctc_loss_gradient_is_the_references_exp_minus_occupancy(rng):
+    # Note [ctc gradient]: per valid frame the gradient sums to 0 over the classes (the
+    # exp term and the label occupancy each sum to 1); past an input's length it is 0
+    lp = cr.tensor(rng.standard_normal((6, 2, 4)), requires_grad=True)
+    norm = lp.log_softmax(2).detach().requires_grad_()
+    loss = F.ctc_loss(norm, cr.tensor([[1, 2], [3, 3]]), (6, 4), (2, 2), reduction="none")
+    assert type(loss.grad_fn).__name__ == "CtcLossBackward0"
+    g, = cr.autograd.grad(loss.sum(), norm, create_graph=True)
+    np.testing.assert_allclose(g.detach().sum(2).numpy(), 0, atol=1e-12)
+    assert g[4:, 1].abs().max().item() == 0
+    assert type(g.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::_ctc_loss_backward is not"):
+        g.sum().backward()
+    through_logits, = cr.autograd.grad(F.ctc_loss(lp.log_softmax(2), cr.tensor([[1, 2], [3, 3]]),
+                                                  (6, 4), (2, 2), reduction="sum"), lp)
+    np.testing.assert_allclose(through_logits.numpy(), g.detach().numpy(), atol=1e-12)
 
 
 def test_top_level_forms_are_the_references_top_level_names(torch):

@@ -109,6 +109,13 @@ def test_hook_spectral_norm_starts_raw_and_iterates_v_first():
     np.testing.assert_allclose(m.weight.detach().numpy(), (raw / u.dot(raw.mv(v))).numpy())
 
 
+def test_hook_spectral_norm_follows_buffers_replaced_by_a_dtype_change():
+    m = nn.utils.spectral_norm(nn.Linear(3, 2)).double()
+    out = m(cr.ones(1, 3, dtype=cr.float64))
+    assert out.dtype == cr.float64 and m.weight_u.dtype == cr.float64
+    assert not cr.equal(m.weight_v, cr.zeros(3, dtype=cr.float64))    # updated in place
+
+
 def test_weight_norm_parametrization_gradients_and_values():
     m = parametrizations.weight_norm(linear())
     g, v = m.parametrizations.weight.original0, m.parametrizations.weight.original1

@@ -1,5 +1,5 @@
-"""chainrule.optim.SparseAdam: chainrule makes dense gradients only, so a step with a
-gradient raises torch's error; the constructor's checks, groups and state_dict."""
+"""chainrule.optim.SparseAdam: lazy Adam on the rows a sparse embedding gradient lists,
+torch's error for a dense gradient; the constructor's checks, groups and state_dict."""
 import pytest
 
 import chainrule as cr
@@ -16,15 +16,29 @@ def test_dense_gradient_raises_and_leaves_the_parameter():
     assert w.tolist() == [1.0, 1.0, 1.0] and not opt.state
 
 
-def test_embedding_gradients_are_dense_in_chainrule():
+def test_dense_embedding_gradients_are_refused():
     emb = cr.nn.Embedding(4, 2)
     opt = optim.SparseAdam(emb.parameters())
     emb(cr.tensor([1, 2])).sum().backward()
     assert not emb.weight.grad.is_sparse
     with pytest.raises(RuntimeError, match="dense gradients"):
         opt.step()
-    with pytest.raises(NotImplementedError, match="sparse=True"):
-        cr.nn.Embedding(4, 2, sparse=True)(cr.tensor([1]))
+
+
+def test_sparse_step_moves_only_the_touched_rows_with_torchs_arithmetic():
+    emb = cr.nn.Embedding(4, 2, sparse=True)
+    with cr.no_grad():
+        emb.weight.copy_(cr.arange(8.0).reshape(4, 2))
+    opt = optim.SparseAdam(emb.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        (emb(cr.tensor([1, 3, 3])) * cr.tensor([[1.0, -2.0]])).sum().backward()
+        opt.step()
+    w = emb.weight.detach()
+    assert w[0].tolist() == [0.0, 1.0] and w[2].tolist() == [4.0, 5.0]
+    # two equal gradients: Adam's bias-corrected step is lr * sign(g) (up to eps)
+    assert [round(v, 6) for v in w[1].tolist()] == [1.8, 3.2]
+    assert opt.state[emb.weight]["step"] == 2
 
 
 def test_step_without_gradients_and_state_dict():

@@ -39,6 +39,8 @@ HOST_RUN_OPS = {
     "linalg_solve": {"solve"},
     "linalg_solve_triangular": {"solve"},
     "linalg_svd": {"svd"},
+    "cholesky_solve": {"solve"},
+    "cholesky_inverse": {"cholesky", "solve"},      # its samples factor with cholesky
     "fft_c2c": {"fftn", "ifftn"},
     "fft_r2c": {"rfftn", "fftn", "ifftn"},
     "fft_c2r": {"fftn", "ifftn", "irfftn", "rfftn"},     # hfftn: a c2c first

@@ -396,7 +396,8 @@ _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", 
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
-              "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy"}
+              "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy",
+              "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse"}
 _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",

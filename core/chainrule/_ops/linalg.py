@@ -21,6 +21,7 @@ from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ..autograd.saved_tensor import SavedTensor
 from ._registry import apply_op, defop
+from .reduction import _norm_forward, norm_direction
 
 # --- formula helpers (both namespaces) ---------------------------------------------
 @helper
@@ -692,7 +693,10 @@ def _solve_forward(a, b):
                           "because the input matrix is singular.") from None
 
 
-def _cholesky_forward(a):
+def _cholesky_forward(a, upper=False):
+    """The lower factor, or for ``upper`` U = L^H of A^H (the upper triangle is read)."""
+    if upper:
+        return _adjoint_array(_cholesky_forward(_adjoint_array(a)))
     try:
         return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
@@ -1066,9 +1070,12 @@ def solve_triangular_grads(F, g, A, result, upper, unitriangular, which, shape):
 
 
 @helper
-def cholesky_grad(F, g, result):
+def cholesky_grad(F, g, result, upper=False):
     """A = L L^H: gA = L^-H Psi(tril(L^H gL)) L^-1 with Psi(P) = (P + tril(P, -1)^H) / 2,
-    the reference's formula (exact for Hermitian perturbations of A)."""
+    the reference's formula (exact for Hermitian perturbations of A); U = L^H for
+    ``upper`` (the factor of A^H, so the gradient is transposed back)."""
+    if upper:
+        return F.adjoint(F.cholesky_grad(F.adjoint(g), F.adjoint(result)))
     lh = F.adjoint(result)
     p = F.tri_part(F.matmul(lh, g), False)
     inner = (p + F.adjoint(F.tri_part(p, False, strict=True))) * 0.5
@@ -1077,10 +1084,47 @@ def cholesky_grad(F, g, result):
 
 
 @helper
-def cholesky_jvp(F, t, result):
+def cholesky_jvp(F, t, result, upper=False):
+    if upper:
+        return F.adjoint(F.cholesky_jvp([F.adjoint(t[0])], F.adjoint(result)))
     w = F._solve_triangular(result, t[0], False, False)
     z = F.adjoint(F._solve_triangular(result, F.adjoint(w), False, False))
     return F.matmul(result, F.tri_part(z, False, half_diag=True))
+
+
+def _cholesky_solve_forward(b, factor, upper):
+    """X with A X = B for A = L L^H (or U^H U): two triangular solves on the triangle."""
+    lower = _adjoint_array(factor) if upper else factor
+    y = _solve_triangular_forward(lower, b, False, False)
+    return _solve_triangular_forward(_adjoint_array(lower), y, True, False)
+
+
+def _cholesky_inverse_forward(factor, upper):
+    eye = on_device_of(np.eye(factor.shape[-1], dtype=factor.dtype), factor)
+    return _cholesky_solve_forward(np.broadcast_to(eye, factor.shape), factor, upper)
+
+
+def cholesky_product_jvp(F, t, factor, upper):
+    """d(L L^H) for dL = t (or d(U^H U)): the change of A its factor's tangent makes (on
+    the triangles: the ops read no other entries)."""
+    t, factor = F.tri_part(t, upper), F.tri_part(factor, upper)
+    half = F.matmul(F.adjoint(t), factor) if upper else F.matmul(t, F.adjoint(factor))
+    return half + F.adjoint(half)
+
+
+@helper
+def cholesky_solve_grad_factor(F, g, input2, result, upper, shape):
+    """The reference's gradient for the factor: -(G X^H + X G^H) L (L^H side for U)."""
+    common = F.matmul(F._cholesky_solve(g, input2, upper), F.adjoint(result))
+    common = common + F.adjoint(common)
+    part = -F.matmul(input2, common) if upper else -F.matmul(common, input2)
+    return F.sum_to(part, tuple(shape))
+
+
+@helper
+def cholesky_inverse_grad(F, g, self, result, upper):
+    common = F.matmul(result, F.matmul(g + F.adjoint(g), result))
+    return -F.matmul(self, common) if upper else -F.matmul(common, self)
 
 
 @helper
@@ -1403,10 +1447,91 @@ SOLVE_TRIANGULAR = defop(
          F.solve_triangular_grads(g, A, result, upper, unitriangular, 1, B_shape)),
     jvp=lambda F, t, A, result, upper, unitriangular: F._solve_triangular(
         A, t[1] - F.matmul(F.tri_part(t[0], upper, unitriangular), result), upper, unitriangular))
-CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",),
+# --- cdist: the direct form and the matmul form of Euclidean distances ----------------
+def _cdist_forward(x1, x2, p):
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    return _norm_forward(diff, p, (diff.ndim - 1,), False)
+
+
+def _cdist_direction(F, x1, x2, result, p):
+    """d dist_ij / d x1_i per coordinate, shaped (..., P, R, M); an inf-norm tie gets the
+    whole gradient at every tied coordinate, as in the reference (vector_norm splits it)."""
+    diff = F.unsqueeze(x1, -2) - F.unsqueeze(x2, -3)
+    if p == float("inf"):
+        return F.where(F.abs(diff) == F.unsqueeze(result, -1), F.sgn(diff), 0)
+    return norm_direction(F, diff, p, result, (len(diff.shape) - 1,), False)
+
+
+@helper
+def cdist_grad(F, g, x1, x2, result, p, which, shape):
+    """cdist's gradient for x1 (``which`` 0) or x2 (1): each distance's gradient summed
+    over the other input's rows."""
+    part = F.unsqueeze(g, -1) * _cdist_direction(F, x1, x2, result, p)
+    rows = len(part.shape) - 2 - which
+    return F.sum_to(F.sum(part, (rows,)) * (1 - 2 * which), tuple(shape))
+
+
+@helper
+def cdist_jvp(F, t, x1, x2, result, p):
+    direction = _cdist_direction(F, x1, x2, result, p)
+    return F.sum(direction * (F.unsqueeze(t[0], -2) - F.unsqueeze(t[1], -3)),
+                 (len(direction.shape) - 1,))
+
+
+def _euclidean_dist_forward(x1, x2):
+    """sqrt(|a|^2 - 2 a.b + |b|^2) by one matmul of padded rows, clamped at 1e-30 (the
+    reference's fast form: roundoff makes a zero distance about 1e-8)."""
+    n1, n2 = (np.sum(x * x, -1, keepdims=True) for x in (x1, x2))
+    a = np.concatenate([-2 * x1, n1, np.ones_like(n1)], -1)
+    b = np.concatenate([x2, np.ones_like(n2), n2], -1)
+    return np.sqrt(np.maximum(a @ np.swapaxes(b, -1, -2), 1e-30))
+
+
+@helper
+def euclidean_dist_grad(F, g, x1, x2, result, which):
+    ratio = F.where(result == 0, 0, g / result)
+    if which == 0:
+        return x1 * F.sum(ratio, (len(ratio.shape) - 1,), True) - F.matmul(ratio, x2)
+    return (x2 * F.unsqueeze(F.sum(ratio, (len(ratio.shape) - 2,)), -1)
+            - F.matmul(F.transpose(ratio, -1, -2), x1))
+
+
+@helper
+def euclidean_dist_jvp(F, t, x1, x2, result):
+    last = len(x1.shape) - 1
+    along = (F.sum(x1 * t[0], (last,), True) + F.transpose(F.sum(x2 * t[1], (last,), True), -1, -2)
+             - F.matmul(x1, F.transpose(t[1], -1, -2)) - F.matmul(t[0], F.transpose(x2, -1, -2)))
+    return F.where(result == 0, 0, along / result)
+
+
+CDIST = defop("_cdist_forward", _cdist_forward, inputs=("x1", "x2"), attrs=("p",),
+              node_name="CdistBackward0",
+              vjp=(lambda F, g, x1, x2, result, p, x1_shape:
+                   F.cdist_grad(g, x1, x2, result, p, 0, x1_shape),
+                   lambda F, g, x1, x2, result, p, x2_shape:
+                   F.cdist_grad(g, x1, x2, result, p, 1, x2_shape)),
+              jvp=lambda F, t, x1, x2, result, p: F.cdist_jvp(t, x1, x2, result, p))
+EUCLIDEAN_DIST = defop("_euclidean_dist", _euclidean_dist_forward, inputs=("x1", "x2"),
+                       vjp=(lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 0),
+                            lambda F, g, x1, x2, result: F.euclidean_dist_grad(g, x1, x2, result, 1)),
+                       jvp=lambda F, t, x1, x2, result: F.euclidean_dist_jvp(t, x1, x2, result))
+CHOLESKY = defop("linalg_cholesky", _cholesky_forward, inputs=("A",), attrs=("upper",),
                  node_name="LinalgCholeskyExBackward0",
-                 vjp=(lambda F, g, result: F.cholesky_grad(g, result),),
-                 jvp=lambda F, t, result: F.cholesky_jvp(t, result))
+                 vjp=(lambda F, g, result, upper: F.cholesky_grad(g, result, upper),),
+                 jvp=lambda F, t, result, upper: F.cholesky_jvp(t, result, upper))
+CHOLESKY_SOLVE = defop(
+    "cholesky_solve", _cholesky_solve_forward, inputs=("self", "input2"), attrs=("upper",),
+    vjp=(lambda F, g, input2, upper, self_shape:
+         F.sum_to(F._cholesky_solve(g, input2, upper), tuple(self_shape)),
+         lambda F, g, input2, result, upper, input2_shape:
+         F.cholesky_solve_grad_factor(g, input2, result, upper, input2_shape)),
+    jvp=lambda F, t, input2, result, upper: F._cholesky_solve(
+        t[0] - F.matmul(cholesky_product_jvp(F, t[1], input2, upper), result), input2, upper))
+CHOLESKY_INVERSE = defop(
+    "cholesky_inverse", _cholesky_inverse_forward, attrs=("upper",),
+    vjp=(lambda F, g, self, result, upper: F.cholesky_inverse_grad(g, self, result, upper),),
+    jvp=lambda F, t, self, result, upper: -F.matmul(
+        result, F.matmul(cholesky_product_jvp(F, t[0], self, upper), result)))
 QR = defop("linalg_qr", _qr_forward, inputs=("A",), attrs=("mode",), multi_output=True,
            vjp=(lambda F, g, A, Q, R, mode: F.qr_grad(g, A, Q, R, mode),),
            jvp=lambda F, t, A, result, mode: F.qr_jvp(t, A, result, mode))
@@ -1464,6 +1589,7 @@ def _twin(name, op, forward, attrs=()):
 _twin("_linalg_inv", INV, _inv_forward)
 _twin("_linalg_solve", SOLVE, _solve_forward)
 _twin("_solve_triangular", SOLVE_TRIANGULAR, _solve_triangular_forward, ("upper", "unitriangular"))
+_twin("_cholesky_solve", CHOLESKY_SOLVE, _cholesky_solve_forward, ("upper",))
 _twin("_matrix_exp", MATRIX_EXP, _matrix_exp_forward)
 
 _twin("_pinv", PINV, _pinv_forward, ("atol", "rtol", "hermitian"))

@@ -17,7 +17,7 @@ from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
 from .reduction import _write_out
-from .linalg import (CHOLESKY, CROSS, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
+from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
 LINALG = {"LinAlgError": LinAlgError}
@@ -246,9 +246,7 @@ def cholesky(A, *, upper=False, out=None):
     [[2.0, 0.0], [1.0, 2.0]]
     """
     A = _matrix(A, "linalg.cholesky")
-    if upper:
-        return _mH(apply_op(CHOLESKY, (_mH(A),), {}))
-    return apply_op(CHOLESKY, (A,), {})
+    return apply_op(CHOLESKY, (A,), {"upper": bool(upper)})
 
 
 @linalg
@@ -962,15 +960,26 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     [[0.25], [0.25]]
     """
     b, L = input, input2
+    for name, x in (("b", b), ("u", L)):
+        if x.ndim < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {x.ndim} "
+                               "dimensions instead")
+    if b._data.dtype != L._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtypes.scalar_type_name(b._data.dtype)} and A of type "
+                           f"{_dtypes.scalar_type_name(L._data.dtype)} instead.")
     if b.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
                            f"{b.shape[-2]} by {b.shape[-1]}")
-    if upper:
-        y = solve_triangular(_mH(L), b, upper=False)
-        return solve_triangular(L, y, upper=True)
-    y = solve_triangular(L, b, upper=False)
-    return solve_triangular(_mH(L), y, upper=True)
+    _check_lapack_dtype(b, "cholesky_solve_cpu")
+    return apply_op(CHOLESKY_SOLVE, (b, L), {"upper": bool(upper)})
+
+
+def _check_lapack_dtype(x, kernel):
+    if not (x.is_floating_point() or x.is_complex()) or x._data.dtype.itemsize < 4:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dtypes.scalar_type_name(x._data.dtype)}'")
 
 
 @public
@@ -982,9 +991,14 @@ def cholesky_inverse(input, upper=False, *, out=None):
     >>> cr.cholesky_inverse(cr.eye(2) * 2).tolist()
     [[0.25, 0.0], [0.0, 0.25]]
     """
-    L = _matrix(input, "cholesky_inverse")
-    eye = np.broadcast_to(np.eye(L.shape[-1], dtype=L._data.dtype), L._data.shape)
-    return cholesky_solve(Tensor._wrap(eye.copy()), L, upper)
+    if input.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
+                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    _check_lapack_dtype(input, "cholesky_inverse_out_cpu")
+    return apply_op(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
 
 
 @public(name="qr")
@@ -1265,15 +1279,39 @@ def inner(input, other, *, out=None):
 @public(method=False)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between each row of ``x1`` and each row of ``x2`` (batch dims
-    broadcast); the gradient at a zero distance is 0.
+    broadcast); the gradient at a zero distance is 0. For p=2 with more than 25 rows
+    (or ``compute_mode="use_mm_for_euclid_dist"``) it uses one matrix product, faster
+    and less exact (a zero distance comes out near 1e-8), as the reference does.
 
     >>> import chainrule as cr
     >>> cr.cdist(cr.tensor([[0., 0.]]), cr.tensor([[3., 4.], [0., 1.]])).tolist()
     [[5.0, 1.0]]
     """
+    _check_cdist(x1, x2, p)
+    mode = _CDIST_MODES.get(compute_mode)
+    if mode is None:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        return _euclidean_cdist(x1, x2)
+    if x1._data.dtype.itemsize == 2:                     # the matmul form takes them
+        raise NotImplementedError(f'"cdist" not implemented for '
+                                  f"'{_dtypes.scalar_type_name(x1._data.dtype)}'")
+    return apply_op(CDIST, (x1, x2), {"p": float(p)})
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _check_cdist(x1, x2, p):
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_dtypes.scalar_type_name(x._data.dtype)}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
@@ -1282,7 +1320,17 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1._data.dtype != x2._data.dtype:
         raise RuntimeError(f"expected scalar type {_dtypes.scalar_type_name(x1._data.dtype)} "
                            f"but found {_dtypes.scalar_type_name(x2._data.dtype)}")
-    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+def _euclidean_cdist(x1, x2):
+    """The matmul form on (B, P, M) and (B, R, M) views, viewed back to the output shape."""
+    (r1, m), (r2, _) = x1.shape[-2:], x2.shape[-2:]
+    if x1.ndim == 2 and x2.ndim == 2:
+        return apply_op(EUCLIDEAN_DIST, (x1, x2), {}).view(r1, r2)
+    batch = tuple(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
+    a = x1.expand(batch + (r1, m)).reshape(-1, r1, m)
+    b = x2.expand(batch + (r2, m)).reshape(-1, r2, m)
+    return apply_op(EUCLIDEAN_DIST, (a, b), {}).view(batch + (r1, r2))
 
 
 @public(method=False)

@@ -36,7 +36,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
     bag_ids, bags, flat, psw = _bags(input, offsets, include_last_offset, per_sample_weights)
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq)
+    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     keep = None
     if padding_idx is not None:
         keep = flat._data != (padding_idx % weight.shape[0])

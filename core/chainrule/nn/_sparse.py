@@ -2,6 +2,8 @@
 [embedding gradient factors] in _ops/nn.py) and one_hot."""
 import numpy as np
 
+from ._sparse_grad import mark_sparse_gradient
+
 from .._dtypes import scalar_type_name
 from .._grad_mode import no_grad as _no_grad
 from .._ops import nn as _nn
@@ -68,8 +70,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     [[0.0, 0.0], [0.0, 0.0], [2.0, 2.0]]
     """
     if sparse:
-        raise NotImplementedError("embedding(): sparse=True (sparse gradients) is not supported "
-                                  "by chainrule; use sparse=False")
+        mark_sparse_gradient(weight)
     _check_indices(input)
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")

@@ -265,10 +265,16 @@ class Optimizer:
     def _differentiable(self):
         return bool(self._records_differentiable_step and self.defaults.get("differentiable"))
 
+    _sparse_grads = False           # whether step() takes sparse gradients (SGD, Adagrad)
+
     def _params_with_grad(self, group):
-        """The group's parameters that have a gradient, with their gradients."""
+        """The group's parameters that have a gradient, with their gradients; a sparse
+        one raises torch's error unless the optimizer takes them (Note [sparse
+        gradients over dense storage])."""
         for p in group["params"]:
             if p.grad is not None:
+                if p.grad.is_sparse and not self._sparse_grads:
+                    raise RuntimeError(_sparse_refusal(type(self).__name__))
                 yield p, p.grad
 
     def _real_params_with_grad(self, group):
@@ -278,6 +284,12 @@ class Optimizer:
             if p.is_complex():
                 raise RuntimeError(f"{type(self).__name__} does not support complex parameters")
             yield p, grad
+
+
+def _sparse_refusal(name):
+    if name in ("Adam", "AdamW"):
+        return "Adam does not support sparse gradients, please consider SparseAdam instead"
+    return f"{name} does not support sparse gradients"
 
 
 _STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",

@@ -89,6 +89,8 @@ class Adagrad(Optimizer):
     0.9
     """
 
+    _sparse_grads = True     # Note [sparse gradients over dense storage]
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):

@@ -24,6 +24,8 @@ class SGD(Optimizer):
     [0.46, -0.92]
     """
 
+    _sparse_grads = True     # Note [sparse gradients over dense storage]
+
     _records_differentiable_step = True
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,

@@ -155,6 +155,26 @@ LINALG_SAMPLES = (
         _shifted(a), b, upper=True), (2, 3, 3), (3, 2))
     + _both("linalg_solve_triangular", lambda L, a, b: L.linalg.solve_triangular(
         a, b, upper=False, unitriangular=True, left=False), (3, 3), (2, 3), note="unit right")
+    + _both("_cdist_forward", lambda L, a, b: L.cdist(a, b), (2, 4, 3), (5, 3), real_only=True)
+    + _both("_cdist_forward", lambda L, a, b: L.cdist(a, b, p=1.0), (4, 3), (2, 5, 3),
+            note="p=1", real_only=True)
+    + _both("_cdist_forward", lambda L, a, b: L.cdist(a, b, p=3.0), (4, 3), (5, 3), note="p=3",
+            real_only=True)
+    + _both("_cdist_forward", lambda L, a, b: L.cdist(a, b, p=float("inf")), (4, 3), (5, 3),
+            note="p=inf", real_only=True)
+    + _both("_euclidean_dist", lambda L, a, b: L.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+            (4, 3), (5, 3), real_only=True)
+    + _both("_euclidean_dist", lambda L, a, b: L.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+            (2, 1, 4, 3), (3, 5, 3), note="batched", real_only=True)
+    + _both("cholesky_solve", lambda L, b, a: L.cholesky_solve(b, _shifted(a).tril()), (2, 3, 2),
+            (3, 3))
+    + _both("cholesky_solve", lambda L, b, a: L.cholesky_solve(b, _shifted(a).triu(), upper=True),
+            (3, 1), (2, 3, 3), note="upper")
+    # a factor with a real diagonal: LAPACK's inverse reads only its real part
+    + _both("cholesky_inverse", lambda L, a: L.cholesky_inverse(L.linalg.cholesky(_spd(a))),
+            (2, 3, 3))
+    + _both("cholesky_inverse", lambda L, a: L.cholesky_inverse(
+        L.linalg.cholesky(_spd(a), upper=True), upper=True), (3, 3), note="upper")
     + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a)), (2, 3, 3))
     + _both("linalg_cholesky", lambda L, a: L.linalg.cholesky(_spd(a), upper=True), (3, 3),
             note="upper")

@@ -630,10 +630,27 @@ def _ctc(module, logits, targets, reduction):
                            reduction=reduction)
 
 
+def _ctc_gradient(grad, logits):
+    """The gradient op on its own (its derivatives raise, as in the reference)."""
+    from chainrule._ops import ctc
+    lp = logits.log_softmax(2)
+    nll = ctc.ctc_losses(lp.detach(), _CTC_TARGETS, (5, 4), (3, 1), 0, False)
+    return ctc._ctc_loss_backward(grad, lp, _CTC_TARGETS, nll, (5, 4), (3, 1), 0, False)
+
+
+def _torch_ctc_gradient(grad, logits):
+    lp, targets = logits.log_softmax(2), _to_torch(_CTC_TARGETS)
+    nll, alpha = torch.ops.aten._ctc_loss(lp.detach(), targets, (5, 4), (3, 1), 0, False)
+    return torch.ops.aten._ctc_loss_backward(grad, lp, targets, (5, 4), (3, 1), nll, alpha, 0,
+                                             False)
+
+
 def _ctc_samples():
-    return [Sample("logsumexp", lambda z, r=r: _ctc(F, z, _CTC_TARGETS, r), (5, 2, 4),
+    return [Sample("_ctc_loss", lambda z, r=r: _ctc(F, z, _CTC_TARGETS, r), (5, 2, 4),
                    torch_call=lambda z, r=r: _ctc(TF, z, _to_torch(_CTC_TARGETS), r),
-                   note=f"ctc_loss {r}") for r in ("mean", "sum", "none")]
+                   gradgrad=False, note=f"ctc_loss {r}") for r in ("mean", "sum", "none")] + [
+        Sample("_ctc_loss_backward", _ctc_gradient, (2,), (5, 2, 4), gradgrad=False,
+               torch_call=_torch_ctc_gradient, note="ctc_loss gradient")]
 
 
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE

@@ -79,6 +79,8 @@ class _SpectralNormHook:
         self.name, self.rule = name, rule
 
     def compute(self, module, training):
+        # the buffers are read from the module each time: .double() / .to() replace them
+        self.rule._u, self.rule._v = (getattr(module, self.name + s) for s in ("_u", "_v"))
         self.rule.training = training
         return self.rule(getattr(module, self.name + "_orig"))
 
