@@ -1,6 +1,7 @@
-"""Parity tier: batch norm, instance norm, group norm and the poolings record the reference's nodes
-(grad_fn names and their next_functions) and give its values, gradients, indices and
-running statistics, in float64 and float32, with ties (skips without torch)."""
+"""Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
+upsampling and reflection/replication padding record the reference's nodes (grad_fn
+names and their next_functions) and give its values, gradients, indices and running
+statistics, in float64 and float32, with ties (skips without torch)."""
 import numpy as np
 import pytest
 
@@ -166,3 +167,195 @@ def test_smooth_l1_and_huber_are_one_node_each(name, kwargs, reduction):
     assert results[0][0] == results[1][0]
     for g, v in zip(results[0][1], results[1][1]):
         np.testing.assert_allclose(g, v, rtol=1e-10, atol=1e-12)
+
+
+# --- convolution: every dimensionality and the transposed flag, one ConvolutionBackward0 ---
+CONVS = [
+    ("conv1d", (2, 4, 9), (6, 2, 3), 6, dict(stride=2, padding=1, dilation=2, groups=2)),
+    ("conv1d", (4, 9), (6, 4, 2), 6, dict(padding="same")),
+    ("conv2d", (2, 4, 7, 6), (6, 2, 3, 2), 6, dict(stride=(2, 1), padding="valid", groups=2)),
+    ("conv3d", (2, 4, 5, 6, 4), (6, 2, 3, 2, 2), 6,
+     dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)),
+    ("conv3d", (2, 4, 4, 3), (3, 2, 3, 2, 1), None, dict(padding="same", groups=1)),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), 6, dict(stride=2, padding=1, output_padding=1,
+                                                        groups=2)),
+    ("conv_transpose1d", (2, 4, 5), (4, 3, 3), None, dict(dilation=2, output_padding=1)),
+    ("conv_transpose2d", (2, 4, 5, 3), (4, 3, 3, 2), 6,
+     dict(stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2, dilation=(1, 2))),
+    ("conv_transpose3d", (2, 4, 3, 3, 2), (4, 3, 3, 2, 2), 6,
+     dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 1), groups=2)),
+    ("conv_transpose3d", (4, 3, 3, 2), (4, 2, 2, 2, 2), 2, {}),
+]
+
+
+def _conv_case(lib, name, shapes, kwargs, dtype):
+    """Nodes, output, first gradients, and the gradients of a double-backward scalar."""
+    xs, ws, bias = shapes
+    arrays = [np.cos(np.arange(np.prod(s)) * 0.7).reshape(s) for s in (xs, ws)]
+    leaves = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays]
+    if bias:
+        leaves.append(lib.tensor(np.linspace(-1, 1, bias), dtype=getattr(lib, dtype))
+                      .requires_grad_())
+    y = getattr(lib.nn.functional, name)(leaves[0], leaves[1], *leaves[2:], **kwargs)
+    weights = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad((y * weights).sum(), leaves, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in grads), leaves[:2])
+    node = y.grad_fn if len(xs) == len(ws) else y.grad_fn.next_functions[0][0]
+    values = [y.detach().numpy()] + [g.detach().numpy() for g in grads + second]
+    return [_node_names(y.grad_fn), _node_names(node)], values
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,xs,ws,bias,kwargs", CONVS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CONVS)])
+def test_convolutions_record_one_node_values_gradients_double_backward(name, xs, ws, bias,
+                                                                       kwargs, dtype):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # padding='same' with an even kernel
+        ours = _conv_case(cr, name, (xs, ws, bias), kwargs, dtype)
+        theirs = _conv_case(torch, name, (xs, ws, bias), kwargs, dtype)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 2e-4
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# --- upsampling: one Upsample*Backward0 node per mode, the reference's index arithmetic ---
+UPSAMPLES = [
+    ("nearest", (2, 3, 5), dict(scale_factor=1.7)),
+    ("nearest", (2, 3, 7, 5), dict(scale_factor=1.1)),                  # 2-D same-size copy
+    ("nearest", (1, 2, 3, 4, 5), dict(size=(5, 4, 9))),
+    ("nearest-exact", (2, 3, 10), dict(size=3)),
+    ("nearest-exact", (1, 2, 7, 6), dict(scale_factor=(0.7, 1.5))),
+    ("nearest-exact", (1, 2, 3, 4, 5), dict(scale_factor=2.3)),
+    ("linear", (2, 3, 13), dict(scale_factor=2.5)),
+    ("linear", (2, 3, 5), dict(size=9, align_corners=True)),
+    ("bilinear", (2, 2, 5, 4), dict(size=(7, 3))),
+    ("bilinear", (2, 2, 5, 4), dict(scale_factor=0.7, recompute_scale_factor=True,
+                                    align_corners=True)),
+    ("bicubic", (1, 2, 5, 4), dict(scale_factor=(1.6, 2.2))),
+    ("bicubic", (1, 2, 7, 7), dict(scale_factor=1.1)),             # the backward's copy
+    ("bicubic", (1, 2, 4, 5), dict(size=(3, 8), align_corners=True)),
+    ("trilinear", (1, 2, 3, 4, 2), dict(scale_factor=(2, 1.5, 3))),
+    ("trilinear", (1, 2, 3, 4, 2), dict(size=(5, 2, 3), align_corners=True)),
+]
+
+
+def _upsample_case(lib, mode, shape, kwargs, dtype):
+    x = lib.tensor(np.cos(np.arange(np.prod(shape)) * 0.9).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    y = lib.nn.functional.interpolate(x, mode=mode, **kwargs)
+    weights = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grad, = lib.autograd.grad((y * weights).sum(), x)
+    return _nodes(y), [y.detach().numpy(), grad.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode,shape,kwargs", UPSAMPLES,
+                         ids=[f"{u[0]}-{i}" for i, u in enumerate(UPSAMPLES)])
+def test_upsampling_nodes_values_gradients(mode, shape, kwargs, dtype):
+    ours = _upsample_case(cr, mode, shape, kwargs, dtype)
+    theirs = _upsample_case(torch, mode, shape, kwargs, dtype)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("mode,shape,kwargs", [u for u in UPSAMPLES if u[1] != (1, 2, 7, 7)])
+def test_upsampling_double_backward_matches(mode, shape, kwargs):
+    """The gradient of a function of the first gradient (the adjoint's own VJP)."""
+    def run(lib):
+        x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape)).requires_grad_()
+        y = lib.nn.functional.interpolate(x, mode=mode, **kwargs)
+        g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape))).requires_grad_()
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        return lib.autograd.grad((gx * gx.detach()).sum(), g)[0].numpy()
+    np.testing.assert_allclose(run(cr), run(torch), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Upsample(scale_factor=2, mode="bilinear"),
+    lambda nn: nn.Upsample(size=(5, 3), mode="nearest"),
+    lambda nn: nn.UpsamplingNearest2d(scale_factor=2),
+    lambda nn: nn.UpsamplingBilinear2d(size=(7, 6)),
+])
+def test_upsampling_modules_record_the_reference_nodes(make):
+    x = np.cos(np.arange(2 * 3 * 4 * 5)).reshape(2, 3, 4, 5)
+    out = [make(lib.nn)(lib.tensor(x).requires_grad_()) for lib in (cr, torch)]
+    assert _nodes(out[0]) == _nodes(out[1])
+    np.testing.assert_allclose(out[0].detach().numpy(), out[1].detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+
+
+# --- reflection / replication padding: one node per mode and number of padded dims -------
+PADS = [((2, 3, 5), (1, 2)), ((3, 5), (2, 0)), ((1, 2, 5, 4), (1, 2, 2, 1)),
+        ((2, 5, 4), (0, 3, 1, 1)), ((1, 2, 3, 4, 5), (1, 2, 2, 1, 1, 1)),
+        ((2, 3, 4, 5), (2, 2, 1, 0, 2, 1)), ((2, 3, 5), (-1, 2)), ((1, 2, 5, 4), (1, -1, 2, 0))]
+
+
+def _pad_case(lib, mode, shape, pad, dtype):
+    x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    y = lib.nn.functional.pad(x, pad, mode=mode)
+    g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)),
+                   dtype=y.dtype).requires_grad_()
+    gx, = lib.autograd.grad(y, x, g, create_graph=True)
+    gg, = lib.autograd.grad((gx * gx).sum(), g)
+    return _nodes(y), [y.detach().numpy(), gx.detach().numpy(), gg.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape,pad", PADS)
+def test_reflection_replication_padding_nodes_values_double_backward(shape, pad, mode, dtype):
+    ours, theirs = (_pad_case(lib, mode, shape, pad, dtype) for lib in (cr, torch))
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# --- glu, celu and the shuffles: one node each ----------------------------------------------
+SINGLE_NODES = [("glu", (2, 4, 3), dict(dim=1)), ("glu", (3, 6), {}),
+                ("celu", (3, 4), dict(alpha=0.7)), ("rrelu", (3, 4), dict(training=False)), ("pixel_shuffle", (2, 8, 2, 3), dict(upscale_factor=2)),
+                ("pixel_unshuffle", (3, 4, 6), dict(downscale_factor=2)),
+                ("channel_shuffle", (2, 6, 2, 2), dict(groups=3))]
+
+
+@pytest.mark.parametrize("x,w", [((2, 3, 4), (3,)), ((2, 3), (1,)), ((5,), (1,)), ((), (1,))])
+def test_prelu_is_the_kernel_node_over_a_viewed_weight(x, w):
+    def run(lib):
+        a = lib.tensor(np.cos(np.arange(np.prod(x)) * 2.1).reshape(x)).requires_grad_()
+        b = lib.tensor(np.linspace(0.1, 0.4, w[0])).requires_grad_()
+        y = lib.nn.functional.prelu(a, b)
+        grads = lib.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in grads), (a, b))
+        return _nodes(y), [y.detach().numpy()] + [g.detach().numpy() for g in grads + second]
+    ours, theirs = run(cr), run(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,shape,kwargs", SINGLE_NODES,
+                         ids=[f"{s[0]}-{i}" for i, s in enumerate(SINGLE_NODES)])
+def test_single_node_functions(name, shape, kwargs, dtype):
+    def run(lib):
+        x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape),
+                       dtype=getattr(lib, dtype)).requires_grad_()
+        y = getattr(lib.nn.functional, name)(x, **kwargs)
+        g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+        gx, = lib.autograd.grad(y, x, g, create_graph=True)
+        # (rrelu: the reference's first gradient keeps a zero second derivative, ours none)
+        second = [lib.autograd.grad((gx * gx).sum(), x)[0].numpy()] \
+            if gx.requires_grad and name != "rrelu" else []
+        return _nodes(y), [y.detach().numpy(), gx.detach().numpy()] + second
+    ours, theirs = run(cr), run(torch)
+    assert ours[0] == theirs[0]
+    tol = 1e-12 if dtype == "float64" else 1e-6
+    assert len(ours[1]) == len(theirs[1])
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)

@@ -308,7 +308,9 @@ def test_conv2d_same_padding_with_even_kernel_warns_like_the_reference(rng):
      r"stride=\[1, 2, 3\]"),
     (((2, 5, 5, 5, 5), (3, 2, 3, 3)), {}, r"Expected 3D \(unbatched\) or 4D \(batched\) input "
      r"to conv2d, but got input of size: \[2, 5, 5, 5, 5\]"),
-    (((1, 2, 5, 5), (3, 2, 3)), {}, r"Expected 4D weight"),
+    (((1, 2, 5, 5), (3, 2, 3)), {}, r"expected stride to be a single integer value or a list "
+     r"of 1 values to match the convolution dimensions, but got stride=\[1, 1\]"),
+    (((1, 2, 5, 5), (3, 2)), {}, r"weight should have at least three dimensions"),
 ])
 def test_conv2d_errors(args, kwargs, message):
     x, w = (cr.zeros(*s) for s in args)
@@ -1346,6 +1348,55 @@ def test_conv_family_errors_use_the_reference_messages():
         F.fold(cr.zeros(1, 8, 10), (4, 5), 2)
 
 
+@pytest.mark.parametrize("call,message", [
+    (lambda: F.conv3d(cr.zeros(1, 2, 5, 5, 5), cr.zeros(3, 2, 2, 2)),
+     "a list of 2 values to match the convolution dimensions, but got stride=\\[1, 1, 1\\]"),
+    (lambda: F.conv1d(cr.zeros(1, 2, 5), cr.zeros(3, 2)),
+     "weight should have at least three dimensions"),
+    (lambda: F.conv3d(cr.zeros(1, 2, 1, 5, 5), cr.zeros(3, 2, 2, 2, 2)),
+     "Calculated padded input size per channel: \\(1 x 5 x 5\\). Kernel size: \\(2 x 2 x 2\\)"),
+    (lambda: F.conv3d(cr.zeros(1, 2, 5, 5, 5), cr.zeros(3, 2, 2, 2, 2), padding="same", stride=2),
+     "padding='same' is not supported for strided convolutions"),
+    (lambda: F.conv_transpose1d(cr.zeros(1, 2, 4), cr.zeros(2, 2, 2), output_padding=2, stride=2),
+     "but got output_padding_height: 0 output_padding_width: 2 stride_height: 1 stride_width: 2 "
+     "dilation_height: 1 dilation_width: 1"),
+    (lambda: F.conv_transpose3d(cr.zeros(1, 2, 4, 4, 4), cr.zeros(2, 2, 2, 2, 2),
+                                output_padding=2, stride=2),
+     "output_padding_depth: 2 output_padding_height: 2 output_padding_width: 2 stride_depth: 2"),
+    (lambda: F.conv_transpose1d(cr.zeros(1, 2, 5), cr.zeros(2, 2, 2), bias=cr.zeros(3)),
+     "Given transposed=1, weight of size \\[2, 2, 2\\], expected bias to be 1-dimensional with "
+     "2 elements, but got bias of size \\[3\\] instead"),
+    (lambda: F.conv_transpose1d(cr.zeros(1, 4, 5), cr.zeros(4, 2, 2), groups=3),
+     "Given groups=3, expected weight to be divisible by 3 at dimension 0, but got weight of "
+     "size \\[\\[4, 2, 2\\]\\] instead"),
+    (lambda: F.conv_transpose1d(cr.zeros(1, 2, 5), cr.zeros(2, 2, 2), output_padding=-1),
+     "negative output_padding is not supported"),
+    (lambda: F.conv_transpose1d(cr.zeros(1, 2, 1), cr.zeros(2, 2, 2), padding=3),
+     "Given input size per channel: \\(1 x 1\\). Calculated output size per channel: "
+     "\\(1 x -4\\). Output size is too small"),
+])
+def test_convolution_errors_use_the_reference_messages(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+    with pytest.raises(TypeError, match="conv_transpose1d\\(\\): argument 'padding' must be "
+                                        "tuple of ints, not str"):
+        F.conv_transpose1d(cr.zeros(1, 2, 4), cr.zeros(2, 2, 2), padding="same")
+
+
+@pytest.mark.parametrize("name,x,w", [("conv1d", (2, 4, 7), (6, 2, 3)),
+                                      ("conv3d", (4, 3, 3, 4), (2, 4, 2, 1, 2)),
+                                      ("conv_transpose1d", (2, 6, 7), (6, 1, 3)),
+                                      ("conv_transpose3d", (1, 4, 3, 3, 2), (4, 3, 2, 2, 2))])
+def test_every_convolution_records_one_convolution_node(name, x, w):
+    groups = 2 if name.endswith("1d") else 1
+    y = getattr(F, name)(cr.ones(*x, requires_grad=True), cr.ones(*w, requires_grad=True),
+                         cr.ones(w[0] if name.startswith("conv1") or name == "conv3d" else
+                                 w[1] * groups, requires_grad=True), groups=groups)
+    node = y.grad_fn if len(x) == len(w) else y.grad_fn.next_functions[0][0]
+    assert type(node).__name__ == "ConvolutionBackward0"
+    assert [type(f).__name__ for f, _ in node.next_functions][1:] == ["AccumulateGrad"] * 2
+
+
 def test_fold_is_the_adjoint_of_unfold(rng):
     x = cr.tensor(rng.standard_normal((2, 3, 5, 6)))
     y = cr.tensor(rng.standard_normal((2, 3 * 4, 12)))
@@ -1687,3 +1738,26 @@ def test_max_pool_takes_the_first_maximum_of_a_window_of_equal_values():
     assert indices.tolist() == [[[[0, 0, 1, 2], [0, 0, 1, 2], [3, 3, 4, 5]]]]
     assert F.max_pool2d(cr.full((1, 2, 2), -float("inf")), 2, padding=1,
                         return_indices=True)[1].tolist() == [[[0, 1], [2, 3]]]
+
+
+def test_celu_records_its_own_node_with_elus_formulas():
+    x = cr.tensor([-1.5, 0.5], requires_grad=True)
+    y = F.celu(x, alpha=2.0)
+    assert type(y.grad_fn).__name__ == "CeluBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [np.exp(-0.75), 1.0])
+
+
+def test_glu_is_one_node_with_the_reference_errors():
+    x = cr.tensor([[1.0, -2.0, 0.5, 3.0]], requires_grad=True)
+    y = F.glu(x, -1)
+    assert type(y.grad_fn).__name__ == "GluBackward0"
+    y.sum().backward()
+    s = 1 / (1 + np.exp(-np.array([0.5, 3.0])))
+    np.testing.assert_allclose(x.grad.numpy()[0], np.r_[s, np.array([1.0, -2.0]) * s * (1 - s)],
+                               rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 0 is "
+                                           "size 3"):
+        F.glu(cr.zeros(3))
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        F.glu(cr.tensor(1.0))

@@ -81,6 +81,18 @@ def test_conv_argument_errors():
         nn.Conv2d(1, 1, 3, padding_mode="mirror")
 
 
+@pytest.mark.parametrize("padding,expected", [("same", [[[1.0, 2.0, 3.0]]]),
+                                              ("valid", [[[2.0, 3.0]]]), (1, [[[1.0, 2.0, 3.0, 2.0]]])])
+def test_conv_padding_mode_pads_same_and_valid_like_the_reference(padding, expected):
+    conv = nn.Conv1d(1, 1, 4 if padding == "same" else 2, padding=padding,
+                     padding_mode="reflect", bias=False)
+    with cr.no_grad():
+        conv.weight.zero_()
+        conv.weight[0, 0, 1] = 1.0                 # picks the second tap of each window
+    # 'same' with kernel 4: one before, two after (the odd extra after): [2, 1, 2, 3, 2, 1]
+    assert conv(cr.tensor([[[1.0, 2.0, 3.0]]])).tolist() == expected
+
+
 # -- activations as modules ------------------------------------------------------------------
 ACTIVATIONS = [
     (nn.ReLU(), lambda x: F.relu(x)), (nn.LeakyReLU(0.2), lambda x: F.leaky_relu(x, 0.2)),

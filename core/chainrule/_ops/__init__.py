@@ -11,6 +11,9 @@ from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
 from . import pooling  # noqa: F401
+from . import upsample  # noqa: F401
+from . import padding  # noqa: F401
+from . import shuffle  # noqa: F401
 from . import ctc  # noqa: F401
 from . import linalg_functions  # noqa: F401
 from . import special_functions  # noqa: F401

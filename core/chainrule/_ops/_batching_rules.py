@@ -30,6 +30,7 @@ from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
+from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -353,6 +354,14 @@ def convolution(call, op, args, batched, attrs):
     return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
 
 
+def fold_into_n(call, op, args, batched, attrs):
+    """A one-input op over (N, C, *): the batch folds into N."""
+    shape = tuple(args[0].shape)
+    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
+    out = call(op, [folded], attrs)
+    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+
+
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked."""
     if LOOP_LOG is not None:
@@ -377,7 +386,8 @@ _NUMPY_ELEMENTWISE = {
     "imag", "floor", "ceil", "round", "trunc", "clone", "atan", "asinh", "rad2deg",
     "deg2rad", "clamp_min_tensor", "clamp_max_tensor", "atan2", "hypot", "copysign",
     "logaddexp", "logaddexp2", "fmax", "fmin", "heaviside"}
-_NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "hardtanh",
+_NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "prelu_kernel",
+                   "rrelu_with_noise", "hardtanh",
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
@@ -388,7 +398,7 @@ _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
               "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy",
               "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse"}
-_SHIFT_DIMS = {"transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
+_SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
@@ -420,6 +430,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "native_batch_norm": batch_norm, "embedding": embedding,
               "embedding_dense_backward": embedding})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
+RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
+RULES["channel_shuffle"] = fold_into_n
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

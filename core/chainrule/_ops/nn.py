@@ -1,9 +1,11 @@
-"""Derivative table: neural-network ops (linear, 2-D convolution, GELU, SiLU, softplus,
-NLL and MSE losses) and the argument handling of ``chainrule.nn.functional``.
+"""Derivative table: neural-network ops (linear, 1/2/3-D and transposed convolution,
+GELU, SiLU, softplus, NLL and MSE losses) and the argument handling of
+``chainrule.nn.functional``.
 
 The convolution is im2col (a strided view of the padded input copied once into
 columns) times the weight as one matrix product per group; its backward ops are the
-transposed products, and are table ops themselves so that double backward works:
+transposed products, and are table ops themselves so that double backward works
+(a transposed convolution swaps the roles: Note [convolution entries]):
 
     conv(x, W)               VJP x: conv2d_input_grad(g, conj W)
                              VJP W: conv2d_weight_grad(conj x, g)
@@ -75,23 +77,32 @@ ADDMM = defop("addmm", _addmm_forward, inputs=("self", "mat1", "mat2"),
               jvp=lambda F, t, mat1, mat2: F.matmul(t[1], mat2) + F.matmul(mat1, t[2]) + t[0])
 
 
-# --- conv2d ------------------------------------------------------------------------------
+# --- convolution (1-, 2- and 3-D, plain and transposed) ------------------------------------
+# Note [convolution entries]: one table op ``convolution`` for every dimensionality and
+# the transposed flag (the reference's ConvolutionBackward0). A transposed convolution
+# is the input gradient of the plain one whose weight is the same array read as
+# (out=C_in, in/groups=C_out/groups, *k). The two backward convolutions are table ops
+# too, so that double backward works. Spatial dims are the trailing len(stride) ones.
 def _out_size(size, pad, kernel, stride, dilation):
     return (size + pad[0] + pad[1] - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _im2col(x, kh, kw, stride, padding, dilation, groups):
-    """Columns (groups, C/groups*kh*kw, N*oh*ow) of the padded input, and (oh, ow)."""
-    (sh, sw), (dh, dw) = stride, dilation
-    if any(padding[0] + padding[1]):
-        x = np.pad(x, ((0, 0), (0, 0)) + padding)
-    n, c, h, w = x.shape
-    oh, ow = _out_size(h, (0, 0), kh, sh, dh), _out_size(w, (0, 0), kw, sw, dw)
+def _im2col(x, kernel, stride, padding, dilation, groups, outs=None):
+    """Columns (groups, C/groups*prod(k), N*prod(out)) of the padded input, and the output
+    sizes (``outs`` when given: a transposed convolution's output padding may leave rows
+    no output reads)."""
+    if any(p[0] or p[1] for p in padding):
+        x = np.pad(x, ((0, 0), (0, 0)) + tuple(padding))
+    n, c = x.shape[:2]
+    if outs is None:
+        outs = tuple(_out_size(s, (0, 0), k, st, d)
+                     for s, k, st, d in zip(x.shape[2:], kernel, stride, dilation))
     s = x.strides
-    windows = as_strided(x, (c, kh, kw, n, oh, ow),
-                         (s[1], s[2] * dh, s[3] * dw, s[0], s[2] * sh, s[3] * sw),
-                         writeable=False)
-    return windows.reshape(groups, c // groups * kh * kw, n * oh * ow), oh, ow
+    tap_strides = tuple(s[2 + i] * dilation[i] for i in range(len(kernel)))
+    out_strides = tuple(s[2 + i] * stride[i] for i in range(len(kernel)))
+    windows = as_strided(x, (c,) + tuple(kernel) + (n,) + tuple(outs),
+                         (s[1],) + tap_strides + (s[0],) + out_strides, writeable=False)
+    return windows.reshape(groups, c // groups * _numel(kernel), n * _numel(outs)), outs
 
 
 def _grouped(w, groups):
@@ -99,44 +110,70 @@ def _grouped(w, groups):
     return w.reshape(groups, o // groups, _numel(w.shape[1:]))
 
 
-@in_float32
-def _conv_forward(x, w, bias, stride, padding, dilation, groups):
-    o, _, kh, kw = w.shape
-    cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
-    prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*oh*ow)
-    prod = prod.reshape(o, x.shape[0], oh, ow).transpose(1, 0, 2, 3)
-    out = np.empty_like(prod, np.result_type(prod, bias) if bias.size else prod.dtype, order="C")
+def _channels_first(prod, channels, n, outs):
+    """(G, C/G, N*prod(outs)) -> (N, C, *outs)."""
+    nd = len(outs)
+    prod = prod.reshape((channels, n) + tuple(outs))
+    return prod.transpose((1, 0) + tuple(range(2, nd + 2)))
+
+
+def _add_bias(prod, bias):
+    dtype = np.result_type(prod, bias) if bias.size else prod.dtype
+    out = np.empty_like(prod, dtype, order="C")
     if bias.size:
-        np.add(prod, bias.reshape(-1, 1, 1), out=out)
+        np.add(prod, bias.reshape((-1,) + (1,) * (prod.ndim - 2)), out=out)
     else:
         np.copyto(out, prod)
     return out
 
 
+def _conv_plain(x, w, stride, padding, dilation, groups):
+    cols, outs = _im2col(x, w.shape[2:], stride, padding, dilation, groups)
+    prod = np.matmul(_grouped(w, groups), cols)                 # (G, O/G, N*prod(outs))
+    return _channels_first(prod, w.shape[0], x.shape[0], outs)
+
+
 @in_float32
-def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
-    o, _, kh, kw = weight_shape
-    cols, oh, ow = _im2col(x, kh, kw, stride, padding, dilation, groups)
-    g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, cols.shape[2])
+def _conv_forward(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        shape = _transposed_shape(x.shape, w.shape, stride, padding, dilation, output_padding,
+                                  groups)
+        return _add_bias(_input_grad_forward(x, w, shape, stride, padding, dilation, groups), bias)
+    return _add_bias(_conv_plain(x, w, stride, padding, dilation, groups), bias)
+
+
+def _transposed_shape(xs, ws, stride, padding, dilation, output_padding, groups):
+    sizes = tuple((xs[2 + i] - 1) * stride[i] - sum(padding[i]) + dilation[i] * (ws[2 + i] - 1)
+                  + output_padding[i] + 1 for i in range(len(stride)))
+    return (xs[0], ws[1] * groups) + sizes
+
+
+@in_float32
+def _weight_grad_forward(x, g, weight_shape, stride, padding, dilation, groups):
+    o = weight_shape[0]
+    cols, _ = _im2col(x, weight_shape[2:], stride, padding, dilation, groups, g.shape[2:])
+    g2 = np.moveaxis(g, 1, 0).reshape(groups, o // groups, cols.shape[2])
     return np.matmul(g2, cols.transpose(0, 2, 1)).reshape(weight_shape)
 
 
 @in_float32
-def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
+def _input_grad_forward(g, w, input_shape, stride, padding, dilation, groups):
     """col2im of W^T g: each kernel tap adds its slice of columns back into place."""
-    n, c, h, wd = input_shape
-    o, _, kh, kw = w.shape
-    oh, ow = g.shape[2], g.shape[3]
-    (sh, sw), (dh, dw), ((pt, pb), (pl, pr)) = stride, dilation, padding
-    g2 = g.transpose(1, 0, 2, 3).reshape(groups, o // groups, n * oh * ow)
-    cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2).reshape(c, kh, kw, n, oh, ow)
-    padded = np.zeros((c, n, h + pt + pb, wd + pl + pr), cols.dtype)
+    n, c = input_shape[:2]
+    kernel, outs = w.shape[2:], g.shape[2:]
+    g2 = np.moveaxis(g, 1, 0).reshape(groups, w.shape[0] // groups, n * _numel(outs))
+    cols = np.matmul(_grouped(w, groups).transpose(0, 2, 1), g2)
+    cols = cols.reshape((c, _numel(kernel), n) + tuple(outs))
+    padded = np.zeros((c, n) + tuple(s + sum(p) for s, p in zip(input_shape[2:], padding)),
+                      cols.dtype)
     padded = on_device_of(padded, cols)
-    for i in range(kh):                      # a loop over kernel taps, not pixels
-        for j in range(kw):
-            padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                   j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, i, j]
-    return padded[:, :, pt:pt + h, pl:pl + wd].transpose(1, 0, 2, 3).copy(order="C")
+    for t, tap in enumerate(np.ndindex(*kernel)):     # a loop over kernel taps, not pixels
+        where = tuple(slice(i * d, i * d + s * (o - 1) + 1, s)
+                      for i, d, s, o in zip(tap, dilation, stride, outs))
+        padded[(slice(None), slice(None)) + where] += cols[:, t]
+    inner = tuple(slice(p[0], p[0] + s) for p, s in zip(padding, input_shape[2:]))
+    out = padded[(slice(None), slice(None)) + inner]
+    return np.moveaxis(out, 0, 1).copy(order="C")
 
 
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups")
@@ -146,76 +183,141 @@ def _conv_attrs(stride, padding, dilation, groups):
     return {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
 
 
+def _convolution_attrs(stride, padding, dilation, transposed, output_padding, groups):
+    return {"stride": stride, "padding": padding, "dilation": dilation,
+            "transposed": transposed, "output_padding": output_padding, "groups": groups}
+
+
 @helper
-def conv_bias_tangent(F, t):
+def conv_bias_tangent(F, t, dims):
     if t is None or tuple(t.shape) == (0,):
         return 0
-    return F.reshape(t, (-1, 1, 1))
+    return F.reshape(t, (-1,) + (1,) * dims)
+
+
+@helper
+def conv_vjp_input(F, g, weight, input_shape, stride, padding, dilation, transposed, groups):
+    if transposed:
+        return F._conv_cropped(g, F.conj(weight), tuple(input_shape), stride, padding, dilation,
+                               groups)
+    return F._conv_input_grad(g, F.conj(weight), tuple(input_shape), stride, padding, dilation,
+                              groups)
+
+
+@helper
+def conv_vjp_weight(F, g, input, weight_shape, stride, padding, dilation, transposed, groups):
+    if transposed:
+        return F._conv_weight_grad(g, F.conj(input), tuple(weight_shape), stride, padding,
+                                   dilation, groups)
+    return F._conv_weight_grad(F.conj(input), g, tuple(weight_shape), stride, padding, dilation,
+                               groups)
+
+
+@helper
+def conv_jvp(F, t, input, weight, stride, padding, dilation, transposed, output_padding,
+             groups):
+    conv = F._conv_transposed if transposed else F._conv
+    args = (stride, padding, dilation, output_padding, groups) if transposed else \
+        (stride, padding, dilation, groups)
+    return (conv(t[0], weight, *args) + conv(input, t[1], *args)
+            + F.conv_bias_tangent(t[2], len(stride)))
 
 
 CONV = defop("convolution", _conv_forward, inputs=("input", "weight", "bias"),
-             attrs=_CONV_ATTRS,
-             vjp=(lambda F, g, weight, input_shape, stride, padding, dilation, groups:
-                  F._conv2d_input_grad(g, F.conj(weight), tuple(input_shape), stride, padding,
-                                       dilation, groups),
-                  lambda F, g, input, weight_shape, stride, padding, dilation, groups:
-                  F._conv2d_weight_grad(F.conj(input), g, tuple(weight_shape), stride, padding,
-                                        dilation, groups),
-                  lambda F, g: F.sum(g, (0, 2, 3))),
-             jvp=lambda F, t, input, weight, stride, padding, dilation, groups:
-                 F._conv2d(t[0], weight, stride, padding, dilation, groups)
-                 + F._conv2d(input, t[1], stride, padding, dilation, groups)
-                 + F.conv_bias_tangent(t[2]))
+             attrs=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
+             vjp=(lambda F, g, weight, input_shape, stride, padding, dilation, transposed, groups:
+                  F.conv_vjp_input(g, weight, input_shape, stride, padding, dilation,
+                                   transposed, groups),
+                  lambda F, g, input, weight_shape, stride, padding, dilation, transposed, groups:
+                  F.conv_vjp_weight(g, input, weight_shape, stride, padding, dilation,
+                                    transposed, groups),
+                  lambda F, g, stride: F.sum(g, (0,) + tuple(range(2, len(stride) + 2)))),
+             jvp=lambda F, t, input, weight, stride, padding, dilation, transposed,
+             output_padding, groups: F.conv_jvp(t, input, weight, stride, padding, dilation,
+                                                transposed, output_padding, groups))
 CONV_INPUT_GRAD = defop(
-    "conv2d_input_grad", _conv_input_grad, inputs=("grad_output", "weight"),
+    "conv2d_input_grad", _input_grad_forward, inputs=("grad_output", "weight"),
     attrs=("input_shape",) + _CONV_ATTRS,
-    vjp=(lambda F, g, weight, stride, padding, dilation, groups:
-         F._conv2d(g, F.conj(weight), stride, padding, dilation, groups),
+    vjp=(lambda F, g, weight, grad_output_shape, stride, padding, dilation, groups:
+         F._conv_cropped(g, F.conj(weight), tuple(grad_output_shape), stride, padding, dilation,
+                         groups),
          lambda F, g, grad_output, weight_shape, stride, padding, dilation, groups:
-         F._conv2d_weight_grad(g, F.conj(grad_output), tuple(weight_shape), stride, padding,
-                               dilation, groups)),
+         F._conv_weight_grad(g, F.conj(grad_output), tuple(weight_shape), stride, padding,
+                             dilation, groups)),
     jvp=lambda F, t, grad_output, weight, input_shape, stride, padding, dilation, groups:
-        F._conv2d_input_grad(t[0], weight, input_shape, stride, padding, dilation, groups)
-        + F._conv2d_input_grad(grad_output, t[1], input_shape, stride, padding, dilation,
-                               groups))
+        F._conv_input_grad(t[0], weight, input_shape, stride, padding, dilation, groups)
+        + F._conv_input_grad(grad_output, t[1], input_shape, stride, padding, dilation,
+                             groups))
 CONV_WEIGHT_GRAD = defop(
-    "conv2d_weight_grad", _conv_weight_grad, inputs=("input", "grad_output"),
+    "conv2d_weight_grad", _weight_grad_forward, inputs=("input", "grad_output"),
     attrs=("weight_shape",) + _CONV_ATTRS,
     vjp=(lambda F, g, grad_output, input_shape, stride, padding, dilation, groups:
-         F._conv2d_input_grad(F.conj(grad_output), g, tuple(input_shape), stride, padding,
-                              dilation, groups),
-         lambda F, g, input, stride, padding, dilation, groups:
-         F._conv2d(F.conj(input), g, stride, padding, dilation, groups)),
+         F._conv_input_grad(F.conj(grad_output), g, tuple(input_shape), stride, padding,
+                            dilation, groups),
+         lambda F, g, input, grad_output_shape, stride, padding, dilation, groups:
+         F._conv_cropped(F.conj(input), g, tuple(grad_output_shape), stride, padding, dilation,
+                         groups)),
     jvp=lambda F, t, input, grad_output, weight_shape, stride, padding, dilation, groups:
-        F._conv2d_weight_grad(t[0], grad_output, weight_shape, stride, padding, dilation,
-                              groups)
-        + F._conv2d_weight_grad(input, t[1], weight_shape, stride, padding, dilation, groups))
+        F._conv_weight_grad(t[0], grad_output, weight_shape, stride, padding, dilation,
+                            groups)
+        + F._conv_weight_grad(input, t[1], weight_shape, stride, padding, dilation, groups))
 
 
-# The three convolutions in both formula namespaces (4-D operands, normalised args).
-@array_fn("_conv2d")
-def _conv2d_array(x, w, stride, padding, dilation, groups):
-    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, groups)
+# The convolutions in both formula namespaces (normalised args). ``_conv_cropped`` is a
+# plain convolution cut to ``shape``: the adjoint of an input gradient whose input had
+# rows no output reads (a transposed convolution's output padding).
+def _crop(out, shape):
+    if tuple(out.shape) == tuple(shape):
+        return out
+    return out[tuple(slice(0, s) for s in shape)]
 
 
-array_fn("_conv2d_input_grad")(_conv_input_grad)
-array_fn("_conv2d_weight_grad")(_conv_weight_grad)
+@array_fn("_conv")
+def _conv_array(x, w, stride, padding, dilation, groups):
+    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, False, None, groups)
+
+
+@array_fn("_conv_transposed")
+def _conv_transposed_array(x, w, stride, padding, dilation, output_padding, groups):
+    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, True, output_padding,
+                         groups)
+
+
+@array_fn("_conv_cropped")
+def _conv_cropped_array(x, w, shape, stride, padding, dilation, groups):
+    return _crop(_conv_array(x, w, stride, padding, dilation, groups), shape)
+
+
+array_fn("_conv_input_grad")(_input_grad_forward)
+array_fn("_conv_weight_grad")(_weight_grad_forward)
 
 
 @formula_helper
-def _conv2d(x, w, stride, padding, dilation, groups):
-    return apply_op(CONV, (x, w, _ABSENT), _conv_attrs(stride, padding, dilation, groups))
+def _conv(x, w, stride, padding, dilation, groups):
+    attrs = _convolution_attrs(stride, padding, dilation, False, (0,) * len(stride), groups)
+    return apply_op(CONV, (x, w, _ABSENT), attrs)
 
 
 @formula_helper
-def _conv2d_input_grad(g, w, input_shape, stride, padding, dilation, groups):
+def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
+    attrs = _convolution_attrs(stride, padding, dilation, True, output_padding, groups)
+    return apply_op(CONV, (x, w, _ABSENT), attrs)
+
+
+@formula_helper
+def _conv_cropped(x, w, shape, stride, padding, dilation, groups):
+    return _crop(_conv(x, w, stride, padding, dilation, groups), shape)
+
+
+@formula_helper
+def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     attrs = _conv_attrs(stride, padding, dilation, groups)
     attrs["input_shape"] = tuple(input_shape)
     return apply_op(CONV_INPUT_GRAD, (g, w), attrs)
 
 
 @formula_helper
-def _conv2d_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     attrs = _conv_attrs(stride, padding, dilation, groups)
     attrs["weight_shape"] = tuple(weight_shape)
     return apply_op(CONV_WEIGHT_GRAD, (x, g), attrs)
@@ -558,93 +660,189 @@ def _check_bias_broadcast(bias_shape, out_shape):
                            f"sizes: {list(bias_shape)}")
 
 
-def _pair(value, name):
+def _ntuple(value, nd, name):
+    """``value`` (an int or a sequence) as ``nd`` ints, with the reference's message."""
     if isinstance(value, int):
-        return (value, value)
+        return (value,) * nd
     value = tuple(value)
     if len(value) == 1:
-        return value * 2
-    if len(value) != 2:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+        return value * nd
+    if len(value) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
                            f"values to match the convolution dimensions, but got "
                            f"{name}={list(value)}")
     return value
 
 
+def _pair(value, name):
+    return _ntuple(value, 2, name)
+
+
 def _conv_padding(padding, kernel, stride, dilation):
-    """((top, bottom), (left, right)) from an int, a pair, 'valid' or 'same'."""
+    """((before, after), ...) per spatial dim from an int, a tuple, 'valid' or 'same'."""
+    nd = len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
-            return ((0, 0), (0, 0))
+            return ((0, 0),) * nd
         if padding != "same":
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-        if stride != (1, 1):
+        if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         return tuple((t // 2, t - t // 2) for t in total)
-    pad = _pair(padding, "padding")
+    pad = _ntuple(padding, nd, "padding")
     if min(pad) < 0:
         raise RuntimeError("negative padding is not supported")
     return tuple((p, p) for p in pad)
 
 
-def _check_conv_shapes(x, w, bias, groups):
-    xs, ws = x._data.shape, w._data.shape
-    if w._data.ndim != 4:
-        raise RuntimeError(f"Expected 4D weight (out_channels, in_channels/groups, kH, kW) "
-                           f"for conv2d, but got weight of size: {list(ws)}")
+def _check_conv_shapes(xs, ws, bias, groups, transposed):
+    if len(ws) != len(xs):
+        raise RuntimeError(f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional "
+                           f"weight {list(ws)}, but got {len(xs)}-dimensional input of size "
+                           f"{list(xs)} instead")
     if ws[0] % groups:
+        shown = [list(ws)] if transposed else list(ws)      # (the reference's own brackets)
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
-                           f"{groups} at dimension 0, but got weight of size {list(ws)} "
-                           "instead")
-    if xs[1] != ws[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(ws)}, expected "
-                           f"input{list(xs)} to have {ws[1] * groups} channels, but got "
+                           f"{groups} at dimension 0, but got weight of size {shown} instead")
+    channels = ws[0] if transposed else ws[1] * groups
+    flag = "transposed=1" if transposed else f"groups={groups}"
+    if xs[1] != channels:
+        raise RuntimeError(f"Given {flag}, weight of size {list(ws)}, expected "
+                           f"input{list(xs)} to have {channels} channels, but got "
                            f"{xs[1]} channels instead")
-    if bias is not None and bias._data.shape != (ws[0],):
-        raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be "
-                           f"1-dimensional with {ws[0]} elements, but got bias of size "
-                           f"{list(bias._data.shape)} instead")
+    out_channels = ws[1] * groups if transposed else ws[0]
+    flag = "transposed=1, " if transposed else ""
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"Given {flag}weight of size {list(ws)}, expected bias to be "
+                           f"1-dimensional with {out_channels} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+
+
+def _sizes(values):
+    return " x ".join(str(v) for v in values)
 
 
 def _check_conv_size(xs, ws, padding, dilation):
-    padded = [xs[2 + i] + sum(padding[i]) for i in range(2)]
-    kernel = [dilation[i] * (ws[2 + i] - 1) + 1 for i in range(2)]
-    if padded[0] < kernel[0] or padded[1] < kernel[1]:
-        raise RuntimeError(f"Calculated padded input size per channel: ({padded[0]} x "
-                           f"{padded[1]}). Kernel size: ({kernel[0]} x {kernel[1]}). Kernel "
-                           "size can't be greater than actual input size")
+    nd = len(padding)
+    padded = [xs[2 + i] + sum(padding[i]) for i in range(nd)]
+    kernel = [dilation[i] * (ws[2 + i] - 1) + 1 for i in range(nd)]
+    if any(p < k for p, k in zip(padded, kernel)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({_sizes(padded)}). "
+                           f"Kernel size: ({_sizes(kernel)}). Kernel size can't be greater "
+                           "than actual input size")
 
 
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D cross-correlation over (N, C, H, W) or unbatched (C, H, W) input."""
-    x = require_tensor(input, "conv2d", "input", 1)
-    w = require_tensor(weight, "conv2d", "weight", 2)
-    if x._data.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
-                           f"input of size: {list(x._data.shape)}")
-    unbatched = x._data.ndim == 3
-    if unbatched:
-        x = _reshape(x, (1,) + x._data.shape)
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+def _check_positive(stride, dilation, groups):
     if min(stride) <= 0:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) <= 0:
         raise RuntimeError("dilation should be greater than zero")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    _check_conv_shapes(x, w, bias, groups)
+
+
+def _conv_operands(name, nd, input, weight, bias):
+    """(x batched, w, bias or _ABSENT, unbatched) after the reference's tensor checks."""
+    x = require_tensor(input, name, "input", 1)
+    w = require_tensor(weight, name, "weight", 2)
+    if x._data.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(x._data.shape)}")
+    if w._data.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    unbatched = x._data.ndim == nd + 1
+    if unbatched:                  # the reference's nodes: UnsqueezeBackward0, SqueezeBackward1
+        x = FUNCTIONS["unsqueeze"](x, 0)
+    b = _ABSENT if bias is None else require_tensor(bias, name, "bias", 3)
+    return x, w, b, unbatched
+
+
+def _finish(out, unbatched):
+    return FUNCTIONS["squeeze"](out, 0) if unbatched else out
+
+
+def convolution_nd(name, nd, input, weight, bias, stride, padding, dilation, groups):
+    """conv1d/conv2d/conv3d: one ``convolution`` node (Note [convolution entries])."""
+    x, w, b, unbatched = _conv_operands(name, nd, input, weight, bias)
+    knd = w._data.ndim - 2
+    stride = _ntuple(_ntuple(stride, nd, "stride"), knd, "stride")
+    dilation = _ntuple(_ntuple(dilation, nd, "dilation"), knd, "dilation")
+    _check_positive(stride, dilation, groups)
+    _check_conv_shapes(x._data.shape, w._data.shape, bias, groups, False)
     check_same_dtype(x, w)
-    b = _ABSENT if bias is None else require_tensor(bias, "conv2d", "bias", 3)
     if bias is not None:
         check_same_dtype(x, b)
     pad = _conv_padding(padding, w._data.shape[2:], stride, dilation)
     _check_conv_size(x._data.shape, w._data.shape, pad, dilation)
-    if isinstance(padding, str) and padding == "same" and any(a != b for a, b in pad):
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", stacklevel=2)
-    out = apply_op(CONV, (x, w, b), _conv_attrs(stride, pad, dilation, groups))
-    return _reshape(out, out._data.shape[1:]) if unbatched else out
+    if any(a != b for a, b in pad):
+        x, pad = _pad_same_extra(x, pad)
+    attrs = _convolution_attrs(stride, pad, dilation, False, (0,) * knd, groups)
+    return _finish(apply_op(CONV, (x, w, b), attrs), unbatched)
+
+
+def _pad_same_extra(x, pad):
+    """padding='same' with an odd total: the reference pads the extra element at the end
+    as its own node (ConstantPadNdBackward0) and convolves with the symmetric rest."""
+    warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                  "require a zero-padded copy of the input be created", stacklevel=4)
+    extra = ((0, 0), (0, 0)) + tuple((0, b - a) for a, b in pad)
+    return _constant_pad(x, extra, 0.0), tuple((a, a) for a, _ in pad)
+
+
+def _check_output_padding(output_padding, stride, dilation):
+    if min(output_padding) < 0:
+        raise RuntimeError("negative output_padding is not supported")
+    if all(o < s or o < d for o, s, d in zip(output_padding, stride, dilation)):
+        return
+    if len(stride) == 1:                     # the reference reports 1-D as a height-1 2-D
+        output_padding, stride, dilation = (0,) + output_padding, (1,) + stride, (1,) + dilation
+    names = ("depth", "height", "width")[-len(stride):]
+    parts = [f"{kind}_{n}: {v}" for kind, vs in (("output_padding", output_padding),
+                                                 ("stride", stride), ("dilation", dilation))
+             for n, v in zip(names, vs)]
+    raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                       "got " + " ".join(parts))
+
+
+def conv_transpose_nd(name, nd, input, weight, bias, stride, padding, output_padding, groups,
+                      dilation):
+    """conv_transpose1d/2d/3d: one ``convolution`` node with transposed=True."""
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    x, w, b, unbatched = _conv_operands(name, nd, input, weight, bias)
+    knd = w._data.ndim - 2
+    stride, padding, output_padding, dilation = (
+        _ntuple(_ntuple(v, nd, n), knd, n) for v, n in
+        ((stride, "stride"), (padding, "padding"), (output_padding, "output_padding"),
+         (dilation, "dilation")))
+    _check_positive(stride, dilation, groups)
+    if min(padding) < 0:
+        raise RuntimeError("negative padding is not supported")
+    _check_output_padding(output_padding, stride, dilation)
+    _check_conv_shapes(x._data.shape, w._data.shape, bias, groups, True)
+    check_same_dtype(x, w)
+    if bias is not None:
+        check_same_dtype(x, b)
+    pad = tuple((p, p) for p in padding)
+    _check_transposed_size(x._data.shape, w._data.shape, stride, pad, dilation, output_padding,
+                           groups)
+    attrs = _convolution_attrs(stride, pad, dilation, True, output_padding, groups)
+    return _finish(apply_op(CONV, (x, w, b), attrs), unbatched)
+
+
+def _check_transposed_size(xs, ws, stride, pad, dilation, output_padding, groups):
+    shape = _transposed_shape(xs, ws, stride, pad, dilation, output_padding, groups)
+    if min(shape[2:]) <= 0:
+        spatial = list(xs[2:]) if len(xs) > 3 else [1] + list(xs[2:])
+        out = list(shape[2:]) if len(xs) > 3 else [1] + list(shape[2:])
+        raise RuntimeError(f"Given input size per channel: ({_sizes(spatial)}). Calculated "
+                           f"output size per channel: ({_sizes(out)}). Output size is too small")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation over (N, C, H, W) or unbatched (C, H, W) input."""
+    return convolution_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def gelu(input, approximate="none"):
@@ -890,6 +1088,12 @@ def elu_backward(F, g, x, alpha, scale, input_scale):
     return F.where(x > 0, g * scale, g * (F.exp(x * input_scale) * (alpha * scale * input_scale)))
 
 
+def celu_backward(F, g, x, alpha, scale, input_scale):
+    """elu's, with 1 / alpha from alpha read as a float32 (the reference's derivative
+    formula does; its forward divides in double)."""
+    return elu_backward(F, g, x, alpha, scale, 1.0 / float(np.float32(alpha)))
+
+
 def hardtanh_backward(F, g, x, low, high):
     return F.where((x > low) * (x < high), g, g * 0)
 
@@ -958,7 +1162,12 @@ def _keep_dtype(fn):
 
 LEAKY_RELU = _pointwise_entry("leaky_relu", _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
                               leaky_relu_backward)
+# rrelu in evaluation: leaky_relu's formulas with the mean slope, as its own node
+RRELU_EVAL = _pointwise_entry("rrelu_with_noise",
+                              _keep_dtype(lambda x, a: np.where(x > 0, x, x * a)),
+                              leaky_relu_backward)
 ELU = _pointwise_entry("elu", _keep_dtype(_elu), elu_backward)
+CELU = _pointwise_entry("celu", _keep_dtype(_elu), celu_backward)
 HARDTANH = _pointwise_entry("hardtanh", _keep_dtype(lambda x, lo, hi: np.clip(x, lo, hi)),
                             hardtanh_backward)
 HARDSIGMOID = _pointwise_entry("hardsigmoid", _keep_dtype(lambda x: np.clip(x / 6 + 0.5, 0, 1)),
@@ -977,6 +1186,48 @@ HARDSHRINK = defop("hardshrink", lambda x, params: np.where(np.abs(x) > params[0
 THRESHOLD = _pointwise_entry(
     "threshold", _keep_dtype(lambda x, th, v: np.where(x > th, x, v)), threshold_backward)
 LOG_SIGMOID = _pointwise_entry("log_sigmoid", _keep_dtype(_logsigmoid), logsigmoid_backward)
+
+
+# --- glu: a * sigmoid(b) for the halves a, b of ``dim`` (the reference's GluBackward0) ----
+def _glu_forward(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return (a * _sigmoid(b)).astype(x.dtype, copy=False)
+
+
+@helper
+def glu_halves(F, x, dim):
+    """(a, sigmoid(b)) for the halves of ``dim``."""
+    n = x.shape[dim] // 2
+    return F.narrow(x, dim, 0, n), F.sigmoid(F.narrow(x, dim, n, n))
+
+
+@helper
+def glu_backward(F, g, x, dim):
+    a, s = F.glu_halves(x, dim)
+    return F.cat([g * s, g * a * s * (1 - s)], dim)
+
+
+@helper
+def glu_jvp(F, t, x, dim):
+    a, s = F.glu_halves(x, dim)
+    n = x.shape[dim] // 2
+    return F.narrow(t, dim, 0, n) * s + F.narrow(t, dim, n, n) * (a * s * (1 - s))
+
+
+GLU = defop("glu", _glu_forward, attrs=("dim",),
+            vjp=(lambda F, g, self, dim: F.glu_backward(g, self, dim),),
+            jvp=lambda F, t, self, dim: F.glu_jvp(t[0], self, dim))
+
+
+# --- prelu: the reference's _prelu_kernel (PreluKernelBackward0), weight broadcast ------
+PRELU = defop("prelu_kernel", _keep_dtype(lambda x, w: np.where(x > 0, x, w * x)),
+              inputs=("self", "weight"), node_name="PreluKernelBackward0",
+              vjp=(lambda F, g, self, weight, self_shape:
+                   F.sum_to(F.where(self > 0, g, g * weight), tuple(self_shape)),
+                   lambda F, g, self, weight_shape:
+                   F.sum_to(F.where(self > 0, g * 0, g * self), tuple(weight_shape))),
+              jvp=lambda F, t, self, weight:
+                  F.where(self > 0, t[0], t[0] * weight + self * t[1]))
 
 
 def pointwise(op, input, *params, inplace=False, kernel=None):

@@ -3,6 +3,7 @@ pointwise table entries (Note [pointwise activation entries] in _ops/nn.py) and 
 few that are compositions (softmin, glu, prelu, rrelu)."""
 from .. import _random
 from .._ops import nn as _nn
+from .._ops._registry import apply_op as _apply_op
 from .._ops._common import FUNCTIONS as _FUNCTIONS, commit_inplace as _commit_inplace
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -86,7 +87,7 @@ def celu(input, alpha=1.0, inplace=False):
     """
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    return _nn.pointwise(_nn.ELU, input, alpha, 1.0, 1.0 / alpha, inplace=inplace,
+    return _nn.pointwise(_nn.CELU, input, alpha, 1.0, 1.0 / alpha, inplace=inplace,
                          kernel="elu")
 
 
@@ -282,8 +283,7 @@ def glu(input, dim=-1):
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
                            f"{dim % input.dim()} is size {size}")
-    half = size // 2
-    return input.narrow(dim, 0, half) * input.narrow(dim, half, half).sigmoid()
+    return _apply_op(_nn.GLU, (input,), {"dim": dim % input.dim()})
 
 
 def prelu(input, weight):
@@ -300,11 +300,11 @@ def prelu(input, weight):
     if n != 1 and n != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                            f"parameter numbers = {n} and channel size = {channels}.")
-    if n != 1 and input.dim() >= 2:
+    if input.dim() >= 2:                      # (C or 1, 1, ...): broadcast over dim 1
         weight = weight.reshape((n,) + (1,) * (input.dim() - 2))
-    elif n == 1:
+    elif input.dim() == 0:
         weight = weight.reshape(())
-    return _FUNCTIONS["where"](input > 0, input, input * weight)
+    return _apply_op(_nn.PRELU, (input, weight), {})
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -320,7 +320,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
-        return leaky_relu(input, (lower + upper) / 2, inplace)
+        return _nn.pointwise(_nn.RRELU_EVAL, input, (lower + upper) / 2, inplace=inplace,
+                             kernel="leaky_relu")
     slopes = _random.rrelu_slopes(input, lower, upper)
     out = _FUNCTIONS["where"](input >= 0, input, input * slopes)
     return _commit_inplace(input, out) if inplace else out

@@ -1,10 +1,7 @@
-"""Convolutions beyond conv2d: conv1d (conv2d over a height-1 plane), conv3d (a sum of
-conv2d over the depth taps), conv_transpose1d/2d/3d (the input gradient of a conv2d, the
-table entry ``conv2d_input_grad``), and unfold / fold (im2col and col2im by gathered
-windows: an index table of flat positions, gathered with index_select).
-
-All of them are compositions of table entries, so gradients, double backward and
-tangents come from those entries.
+"""Convolutions beyond conv2d: conv1d, conv3d and conv_transpose1d/2d/3d (each one
+``convolution`` table op, Note [convolution entries] in _ops/nn.py), and unfold / fold
+(im2col and col2im by gathered windows: an index table of flat positions, gathered with
+index_select; compositions of table entries).
 """
 import numpy as np
 
@@ -42,17 +39,6 @@ def _gather(x, index):
     return picked.reshape(n, c, index.shape[0], index.shape[1])
 
 
-def _first(value):
-    return value if isinstance(value, (int, str)) else tuple(value)[0]
-
-
-def _check_weight_dim(input, weight, dims):
-    if weight.dim() != dims:
-        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
-                           f"dimensional weight {list(weight.shape)}, but got {input.dim()}-"
-                           f"dimensional input of size {list(input.shape)} instead")
-
-
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation of (N, C, L) or (C, L) input with weight (out_channels,
     C / groups, k); padding is an int, 'valid' or 'same'.
@@ -62,88 +48,35 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> F.conv1d(cr.ones(1, 1, 4), cr.ones(1, 1, 2)).tolist()
     [[[2.0, 2.0, 2.0]]]
     """
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
-                           f"input of size: {list(input.shape)}")
-    _check_weight_dim(input, weight, 3)
-    pad = padding if isinstance(padding, str) else (0, _first(padding))
-    out = _nn.conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _first(stride)),
-                     pad, (1, _first(dilation)), groups)
-    return out.squeeze(-2)
+    return _nn.convolution_nd("conv1d", 1, input, weight, bias, stride, padding, dilation,
+                              groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation of (N, C, D, H, W) or (C, D, H, W) input with weight
-    (out_channels, C / groups, kD, kH, kW): for each output depth, the sum over the
-    kernel's depth taps of 2-D convolutions.
+    (out_channels, C / groups, kD, kH, kW).
 
     >>> import chainrule as cr
     >>> import chainrule.nn.functional as F
     >>> F.conv3d(cr.ones(1, 1, 3, 3, 3), cr.ones(1, 1, 2, 2, 2)).shape
     chainrule.Size([1, 1, 2, 2, 2])
     """
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv3d, but got "
-                           f"input of size: {list(input.shape)}")
-    _check_weight_dim(input, weight, 5)
-    unbatched = input.dim() == 4
-    x = input.unsqueeze(0) if unbatched else input
-    (sd, sh, sw), (dd, dh, dw) = _tuple(stride, 3, "stride"), _tuple(dilation, 3, "dilation")
-    if isinstance(padding, str):
-        raise NotImplementedError("conv3d: string padding is not supported by chainrule")
-    pd, ph, pw = _tuple(padding, 3, "padding")
-    if pd:
-        x = _nn._constant_pad(x, ((0, 0), (0, 0), (pd, pd), (0, 0), (0, 0)), 0.0)
-    kd = weight.shape[2]
-    depth = _out_size(x.shape[2], kd, sd, 0, dd, False)
-    planes = []
-    for od in range(depth):
-        total = None
-        for k in range(kd):
-            term = _nn.conv2d(x.select(2, od * sd + k * dd), weight.select(2, k), None,
-                              (sh, sw), (ph, pw), (dh, dw), groups)
-            total = term if total is None else total + term
-        planes.append(total if bias is None else total + bias.reshape(-1, 1, 1))
-    out = _FUNCTIONS["stack"](planes, 2)
-    return out.squeeze(0) if unbatched else out
+    return _nn.convolution_nd("conv3d", 3, input, weight, bias, stride, padding, dilation,
+                              groups)
 
 
-def _transposed_geometry(input, weight, stride, padding, output_padding, dilation, groups):
-    n, c = input.shape[0], input.shape[1]
-    if c != weight.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have {weight.shape[0]} channels, but "
-                           f"got {c} channels instead")
-    if weight.shape[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {list(weight.shape)} "
-                           "instead")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError(
-                f"output padding must be smaller than either stride or dilation, but got "
-                f"output_padding_height: {output_padding[0]} output_padding_width: "
-                f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
-                f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
-    sizes = [(input.shape[2 + i] - 1) * stride[i] - 2 * padding[i] +
-             dilation[i] * (weight.shape[2 + i] - 1) + output_padding[i] + 1 for i in range(2)]
-    return (n, weight.shape[1] * groups) + tuple(sizes)
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 1-D convolution of (N, C_in, L) or (C_in, L) input with weight
+    (C_in, C_out / groups, k).
 
-
-def _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
-    if isinstance(padding, str):
-        raise TypeError("conv_transpose2d(): argument 'padding' must be tuple of ints, not str")
-    unbatched = input.dim() == 3
-    x = input.unsqueeze(0) if unbatched else input
-    stride, padding = _tuple(stride, 2, "stride"), _tuple(padding, 2, "padding")
-    output_padding = _tuple(output_padding, 2, "output_padding")
-    dilation = _tuple(dilation, 2, "dilation")
-    shape = _transposed_geometry(x, weight, stride, padding, output_padding, dilation, groups)
-    pads = tuple((p, p) for p in padding)
-    out = _nn._conv2d_input_grad(x, weight, shape, stride, pads, dilation, groups)
-    if bias is not None:
-        out = out + bias.reshape(-1, 1, 1)
-    return out.squeeze(0) if unbatched else out
+    >>> import chainrule as cr
+    >>> import chainrule.nn.functional as F
+    >>> F.conv_transpose1d(cr.ones(1, 1, 2), cr.ones(1, 1, 2)).tolist()
+    [[[1.0, 2.0, 1.0]]]
+    """
+    return _nn.conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                                 output_padding, groups, dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -157,96 +90,23 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     >>> F.conv_transpose2d(cr.ones(1, 1, 2, 2), cr.ones(1, 1, 2, 2)).tolist()
     [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
     """
-    return _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
-                             dilation)
-
-
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
-    """The transposed 1-D convolution of (N, C_in, L) or (C_in, L) input with weight
-    (C_in, C_out / groups, k).
-
-    >>> import chainrule as cr
-    >>> import chainrule.nn.functional as F
-    >>> F.conv_transpose1d(cr.ones(1, 1, 2), cr.ones(1, 1, 2)).tolist()
-    [[[1.0, 2.0, 1.0]]]
-    """
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, "
-                           f"but got input of size: {list(input.shape)}")
-    _check_weight_dim(input, weight, 3)
-    out = _conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias,
-                            (1, _first(stride)), (0, _first(padding)),
-                            (0, _first(output_padding)), groups, (1, _first(dilation)))
-    return out.squeeze(-2)
-
-
-def _depth_terms(depth_in, kd, sd, dd, pd, depth_out):
-    """For each output depth, the (input depth, kernel tap) pairs that land on it."""
-    terms = [[] for _ in range(depth_out)]
-    for i in range(depth_in):
-        for k in range(kd):
-            o = i * sd + k * dd - pd
-            if 0 <= o < depth_out:
-                terms[o].append((i, k))
-    return terms
+    return _nn.conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                                 output_padding, groups, dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """The transposed 3-D convolution of (N, C_in, D, H, W) or unbatched input with weight
-    (C_in, C_out / groups, kD, kH, kW): per kernel depth tap, one transposed 2-D
-    convolution of every input depth plane, added at depth ``i * stride + k * dilation``.
+    (C_in, C_out / groups, kD, kH, kW).
 
     >>> import chainrule as cr
     >>> import chainrule.nn.functional as F
     >>> F.conv_transpose3d(cr.ones(1, 1, 2, 2, 2), cr.ones(1, 1, 2, 2, 2))[0, 0, 1].tolist()
     [[2.0, 4.0, 2.0], [4.0, 8.0, 4.0], [2.0, 4.0, 2.0]]
     """
-    if isinstance(padding, str):
-        raise TypeError("conv_transpose3d(): argument 'padding' must be tuple of ints, not str")
-    _check_transposed3d(input, weight)
-    unbatched = input.dim() == 4
-    x = input.unsqueeze(0) if unbatched else input
-    (sd, sh, sw), (pd, ph, pw) = _tuple(stride, 3, "stride"), _tuple(padding, 3, "padding")
-    (od, oh, ow), (dd, dh, dw) = (_tuple(output_padding, 3, "output_padding"),
-                                  _tuple(dilation, 3, "dilation"))
-    n, c, depth_in, kd = x.shape[0], x.shape[1], x.shape[2], weight.shape[2]
-    depth_out = (depth_in - 1) * sd - 2 * pd + dd * (kd - 1) + od + 1
-    planes = x.permute(0, 2, 1, 3, 4).reshape(n * depth_in, c, x.shape[3], x.shape[4])
-    taps = []
-    for k in range(kd):
-        y = _conv_transpose2d(planes, weight.select(2, k), None, (sh, sw), (ph, pw), (oh, ow),
-                              groups, (dh, dw))
-        taps.append(y.reshape(n, depth_in, *y.shape[1:]))
-    out = _FUNCTIONS["stack"]([_depth_plane(taps, t) for t in
-                               _depth_terms(depth_in, kd, sd, dd, pd, depth_out)], 2)
-    if bias is not None:
-        out = out + bias.reshape(-1, 1, 1, 1)
-    return out.squeeze(0) if unbatched else out
+    return _nn.conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                                 output_padding, groups, dilation)
 
-
-def _check_transposed3d(input, weight):
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to conv_transpose3d, "
-                           f"but got input of size: {list(input.shape)}")
-    _check_weight_dim(input, weight, 5)
-    shape = [1] + list(input.shape) if input.dim() == 4 else list(input.shape)
-    if shape[1] != weight.shape[0]:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{shape} to have {weight.shape[0]} channels, but got "
-                           f"{shape[1]} channels instead")
-
-
-def _depth_plane(taps, terms):
-    """One output depth plane: the sum of its (input depth, tap) planes (zeros if none)."""
-    if not terms:
-        like = taps[0].select(1, 0)
-        return _Tensor._wrap(zeros_on(tuple(like.shape), like._data.dtype, like._data))
-    total = None
-    for i, k in terms:
-        total = taps[k].select(1, i) if total is None else total + taps[k].select(1, i)
-    return total
 
 # --- unfold / fold ----------------------------------------------------------------------------
 def _block_geometry(spatial, kernel_size, dilation, padding, stride):

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _random
-from .._ops import nn as _nn
+from .._ops import nn as _nn, shuffle as _shuffle
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from . import _pool, _vision
@@ -40,13 +40,17 @@ def channel_shuffle(input, groups):
     >>> F.channel_shuffle(cr.arange(4.).reshape(1, 4, 1), 2).flatten().tolist()
     [0.0, 2.0, 1.0, 3.0]
     """
-    n, c = input.shape[0], input.shape[1]
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = input.shape[1]
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {groups} groups.")
-    rest = tuple(input.shape)[2:]
-    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
-    return x.reshape(n, c, *rest)
+    return _shuffle._channel_shuffle(input, groups)
 
 
 def pdist(input, p=2):

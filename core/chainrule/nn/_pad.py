@@ -1,9 +1,10 @@
-"""``pad``: constant padding is a table entry (``constant_pad_nd``); reflect, replicate
-and circular padding gather the input along each padded dim with ``index_select``
-(whose backward scatters the gradient back, adding where indices repeat)."""
+"""``pad``: constant padding is a table entry (``constant_pad_nd``), reflect and
+replicate padding too (one per reference node: Note [gathered padding] in
+_ops/padding.py); circular padding gathers the input along each padded dim with
+``index_select`` (whose backward scatters the gradient back)."""
 import numpy as np
 
-from .._ops import nn as _nn
+from .._ops import nn as _nn, padding as _padding
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._ops._registry import apply_op as _apply_op
 from .._tensor import Tensor as _Tensor
@@ -28,18 +29,15 @@ def _pairs(pad, ndim):
 def _source_index(mode, size, before, after, dim, shape):
     """For each output position along a dim, the input position it copies."""
     i = np.arange(-before, size + after)
-    if mode == "replicate":
-        return np.clip(i, 0, size - 1)
     if mode == "circular":
         if before > size or after > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
         return i % size
-    if before >= size or after >= size:
+    if mode == "reflect" and (before >= size or after >= size):
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                            f"input dimension, but got: padding ({before}, {after}) at dimension "
                            f"{dim} of input {list(shape)}")
-    i = np.abs(i)
-    return np.where(i >= size, 2 * (size - 1) - i, i)
+    return _padding.source_index(mode, size, before, after)
 
 
 def _check_non_constant(input, pad):
@@ -75,6 +73,11 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     _check_non_constant(input, pad)
+    for d, (before, after) in enumerate(pairs):
+        if before or after:
+            _source_index(mode, input.shape[d], before, after, d, input.shape)  # its errors
+    if mode != "circular":
+        return _padding._gather_pad(input, mode, pairs[-(len(pad) // 2):])
     out = input
     for d, (before, after) in enumerate(pairs):
         if before or after:

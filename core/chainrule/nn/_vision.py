@@ -1,20 +1,12 @@
 """Resampling: pixel_shuffle / pixel_unshuffle (reshape and permute) and interpolate.
 
-Note [separable interpolation]
-    Every mode of ``interpolate`` resamples each spatial dim independently: output
-    position o reads input positions i with weights w. Nearest modes pick one source
-    per output (``index_select``); linear, bilinear, trilinear and bicubic are a
-    product with an (out, in) weight matrix along each dim (``matmul``); 'area' is
-    adaptive average pooling, whose matrix has the same form. Gradients, double
-    backward and tangents come from those table entries.
+Every mode of ``interpolate`` but 'area' (adaptive average pooling, as the
+reference's) is one upsample table op: Note [separable upsampling] in _ops/upsample.py.
 """
 import math
 import warnings
 
-import numpy as np
-
-from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor
+from .._ops import shuffle as _shuffle, upsample as _upsample
 from . import _pool
 
 
@@ -31,15 +23,14 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
     r = upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     *batch, c, h, w = tuple(input.shape)
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
                            f"divisible by the square of upscale_factor, but input.size(-3)={c} "
                            f"is not divisible by {r * r}")
-    n = len(batch)
-    x = input.reshape(*batch, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return _shuffle._pixel_shuffle(input, r)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -54,24 +45,20 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
                            f"got input with {input.dim()} dimension(s)")
     r = downscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     *batch, c, h, w = tuple(input.shape)
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
-    n = len(batch)
-    x = input.reshape(*batch, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return _shuffle._pixel_unshuffle(input, r)
 
 
 # --- interpolate -------------------------------------------------------------------------------
 _MODES = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"}
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
-_CUBIC_A = -0.75
-
-
 def _output_sizes(input, size, scale_factor, recompute_scale_factor):
     spatial = tuple(input.shape)[2:]
     k = len(spatial)
@@ -99,66 +86,6 @@ def _output_sizes(input, size, scale_factor, recompute_scale_factor):
     return sizes, [None] * k if recompute_scale_factor else list(scales)
 
 
-def _scale(in_size, out_size, scale, align_corners):
-    """Source units per output unit (the reference's area_pixel_compute_scale)."""
-    if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
-
-
-def _nearest_index(in_size, out_size, scale, exact):
-    s = _scale(in_size, out_size, scale, False)
-    o = np.arange(out_size)
-    src = np.floor((o + 0.5) * s) if exact else np.floor(o * s)
-    return np.minimum(src.astype(np.int64), in_size - 1)
-
-
-def _source(in_size, out_size, scale, align_corners, cubic):
-    s = _scale(in_size, out_size, scale, align_corners)
-    o = np.arange(out_size, dtype=np.float64)
-    if align_corners:
-        return o * s
-    src = (o + 0.5) * s - 0.5
-    return src if cubic else np.maximum(src, 0.0)
-
-
-def _cubic_weights(t):
-    """Keys' cubic convolution weights (A = -0.75) of the 4 taps around t in [0, 1)."""
-    a = _CUBIC_A
-
-    def near(x):
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
-
-
-def _weight_matrix(in_size, out_size, scale, align_corners, mode, dtype):
-    cubic = mode == "bicubic"
-    src = _source(in_size, out_size, scale, align_corners, cubic)
-    base = np.floor(src).astype(np.int64)
-    t = src - base
-    matrix = np.zeros((out_size, in_size))
-    rows = np.arange(out_size)
-    if cubic:
-        taps = zip(range(-1, 3), _cubic_weights(t))
-    else:
-        base = np.minimum(base, in_size - 1)
-        taps = ((0, 1 - t), (1, t))
-    for offset, weight in taps:
-        np.add.at(matrix, (rows, np.clip(base + offset, 0, in_size - 1)), weight)
-    return _Tensor._wrap(matrix.astype(dtype))
-
-
-def _along(x, dim, matrix):
-    """Apply ``matrix`` (out, in) along ``dim`` of x."""
-    moved = x.movedim(dim, -1)
-    matrix = matrix.to(x.device)
-    return _FUNCTIONS["matmul"](moved, matrix.transpose(0, 1)).movedim(-1, dim)
-
-
 def _check_mode(input, mode, align_corners):
     if mode not in _MODES or input.dim() not in (3, 4, 5):
         raise NotImplementedError(
@@ -178,7 +105,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resample the spatial dims of (N, C, d1, ...) input to ``size`` or by
     ``scale_factor``; modes 'nearest', 'nearest-exact', 'linear', 'bilinear',
-    'bicubic', 'trilinear', 'area' (Note [separable interpolation]).
+    'bicubic', 'trilinear', 'area' (Note [separable upsampling]).
 
     >>> import chainrule as cr
     >>> import chainrule.nn.functional as F
@@ -196,16 +123,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return getattr(_pool, f"adaptive_avg_pool{input.dim() - 2}d")(input, tuple(sizes))
     if mode in _MODE_DIMS and align_corners is None:
         align_corners = False
-    out = input
-    for k, (n_out, scale) in enumerate(zip(sizes, scales)):
-        dim, n_in = k + 2, input.shape[k + 2]
-        if mode in ("nearest", "nearest-exact"):
-            index = _nearest_index(n_in, n_out, scale, mode == "nearest-exact")
-            out = _FUNCTIONS["index_select"](out, dim, _Tensor._wrap(index))
-        else:
-            out = _along(out, dim, _weight_matrix(n_in, n_out, scale, align_corners, mode,
-                                                  input._data.dtype))
-    return out
+    return _upsample.upsample(input, mode, sizes, scales, align_corners)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -93,13 +93,13 @@ def _conv_grad_samples():
         for c in (False, True):
             samples.append(Sample(
                 "conv2d_input_grad",
-                lambda g_, w_, x=x, a=attrs: nn_ops._conv2d_input_grad(g_, w_, x, *a), g, w,
+                lambda g_, w_, x=x, a=attrs: nn_ops._conv_input_grad(g_, w_, x, *a), g, w,
                 torch_call=None if c else lambda g_, w_, x=x, s=stride, p=pad, d=dil, k=groups:
                     TG.conv2d_input(x, w_, g_, s, p, d, k), complex=c,
                 note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
             samples.append(Sample(
                 "conv2d_weight_grad",
-                lambda x_, g_, w=w, a=attrs: nn_ops._conv2d_weight_grad(x_, g_, w, *a), x, g,
+                lambda x_, g_, w=w, a=attrs: nn_ops._conv_weight_grad(x_, g_, w, *a), x, g,
                 torch_call=None if c else lambda x_, g_, w=w, s=stride, p=pad, d=dil, k=groups:
                     TG.conv2d_weight(x_, w, g_, s, p, d, k), complex=c,
                 note=f"stride={stride} pad={pad} dil={dil} groups={groups}" + " complex" * c))
@@ -117,12 +117,14 @@ ACTIVATIONS = [
 ]
 
 # Note [pointwise activation entries] (_ops/nn.py): one entry per formula, several
-# public functions per entry (selu and celu are elu's entry).
+# public functions per entry (selu is elu's entry; celu shares elu's formulas as its own
+# node, CeluBackward0).
 POINTWISE = [
     _both("leaky_relu", "leaky_relu", ((3, 4),)),
     _both("leaky_relu", "leaky_relu", ((3, 4),), {"negative_slope": 0.2}),
     _both("elu", "elu", ((3, 4),)), _both("elu", "elu", ((3, 4),), {"alpha": 0.5}),
-    _both("elu", "selu", ((3, 4),)), _both("elu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("elu", "selu", ((3, 4),)), _both("celu", "celu", ((3, 4),), {"alpha": 2.0}),
+    _both("celu", "celu", ((3, 4),), {"alpha": 0.5}),
     _both("hardtanh", "hardtanh", ((3, 4),)),
     _both("hardtanh", "hardtanh", ((3, 4),), {"min_val": -0.5, "max_val": 1.5}),
     _both("hardtanh", "relu6", ((3, 4),), domain=(-2.0, 8.0)),
@@ -140,10 +142,14 @@ POINTWISE = [
 # Compositions: the sample names the table op that carries their gradient.
 COMPOSITE_ACTIVATIONS = [
     _both("softmax", "softmin", ((3, 4),), {"dim": 1}),
-    _both("sigmoid", "glu", ((3, 4),)), _both("sigmoid", "glu", ((4, 3),), {"dim": 0}),
-    _both("where", "prelu", ((2, 3, 4), (3,)), note="per channel"),
-    _both("where", "prelu", ((2, 3), (1,)), note="shared"),
-    _both("leaky_relu", "rrelu", ((3, 4),), {"training": False}),
+    _both("glu", "glu", ((3, 4),)), _both("glu", "glu", ((4, 3),), {"dim": 0}),
+    _both("glu", "glu", ((2, 2, 6),), {"dim": -1}), _both("glu", "glu", ((0, 4),)),
+    _both("prelu_kernel", "prelu", ((2, 3, 4), (3,)), note="per channel"),
+    _both("prelu_kernel", "prelu", ((2, 3), (1,)), note="shared"),
+    _both("prelu_kernel", "prelu", ((5,), (1,)), note="1-d"),
+    _both("prelu_kernel", "prelu", ((), (1,)), note="0-d"),
+    _both("rrelu_with_noise", "rrelu", ((3, 4),), {"training": False}),
+    _both("rrelu_with_noise", "rrelu", ((3, 4),), {"training": False, "lower": 0.2, "upper": 0.5}),
 ]
 
 
@@ -350,13 +356,36 @@ def _pad_samples():
         _both("constant_pad_nd", "pad", ((0, 3),), {"pad": (1, 1)}),
     ]
     for mode in ("reflect", "replicate", "circular"):
+        name = {"reflect": "reflection_pad", "replicate": "replication_pad"}.get(mode)
+        op = (lambda k: f"{name}{k}d") if name else (lambda k: "index_select")
         samples += [
-            _both("index_select", "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
-            _both("index_select", "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
-            _both("index_select", "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1),
-                                                              "mode": mode}),
+            _both(op(1), "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
+            _both(op(2), "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
+            _both(op(3), "pad", ((1, 1, 2, 3, 3),), {"pad": (1, 1, 1, 0, 1, 1), "mode": mode}),
         ]
-    return samples
+    samples += [_both("replication_pad2d", "pad", ((2, 4, 3),), {"pad": (-1, 2, 1, -2),
+                                                                "mode": "replicate"}),
+                _both("reflection_pad1d", "pad", ((3, 4),), {"pad": (3, 0), "mode": "reflect"})]
+    return samples + _pad_backward_samples()
+
+
+def _adjoint_samples(op, name, cases):
+    """An adjoint (backward) op, reached through double backward of F.<name>: each case
+    is (input shape, output-gradient shape, kwargs, note)."""
+    def double(lib, x, g, kwargs):
+        leaf = x.detach().requires_grad_()
+        y = getattr(lib.nn.functional, name)(leaf, **kwargs)
+        return lib.autograd.grad(y, leaf, g, create_graph=True)[0]
+
+    return [Sample(op, lambda x_, g_, k=kwargs: double(cr, x_, g_, k), x, g,
+                   torch_call=lambda x_, g_, k=kwargs: double(torch, x_, g_, k), note=note)
+            for x, g, kwargs, note in cases]
+
+
+def _pad_backward_samples():
+    return _adjoint_samples("pad_backward", "pad", (
+        ((1, 2, 3, 4), (1, 2, 6, 5), {"pad": (0, 1, 2, 1), "mode": "reflect"}, "reflect"),
+        ((2, 3), (2, 6), {"pad": (2, 1), "mode": "replicate"}, "replicate")))
 
 
 # --- pooling (Note [pooling windows] in chainrule/_ops/pooling.py) --------------------------
@@ -435,12 +464,23 @@ def _conv_family_samples():
         _both("convolution", "conv3d", ((1, 4, 4, 4, 3), (2, 2, 2, 2, 2), (2,)),
               {"stride": (2, 1, 1), "padding": (1, 0, 1), "groups": 2}),
         _both("convolution", "conv3d", ((2, 3, 3, 3), (2, 2, 2, 2, 2))),
-        _both("conv2d_input_grad", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
+        _both("convolution", "conv_transpose2d", ((1, 4, 3, 4), (4, 3, 3, 2), (6,)),
               {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": 2}),
-        _both("conv2d_input_grad", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
+        _both("convolution", "conv_transpose2d", ((2, 3, 3), (2, 2, 3, 3)),
               {"stride": 2, "dilation": 2, "output_padding": 1}),
-        _both("conv2d_input_grad", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
+        _both("convolution", "conv_transpose1d", ((2, 4, 5), (4, 3, 3), (3,)),
               {"stride": 3, "padding": 1, "output_padding": 2}),
+        # output padding past the stride (allowed below the dilation): rows nothing reads
+        _both("convolution", "conv_transpose1d", ((1, 2, 4), (2, 2, 3)),
+              {"dilation": 2, "output_padding": 1}),
+        _both("convolution", "conv1d", ((1, 2, 6), (3, 2, 2), (3,)), {"padding": "same"},
+              note="conv1d same, even kernel"),
+        _both("convolution", "conv3d", ((1, 2, 3, 4, 3), (2, 1, 2, 3, 2), (2,)),
+              {"dilation": (1, 1, 2), "padding": "same", "groups": 2}),
+        _both("convolution", "conv1d", ((1, 2, 4), (2, 2, 2), (2,)), complex=True,
+              note="conv1d complex"),
+        _both("convolution", "conv_transpose1d", ((1, 2, 4), (2, 2, 2), (2,)), {"stride": 2},
+              complex=True, note="conv_transpose1d complex"),
         _both("index_select", "unfold", ((2, 3, 5, 6),),
               {"kernel_size": (2, 3), "dilation": (2, 1), "padding": 1, "stride": (1, 2)}),
         _both("index_select", "unfold", ((2, 4, 4),), {"kernel_size": 3}),
@@ -481,27 +521,41 @@ def _embedding_samples():
     return samples
 
 
-# --- resampling and attention (Note [separable interpolation] in chainrule/nn/_vision.py) ---
+# --- resampling and attention (Note [separable upsampling] in chainrule/_ops/upsample.py) ---
 _BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
                         [False, True, True, True]])
 
 
 def _resampling_samples():
     samples = [
-        _both("permute", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
-        _both("permute", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+        _both("pixel_shuffle", "pixel_shuffle", ((2, 8, 2, 3),), {"upscale_factor": 2}),
+        _both("pixel_shuffle", "pixel_shuffle", ((3, 9, 1, 2),), {"upscale_factor": 3}),
+        _both("pixel_unshuffle", "pixel_unshuffle", ((2, 2, 4, 6),), {"downscale_factor": 2}),
+        _both("pixel_unshuffle", "pixel_unshuffle", ((2, 1, 2, 3, 6),), {"downscale_factor": 3}),
     ]
     for mode, shape in (("nearest", (2, 3, 4)), ("nearest", (1, 2, 3, 4)),
-                        ("nearest-exact", (1, 2, 3, 4)), ("area", (1, 2, 5, 4))):
-        op = "adaptive_avg_pool2d" if mode == "area" else "index_select"
+                        ("nearest", (1, 1, 2, 3, 2)), ("nearest-exact", (2, 3, 4)),
+                        ("nearest-exact", (1, 2, 3, 4)), ("nearest-exact", (1, 1, 2, 3, 2)),
+                        ("area", (1, 2, 5, 4))):
+        op = "adaptive_avg_pool2d" if mode == "area" else \
+            f"upsample_{mode.replace('-', '_')}{len(shape) - 2}d"
         samples += [_both(op, "interpolate", (shape,), {"scale_factor": 1.7, "mode": mode}),
                     _both(op, "interpolate", (shape,), {"size": 3, "mode": mode})]
+    samples.append(_both("upsample_nearest2d", "interpolate", ((1, 2, 3, 2),),
+                         {"scale_factor": (2, 0.5), "mode": "nearest"}))
     for mode, shape in (("linear", (2, 3, 4)), ("bilinear", (1, 2, 3, 4)),
                         ("bicubic", (1, 2, 4, 4)), ("trilinear", (1, 1, 2, 3, 3))):
         for kwargs in ({"scale_factor": 1.5}, {"size": 3, "align_corners": True},
                        {"scale_factor": 0.7, "recompute_scale_factor": True}):
-            samples.append(_both("matmul", "interpolate", (shape,), dict(kwargs, mode=mode)))
-    return samples
+            samples.append(_both(f"upsample_{mode}{len(shape) - 2}d", "interpolate", (shape,),
+                                 dict(kwargs, mode=mode)))
+    return samples + _upsample_backward_samples()
+
+
+def _upsample_backward_samples():
+    return _adjoint_samples("upsample_backward", "interpolate", (
+        ((1, 2, 3, 4), (1, 2, 5, 6), {"size": (5, 6), "mode": "bilinear"}, "bilinear"),
+        ((1, 2, 3), (1, 2, 5), {"size": (5,), "mode": "nearest"}, "nearest")))
 
 
 def _attention_samples():
@@ -549,7 +603,8 @@ def _misc_samples():
     return [
         _both("einsum", "bilinear", ((3, 4), (3, 5), (2, 4, 5), (2,))),
         _both("einsum", "bilinear", ((4,), (5,), (2, 4, 5))),
-        _both("transpose", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("channel_shuffle", "channel_shuffle", ((2, 6, 3),), {"groups": 3}),
+        _both("channel_shuffle", "channel_shuffle", ((1, 4, 2, 2),), {"groups": 2}),
         _both("linalg_vector_norm", "pdist", ((5, 3),)),
         _both("linalg_vector_norm", "pdist", ((4, 3),), {"p": 1.5}),
         _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},

@@ -10,9 +10,9 @@ from .nn import TF, _both, _to_torch
 
 def _conv_transpose3d_samples():
     return [
-        _both("conv2d_input_grad", "conv_transpose3d", ((1, 2, 2, 3, 2), (2, 3, 2, 2, 2), (3,)),
+        _both("convolution", "conv_transpose3d", ((1, 2, 2, 3, 2), (2, 3, 2, 2, 2), (3,)),
               {"stride": 2, "padding": (1, 0, 1), "output_padding": (1, 1, 0)}),
-        _both("conv2d_input_grad", "conv_transpose3d", ((4, 2, 2, 2), (4, 1, 3, 2, 2)),
+        _both("convolution", "conv_transpose3d", ((4, 2, 2, 2), (4, 1, 3, 2, 2)),
               {"groups": 2, "dilation": (2, 1, 1), "stride": (1, 2, 1)}),
     ]
 

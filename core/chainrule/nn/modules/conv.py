@@ -66,8 +66,14 @@ class _ConvNd(Module):
     def _padded(self, input):
         """The input padded by ``padding_mode`` (non-zero modes pad here, not in conv)."""
         pad = []
-        for p in reversed(self.padding):
-            pad += [p, p]
+        for i in reversed(range(self._n)):
+            if self.padding == "same":           # the odd extra after, like the reference
+                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                pad += [total // 2, total - total // 2]
+            elif self.padding != "valid":
+                pad += [self.padding[i]] * 2
+            else:
+                pad += [0, 0]
         return F.pad(input, pad, mode=self.padding_mode)
 
     def extra_repr(self):
