@@ -233,6 +233,28 @@ def test_embedding_with_a_batched_weight_runs_once(kwargs):
     (want,) = cr.autograd.grad(loop, weight, g)
     assert np.allclose(got.numpy(), want.numpy())
 
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_convolution_with_batched_weights_is_one_grouped_convolution(groups):
+    # model ensembles: Note [entries as groups]
+    from chainrule._ops import _batching_rules
+    x = cr.randn(2, 4, 5, 5, dtype=cr.float64)
+    w = cr.randn(3, 6, 4 // groups, 3, 3, dtype=cr.float64, requires_grad=True)
+    b = cr.randn(3, 6, dtype=cr.float64)
+
+    def conv(wi, bi):
+        return cr.nn.functional.conv2d(x, wi, bi, padding=1, groups=groups)
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        out = cr.vmap(conv)(w, b)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    loop = cr.stack([conv(w[i], b[i]) for i in range(3)])
+    assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    assert np.allclose(cr.autograd.grad(out, w, g)[0].numpy(),
+                       cr.autograd.grad(loop, w, g)[0].numpy())
+
 def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
     x = cr.randn(3, dtype=cr.float64, requires_grad=True)
     y = _Cube.apply(x)

@@ -20,8 +20,6 @@ BATCH = 3
 _INDICES = "the indices come from values computed outside the table"
 LOOPED = {
     "as_strided": "strides address the whole batch's storage",
-    "conv2d_input_grad": "backward helper of convolution (weights batched too)",
-    "conv2d_weight_grad": "backward helper of convolution (weights batched too)",
     "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES,
     "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
     "median": "the median of the flattened entry (no dim argument)",
@@ -42,7 +40,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "unfold": "a 0-d entry", "einsum": "an equation with '...' or without '->'",
     "index_select": "a batched index", "index_add": "a batched index",
     "index_copy": "a batched index", "index_fill": "a batched index",
-    "convolution": "a batched weight or bias", "native_layer_norm": "a batched weight or bias",
+    "convolution": "a batched weight or bias of a transposed convolution, an unbatched entry", "native_layer_norm": "a batched weight or bias",
     "native_group_norm": "a batched weight or bias",
     "native_batch_norm": "a batched weight, bias or running statistics",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",

@@ -85,6 +85,24 @@ def test_forward_mode_jvp_returns_the_outputs_themselves():
     assert tangent.requires_grad
     np.testing.assert_allclose(tangent.detach().numpy(), (1 - np.tanh(X) ** 2) * V)
 
+
+def test_per_sample_gradients_of_a_conv_net_run_once():
+    # the weight gradient of batched inputs is one grouped convolution (Note [entries
+    # as groups]); the input gradient folds the batch into N
+    from chainrule._ops import _batching_rules
+    w = cr.randn(4, 2, 3, 3, dtype=cr.float64)
+    xs = cr.randn(5, 1, 2, 6, 6, dtype=cr.float64)
+
+    def loss(w, x):
+        return (cr.nn.functional.conv2d(x, w, stride=2) ** 2).sum()
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        per_sample = func.vmap(func.grad(loss), in_dims=(None, 0))(w, xs)
+    finally:
+        _batching_rules.LOOP_LOG = None
+    rows = cr.stack([func.grad(loss)(w, xs[i]) for i in range(5)])
+    assert not log and np.allclose(per_sample.numpy(), rows.numpy())
+
 def _layer_modules():
     import pkgutil
     import chainrule_functional

@@ -341,11 +341,47 @@ def mse_loss(call, op, args, batched, attrs):
     return reduce(losses, tuple(range(1, losses.ndim)))
 
 
+def _channels_folded(t, size):
+    """(B, N, C, *S) -> (N, B * C, *S): the entries' channels side by side."""
+    shape = tuple(t.shape)
+    moved = FUNCTIONS["movedim"](t, 0, 1)
+    return FUNCTIONS["reshape"](moved, (shape[1], size * shape[2]) + shape[3:])
+
+
+def _channels_unfolded(t, size):
+    """(N, B * C, *S) -> (B, N, C, *S)."""
+    shape = tuple(t.shape)
+    split = FUNCTIONS["reshape"](t, (shape[0], size, shape[1] // size) + shape[2:])
+    return FUNCTIONS["movedim"](split, 1, 0)
+
+
+def _stacked_rows(t):
+    """(B, O, *rest) -> (B * O, *rest): the entries' weights as one grouped weight."""
+    shape = tuple(t.shape)
+    return FUNCTIONS["reshape"](t, (shape[0] * shape[1],) + shape[2:])
+
+
+# Note [entries as groups]
+#     A convolution whose weight differs per batch entry is one grouped convolution:
+#     the entries' channels side by side (N, B * C, *S), their weights stacked
+#     (B * O, I / g, *k) and B times the groups. Group b * g + k then reads entry b's
+#     channels of its group k and writes that entry's outputs, so nothing mixes
+#     across entries. The same folding gives the weight gradient of batched inputs
+#     (one weight gradient per entry) and the input gradient of batched weights.
 def convolution(call, op, args, batched, attrs):
-    """A batched input only: the batch folds into the convolution's own batch (N)."""
+    """A batched input only: the batch folds into the convolution's own batch (N); a
+    batched weight or bias: Note [entries as groups] (not for transposed ones)."""
     x, w, bias = args
     if batched[1] or batched[2]:
-        return per_entry(call, op, args, batched, attrs)
+        if attrs["transposed"] or x.ndim - batched[0] != w.ndim - batched[1]:
+            return per_entry(call, op, args, batched, attrs)
+        size = _batch_size(args, batched)
+        x, w = [a if b else _expand_batch(a, size) for a, b in zip((x, w), batched)]
+        if bias is not None and bias.numel():
+            bias = _stacked_rows(bias if batched[2] else _expand_batch(bias, size))
+        out = call(op, [_channels_folded(x, size), _stacked_rows(w), bias],
+                   dict(attrs, groups=attrs["groups"] * size))
+        return _channels_unfolded(out, size)
     shape = tuple(x.shape)
     if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
         return call(op, [x, w, bias], attrs)
@@ -353,6 +389,33 @@ def convolution(call, op, args, batched, attrs):
     out = call(op, [folded, w, bias], attrs)
     return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
 
+
+
+def conv_input_grad(call, op, args, batched, attrs):
+    """A batched output gradient only: the batch folds into N; a batched weight: Note
+    [entries as groups]."""
+    g, w = args
+    size, (n, c) = _batch_size(args, batched), tuple(attrs["input_shape"])[:2]
+    rest = tuple(attrs["input_shape"])[2:]
+    reshape = FUNCTIONS["reshape"]
+    if not batched[1]:
+        shape = tuple(g.shape)
+        out = call(op, [reshape(g, (size * shape[1],) + shape[2:]), w],
+                   dict(attrs, input_shape=(size * n, c) + rest))
+        return reshape(out, (size, n, c) + rest)
+    g = g if batched[0] else _expand_batch(g, size)
+    out = call(op, [_channels_folded(g, size), _stacked_rows(w)],
+               dict(attrs, groups=attrs["groups"] * size, input_shape=(n, size * c) + rest))
+    return _channels_unfolded(out, size)
+
+
+def conv_weight_grad(call, op, args, batched, attrs):
+    """One weight gradient per entry: Note [entries as groups]."""
+    x, g = _materialized(args, batched)
+    size, shape = x.shape[0], tuple(attrs["weight_shape"])
+    out = call(op, [_channels_folded(x, size), _channels_folded(g, size)],
+               dict(attrs, groups=attrs["groups"] * size, weight_shape=(size * shape[0],) + shape[1:]))
+    return FUNCTIONS["reshape"](out, (size,) + shape)
 
 def fold_into_n(call, op, args, batched, attrs):
     """A one-input op over (N, C, *): the batch folds into N."""
@@ -425,7 +488,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss, "smooth_l1_loss": mse_loss,
               "huber_loss": mse_loss, "binary_cross_entropy": mse_loss,
               "binary_cross_entropy_with_logits": mse_loss,
-              "convolution": convolution, "constant_pad_nd": constant_pad,
+              "convolution": convolution, "conv2d_input_grad": conv_input_grad,
+              "conv2d_weight_grad": conv_weight_grad, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
               "embedding_dense_backward": embedding})
