@@ -216,9 +216,7 @@ def group_norm(call, op, args, batched, attrs):
     """Statistics per sample: the batch folds into the samples (N)."""
     if batched[1] or batched[2]:
         return per_entry(call, op, args, batched, attrs)
-    shape = tuple(args[0].shape)
-    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
-    return FUNCTIONS["reshape"](call(op, [folded] + list(args[1:]), attrs), shape)
+    return fold_into_n(call, op, args, batched, attrs)
 
 
 
@@ -229,16 +227,11 @@ def batch_norm(call, op, args, batched, attrs):
     per-channel weight, bias and running values tiled to match."""
     if any(batched[1:]):
         return per_entry(call, op, args, batched, attrs)
-    x, shape = args[0], tuple(args[0].shape)
-    reshape = FUNCTIONS["reshape"]
     if not attrs["training"]:
-        out = call(op, [reshape(x, (shape[0] * shape[1],) + shape[2:])] + list(args[1:]), attrs)
-        return reshape(out, shape)
-    swapped = FUNCTIONS["transpose"](x, 0, 1)                # (N, B, C, ...)
-    folded = reshape(swapped, (shape[1], shape[0] * shape[2]) + shape[3:])
-    tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (shape[0],)) for a in args[1:]]
-    out = reshape(call(op, [folded] + tiled, attrs), (shape[1], shape[0]) + shape[2:])
-    return FUNCTIONS["transpose"](out, 0, 1)
+        return fold_into_n(call, op, args, batched, attrs)
+    size = args[0].shape[0]
+    tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (size,)) for a in args[1:]]
+    return _channels_unfolded(call(op, [_channels_folded(args[0], size)] + tiled, attrs), size)
 
 
 def embedding(call, op, args, batched, attrs):
@@ -382,12 +375,9 @@ def convolution(call, op, args, batched, attrs):
         out = call(op, [_channels_folded(x, size), _stacked_rows(w), bias],
                    dict(attrs, groups=attrs["groups"] * size))
         return _channels_unfolded(out, size)
-    shape = tuple(x.shape)
     if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
         return call(op, [x, w, bias], attrs)
-    folded = FUNCTIONS["reshape"](x, (shape[0] * shape[1],) + shape[2:])
-    out = call(op, [folded, w, bias], attrs)
-    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+    return fold_into_n(call, op, args, batched, attrs)
 
 
 
@@ -418,10 +408,11 @@ def conv_weight_grad(call, op, args, batched, attrs):
     return FUNCTIONS["reshape"](out, (size,) + shape)
 
 def fold_into_n(call, op, args, batched, attrs):
-    """A one-input op over (N, C, *): the batch folds into N."""
+    """An op over (N, C, *) whose first input only is batched: the batch folds into N
+    (the other inputs pass as they are)."""
     shape = tuple(args[0].shape)
     folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
-    out = call(op, [folded], attrs)
+    out = call(op, [folded] + list(args[1:]), attrs)
     return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
 
 
