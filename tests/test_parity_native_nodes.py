@@ -1,5 +1,5 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
-upsampling and reflection/replication padding record the reference's nodes (grad_fn
+upsampling, reflection/replication padding and unfold/fold record the reference's nodes (grad_fn
 names and their next_functions) and give its values, gradients, indices and running
 statistics, in float64 and float32, with ties (skips without torch)."""
 import numpy as np
@@ -296,9 +296,14 @@ PADS = [((2, 3, 5), (1, 2)), ((3, 5), (2, 0)), ((1, 2, 5, 4), (1, 2, 2, 1)),
 
 
 def _pad_case(lib, mode, shape, pad, dtype):
+    return _linear_map_case(lib, "pad", shape, dict(pad=pad, mode=mode), dtype)
+
+
+def _linear_map_case(lib, name, shape, kwargs, dtype):
+    """Nodes, values, gradient and its gradient with respect to the output gradient."""
     x = lib.tensor(np.cos(np.arange(np.prod(shape))).reshape(shape),
                    dtype=getattr(lib, dtype)).requires_grad_()
-    y = lib.nn.functional.pad(x, pad, mode=mode)
+    y = getattr(lib.nn.functional, name)(x, **kwargs)
     g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)),
                    dtype=y.dtype).requires_grad_()
     gx, = lib.autograd.grad(y, x, g, create_graph=True)
@@ -310,9 +315,12 @@ def _pad_case(lib, mode, shape, pad, dtype):
 @pytest.mark.parametrize("mode", ["reflect", "replicate"])
 @pytest.mark.parametrize("shape,pad", PADS)
 def test_reflection_replication_padding_nodes_values_double_backward(shape, pad, mode, dtype):
-    ours, theirs = (_pad_case(lib, mode, shape, pad, dtype) for lib in (cr, torch))
+    _assert_same_nodes_and_values(*(_pad_case(lib, mode, shape, pad, dtype)
+                                    for lib in (cr, torch)), 1e-12 if dtype == "float64" else 1e-5)
+
+
+def _assert_same_nodes_and_values(ours, theirs, tol):
     assert ours[0] == theirs[0]
-    tol = 1e-12 if dtype == "float64" else 1e-5
     for a, b in zip(ours[1], theirs[1]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
@@ -359,3 +367,21 @@ def test_single_node_functions(name, shape, kwargs, dtype):
     assert len(ours[1]) == len(theirs[1])
     for a, b in zip(ours[1], theirs[1]):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+# --- unfold / fold: Im2ColBackward0 / Col2ImBackward0 ----------------------------------------
+FOLDS = [("unfold", (2, 3, 5, 6), dict(kernel_size=(2, 3), dilation=(2, 1), padding=1,
+                                       stride=(1, 2))),
+         ("unfold", (3, 4, 4), dict(kernel_size=3, padding=(0, 2), stride=2)),
+         ("unfold", (1, 2, 7, 5), dict(kernel_size=(3, 1), dilation=2, stride=(2, 3))),
+         ("fold", (2, 12, 20), dict(output_size=(5, 6), kernel_size=2)),
+         ("fold", (18, 9), dict(output_size=(6, 7), kernel_size=(2, 3), dilation=(2, 1),
+                                padding=1, stride=(2, 3))),
+         ("fold", (1, 9, 25), dict(output_size=5, kernel_size=3, padding=1))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,shape,kwargs", FOLDS, ids=[f[0] for f in FOLDS])
+def test_unfold_fold_nodes_values_double_backward(name, shape, kwargs, dtype):
+    _assert_same_nodes_and_values(*(_linear_map_case(lib, name, shape, kwargs, dtype)
+                                    for lib in (cr, torch)), 1e-12 if dtype == "float64" else 1e-6)

@@ -1,42 +1,11 @@
 """Convolutions beyond conv2d: conv1d, conv3d and conv_transpose1d/2d/3d (each one
 ``convolution`` table op, Note [convolution entries] in _ops/nn.py), and unfold / fold
-(im2col and col2im by gathered windows: an index table of flat positions, gathered with
-index_select; compositions of table entries).
+(the im2col / col2im table ops, Note [im2col and col2im are adjoint] in _ops/im2col.py).
 """
 import numpy as np
 
-from .._ops import nn as _nn
-from .._ops._common import FUNCTIONS as _FUNCTIONS
-from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
-from .._ops.pooling import out_size as _out_size
-from ._pool import _tuple
-
-
-def _taps(out, k, s, d):
-    """(out, k) positions in the padded input along one dim."""
-    return np.arange(out)[:, None] * s + np.arange(k)[None, :] * d
-
-
-def _flat_windows(taps, widths):
-    """(outputs, taps) flat positions in the padded input from per-dim tap tables
-    (outputs and taps each in row-major order over the pooled dims)."""
-    n = len(taps)
-    index = np.zeros((1,) * (2 * n), np.int64)
-    for d, t in enumerate(taps):
-        shape = [1] * (2 * n)
-        shape[d], shape[n + d] = t.shape
-        index = index + t.reshape(shape) * int(np.prod(widths[d + 1:], dtype=np.int64))
-    outputs = int(np.prod([t.shape[0] for t in taps]))
-    return index.reshape(outputs, -1)
-
-
-def _gather(x, index):
-    """x (N, C, *spatial) -> (N, C, outputs, taps) at the flat positions ``index``."""
-    n, c = x.shape[0], x.shape[1]
-    flat = x.reshape(n, c, -1)
-    positions = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
-    picked = _FUNCTIONS["index_select"](flat, 2, positions)
-    return picked.reshape(n, c, index.shape[0], index.shape[1])
+from .._ops import im2col as _im2col, nn as _nn
+from .._ops._common import not_implemented_for as _not_implemented_for
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -108,15 +77,52 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                  output_padding, groups, dilation)
 
 
-# --- unfold / fold ----------------------------------------------------------------------------
-def _block_geometry(spatial, kernel_size, dilation, padding, stride):
-    kernel, dilation = _tuple(kernel_size, 2, "kernel_size"), _tuple(dilation, 2, "dilation")
-    padding, stride = _tuple(padding, 2, "padding"), _tuple(stride, 2, "stride")
-    outs = [_out_size(n, k, s, p, d, False)
-            for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
-    taps = [_taps(o, k, s, d) for o, k, s, d in zip(outs, kernel, stride, dilation)]
-    widths = tuple(n + 2 * p for n, p in zip(spatial, padding))
-    return kernel, padding, outs, _flat_windows(taps, widths)
+# --- unfold / fold: the im2col / col2im table ops (Note [im2col and col2im are adjoint]) ---
+def _int_pair(fn, name, position, value):
+    """``value`` as the reference's _pair gives it to ``fn``, with its argument errors."""
+    value = tuple(value) if hasattr(value, "__iter__") else (value, value)
+    for i, v in enumerate(value):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be tuple of "
+                            f"ints, but found element of type {type(v).__name__} at pos {i}")
+    return tuple(int(v) for v in value)
+
+
+def _geometry_args(fn, first, **named):
+    """The int pairs of ``named`` (name -> value, in the reference's argument order
+    after ``first`` positions), their lengths checked."""
+    pairs = {k: _int_pair(fn, k, first + i, v) for i, (k, v) in enumerate(named.items())}
+    for k, v in pairs.items():
+        if len(v) != 2:
+            raise RuntimeError(f"It is expected {k} equals to 2, but got size {len(v)}")
+    return pairs
+
+
+_LIMITS = {"kernel_size": ("kernel size should be greater than zero", "kernel", 1),
+           "dilation": ("dilation should be greater than zero", "dilation", 1),
+           "padding": ("padding should be non-negative", "pad", 0),
+           "stride": ("stride should be greater than zero", "stride", 1)}
+
+
+def _check_geometry(pairs, order):
+    for name in order:
+        text, short, least = _LIMITS[name]
+        h, w = pairs[name]
+        if h < least or w < least:
+            raise RuntimeError(f"{text}, but got {short}_height: {h} {short}_width: {w}")
+
+
+def _check_dtype(kernel, x):
+    if x._data.dtype.kind in "iu":
+        raise _not_implemented_for(kernel, x._data.dtype)
+
+
+def _unfold_input_error(input):
+    if input.dim() < 3:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-input.dim()}, {input.dim() - 1}], but got {input.dim()})")
+    return RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                        f"other non-zero dimensions for input, but got: {list(input.shape)}")
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -128,19 +134,20 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     >>> F.unfold(cr.arange(9.).reshape(1, 1, 3, 3), 2).tolist()
     [[[0.0, 1.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0], [3.0, 4.0, 6.0, 7.0], [4.0, 5.0, 7.0, 8.0]]]
     """
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
-                           f"{input.dim()}D)")
-    unbatched = input.dim() == 3
-    x = input.unsqueeze(0) if unbatched else input
-    kernel, padding, outs, index = _block_geometry(tuple(x.shape)[2:], kernel_size, dilation,
-                                                   padding, stride)
-    if any(padding):
-        x = _nn._constant_pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), 0.0)
-    n, c = x.shape[0], x.shape[1]
-    blocks = _gather(x, index).permute(0, 1, 3, 2)            # (N, C, K, L)
-    out = blocks.reshape(n, c * kernel[0] * kernel[1], index.shape[0])
-    return out.squeeze(0) if unbatched else out
+    g = _geometry_args("im2col", 2, kernel_size=kernel_size, dilation=dilation,
+                       padding=padding, stride=stride)
+    _check_geometry(g, ("kernel_size", "dilation", "padding", "stride"))
+    if input.dim() not in (3, 4) or 0 in tuple(input.shape)[-3:]:
+        raise _unfold_input_error(input)
+    _check_dtype("im2col_out", input)
+    outs = _im2col.blocks(tuple(input.shape)[-2:], *g.values())
+    if min(outs) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(input.shape)[-2:]}, kernel_size="
+            f"{g['kernel_size']}, dilation={g['dilation']}, padding={g['padding']}, calculated "
+            f"shape of the array of sliding blocks as {outs}, but its components must be at "
+            "least one.")
+    return _im2col._im2col(input, *g.values())
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -152,40 +159,31 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     >>> F.fold(cr.ones(1, 4, 4), (3, 3), 2).tolist()
     [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
     """
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
-                           f"supported (got {input.dim()}D)")
-    unbatched = input.dim() == 2
-    x = input.unsqueeze(0) if unbatched else input
-    size = _tuple(output_size, 2, "output_size")
-    kernel, pad, outs, index = _block_geometry(size, kernel_size, dilation, padding, stride)
-    _check_fold(x, size, kernel, dilation, pad, stride, outs)
-    n, k = x.shape[0], kernel[0] * kernel[1]
-    c = x.shape[1] // k
-    columns = x.reshape(n, c, k, x.shape[2]).permute(0, 1, 3, 2).reshape(n, c, -1)
-    hp, wp = size[0] + 2 * pad[0], size[1] + 2 * pad[1]
-    plane = _Tensor._wrap(zeros_on((n, c, hp * wp), x._data.dtype, x._data))
-    index = _Tensor._wrap(on_device_of(index.reshape(-1), x._data))     # a constant
-    summed = _FUNCTIONS["index_add"](plane, 2, index, columns)
-    out = summed.reshape(n, c, hp, wp)
-    if any(pad):
-        out = _nn._constant_pad(out, ((0, 0), (0, 0)) + tuple((-p, -p) for p in pad), 0.0)
-    return out.squeeze(0) if unbatched else out
+    g = _geometry_args("col2im", 2, output_size=output_size, kernel_size=kernel_size,
+                       dilation=dilation, padding=padding, stride=stride)
+    _check_geometry(g, ("kernel_size", "stride", "dilation", "padding"))
+    if input.dim() not in (2, 3) or 0 in tuple(input.shape)[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           "batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    size, geometry = g.pop("output_size"), tuple(g.values())
+    _check_fold(input, size, geometry, _im2col.blocks(size, *geometry))
+    _check_dtype("col2im_out", input)
+    return _im2col._col2im(input, size, *geometry)
 
 
-def _check_fold(x, size, kernel, dilation, padding, stride, outs):
-    k = kernel[0] * kernel[1]
-    if x.shape[1] % k:
+def _check_fold(x, size, geometry, outs):
+    kernel, dilation, padding, stride = geometry
+    if x.shape[-2] % (kernel[0] * kernel[1]):
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
-                           f"of kernel_size, but got input.size(1)={x.shape[1]} and "
-                           f"kernel_size={tuple(kernel)}.")
-    if x.shape[2] != outs[0] * outs[1]:
+                           f"of kernel_size, but got input.size(1)={x.shape[-2]} and "
+                           f"kernel_size={kernel}.")
+    if x.shape[-1] != outs[0] * outs[1]:
         raise RuntimeError(
-            f"Given output_size={tuple(size)}, kernel_size={tuple(kernel)}, dilation="
-            f"{_tuple(dilation, 2, 'dilation')}, padding={tuple(padding)}, stride="
-            f"{_tuple(stride, 2, 'stride')}, expected size of input's dimension 2 to match the "
+            f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, padding="
+            f"{padding}, stride={stride}, expected size of input's dimension 2 to match the "
             f"calculated number of sliding blocks {outs[0]} * {outs[1]} = {outs[0] * outs[1]}, "
-            f"but got input.size(2)={x.shape[2]}.")
+            f"but got input.size(2)={x.shape[-1]}.")
 
 
 __all__ = ["conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

@@ -1,0 +1,50 @@
+"""A patch-feature model (unfold -> linear -> fold, as in a patch-based denoiser) trained
+a few steps with a double-backward penalty: losses, gradient norms and the grad_fn names
+of the layers, which must be the reference's nodes (Im2Col/Col2Im, ...)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+class PatchNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = nn.Linear(2 * 9, 2 * 9)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, img, trace=None):
+        steps = []
+        cols = F.unfold(img, 3, padding=1, stride=(1, 2)); steps.append(("unfold", cols))
+        mixed = self.mix(cols.transpose(1, 2)).transpose(1, 2)
+        back = F.fold(torch.tanh(mixed), (5, 6), 3, padding=1, stride=(1, 2))
+        steps.append(("fold", back))
+        d = F.unfold(back[0], (2, 3), dilation=(2, 1)); steps.append(("unfold unbatched", d))
+        if trace is not None:
+            trace.extend((name, type(t.grad_fn).__name__) for name, t in steps)
+        feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
+                             cols.amax((1, 2)), d.mean().expand(back.shape[0])], 1)
+        return self.head(feats)
+
+
+net = PatchNet()
+opt = torch.optim.SGD(net.parameters(), lr=0.3, momentum=0.9)
+img = torch.randn(3, 2, 5, 6)
+target = torch.tensor([0, 2, 1])
+for step in range(3):
+    trace = []
+    img_in = img.clone().requires_grad_()
+    loss = F.cross_entropy(net(img_in, trace if step == 0 else None), target)
+    g, = torch.autograd.grad(loss, img_in, create_graph=True)
+    total = loss + 0.1 * g.pow(2).sum()
+    opt.zero_grad()
+    total.backward()
+    grads = [f"{p.grad.norm().item():.4g}" for p in net.parameters()]
+    opt.step()
+    if step == 0:
+        for name, node in trace:
+            print(name, node)
+    print(f"step {step} loss {loss.item():.5f} penalty {g.pow(2).sum().item():.5g} grads {grads}")
+with torch.no_grad():
+    print("eval", [f"{v:.4g}" for v in net(img)[0].tolist()])
