@@ -385,3 +385,24 @@ FOLDS = [("unfold", (2, 3, 5, 6), dict(kernel_size=(2, 3), dilation=(2, 1), padd
 def test_unfold_fold_nodes_values_double_backward(name, shape, kwargs, dtype):
     _assert_same_nodes_and_values(*(_linear_map_case(lib, name, shape, kwargs, dtype)
                                     for lib in (cr, torch)), 1e-12 if dtype == "float64" else 1e-6)
+
+
+# --- circular padding: the reference's CopySlices / SliceBackward0 graph, node for node -----
+def _tree(fn):
+    """Every node's name with its depth, depth first."""
+    out, stack = [], [(fn, 0)]
+    while stack:
+        node, depth = stack.pop()
+        out.append((depth, type(node).__name__))
+        stack.extend((f, depth + 1) for f, _ in reversed(node.next_functions) if f is not None)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape,pad", PADS + [((3, 4), (4, 0)), ((2, 3, 4), (1, -2, 0, 3))])
+def test_circular_padding_graph_values_double_backward(shape, pad, dtype):
+    runs = [_pad_case(lib, "circular", shape, pad, dtype) for lib in (cr, torch)]
+    trees = [_tree(lib.nn.functional.pad(lib.ones(shape, requires_grad=True), pad,
+                                          mode="circular").grad_fn) for lib in (cr, torch)]
+    assert trees[0] == trees[1]
+    _assert_same_nodes_and_values(*runs, 1e-12 if dtype == "float64" else 1e-6)

@@ -1249,6 +1249,30 @@ def test_pad_errors_use_the_reference_messages():
         F.pad(x, (1, 1), mode="reflect", value=1.0)
 
 
+def test_circular_pad_copies_slices_like_the_reference():
+    x = cr.arange(4.).reshape(1, 1, 4).requires_grad_()
+    y = F.pad(x, (2, 1), mode="circular")
+    assert y.tolist() == [[[2.0, 3.0, 0.0, 1.0, 2.0, 3.0, 0.0]]]
+    node = y.grad_fn                  # back padding <- front padding <- the copied middle
+    assert [type(f).__name__ for f, _ in node.next_functions] == ["CopySlices", "SliceBackward0"]
+    middle = node.next_functions[0][0].next_functions[0][0]
+    assert [type(f).__name__ if f else None for f, _ in middle.next_functions] == \
+        [None, "SliceBackward0"]
+    y.backward(cr.arange(7.).reshape(1, 1, 7))
+    assert x.grad.tolist() == [[[2.0 + 6.0, 3.0, 0.0 + 4.0, 1.0 + 5.0]]]
+
+
+def test_circular_pad_under_vmap_matches_per_entry():
+    x = cr.arange(48.).reshape(2, 2, 3, 4)
+    mapped = cr.vmap(lambda a: F.pad(a, (1, -2, 0, 2), mode="circular"))(x)
+    assert cr.equal(mapped, cr.stack([F.pad(a, (1, -2, 0, 2), mode="circular") for a in x]))
+
+
+def test_circular_pad_emptying_a_dim_raises():
+    with pytest.raises(RuntimeError, match="Negative padding value is resulting in an empty"):
+        F.pad(cr.zeros(1, 2, 4), (-3, -2), mode="circular")
+
+
 def test_negative_constant_padding_crops_and_its_gradient_is_zero_there():
     x = cr.arange(6.0, dtype=cr.float64).reshape(2, 3).requires_grad_()
     y = F.pad(x, (-1, 1))

@@ -1,6 +1,6 @@
 """A patch-feature model (unfold -> linear -> fold, as in a patch-based denoiser) trained
 a few steps with a double-backward penalty: losses, gradient norms and the grad_fn names
-of the layers, which must be the reference's nodes (Im2Col/Col2Im, ...)."""
+of the layers, which must be the reference's nodes (Im2Col/Col2Im, circular padding's CopySlices, ...)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -21,10 +21,12 @@ class PatchNet(nn.Module):
         back = F.fold(torch.tanh(mixed), (5, 6), 3, padding=1, stride=(1, 2))
         steps.append(("fold", back))
         d = F.unfold(back[0], (2, 3), dilation=(2, 1)); steps.append(("unfold unbatched", d))
+        wrap = F.pad(back, (1, 2, 2, -1), mode="circular"); steps.append(("circular", wrap))
         if trace is not None:
             trace.extend((name, type(t.grad_fn).__name__) for name, t in steps)
         feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
-                             cols.amax((1, 2)), d.mean().expand(back.shape[0])], 1)
+                             cols.amax((1, 2)) + wrap.std((1, 2, 3)),
+                             d.mean().expand(back.shape[0])], 1)
         return self.head(feats)
 
 

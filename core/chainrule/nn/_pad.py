@@ -1,12 +1,13 @@
 """``pad``: constant padding is a table entry (``constant_pad_nd``), reflect and
 replicate padding too (one per reference node: Note [gathered padding] in
-_ops/padding.py); circular padding gathers the input along each padded dim with
-``index_select`` (whose backward scatters the gradient back)."""
+_ops/padding.py); circular padding copies slices as the reference does (Note [circular
+padding as the reference records it])."""
 import numpy as np
 
 from .._ops import nn as _nn, padding as _padding
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._ops._registry import apply_op as _apply_op
+from .._batched import BatchedTensor as _BatchedTensor
 from .._tensor import Tensor as _Tensor
 
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -28,11 +29,10 @@ def _pairs(pad, ndim):
 
 def _source_index(mode, size, before, after, dim, shape):
     """For each output position along a dim, the input position it copies."""
-    i = np.arange(-before, size + after)
     if mode == "circular":
         if before > size or after > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        return i % size
+        return _circular_index(size, before, after)
     if mode == "reflect" and (before >= size or after >= size):
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                            f"input dimension, but got: padding ({before}, {after}) at dimension "
@@ -78,11 +78,60 @@ def pad(input, pad, mode="constant", value=None):
             _source_index(mode, input.shape[d], before, after, d, input.shape)  # its errors
     if mode != "circular":
         return _padding._gather_pad(input, mode, pairs[-(len(pad) // 2):])
+    if type(input) is _BatchedTensor:      # under vmap: an empty output holds no batch
+        return _circular_gather(input, pairs)
+    return _circular(input, pairs[-(len(pad) // 2):])
+
+
+def _circular_gather(input, pairs):
     out = input
     for d, (before, after) in enumerate(pairs):
         if before or after:
-            index = _source_index(mode, input.shape[d], before, after, d, input.shape)
+            index = _source_index("circular", input.shape[d], before, after, d, input.shape)
             out = _FUNCTIONS["index_select"](out, d, _Tensor._wrap(index.astype(np.int64)))
+    return out
+
+
+def _circular_index(size, before, after):
+    """The input position each output position holds after the copies of Note
+    [circular padding as the reference records it] (with a crop on one side, the other
+    side's padding repeats the kept positions, not the cropped ones)."""
+    out = before + size + after
+    if out < 0:
+        raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    b, a = max(before, 0), max(after, 0)
+    index = np.zeros(out, np.int64)
+    index[b:out - a] = np.arange(max(-before, 0), size - max(-after, 0))
+    if before > 0:
+        index[:before] = index[out - before - a:out - a]
+    if after > 0:
+        index[out - after:] = index[b:b + after]
+    return index
+
+
+# Note [circular padding as the reference records it]
+#     The reference's circular padding is no kernel of its own: it copies the (cropped)
+#     input into the middle of an empty output, then, dim by dim from the last, copies
+#     the output's own far end into the front padding and its near end into the back
+#     padding (corners are written again by later dims). Done with the same narrow /
+#     copy_ steps, the graph is the reference's: a chain of CopySlices over
+#     SliceBackward0 nodes, and double backward follows from those ops.
+def _circular(input, pairs):
+    sizes = tuple(input.shape)[:-len(pairs)] + tuple(
+        n + b + a for n, (b, a) in zip(tuple(input.shape)[-len(pairs):], pairs))
+    out = input.new_empty(sizes)
+    inner, source = out, input
+    for dim in range(input.dim() - 1, input.dim() - 1 - len(pairs), -1):
+        (b, a), n = pairs[dim - input.dim()], input.shape[dim]
+        inner = inner.narrow(dim, max(b, 0), sizes[dim] - max(b, 0) - max(a, 0))
+        source = source.narrow(dim, max(-b, 0), n - max(-b, 0) - max(-a, 0))
+    inner.copy_(source)
+    for dim in range(input.dim() - 1, input.dim() - 1 - len(pairs), -1):
+        (b, a), size = pairs[dim - input.dim()], sizes[dim]
+        if b > 0:
+            out.narrow(dim, 0, b).copy_(out.narrow(dim, size - b - max(a, 0), b))
+        if a > 0:
+            out.narrow(dim, size - a, a).copy_(out.narrow(dim, max(b, 0), a))
     return out
 
 

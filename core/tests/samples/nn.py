@@ -357,7 +357,7 @@ def _pad_samples():
     ]
     for mode in ("reflect", "replicate", "circular"):
         name = {"reflect": "reflection_pad", "replicate": "replication_pad"}.get(mode)
-        op = (lambda k: f"{name}{k}d") if name else (lambda k: "index_select")
+        op = (lambda k: f"{name}{k}d") if name else (lambda k: "copy")
         samples += [
             _both(op(1), "pad", ((2, 3, 4),), {"pad": (2, 1), "mode": mode}),
             _both(op(2), "pad", ((1, 2, 3, 4),), {"pad": (1, 2, 2, 0), "mode": mode}),
@@ -365,7 +365,9 @@ def _pad_samples():
         ]
     samples += [_both("replication_pad2d", "pad", ((2, 4, 3),), {"pad": (-1, 2, 1, -2),
                                                                 "mode": "replicate"}),
-                _both("reflection_pad1d", "pad", ((3, 4),), {"pad": (3, 0), "mode": "reflect"})]
+                _both("reflection_pad1d", "pad", ((3, 4),), {"pad": (3, 0), "mode": "reflect"}),
+                _both("copy", "pad", ((2, 3, 5),), {"pad": (-1, 2), "mode": "circular"}),
+                _both("copy", "pad", ((2, 4, 3),), {"pad": (1, -1, 0, 3), "mode": "circular"})]
     return samples + _pad_backward_samples()
 
 
