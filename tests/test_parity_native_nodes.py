@@ -406,3 +406,32 @@ def test_circular_padding_graph_values_double_backward(shape, pad, dtype):
                                           mode="circular").grad_fn) for lib in (cr, torch)]
     assert trees[0] == trees[1]
     _assert_same_nodes_and_values(*runs, 1e-12 if dtype == "float64" else 1e-6)
+
+
+# --- max unpooling: MaxUnpool2D/3DBackward0 (1-D: the 2-D node between squeeze/unsqueeze) ---
+UNPOOLS = [(1, (2, 3, 8), dict(kernel_size=2)),
+           (1, (3, 9), dict(kernel_size=3, stride=2, padding=1, output_size=(10,))),
+           (2, (2, 3, 6, 4), dict(kernel_size=2)),
+           (2, (3, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0))),
+           (3, (1, 2, 4, 6, 4), dict(kernel_size=2, output_size=(1, 2, 5, 7, 5))),
+           (3, (2, 5, 4, 4), dict(kernel_size=(3, 2, 2), stride=2, padding=(1, 0, 0)))]
+
+
+def _unpool_case(lib, n, shape, kwargs, dtype):
+    F = lib.nn.functional
+    x = lib.tensor(np.cos(np.arange(np.prod(shape)) * 1.3).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    pool_args = {k: v for k, v in kwargs.items() if k != "output_size"}
+    pooled, idx = getattr(F, f"max_pool{n}d")(x, return_indices=True, **pool_args)
+    y = getattr(F, f"max_unpool{n}d")(pooled * 2, idx, **kwargs)
+    g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    gx, = lib.autograd.grad(y, x, g * y, create_graph=True)
+    gg, = lib.autograd.grad((gx * gx).sum(), x)
+    return _nodes(y), [y.detach().numpy(), gx.detach().numpy(), gg.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("n,shape,kwargs", UNPOOLS, ids=[f"{u[0]}d" for u in UNPOOLS])
+def test_max_unpool_nodes_values_double_backward(n, shape, kwargs, dtype):
+    _assert_same_nodes_and_values(*(_unpool_case(lib, n, shape, kwargs, dtype)
+                                    for lib in (cr, torch)), 1e-12 if dtype == "float64" else 1e-5)

@@ -22,10 +22,15 @@ class PatchNet(nn.Module):
         steps.append(("fold", back))
         d = F.unfold(back[0], (2, 3), dilation=(2, 1)); steps.append(("unfold unbatched", d))
         wrap = F.pad(back, (1, 2, 2, -1), mode="circular"); steps.append(("circular", wrap))
+        pooled, idx = F.max_pool2d(wrap, 2, return_indices=True)
+        up = F.max_unpool2d(pooled, idx, 2, output_size=wrap.shape[-2:]); steps.append(("unpool2d", up))
+        p1, i1 = F.max_pool1d(up.flatten(2), 3, return_indices=True)
+        up1 = F.max_unpool1d(p1 * 2, i1, 3, output_size=(up.shape[2] * up.shape[3],))
+        steps.append(("unpool1d", up1))
         if trace is not None:
             trace.extend((name, type(t.grad_fn).__name__) for name, t in steps)
         feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
-                             cols.amax((1, 2)) + wrap.std((1, 2, 3)),
+                             cols.amax((1, 2)) + wrap.std((1, 2, 3)) + up1.mean((1, 2)),
                              d.mean().expand(back.shape[0])], 1)
         return self.head(feats)
 

@@ -31,7 +31,7 @@ from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
-from . import im2col as _im2col
+from . import im2col as _im2col, unpooling as _unpooling
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -488,7 +488,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
-RULES.update({n: last_dims for n in _im2col.OP_NAMES})     # leading dims are batch dims
+RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES})  # leading: batch
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

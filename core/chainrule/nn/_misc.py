@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 
-from .. import _random
-from .._ops import nn as _nn, shuffle as _shuffle
+from .. import _dtypes, _random
+from .._ops import nn as _nn, shuffle as _shuffle, unpooling as _unpooling
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from . import _pool, _vision
@@ -94,16 +94,51 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 
 def _unpool_size(input, kernel, stride, padding, output_size, n):
+    """The reference's _unpool_output_size: the default size or the checked
+    ``output_size`` (which may carry the batch and channel sizes in front)."""
     sizes = [(input.shape[-n + i] - 1) * stride[i] - 2 * padding[i] + kernel[i]
              for i in range(n)]
     if output_size is None:
         return sizes
-    wanted = tuple(output_size)[-n:]
-    for got, default, k, s in zip(wanted, sizes, kernel, stride):
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, "
+                         f"but it has a length of '{len(output_size)}'")
+    for d, (got, default, s) in enumerate(zip(output_size, sizes, stride)):
         if not default - s < got < default + s:
-            raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim 0 must be "
-                             f"between {default - s} and {default + s})")
-    return list(wanted)
+            raise ValueError(f"invalid output_size \"{output_size}\" (dim {d} must be between "
+                             f"{default - s} and {default + s})")
+    return list(output_size)
+
+
+def _check_unpool(name, input, indices, n, detail):
+    """The reference's max_unpooling{n}d checks, in its order."""
+    if indices.dtype != _dtypes.int64:
+        raise RuntimeError("elements in indices should be type int64" + detail(indices))
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"Input to max_unpooling{n}d should be a {n + 1}d or {n + 2}d Tensor, "
+                           f"but got a tensor with {input.dim()} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got {list(input.shape)} with dimension {d} "
+                               "being empty.")
+
+
+def _check_unpool_values(input, indices, sizes):
+    if input.dtype.is_complex or not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"max_unpool{len(sizes)}d" not implemented for '
+                                  f"'{_dtypes.scalar_type_name(input._data.dtype)}'")
+    flat = indices._data.reshape(-1)
+    bad = (flat < 0) | (flat >= int(np.prod(sizes)))
+    if bad.any():
+        raise RuntimeError(f"Found an invalid max index: {int(flat[bad.argmax()])} (output "
+                           f"volumes are of size {'x'.join(str(s) for s in sizes)})")
 
 
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
@@ -111,12 +146,20 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     stride = kernel if stride is None else _pool._tuple(stride, n, "stride")
     padding = _pool._tuple(padding, n, "padding")
     sizes = _unpool_size(input, kernel, stride, padding, output_size, n)
-    lead = tuple(input.shape)[:-n]
-    flat = input.reshape(*lead, -1)
-    plane = _Tensor._wrap(zeros_on(lead + (int(np.prod(sizes)),), input._data.dtype,
-                                   input._data))
-    out = _FUNCTIONS["scatter"](plane, -1, indices.reshape(*lead, -1), flat)
-    return out.reshape(*lead, *sizes)
+    if n == 1:                     # the reference's 2-D op over an added trailing dim
+        out = _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), kernel + (1,),
+                          stride + (1,), padding + (0,), sizes + [1], 2)
+        return out.squeeze(-1)
+    if n == 2:
+        _check_unpool("max_unpooling2d_forward_out_cpu", input, indices, 2,
+                      lambda i: f" but got: {_dtypes.scalar_type_name(i._data.dtype)}")
+    else:
+        _check_unpool("max_unpooling3d_forward_out_cpu", input, indices, 3, lambda i: "")
+        if min(stride) <= 0:
+            raise RuntimeError(f"strides should be greater than zero, but got stride: "
+                               f"{list(stride)}")
+    _check_unpool_values(input, indices, sizes)
+    return _unpooling._max_unpool(input, indices, tuple(sizes))
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

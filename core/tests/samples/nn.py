@@ -606,6 +606,7 @@ _RANDOM = [
 
 # --- the rest: bilinear, channel_shuffle, pdist, max_unpool, multilabel_margin_loss, ... ------
 _UNPOOL_IDX = cr.tensor([[[[0, 3], [9, 6]]]], dtype=cr.int64)
+_UNPOOL1D_IDX = cr.tensor([[[0, 3, 5], [1, 2, 6]], [[6, 2, 4], [0, 1, 5]]], dtype=cr.int64)
 _MULTILABEL = cr.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [0, 1, 2, 3, 4]], dtype=cr.int64)
 
 
@@ -617,10 +618,14 @@ def _misc_samples():
         _both("channel_shuffle", "channel_shuffle", ((1, 4, 2, 2),), {"groups": 2}),
         _both("linalg_vector_norm", "pdist", ((5, 3),)),
         _both("linalg_vector_norm", "pdist", ((4, 3),), {"p": 1.5}),
-        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},
+        _both("max_unpool2d", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX), {"kernel_size": 2},
               note="unpool"),
-        _both("scatter", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX),
+        _both("max_unpool2d", "max_unpool2d", ((1, 1, 2, 2), _UNPOOL_IDX),
               {"kernel_size": 2, "output_size": (4, 3)}, note="unpool output_size"),
+        _both("max_unpool2d", "max_unpool2d", ((2, 2, 2), _UNPOOL_IDX[0].expand(2, 2, 2)),
+              {"kernel_size": 2, "stride": (2, 1)}, note="unpool unbatched"),
+        _both("max_unpool2d", "max_unpool1d", ((2, 2, 3), _UNPOOL1D_IDX),
+              {"kernel_size": 2, "output_size": (7,)}, note="unpool 1d"),
         _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), note="multilabel"),
         _both("clamp", "multilabel_margin_loss", ((3, 5), _MULTILABEL), {"reduction": "none"},
               note="multilabel none"),

@@ -53,7 +53,9 @@ def _fractional(name, x_shape, draws, **kwargs):
 
 def _pool_samples():
     return [
-        _both("scatter", "max_unpool3d", ((1, 1, 2, 2, 2), _UNPOOL3D_IDX), {"kernel_size": 2}),
+        _both("max_unpool3d", "max_unpool3d", ((1, 1, 2, 2, 2), _UNPOOL3D_IDX), {"kernel_size": 2}),
+        _both("max_unpool3d", "max_unpool3d", ((1, 2, 2, 2), _UNPOOL3D_IDX[0] % 59),
+              {"kernel_size": 2, "stride": (2, 1, 3), "output_size": (4, 3, 5)}),
         _both("avg_pool3d", "lp_pool3d", ((1, 2, 4, 2, 4),),
               {"norm_type": 2, "kernel_size": (2, 1, 2)}, domain=(0.5, 2.0)),
         _both("avg_pool3d", "lp_pool3d", ((2, 3, 3, 4),),
