@@ -435,3 +435,37 @@ def _unpool_case(lib, n, shape, kwargs, dtype):
 def test_max_unpool_nodes_values_double_backward(n, shape, kwargs, dtype):
     _assert_same_nodes_and_values(*(_unpool_case(lib, n, shape, kwargs, dtype)
                                     for lib in (cr, torch)), 1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- pdist: PdistBackward0, the reference's closed-form gradients (ties, zero distances) ----
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, float("inf")])
+def test_pdist_node_values_gradients(p, dtype):
+    def run(lib):
+        rows = np.concatenate([np.cos(np.arange(15) * 0.7).reshape(5, 3), np.zeros((2, 3)),
+                               [[1.0, -1.0, 0.5]]])
+        x = lib.tensor(rows, dtype=getattr(lib, dtype)).requires_grad_()
+        y = lib.nn.functional.pdist(x, p)
+        g, = lib.autograd.grad(y, x, lib.tensor(np.sin(np.arange(y.numel())), dtype=y.dtype))
+        return _nodes(y), [y.detach().numpy(), g.numpy()]
+    _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- pairwise_distance: at::norm's NormBackward1 over AddBackward1 (eps) and SubBackward0 ----
+PAIRWISE = [((3, 4), (3, 4), {}), ((2, 3, 4), (4,), dict(p=1.5, eps=0.1, keepdim=True)),
+            ((4,), (4,), dict(p=float("inf"))), ((), (), dict(p=1)),
+            ((3, 4), (1, 4), dict(p=3, eps=0.0)), ((3, 4), (3, 4), dict(p=-1.0))]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("a,b,kwargs", PAIRWISE)
+def test_pairwise_distance_graph_values_double_backward(a, b, kwargs, dtype):
+    def run(lib):
+        x1, x2 = (lib.tensor(np.cos(np.arange(max(np.prod(s), 1)) * k + k).reshape(s),
+                             dtype=getattr(lib, dtype)).requires_grad_() for s, k in ((a, 0.7), (b, 0.3)))
+        y = lib.nn.functional.pairwise_distance(x1, x2, **kwargs)
+        gs = lib.autograd.grad(y, (x1, x2), lib.ones_like(y) * 1.7, create_graph=True)
+        gg = lib.autograd.grad(sum((g * g).sum() for g in gs), (x1, x2))
+        # (the reference's zero second derivatives are ZeroTensors: read with force)
+        return _tree(y.grad_fn), [t.detach().numpy(force=True) for t in (y,) + gs + gg]
+    _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)

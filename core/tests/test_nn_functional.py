@@ -1785,3 +1785,14 @@ def test_glu_is_one_node_with_the_reference_errors():
         F.glu(cr.zeros(3))
     with pytest.raises(RuntimeError, match="glu does not support scalars"):
         F.glu(cr.tensor(1.0))
+
+
+def test_pairwise_distance_records_the_reference_norm_over_the_eps_shift():
+    a, b = cr.ones(2, 3, requires_grad=True), cr.zeros(3, requires_grad=True)
+    y = F.pairwise_distance(a, b, p=1.0, eps=0.5, keepdim=True)
+    assert y.tolist() == [[4.5], [4.5]]
+    add = y.grad_fn.next_functions[0][0]
+    assert (type(y.grad_fn).__name__, type(add).__name__) == ("NormBackward1", "AddBackward1")
+    assert [type(f).__name__ for f, _ in add.next_functions] == ["SubBackward0"]
+    assert F.pairwise_distance(cr.tensor([1, 2]), cr.tensor([3, 5]), eps=0.0).item() == \
+        pytest.approx(13 ** 0.5)

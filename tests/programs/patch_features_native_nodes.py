@@ -27,11 +27,17 @@ class PatchNet(nn.Module):
         p1, i1 = F.max_pool1d(up.flatten(2), 3, return_indices=True)
         up1 = F.max_unpool1d(p1 * 2, i1, 3, output_size=(up.shape[2] * up.shape[3],))
         steps.append(("unpool1d", up1))
+        rows = up1.flatten(1)
+        # (on weights: the reference has no double backward through pdist, and the
+        # penalty below differentiates the gradient with respect to the image)
+        dists = F.pdist(self.mix.weight[:5], 1.5); steps.append(("pdist", dists))
+        near = F.pairwise_distance(rows, rows.flip(0), p=3, eps=0.1, keepdim=True)
+        steps.append(("pairwise_distance", near))
         if trace is not None:
             trace.extend((name, type(t.grad_fn).__name__) for name, t in steps)
         feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
                              cols.amax((1, 2)) + wrap.std((1, 2, 3)) + up1.mean((1, 2)),
-                             d.mean().expand(back.shape[0])], 1)
+                             d.mean() + 0.1 * torch.tanh(dists.mean() - near[:, 0])], 1)
         return self.head(feats)
 
 

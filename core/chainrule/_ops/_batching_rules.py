@@ -31,7 +31,7 @@ from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
-from . import im2col as _im2col, unpooling as _unpooling
+from . import distance as _distance, im2col as _im2col, unpooling as _unpooling
 from ._common import FUNCTIONS
 from ._registry import OPS
 
@@ -446,7 +446,7 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "pre
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
-               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
+               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "norm_dim", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
                "logcumsumexp"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
@@ -488,7 +488,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
-RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES})  # leading: batch
+RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES  # leading: batch
+              + _distance.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}
 
 LOOPED = frozenset(OPS) - set(RULES)

@@ -1138,3 +1138,9 @@ def frexp(input):
     mantissa, exponent = np.frexp(input._data)
     return return_types.frexp(Tensor._wrap(mantissa.astype(input._data.dtype, copy=False)),
                               Tensor._wrap(exponent.astype(np.int32)))
+
+
+# add(Tensor, Scalar): the reference's internal ``self + scalar`` records AddBackward1 (a
+# node with the tensor's edge only); pairwise_distance's ``x1 - x2 + eps`` is one.
+ADD_SCALAR = defop("add_scalar", lambda a, other: a + other, attrs=("other",),
+                   node_name="AddBackward1", vjp=(lambda F, g: g,), jvp=lambda F, t: t[0])

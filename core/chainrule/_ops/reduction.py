@@ -401,12 +401,21 @@ LOG_SOFTMAX = defop(
     "log_softmax", _log_softmax_forward, attrs=("dim",),
     vjp=(lambda F, g, result, dim: g - F.exp(result) * F.sum(g, dim, True),),
     jvp=lambda F, t, result, dim: t[0] - F.sum(F.exp(result) * t[0], dim, True))
-NORM = defop(
-    "linalg_vector_norm", _norm_forward, attrs=("p", "dim", "keepdim"),
-    vjp=(lambda F, g, self, result, p, dim, keepdim: unreduce(F, g, self.shape, dim, keepdim)
-         * norm_direction(F, self, p, result, dim, keepdim),),
-    jvp=lambda F, t, self, result, p, dim, keepdim: F.sum(F.real(
-        F.conj(norm_direction(F, self, p, result, dim, keepdim)) * t[0]), dim, keepdim))
+def _norm_vjp(F, g, self, result, p, dim, keepdim):
+    return unreduce(F, g, self.shape, dim, keepdim) * norm_direction(F, self, p, result, dim,
+                                                                     keepdim)
+
+
+def _norm_jvp(F, t, self, result, p, dim, keepdim):
+    return F.sum(F.real(F.conj(norm_direction(F, self, p, result, dim, keepdim)) * t[0]), dim,
+                 keepdim)
+
+
+NORM = defop("linalg_vector_norm", _norm_forward, attrs=("p", "dim", "keepdim"),
+             vjp=(_norm_vjp,), jvp=_norm_jvp)
+# the reference's internal at::norm(self, p, dim, keepdim) (pairwise_distance records it)
+NORM_DIM = defop("norm_dim", _norm_forward, attrs=("p", "dim", "keepdim"),
+                 node_name="NormBackward1", vjp=(_norm_vjp,), jvp=_norm_jvp)
 CUMSUM = defop("cumsum", _cumsum_forward, attrs=("dim", "dtype"),
                vjp=(lambda F, g, dim: F._reverse_cumsum(g, dim),),
                jvp=lambda F, t, dim: F.cumsum(t[0], dim))

@@ -10,8 +10,9 @@ import warnings
 import numpy as np
 
 from .._tensor import asarray, on_device_of
-from .._ops import nn as _nn
+from .._ops import elementwise as _elementwise, nn as _nn, reduction as _reduction
 from .._ops._common import FUNCTIONS as _FUNCTIONS
+from .._ops._registry import apply_op as _apply_op
 from .._tensor import Tensor as _Tensor
 
 _where = _FUNCTIONS["where"]
@@ -388,11 +389,13 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     >>> F.pairwise_distance(cr.tensor([[3., 0.]]), cr.tensor([[0., 4.]]), eps=0.).tolist()
     [5.0]
     """
-    diff = x1 - x2 + eps
-    dim = max(diff.dim() - 1, 0)
-    if diff.dim() == 0:
-        return diff.abs()
-    return _FUNCTIONS["norm"](diff, p, dim, keepdim)
+    diff = x1 - x2
+    if not diff.dtype.is_floating_point and not diff.dtype.is_complex:
+        diff = diff + eps                                    # (no gradient: any node)
+    else:                                                    # the reference's at::norm graph
+        diff = _apply_op(_elementwise.ADD_SCALAR, (diff,), {"other": eps})
+    dim = (diff.dim() - 1,) if diff.dim() else None
+    return _apply_op(_reduction.NORM_DIM, (diff,), {"p": p, "dim": dim, "keepdim": keepdim})
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _random
-from .._ops import nn as _nn, shuffle as _shuffle, unpooling as _unpooling
+from .._ops import distance as _distance, nn as _nn, shuffle as _shuffle
+from .._ops import unpooling as _unpooling
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from . import _pool, _vision
@@ -64,11 +65,14 @@ def pdist(input, p=2):
     """
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    rows, cols = np.triu_indices(input.shape[0], 1)
-    select = _FUNCTIONS["index_select"]
-    diff = select(input, 0, _Tensor._wrap(rows.astype(np.int64))) - \
-        select(input, 0, _Tensor._wrap(cols.astype(np.int64)))
-    return _FUNCTIONS["norm"](diff, p, 1)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if input._data.dtype.itemsize == 2:
+        raise NotImplementedError(f"\"pdist\" not implemented for "
+                                  f"'{_dtypes.scalar_type_name(input._data.dtype)}'")
+    return _distance.pdist(input.contiguous(), p)        # Note [pdist pairs]
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
