@@ -469,3 +469,37 @@ def test_pairwise_distance_graph_values_double_backward(a, b, kwargs, dtype):
         # (the reference's zero second derivatives are ZeroTensors: read with force)
         return _tree(y.grad_fn), [t.detach().numpy(force=True) for t in (y,) + gs + gg]
     _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- embedding_bag: one EmbeddingBagBackward0 per mode, padding, frequency scaling, weights ---
+BAGS = [dict(mode="sum"), dict(mode="mean", padding_idx=4), dict(mode="max"),
+        dict(mode="max", padding_idx=3), dict(mode="sum", scale_grad_by_freq=True),
+        dict(mode="mean", scale_grad_by_freq=True, padding_idx=0),
+        dict(mode="sum", per_sample_weights=True, padding_idx=2),
+        dict(mode="mean", include_last_offset=True), dict(mode="max", two_d=True)]
+
+
+def _bag_case(lib, kwargs, dtype):
+    kwargs = dict(kwargs)
+    w0 = np.cos(np.arange(18) * 0.9).reshape(6, 3)
+    w0[3, 1] = w0[5, 1]                                    # a tie for max mode
+    w = lib.tensor(w0, dtype=getattr(lib, dtype)).requires_grad_()
+    idx = lib.tensor([1, 2, 4, 5, 4, 3, 2, 0, 3, 5])
+    offsets = lib.tensor([0, 2, 2, 5] + ([10] if kwargs.get("include_last_offset") else []))
+    inputs = [w]
+    if kwargs.pop("per_sample_weights", False):
+        kwargs["per_sample_weights"] = lib.tensor(np.linspace(0.5, 2, 10), dtype=w.dtype)
+        inputs.append(kwargs["per_sample_weights"].requires_grad_())
+    if kwargs.pop("two_d", False):
+        idx, offsets = idx.reshape(2, 5), None
+    y = lib.nn.functional.embedding_bag(idx, w, offsets, **kwargs)
+    g = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad(y, inputs, g)
+    return _nodes(y), [y.detach().numpy()] + [t.numpy() for t in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kwargs", BAGS, ids=[str(i) for i in range(len(BAGS))])
+def test_embedding_bag_node_values_gradients(kwargs, dtype):
+    _assert_same_nodes_and_values(_bag_case(cr, kwargs, dtype), _bag_case(torch, kwargs, dtype),
+                                  1e-12 if dtype == "float64" else 1e-6)

@@ -46,6 +46,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
     "sort_stable": "a 0-d entry",
+    "_embedding_bag": "batched per_sample_weights",
 }
 # Ops some of whose public functions compute on values outside the table (indices,
 # targets, domain checks) or draw random numbers per entry: vmap then evaluates such a

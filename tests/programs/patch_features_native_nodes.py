@@ -13,6 +13,8 @@ class PatchNet(nn.Module):
         super().__init__()
         self.mix = nn.Linear(2 * 9, 2 * 9)
         self.head = nn.Linear(4, 3)
+        self.bag = nn.EmbeddingBag(7, 3, mode="max", padding_idx=0)
+        self.words = torch.tensor([3, 1, 0, 6, 2, 2, 5, 0, 4])
 
     def forward(self, img, trace=None):
         steps = []
@@ -33,11 +35,16 @@ class PatchNet(nn.Module):
         dists = F.pdist(self.mix.weight[:5], 1.5); steps.append(("pdist", dists))
         near = F.pairwise_distance(rows, rows.flip(0), p=3, eps=0.1, keepdim=True)
         steps.append(("pairwise_distance", near))
+        bags = self.bag(self.words, torch.tensor([0, 4, 4]))        # (the middle bag: empty)
+        summed = F.embedding_bag(self.words, self.bag.weight, torch.tensor([0, 2, 6]),
+                                 mode="sum", per_sample_weights=torch.linspace(0.5, 1.5, 9))
+        steps += [("embedding_bag max", bags), ("embedding_bag sum", summed)]
         if trace is not None:
             trace.extend((name, type(t.grad_fn).__name__) for name, t in steps)
         feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
                              cols.amax((1, 2)) + wrap.std((1, 2, 3)) + up1.mean((1, 2)),
-                             d.mean() + 0.1 * torch.tanh(dists.mean() - near[:, 0])], 1)
+                             d.mean() + 0.1 * torch.tanh(dists.mean() - near[:, 0])
+                             + (bags + summed).mean(1)], 1)
         return self.head(feats)
 
 

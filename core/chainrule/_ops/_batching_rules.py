@@ -245,6 +245,18 @@ def embedding(call, op, args, batched, attrs):
     out = call(op, [folded], attrs)
     return movedim(reshape(out, tuple(out.shape)[:-1] + (size, width)), -2, 0)
 
+def embedding_bag(call, op, args, batched, attrs):
+    """A batched weight folds into the embedding width, as for ``embedding`` (bags
+    never mix columns, max mode included); batched per_sample_weights: per entry."""
+    if batched[1]:
+        return per_entry(call, op, args, batched, attrs)
+    weight, reshape, movedim = args[0], FUNCTIONS["reshape"], FUNCTIONS["movedim"]
+    size, width = weight.shape[0], weight.shape[-1]
+    folded = reshape(movedim(weight, 0, -2), (weight.shape[1], size * width))
+    out = call(op, [folded, args[1]], attrs)
+    return movedim(reshape(out, (out.shape[0], size, width)), -2, 0)
+
+
 def pooling(call, op, args, batched, attrs):
     """Pooling ops map any leading dims (Note [pooling windows]): the batch is one more;
     max pooling's indices batched like its input."""
@@ -488,6 +500,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
+RULES["_embedding_bag"] = embedding_bag
 RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES  # leading: batch
               + _distance.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}

@@ -1,18 +1,15 @@
-"""embedding_bag: per bag, the sum, mean or max of embedding rows, without building the
-(bags x rows x dim) tensor of a padded ``embedding`` call.
+"""embedding_bag: per bag, the sum, mean or max of embedding rows, one table op
+(EmbeddingBagBackward0, Note [bags as weighted lookups] in _ops/embedding_bag.py).
 
 Bags are the rows of a 2-D ``input``, or the slices of a 1-D ``input`` that
-``offsets`` start. Rows are looked up with ``embedding`` (so ``max_norm``,
-``padding_idx`` and its zero gradient behave as there) and reduced per bag with
-``index_add`` / ``scatter_reduce``, so gradients flow to the weight (and to
-``per_sample_weights``). An empty bag gives zeros.
+``offsets`` start. ``max_norm`` renormalises the looked-up rows first, ``padding_idx``
+lookups are left out of their bags, and ``sparse=True`` presents the weight's gradient
+as sparse (Note [sparse gradients over dense storage]).
 """
 import numpy as np
 
-from .. import _factories
-from .._ops import FUNCTIONS
-from .._tensor import Tensor
-from ._sparse import embedding
+from .._ops import embedding_bag as _bag_op
+from ._sparse import _check_indices, _factor, _padding_index, _renorm_, mark_sparse_gradient
 
 _MODES = ("sum", "mean", "max")
 
@@ -30,19 +27,46 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
     bag_ids, bags, flat, psw = _bags(input, offsets, include_last_offset, per_sample_weights)
-    rows = embedding(flat, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
-    keep = None
-    if padding_idx is not None:
-        keep = flat._data != (padding_idx % weight.shape[0])
-    if psw is not None:
-        rows = rows * FUNCTIONS["unsqueeze"](psw, 1)
-    return _reduce(rows, bag_ids, bags, mode, keep, weight)
+    if sparse:
+        mark_sparse_gradient(weight)
+    idx = _lookups(flat, weight)
+    if max_norm is not None:
+        _renorm_(weight, idx, max_norm, norm_type)
+    padding = _padding_index(padding_idx, weight.shape[0])
+    return _bag_op.embedding_bag(
+        weight, psw, indices=idx, bag_ids=bag_ids, bags=bags, mode=mode,
+        factor=_bag_factor(idx, bag_ids, bags, mode, padding),
+        grad_factor=_factor(idx, None, scale_grad_by_freq, weight.shape[0]))
+
+
+def _lookups(flat, weight):
+    _check_indices(flat)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    num, idx = weight.shape[0], flat._data.astype(np.int64, copy=False)
+    if idx.size and (idx.min() < -num or idx.max() >= num):
+        raise IndexError("index out of range in self")
+    return idx % num if idx.size and idx.min() < 0 else idx
+
+
+def _bag_factor(idx, bag_ids, bags, mode, padding):
+    """Per-lookup constant (Note [bags as weighted lookups]): 0 at padding lookups,
+    1 / the bag's kept lookups for 'mean'; None when all are 1."""
+    keep = np.ones(idx.shape, np.float64) if padding is None else (idx != padding) * 1.0
+    if mode == "mean":
+        counts = np.bincount(bag_ids, weights=keep, minlength=bags)
+        return keep / np.maximum(counts, 1)[bag_ids]
+    return None if padding is None else keep
 
 
 def _bags(input, offsets, include_last_offset, per_sample_weights):
@@ -70,21 +94,3 @@ def _bags(input, offsets, include_last_offset, per_sample_weights):
     bags = len(starts)
     ids = np.searchsorted(starts, np.arange(n), side="right") - 1
     return ids, bags, input, per_sample_weights
-
-
-def _reduce(rows, bag_ids, bags, mode, keep, weight):
-    """Per-bag reduction of ``rows``; lookups of ``padding_idx`` (``keep`` False) are
-    left out of their bag entirely."""
-    if keep is not None and not keep.all():
-        rows = rows[Tensor._wrap(np.flatnonzero(keep))]
-        bag_ids = bag_ids[keep]
-    index = Tensor._wrap(bag_ids.astype(np.int64))
-    zeros = _factories.zeros(bags, weight.shape[1], dtype=rows.dtype)
-    counts = np.bincount(bag_ids, minlength=bags)
-    if mode == "max":
-        expanded = FUNCTIONS["expand"](FUNCTIONS["unsqueeze"](index, 1), tuple(rows.shape))
-        return FUNCTIONS["scatter_reduce"](zeros, 0, expanded, rows, "amax", include_self=False)
-    total = FUNCTIONS["index_add"](zeros, 0, index, rows)
-    if mode == "sum":
-        return total
-    return total / Tensor._wrap(np.maximum(counts, 1).astype(rows._data.dtype)[:, None])

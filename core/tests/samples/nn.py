@@ -536,6 +536,35 @@ def _embedding_samples():
     return samples
 
 
+# --- embedding_bag (Note [bags as weighted lookups] in _ops/embedding_bag.py) ---------------
+_BAG_IDX = cr.tensor([1, 2, 4, 5, 4, 3, 2, 0, 3, 5], dtype=cr.int64)
+_BAG_OFFSETS = cr.tensor([0, 2, 2, 5], dtype=cr.int64)
+
+
+def _bag(op, shapes, kwargs, offsets=_BAG_OFFSETS, idx=_BAG_IDX):
+    note = "embedding_bag" + "".join(f" {k}={v}" for k, v in kwargs.items())
+    names = ("weight", "per_sample_weights")[:len(shapes)]
+
+    def call(lib, args):
+        cast = (lambda t: t) if lib is F else _to_torch
+        extra = {} if offsets is None else {"offsets": cast(offsets)}
+        return lib.embedding_bag(cast(idx), **dict(zip(names, args)), **extra, **kwargs)
+    return Sample(op, lambda *a: call(F, a), *shapes, torch_call=lambda *a: call(TF, a),
+                  note=note)
+
+
+def _embedding_bag_samples():
+    return [_bag("_embedding_bag", ((6, 3),), {"mode": "sum"}),
+            _bag("_embedding_bag", ((6, 3),), {"mode": "mean", "padding_idx": 4}),
+            _bag("_embedding_bag", ((6, 3),), {"mode": "max"}),
+            _bag("_embedding_bag", ((6, 3),), {"mode": "max", "padding_idx": 3}),
+            _bag("_embedding_bag", ((6, 3), (10,)), {"mode": "sum", "padding_idx": 2}),
+            _bag("_embedding_bag", ((6, 2),), {"mode": "mean", "include_last_offset": True},
+                 offsets=cr.tensor([0, 3, 3, 10], dtype=cr.int64)),
+            _bag("_embedding_bag", ((6, 2), (2, 5)), {"mode": "sum"}, offsets=None,
+                 idx=_BAG_IDX.reshape(2, 5))]
+
+
 # --- resampling and attention (Note [separable upsampling] in chainrule/_ops/upsample.py) ---
 _BOOL_MASK = cr.tensor([[True, False, True, True], [True, True, False, True],
                         [False, True, True, True]])
@@ -680,5 +709,5 @@ def _ctc_samples():
 SAMPLES = (LINEAR + _conv_samples() + _conv_grad_samples() + ACTIVATIONS + POINTWISE
            + COMPOSITE_ACTIVATIONS + _nll_samples() + _nll_backward_samples() + MSE
            + _loss_samples() + _norm_samples() + _pad_samples() + _pool_samples()
-           + _conv_family_samples() + _embedding_samples() + _resampling_samples()
+           + _conv_family_samples() + _embedding_samples() + _embedding_bag_samples() + _resampling_samples()
            + _attention_samples() + _RANDOM + _misc_samples() + _ctc_samples())
