@@ -503,3 +503,36 @@ def _bag_case(lib, kwargs, dtype):
 def test_embedding_bag_node_values_gradients(kwargs, dtype):
     _assert_same_nodes_and_values(_bag_case(cr, kwargs, dtype), _bag_case(torch, kwargs, dtype),
                                   1e-12 if dtype == "float64" else 1e-6)
+
+
+# --- margin losses: SoftMargin/MultilabelMargin/MultiMarginLossBackward0 -------------------
+MARGINS = [("soft_margin_loss", (3, 5), "sign", {}), ("soft_margin_loss", (3, 5), "sign0", {}),
+           ("multilabel_margin_loss", (3, 5), "labels", {}),
+           ("multilabel_margin_loss", (5,), "labels0", {}),
+           ("multi_margin_loss", (3, 5), "classes", {}),
+           ("multi_margin_loss", (3, 5), "classes", dict(p=2, margin=0.5, weight=True)),
+           ("multi_margin_loss", (5,), "class", dict(p=2))]
+
+
+def _margin_case(lib, name, shape, target, kwargs, reduction, dtype):
+    x = lib.tensor(np.cos(np.arange(np.prod(shape)) * 0.9).reshape(shape),
+                   dtype=getattr(lib, dtype)).requires_grad_()
+    sign = lib.tensor(np.sign(np.sin(np.arange(15))).reshape(3, 5), dtype=x.dtype)
+    labels = lib.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [0, 1, 2, 3, 4]])
+    target = {"sign": sign, "sign0": sign[0], "labels": labels, "labels0": labels[1],
+              "classes": lib.tensor([2, 0, 4]), "class": lib.tensor(3)}[target]
+    if kwargs.get("weight"):
+        kwargs = dict(kwargs, weight=lib.tensor([1.0, 2.0, 0.5, 1.5, 3.0], dtype=x.dtype))
+    y = getattr(lib.nn.functional, name)(x, target, reduction=reduction, **kwargs)
+    gx, = lib.autograd.grad(y, x, lib.ones_like(y) * 1.3)
+    return _nodes(y), [y.detach().numpy(), gx.numpy()]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name,shape,target,kwargs", MARGINS,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MARGINS)])
+def test_margin_losses_nodes_values_gradients(name, shape, target, kwargs, reduction, dtype):
+    _assert_same_nodes_and_values(
+        *(_margin_case(lib, name, shape, target, kwargs, reduction, dtype) for lib in (cr, torch)),
+        1e-12 if dtype == "float64" else 1e-5)

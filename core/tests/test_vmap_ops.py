@@ -33,6 +33,7 @@ LOOPED = {
     "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
     "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
     "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
+    "multilabel_margin_loss": "no rule written yet", "multi_margin_loss": "no rule written yet",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {

@@ -55,9 +55,17 @@ target = torch.tensor([0, 2, 1])
 for step in range(3):
     trace = []
     img_in = img.clone().requires_grad_()
-    loss = F.cross_entropy(net(img_in, trace if step == 0 else None), target)
+    logits = net(img_in, trace if step == 0 else None)
+    loss = F.cross_entropy(logits, target)
     g, = torch.autograd.grad(loss, img_in, create_graph=True)
-    total = loss + 0.1 * g.pow(2).sum()
+    # hinge losses outside the penalty: the reference has no double backward for them
+    hinges = [F.multi_margin_loss(logits, target, p=2, margin=0.5, weight=torch.tensor([1., 2., 1.5])),
+              F.multilabel_margin_loss(logits, torch.tensor([[0, -1, 1], [2, 1, -1], [1, 0, 2]])),
+              F.soft_margin_loss(logits, torch.tensor([[1., -1, 1], [-1, 1, -1], [1, 1, -1]])),
+              F.multilabel_soft_margin_loss(logits, (target[:, None] == torch.arange(3)).float())]
+    if step == 0:
+        print("hinges", [type(h.grad_fn).__name__ for h in hinges], [f"{h.item():.5f}" for h in hinges])
+    total = loss + 0.1 * g.pow(2).sum() + 0.1 * sum(hinges)
     opt.zero_grad()
     total.backward()
     grads = [f"{p.grad.norm().item():.4g}" for p in net.parameters()]

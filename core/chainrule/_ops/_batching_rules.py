@@ -501,6 +501,7 @@ RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
+RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
 RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES  # leading: batch
               + _distance.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}

@@ -10,7 +10,10 @@ import warnings
 import numpy as np
 
 from .._tensor import asarray, on_device_of
-from .._ops import elementwise as _elementwise, nn as _nn, reduction as _reduction
+from .. import _grad_mode
+from .._ops import elementwise as _elementwise, margin_losses as _margin_losses
+from .._ops import nn as _nn, reduction as _reduction
+from ._activation import logsigmoid as _logsigmoid
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._ops._registry import apply_op as _apply_op
 from .._tensor import Tensor as _Tensor
@@ -358,7 +361,15 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     0.6931
     """
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
-    return _reduce(_nn.softplus(-target * input, 1.0, 20.0), reduction)
+    _not_differentiable("soft_margin_loss", "target", target)
+    target = target.to(input.dtype)                       # Note [margin losses by their direction]
+    return _margin_losses.soft_margin_loss(input, target, reduction)
+
+
+def _not_differentiable(name, argument, tensor):
+    if tensor is not None and tensor.requires_grad and _grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{name}' is not differentiable with respect to "
+                           f"argument '{argument}'. This input cannot have requires_grad True.")
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -372,8 +383,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     0.6931
     """
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
-    losses = target * _nn.softplus(-input, 1.0, 20.0) + \
-        (1 - target) * _nn.softplus(input, 1.0, 20.0)
+    # the reference's own composite, op for op (its graph and rounding)
+    losses = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         losses = losses * weight
     class_dim = input.dim() - 1
@@ -438,26 +449,17 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
     unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    n, c = x.shape
+    n, c = (1, input.numel()) if unbatched else tuple(input.shape)
     t = target._data.reshape(-1).astype(np.int64)
     if t.shape[0] != n:
         raise RuntimeError(f"inconsistent target size, expected {n} but got "
                            f"{list(target.shape)}")
     if t.size and (t.min() < 0 or t.max() >= c):
         raise RuntimeError("target out of range")
-    picked = x.gather(1, _Tensor._wrap(t.reshape(-1, 1)))
-    z = _clamp_min(margin - picked + x, 0.0)
-    if p == 2:
-        z = z * z
-    others = on_device_of(np.arange(c), t)[None, :] != t[:, None]    # not the target class
-    z = z * _Tensor._wrap(others.astype(x._data.dtype))
-    if weight is not None:
-        z = z * _Tensor._wrap(weight._data[t].reshape(-1, 1))
-    losses = z.sum(1) / c
-    if unbatched and reduction == "none":
-        losses = losses.reshape(target.shape if target.dim() else ())
-    return _reduce(losses, reduction)
+    _not_differentiable("multi_margin_loss", "weight", weight)
+    out_shape = (tuple(target.shape) if unbatched else (n,)) if reduction == "none" else ()
+    return _margin_losses.multi_margin_loss(input, target, weight, p, float(margin), reduction,
+                                            out_shape)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtypes, _random
 from .._ops import distance as _distance, nn as _nn, shuffle as _shuffle
-from .._ops import unpooling as _unpooling
+from .._ops import margin_losses as _margin_losses, unpooling as _unpooling
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 from . import _pool, _vision
@@ -250,18 +250,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """
     reduction = _nn.reduction_arg(size_average, reduce, reduction)
     unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    t = target._data.reshape(x.shape[0], x.shape[1])
-    n, c = x.shape
-    listed = np.cumprod(t >= 0, axis=1)       # the targets before the first -1
-    classes = on_device_of(np.arange(c), t)
-    counts = ((t[:, :, None] == classes) * listed[:, :, None]).sum(1)   # (n, class j)
-    pairs = counts[:, :, None] * (counts[:, None, :] == 0)          # (n, j, i)
-    z = _clamp_min(1 - x.unsqueeze(2) + x.unsqueeze(1), 0.0)
-    losses = (z * _Tensor._wrap(pairs.astype(x._data.dtype))).sum((1, 2)) / c
-    if unbatched:
-        losses = losses.reshape(())
-    return _reduce(losses, reduction)
+    out_shape = () if unbatched or reduction != "none" else tuple(input.shape)[:1]
+    return _margin_losses.multilabel_margin_loss(input, target, reduction, out_shape)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
