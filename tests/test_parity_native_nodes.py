@@ -1,7 +1,11 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
-upsampling, reflection/replication padding and unfold/fold record the reference's nodes (grad_fn
-names and their next_functions) and give its values, gradients, indices and running
-statistics, in float64 and float32, with ties (skips without torch)."""
+upsampling, padding (reflect, replicate, circular), unfold/fold, max unpooling, pdist,
+pairwise_distance, embedding_bag, the margin losses and affine_grid record the
+reference's nodes (grad_fn names and their next_functions) and give its values,
+gradients, indices and running statistics, in float64 and float32, with ties (skips
+without torch)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -536,3 +540,23 @@ def test_margin_losses_nodes_values_gradients(name, shape, target, kwargs, reduc
     _assert_same_nodes_and_values(
         *(_margin_case(lib, name, shape, target, kwargs, reduction, dtype) for lib in (cr, torch)),
         1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- affine_grid: AffineGridGeneratorBackward0 --------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("size", [(2, 1, 3, 4), (1, 2, 2, 3, 5), (2, 3, 1, 4)])
+def test_affine_grid_node_values_double_backward(size, align_corners, dtype):
+    def run(lib):
+        k = len(size) - 2
+        theta = lib.tensor(np.cos(np.arange(size[0] * k * (k + 1))).reshape(size[0], k, k + 1),
+                           dtype=getattr(lib, dtype)).requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                      # (unit-size grids warn)
+            grid = lib.nn.functional.affine_grid(theta, size, align_corners=align_corners)
+        g = lib.tensor(np.sin(np.arange(grid.numel())).reshape(tuple(grid.shape)),
+                       dtype=grid.dtype).requires_grad_()
+        gt, = lib.autograd.grad(grid, theta, g, create_graph=True)
+        gg, = lib.autograd.grad((gt * gt).sum(), g)
+        return _nodes(grid), [grid.detach().numpy(), gt.detach().numpy(), gg.numpy()]
+    _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)

@@ -35,6 +35,11 @@ class PatchNet(nn.Module):
         dists = F.pdist(self.mix.weight[:5], 1.5); steps.append(("pdist", dists))
         near = F.pairwise_distance(rows, rows.flip(0), p=3, eps=0.1, keepdim=True)
         steps.append(("pairwise_distance", near))
+        theta = torch.cat([torch.eye(2).expand(3, 2, 2) * 0.9, self.head.weight[:, :1, None]
+                           .expand(3, 2, 1) * 0.1], 2)
+        grid = F.affine_grid(theta, (3, 2, 4, 5), align_corners=False)
+        steps.append(("affine_grid", grid))
+        warped = F.grid_sample(back, grid, align_corners=False)
         bags = self.bag(self.words, torch.tensor([0, 4, 4]))        # (the middle bag: empty)
         summed = F.embedding_bag(self.words, self.bag.weight, torch.tensor([0, 2, 6]),
                                  mode="sum", per_sample_weights=torch.linspace(0.5, 1.5, 9))
@@ -44,7 +49,7 @@ class PatchNet(nn.Module):
         feats = torch.stack([back.mean((1, 2, 3)), back.std((1, 2, 3)),
                              cols.amax((1, 2)) + wrap.std((1, 2, 3)) + up1.mean((1, 2)),
                              d.mean() + 0.1 * torch.tanh(dists.mean() - near[:, 0])
-                             + (bags + summed).mean(1)], 1)
+                             + (bags + summed).mean(1) + warped.mean((1, 2, 3))], 1)
         return self.head(feats)
 
 

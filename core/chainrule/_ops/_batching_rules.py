@@ -257,6 +257,14 @@ def embedding_bag(call, op, args, batched, attrs):
     return movedim(reshape(out, (out.shape[0], size, width)), -2, 0)
 
 
+def affine_grid(call, op, args, batched, attrs):
+    """The batch folds into theta's N (the size attribute's N with it)."""
+    shape, size = tuple(args[0].shape), tuple(attrs["size"])
+    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
+    out = call(op, [folded], dict(attrs, size=(shape[0] * size[0],) + size[1:]))
+    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+
+
 def pooling(call, op, args, batched, attrs):
     """Pooling ops map any leading dims (Note [pooling windows]): the batch is one more;
     max pooling's indices batched like its input."""
@@ -502,6 +510,7 @@ RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _sh
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
 RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
+RULES["affine_grid_generator"] = affine_grid
 RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES  # leading: batch
               + _distance.OP_NAMES})
 RULES = {n: r for n, r in RULES.items() if n in OPS}

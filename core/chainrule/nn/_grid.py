@@ -18,9 +18,8 @@ Note [grid sampling by gathered corners]
 import itertools
 import warnings
 
-import numpy as np
-
 from .. import _dtypes, _factories
+from .._ops import affine_grid as _affine
 from .._ops._common import FUNCTIONS as _FUNCTIONS
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
@@ -49,14 +48,6 @@ def _check_theta(theta, size):
                          f"{rows + 1} for size {size}. Got {theta.shape}.")
 
 
-def _base_coordinates(n, align_corners):
-    """The n pixel centres (or corners, aligned) of one dim in [-1, 1]."""
-    if n <= 1:
-        return np.zeros(max(n, 0))
-    line = np.linspace(-1.0, 1.0, n)
-    return line if align_corners else line * (n - 1) / n
-
-
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps ``theta``
     (N, 2, 3) (or (N, 3, 4)) for an output of ``size`` (N, C, H, W) (or (N, C, D, H,
@@ -78,13 +69,7 @@ def affine_grid(theta, size, align_corners=None):
                       stacklevel=2)
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    axes = [_base_coordinates(n, align_corners) for n in spatial]
-    mesh = np.meshgrid(*axes, indexing="ij")                 # (D,) H, W
-    columns = [m for m in reversed(mesh)] + [np.ones(spatial)]  # x, y[, z], 1
-    base = np.stack(columns, -1).reshape(-1, len(columns))
-    base = _factories.tensor(base, dtype=theta.dtype, device=theta.device)
-    grid = _FUNCTIONS["matmul"](base, theta.transpose(1, 2))   # (N, points, k)
-    return grid.reshape(theta.shape[0], *spatial, len(spatial))
+    return _affine._affine_grid(theta, tuple(size), align_corners)   # one table op
 
 
 # --- grid_sample: positions ------------------------------------------------------------------

@@ -31,9 +31,9 @@ def _grid_samples():
                              align_corners=a) for p in ("zeros", "reflection") for a in (True, False)]
     samples.append(_grid_sample((2, 1, 3, 3), (2, 2, 2, 2), mode="nearest", padding_mode="border",
                                 align_corners=False))
-    samples += [_both("matmul", "affine_grid", ((2, 2, 3),), {"size": (2, 1, 3, 4),
+    samples += [_both("affine_grid_generator", "affine_grid", ((2, 2, 3),), {"size": (2, 1, 3, 4),
                                                              "align_corners": a}) for a in (True, False)]
-    samples.append(_both("matmul", "affine_grid", ((1, 3, 4),),
+    samples.append(_both("affine_grid_generator", "affine_grid", ((1, 3, 4),),
                          {"size": (1, 2, 2, 3, 2), "align_corners": False}))
     return samples
 
