@@ -81,16 +81,17 @@ def _rows_of(x):
 def _listed_pairs(x, target):
     """(N, j, i): how often class j is listed as a target (up to the first -1) times
     whether class i is not a target: the reference's pairs."""
-    t = _rows_of(np.asarray(target)).astype(np.int64)
+    t = _rows_of(target).astype(np.int64)
     listed = np.cumprod(t >= 0, axis=1)
-    counts = ((t[:, :, None] == np.arange(t.shape[1])) * listed[:, :, None]).sum(1)
+    classes = on_device_of(np.arange(t.shape[1]), t)
+    counts = ((t[:, :, None] == classes) * listed[:, :, None]).sum(1)
     return counts[:, :, None] * (counts[:, None, :] == 0)
 
 
 def _multilabel_forward(x, target, reduction, out_shape):
     rows = _rows_of(x)
     z = np.maximum(1 - rows[:, :, None] + rows[:, None, :], 0)
-    pairs = on_device_of(_listed_pairs(x, target).astype(x.dtype), x)
+    pairs = _listed_pairs(x, target).astype(x.dtype)
     return _reduced((z * pairs).sum((1, 2)) / rows.shape[1], reduction, out_shape)
 
 
@@ -143,8 +144,7 @@ def _multi_margin_terms(x, target, weight, p, margin):
     rows = _rows_of(x)
     y = target.reshape(-1, 1).astype(np.int64)
     z = margin - np.take_along_axis(rows, y, 1) + rows
-    h = np.where(z > 0, z if p == 1 else z * z, 0)
-    np.put_along_axis(h, y, 0, 1)
+    h = np.where((z > 0) & (_target_column_array(y, rows) == 0), z if p == 1 else z * z, 0)
     if weight.shape[0]:                                  # (absent: a 0-size placeholder)
         h = h * weight[y]
     return h.sum(1) / rows.shape[1]
@@ -183,7 +183,7 @@ MULTI_MARGIN = defop(
 
 
 def _target_column_array(y, rows):
-    return (np.arange(rows.shape[1]) == y).astype(rows.dtype)
+    return (on_device_of(np.arange(rows.shape[1]), y) == y).astype(rows.dtype)
 
 
 def _other_classes_array(y, rows, weight):

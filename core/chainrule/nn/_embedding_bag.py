@@ -9,6 +9,7 @@ as sparse (Note [sparse gradients over dense storage]).
 import numpy as np
 
 from .._ops import embedding_bag as _bag_op
+from .._tensor import on_device_of, zeros_on
 from ._sparse import _check_indices, _factor, _padding_index, _renorm_, mark_sparse_gradient
 
 _MODES = ("sum", "mean", "max")
@@ -62,9 +63,10 @@ def _lookups(flat, weight):
 def _bag_factor(idx, bag_ids, bags, mode, padding):
     """Per-lookup constant (Note [bags as weighted lookups]): 0 at padding lookups,
     1 / the bag's kept lookups for 'mean'; None when all are 1."""
-    keep = np.ones(idx.shape, np.float64) if padding is None else (idx != padding) * 1.0
+    keep = (idx != (-1 if padding is None else padding)).astype(np.float64)
     if mode == "mean":
-        counts = np.bincount(bag_ids, weights=keep, minlength=bags)
+        counts = zeros_on((bags,), np.float64, keep)
+        np.add.at(counts, bag_ids, keep)
         return keep / np.maximum(counts, 1)[bag_ids]
     return None if padding is None else keep
 
@@ -77,7 +79,7 @@ def _bags(input, offsets, include_last_offset, per_sample_weights):
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
         bags, length = input.shape
-        ids = np.repeat(np.arange(bags), length)
+        ids = on_device_of(np.repeat(np.arange(bags), length), input._data)
         psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
         return ids, bags, input.reshape(-1), psw
     if input.ndim != 1:
@@ -87,10 +89,15 @@ def _bags(input, offsets, include_last_offset, per_sample_weights):
         raise ValueError("offsets has to be a 1D Tensor but got None")
     if offsets.ndim != 1:
         raise ValueError("offsets has to be a 1D Tensor")
-    starts = np.asarray(offsets._data, dtype=np.int64)
-    n = input.shape[0]
+    starts = offsets._data.astype(np.int64, copy=False)
     if include_last_offset:
         starts = starts[:-1]
-    bags = len(starts)
-    ids = np.searchsorted(starts, np.arange(n), side="right") - 1
-    return ids, bags, input, per_sample_weights
+    return _bag_ids(starts, input.shape[0]), starts.shape[0], input, per_sample_weights
+
+
+def _bag_ids(starts, n):
+    """Each lookup's bag: one mark per bag start, summed along the lookups (computed
+    where the offsets live, Note [device arrays])."""
+    marks = zeros_on((n + 1,), np.int64, starts)
+    np.add.at(marks, np.minimum(starts, n), 1)
+    return np.cumsum(marks[:n]) - 1
