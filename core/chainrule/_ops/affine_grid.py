@@ -24,7 +24,10 @@ def _line(n, align_corners, dtype):
 
 
 def _base(size, align_corners, dtype):
-    """(points, k + 1): each output point's (x, y[, z], 1), in row-major point order."""
+    """(points, k + 1): each output point's (x, y[, z], 1), in row-major point order
+    (16-bit dtypes: made in float32, then rounded, as under the reference's autocast)."""
+    if dtype.itemsize == 2:
+        return _base(size, align_corners, np.dtype(np.float32)).astype(dtype)
     spatial = tuple(size)[2:]
     mesh = np.meshgrid(*[_line(n, align_corners, dtype) for n in spatial], indexing="ij")
     columns = list(reversed(mesh)) + [np.ones(spatial, dtype)]
@@ -33,7 +36,7 @@ def _base(size, align_corners, dtype):
 
 def _affine_forward(theta, size, align_corners):
     base = on_device_of(_base(size, align_corners, theta.dtype), theta)
-    grid = np.matmul(base, theta.swapaxes(1, 2))
+    grid = np.matmul(base, theta.swapaxes(1, 2)).astype(theta.dtype, copy=False)  # (bf16: f32)
     return grid.reshape((theta.shape[0],) + tuple(size)[2:] + (len(size) - 2,))
 
 

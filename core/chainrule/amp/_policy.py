@@ -35,7 +35,8 @@ LOWER, FP32, PROMOTE, BELOW = "lower", "fp32", "promote", "below"
 
 # The reference's CPU lists, for the ops of chainrule's table.
 _CPU_TABLE_OPS = {
-    LOWER: ("mm", "bmm", "matmul", "linear", "convolution", "einsum"),
+    LOWER: ("mm", "bmm", "matmul", "linear", "convolution", "einsum",
+            "affine_grid_generator"),        # (the reference's inner bmm is autocast)
     FP32: ("prod", "prod_dim", "trace", "mse_loss", "nll_loss", "linalg_inv", "linalg_solve",
            "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig",
            "linalg_lstsq", "view_as_complex", "polar"),
