@@ -30,7 +30,6 @@ LOOPED = {
     "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
     "masked_select": "data-dependent output size",
     "take": "flat indices into each entry",
-    "nll_loss": "targets are an attribute", "nll_loss_backward": "targets are an attribute",
     "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
     "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
 }

@@ -26,6 +26,8 @@ Note [batching rules by family]
 """
 import string
 
+import numpy as np
+
 from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
@@ -334,6 +336,44 @@ def mse_loss(call, op, args, batched, attrs):
     return reduce(losses, tuple(range(1, losses.ndim)))
 
 
+# Note [targets along a trailing dimension]
+#     nll_loss and its backward hold the targets (and each element's weight, where
+#     they are ignored) as attributes, shared by the batch entries. The loss over
+#     (N, C, *d) is the K-dimensional one, so a batched input (B, N, C, *d) runs
+#     once as (N, C, *d, B): the batch is one more trailing dimension, the targets
+#     broadcast along it (no copy). Per-entry sums and means are the "none" losses
+#     summed over all but the batch (divided by the shared total weight); the
+#     backward of a sum or mean is the element-wise one with the gradient broadcast.
+def _targets_along_batch(attrs, size):
+    def along(a):
+        return None if a is None else np.broadcast_to(a[..., None], a.shape + (size,))
+    names = ("target", "element_weight", "ignored")
+    return dict(attrs, **{k: along(attrs[k]) for k in names})
+
+
+def nll_loss(call, op, args, batched, attrs):
+    """Note [targets along a trailing dimension]."""
+    x = FUNCTIONS["movedim"](args[0], 0, -1)
+    attrs = _targets_along_batch(attrs, x.shape[-1])
+    losses = call(op, [x], dict(attrs, reduction="none"))
+    if attrs["reduction"] == "none":
+        return FUNCTIONS["movedim"](losses, -1, 0)
+    total = FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
+    return total if attrs["reduction"] == "sum" else total / attrs["total_weight"]
+
+
+def nll_loss_backward(call, op, args, batched, attrs):
+    """Note [targets along a trailing dimension]."""
+    g, size = args[0], args[0].shape[0]
+    attrs = _targets_along_batch(attrs, size)
+    if attrs["reduction"] == "none":
+        g = FUNCTIONS["movedim"](g, 0, -1)
+    else:                                   # one gradient per entry, for each element
+        g = FUNCTIONS["expand"](g, attrs["target"].shape)
+    shape = tuple(attrs["self_shape"]) + (size,)
+    return FUNCTIONS["movedim"](call(op, [g], dict(attrs, self_shape=shape)), -1, 0)
+
+
 def _channels_folded(t, size):
     """(B, N, C, *S) -> (N, B * C, *S): the entries' channels side by side."""
     shape = tuple(t.shape)
@@ -483,7 +523,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "conv2d_weight_grad": conv_weight_grad, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
-              "embedding_dense_backward": embedding})
+              "embedding_dense_backward": embedding, "nll_loss": nll_loss,
+              "nll_loss_backward": nll_loss_backward})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
