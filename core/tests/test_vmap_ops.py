@@ -20,16 +20,10 @@ BATCH = 3
 _INDICES = "the indices come from values computed outside the table"
 LOOPED = {
     "as_strided": "strides address the whole batch's storage",
-    "cummax": _INDICES, "cummin": _INDICES, "kthvalue": _INDICES,
-    "median_dim": _INDICES, "nanmedian_dim": _INDICES, "topk": _INDICES,
-    "median": "the median of the flattened entry (no dim argument)",
-    "nanmedian": "the median of the flattened entry (no dim argument)",
-    "index_fill_tensor": "a batched fill value",
     "linalg_lstsq": "driver-dependent shapes of the solution",
     "linalg_lu": "pivots are computed outside the table",
     "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
     "masked_select": "data-dependent output size",
-    "take": "flat indices into each entry",
     "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
     "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
 }
@@ -39,12 +33,11 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "unfold": "a 0-d entry", "einsum": "an equation with '...' or without '->'",
     "index_select": "a batched index", "index_add": "a batched index",
     "index_copy": "a batched index", "index_fill": "a batched index",
+    "index_fill_tensor": "a batched index",
     "convolution": "a batched weight or bias of a transposed convolution, an unbatched entry", "native_layer_norm": "a batched weight or bias",
     "native_group_norm": "a batched weight or bias",
     "native_batch_norm": "a batched weight, bias or running statistics",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
-    "max_dim": "a 0-d entry", "min_dim": "a 0-d entry", "sort": "a 0-d entry",
-    "sort_stable": "a 0-d entry",
 }
 # Ops some of whose public functions compute on values outside the table (indices,
 # targets, domain checks) or draw random numbers per entry: vmap then evaluates such a
@@ -58,9 +51,7 @@ WHOLE_CALL_PER_ENTRY = {
     "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
     "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
-    "max_dim": "max_pool's indices", "cummax": _INDICES, "cummin": _INDICES,
-    "kthvalue": _INDICES, "median_dim": _INDICES, "nanmedian_dim": _INDICES,
-    "topk": _INDICES,
+    "max_dim": "max_pool's indices",
 }
 WHOLE_CALL_PER_ENTRY.update({n: "the window maxima's indices" for n in (
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool2d",

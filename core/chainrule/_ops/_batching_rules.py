@@ -24,6 +24,7 @@ Note [batching rules by family]
     Every other op (``LOOPED``) runs once per batch entry, its results stacked: correct,
     and listed by a test (core/tests/test_vmap_ops.py) so the list cannot grow silently.
 """
+import math
 import string
 
 import numpy as np
@@ -33,10 +34,14 @@ from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
+from .._tensor import Tensor
 from ._common import FUNCTIONS
 from ._registry import OPS
 
 _NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
+# ops picking their input's elements at indices of its shape (a 0-d entry's are 0-d too)
+_PICK_OPS = frozenset(("sort", "sort_stable", "topk", "kthvalue", "median_dim",
+                       "nanmedian_dim", "cummax", "cummin", "max_dim", "min_dim"))
 LOOP_LOG = None     # a set while a test records which ops ran per entry
 DIM_ATTRS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
 
@@ -104,9 +109,10 @@ def zero_dim_aware(rule):
     def wrapper(call, op, args, batched, attrs):
         if not batched[0] or args[0].ndim != 1 or op.name in _NEW_DIM_OPS:
             return rule(call, op, args, batched, attrs)
-        if op.name == "unfold" or len([a for a in args if a is not None]) > 1:
+        if op.name == "unfold" or (op.name not in _PICK_OPS and
+                                   len([a for a in args if a is not None]) > 1):
             return per_entry(call, op, args, batched, attrs)    # scatters into a 0-d entry
-        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        args = [None if a is None else FUNCTIONS["unsqueeze"](a, -1) for a in args]
         out = rule(call, op, args, batched, attrs)
         if isinstance(out, tuple):
             return tuple(o.reshape(o.shape[:1]) for o in out)
@@ -141,6 +147,30 @@ def unbatched_index(index_name):
                 for a, b, k in zip(args, batched, keep)]
         return call(op, args, _shifted(attrs))
     return rule
+
+
+def index_fill_tensor(call, op, args, batched, attrs):
+    """A batched fill value: ``where`` the positions (an index_fill of a mask) are, the
+    entry's value, else ``self``; an unbatched one: as index_fill."""
+    if not batched[2]:
+        return unbatched_index("index")(call, op, args, batched, attrs)
+    if batched[1]:
+        return per_entry(call, op, args, batched, attrs)
+    x, index, value = args
+    x = x if batched[0] else _expand_batch(x, value.shape[0])
+    mask = call(OPS["index_fill"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)), index],
+                {"dim": _shift(attrs["dim"]), "value": True})
+    return call(OPS["where"], [mask, _pad(value, x.ndim - 1), x], {})
+
+
+def take(call, op, args, batched, attrs):
+    """Flat indices into each entry: into the flattened batch, offset by the entry's
+    start (negative ones counted from the entry's end first)."""
+    x, (index,) = args[0], attrs["key"]
+    size, n = x.shape[0], math.prod(tuple(x.shape)[1:])
+    index = np.where(index < 0, index + n, index)
+    offsets = (np.arange(size) * n).reshape((size,) + (1,) * index.ndim)
+    return call(op, [x], dict(attrs, key=(index + offsets,)))
 
 
 def prepend_shape(call, op, args, batched, attrs):
@@ -486,7 +516,7 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "pre
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
                "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
-               "logcumsumexp"}
+               "logcumsumexp", "median", "nanmedian"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
@@ -497,7 +527,8 @@ _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
                "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
-               "max_dim", "min_dim", "sort", "sort_stable"}
+               "max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "median_dim",
+               "nanmedian_dim", "cummax", "cummin"}
 _SHIFT_DIMS |= {"fft_c2c", "fft_r2c", "fft_c2r"}
 
 RULES = {}
@@ -524,7 +555,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
               "embedding_dense_backward": embedding, "nll_loss": nll_loss,
-              "nll_loss_backward": nll_loss_backward})
+              "nll_loss_backward": nll_loss_backward, "take": take,
+              "index_fill_tensor": index_fill_tensor})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
