@@ -250,6 +250,14 @@ def raw_batched(fn, tensors):
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
 
 
+def on_batch(fn, t):
+    """``fn(array)`` of a batched tensor's entries, computed on the whole physical array
+    in one call (``fn`` treats the leading dimensions as batch ones): a batched tensor of
+    results."""
+    physical, levels = unwrap_all(t)
+    return rewrap(Tensor._wrap(fn(physical._data)), levels)
+
+
 def along_axis(fn, t, axis, **kwargs):
     """``fn(array, axis=axis, **kwargs)`` (argmax, argsort, ...) of a batched tensor's
     entries, computed on the physical array in one call: a batched tensor of results."""

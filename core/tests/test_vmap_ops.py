@@ -21,9 +21,7 @@ _INDICES = "the indices come from values computed outside the table"
 LOOPED = {
     "as_strided": "strides address the whole batch's storage",
     "linalg_lstsq": "driver-dependent shapes of the solution",
-    "linalg_lu": "pivots are computed outside the table",
     "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
-    "masked_select": "data-dependent output size",
     "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
     "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
 }
@@ -51,11 +49,7 @@ WHOLE_CALL_PER_ENTRY = {
     "mvlgamma": "domain check", "diagonal_scatter": "moves axes of the array",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
     "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
-    "max_dim": "max_pool's indices",
 }
-WHOLE_CALL_PER_ENTRY.update({n: "the window maxima's indices" for n in (
-    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool2d",
-    "adaptive_max_pool3d")})
 WHOLE_CALL_PER_ENTRY["fft_c2r"] = "istft checks its window envelope's minimum"
 # Ops whose backward formulas compute on values outside the table: is_grads_batched
 # runs one backward per row for them (with a one-pass backward for every other op).

@@ -1199,6 +1199,13 @@ def _bool_mask(mask, message):
     return mask
 
 
+_VMAP_MASK_MESSAGE = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+    "support this because for each batch this would return a differently shaped Tensor. "
+    "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+    "feature.")
+
+
 @public
 def masked_select(input, mask):
     """The elements of ``input`` where the bool ``mask`` is True (both broadcast), as
@@ -1210,6 +1217,8 @@ def masked_select(input, mask):
     [2.0, 3.0]
     """
     mask = _bool_mask(mask, "masked_select: expected BoolTensor for mask")
+    if type(mask) is BatchedTensor:
+        raise RuntimeError(_VMAP_MASK_MESSAGE)
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
