@@ -22,8 +22,6 @@ LOOPED = {
     "as_strided": "strides address the whole batch's storage",
     "linalg_lstsq": "driver-dependent shapes of the solution",
     "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
-    "_ctc_loss": "targets and lengths are attributes (no rule written yet)",
-    "_ctc_loss_backward": "targets and lengths are attributes (no rule written yet)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {

@@ -263,7 +263,7 @@ def batch_norm(call, op, args, batched, attrs):
         return fold_into_n(call, op, args, batched, attrs)
     size = args[0].shape[0]
     tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (size,)) for a in args[1:]]
-    return _channels_unfolded(call(op, [_channels_folded(args[0], size)] + tiled, attrs), size)
+    return _batch_unfolded(call(op, [_batch_folded(args[0], 1)] + tiled, attrs), 1, size)
 
 
 def embedding(call, op, args, batched, attrs):
@@ -404,18 +404,31 @@ def nll_loss_backward(call, op, args, batched, attrs):
     return FUNCTIONS["movedim"](call(op, [g], dict(attrs, self_shape=shape)), -1, 0)
 
 
-def _channels_folded(t, size):
-    """(B, N, C, *S) -> (N, B * C, *S): the entries' channels side by side."""
-    shape = tuple(t.shape)
-    moved = FUNCTIONS["movedim"](t, 0, 1)
-    return FUNCTIONS["reshape"](moved, (shape[1], size * shape[2]) + shape[3:])
+def _batch_folded(t, dim):
+    """(B, ..., N, ...) with N at logical ``dim`` -> (..., B * N, ...): the entries' samples
+    side by side."""
+    moved = FUNCTIONS["movedim"](t, 0, dim) if dim else t
+    shape = tuple(moved.shape)
+    return FUNCTIONS["reshape"](moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
 
 
-def _channels_unfolded(t, size):
-    """(N, B * C, *S) -> (B, N, C, *S)."""
+def _batch_unfolded(t, dim, size):
+    """Inverse of :func:`_batch_folded`."""
     shape = tuple(t.shape)
-    split = FUNCTIONS["reshape"](t, (shape[0], size, shape[1] // size) + shape[2:])
-    return FUNCTIONS["movedim"](split, 1, 0)
+    split = FUNCTIONS["reshape"](t, shape[:dim] + (size, shape[dim] // size) + shape[dim + 1:])
+    return FUNCTIONS["movedim"](split, dim, 0) if dim else split
+
+
+def ctc_loss(call, op, args, batched, attrs):
+    """_ctc_loss and its backward: the batch folds into the loss's samples N (dim 1 of
+    (T, N, C) log-probabilities and of the gradient, dim 0 of the others), each entry's
+    lengths repeated."""
+    size = _batch_size(args, batched)
+    folded = [_batch_folded(a, 1 if a.ndim == 4 else 0) for a in _materialized(args, batched)]
+    attrs = dict(attrs, input_lengths=tuple(attrs["input_lengths"]) * size,
+                 target_lengths=tuple(attrs["target_lengths"]) * size)
+    out = call(op, folded, attrs)
+    return _batch_unfolded(out, 1 if out.ndim == 3 else 0, size)
 
 
 def _stacked_rows(t):
@@ -442,9 +455,9 @@ def convolution(call, op, args, batched, attrs):
         x, w = [a if b else _expand_batch(a, size) for a, b in zip((x, w), batched)]
         if bias is not None and bias.numel():
             bias = _stacked_rows(bias if batched[2] else _expand_batch(bias, size))
-        out = call(op, [_channels_folded(x, size), _stacked_rows(w), bias],
+        out = call(op, [_batch_folded(x, 1), _stacked_rows(w), bias],
                    dict(attrs, groups=attrs["groups"] * size))
-        return _channels_unfolded(out, size)
+        return _batch_unfolded(out, 1, size)
     if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
         return call(op, [x, w, bias], attrs)
     return fold_into_n(call, op, args, batched, attrs)
@@ -457,33 +470,28 @@ def conv_input_grad(call, op, args, batched, attrs):
     g, w = args
     size, (n, c) = _batch_size(args, batched), tuple(attrs["input_shape"])[:2]
     rest = tuple(attrs["input_shape"])[2:]
-    reshape = FUNCTIONS["reshape"]
     if not batched[1]:
-        shape = tuple(g.shape)
-        out = call(op, [reshape(g, (size * shape[1],) + shape[2:]), w],
-                   dict(attrs, input_shape=(size * n, c) + rest))
-        return reshape(out, (size, n, c) + rest)
+        out = call(op, [_batch_folded(g, 0), w], dict(attrs, input_shape=(size * n, c) + rest))
+        return _batch_unfolded(out, 0, size)
     g = g if batched[0] else _expand_batch(g, size)
-    out = call(op, [_channels_folded(g, size), _stacked_rows(w)],
+    out = call(op, [_batch_folded(g, 1), _stacked_rows(w)],
                dict(attrs, groups=attrs["groups"] * size, input_shape=(n, size * c) + rest))
-    return _channels_unfolded(out, size)
+    return _batch_unfolded(out, 1, size)
 
 
 def conv_weight_grad(call, op, args, batched, attrs):
     """One weight gradient per entry: Note [entries as groups]."""
     x, g = _materialized(args, batched)
     size, shape = x.shape[0], tuple(attrs["weight_shape"])
-    out = call(op, [_channels_folded(x, size), _channels_folded(g, size)],
+    out = call(op, [_batch_folded(x, 1), _batch_folded(g, 1)],
                dict(attrs, groups=attrs["groups"] * size, weight_shape=(size * shape[0],) + shape[1:]))
     return FUNCTIONS["reshape"](out, (size,) + shape)
 
 def fold_into_n(call, op, args, batched, attrs):
     """An op over (N, C, *) whose first input only is batched: the batch folds into N
     (the other inputs pass as they are)."""
-    shape = tuple(args[0].shape)
-    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
-    out = call(op, [folded] + list(args[1:]), attrs)
-    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+    out = call(op, [_batch_folded(args[0], 0)] + list(args[1:]), attrs)
+    return _batch_unfolded(out, 0, args[0].shape[0])
 
 
 def per_entry(call, op, args, batched, attrs):
@@ -558,7 +566,8 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "native_batch_norm": batch_norm, "embedding": embedding,
               "embedding_dense_backward": embedding, "nll_loss": nll_loss,
               "nll_loss_backward": nll_loss_backward, "take": take,
-              "index_fill_tensor": index_fill_tensor})
+              "index_fill_tensor": index_fill_tensor, "_ctc_loss": ctc_loss,
+              "_ctc_loss_backward": ctc_loss})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
