@@ -99,6 +99,11 @@ _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor ou
                    "dependent control flow). Compute it on the unbatched inputs, or out of vmap.")
 
 
+CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some "
+                        "data-dependent control flow. We don't support that yet, please file "
+                        "an issue at https://github.com/pytorch/pytorch/issues .")
+
+
 class _Levels(threading.local):
     def __init__(self):
         self.stack = []          # active Level objects, innermost last
@@ -167,7 +172,63 @@ class BatchedTensor(Tensor):
     def item(self):
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
                            "support vmap over calling .item() on a Tensor, please try to "
-                           "rewrite what you're doing with other operations.")
+                           "rewrite what you're doing with other operations. If error is "
+                           "occurring somewhere inside PyTorch internals, please file a bug "
+                           "report.")
+
+    def tolist(self):
+        raise RuntimeError(_VALUES_MESSAGE)
+
+    def numpy(self, *, force=False):
+        raise RuntimeError(_VALUES_MESSAGE)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(_VALUES_MESSAGE)
+
+    def __bool__(self):
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
+
+    def __repr__(self):
+        return f"Level({self.id}, size={self.size})"
+
+
+class BatchedTensor(Tensor):
+    """A tensor that stands for a batch of tensors (Note [batched tensors]).
+
+    >>> import chainrule as cr
+    >>> cr.vmap(lambda x: (type(x).__name__, x.shape), out_dims=None)(cr.ones(4, 3))[1]
+    (3,)
+    """
+
+    __slots__ = ("_value", "_level")
+    __torch_function__ = _disabled_torch_function_impl    # vmap's own dispatch, not this
+
+    @property
+    def grad_fn(self):
+        return self._value.grad_fn
+
+    @property
+    def requires_grad(self):
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self._value.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._value.is_leaf
+
+    def item(self):
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
+                           "support vmap over calling .item() on a Tensor, please try to "
+                           "rewrite what you're doing with other operations. If error is "
+                           "occurring somewhere inside PyTorch internals, please file a bug "
+                           "report.")
 
     def tolist(self):
         raise RuntimeError(_VALUES_MESSAGE)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _dtypes
+from .._batched import unwrap_all
 from .._backends import move_array as _move_array
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
@@ -887,7 +888,7 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     input = float_input(input)
-    if not np.all(input._data > (p - 1) / 2):
+    if not np.all(unwrap_all(input)[0]._data > (p - 1) / 2):   # under vmap: every entry
         raise RuntimeError("All elements must be greater than (p-1)/2")
     return apply_op(MVLGAMMA, (input,), {"p": int(p)})
 
