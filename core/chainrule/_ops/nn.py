@@ -988,18 +988,29 @@ def _nll_loss_batched(x, target, weight, ignore_index, reduction):
     """nll_loss of batched targets inside vmap (Note [batched tensors]), from table ops:
     the targets are values, so the gathers that pick each element's log-probability
     (and class weight) run on the whole batch instead of reading them. (Shared targets
-    are attributes of the table op: Note [targets along a trailing dimension].)"""
+    are attributes of the table op: Note [targets along a trailing dimension].)
+    Ignored elements add nothing and get no gradient, as in the reference."""
     class_dim = 0 if x.ndim == 1 else 1
     kept = target != ignore_index
     safe = FUNCTIONS["unsqueeze"](FUNCTIONS["where"](kept, target, 0), class_dim)
     picked = FUNCTIONS["squeeze"](FUNCTIONS["gather"](x, class_dim, safe), class_dim)
-    scale = kept if weight is None else _picked_weights(weight, x, class_dim, safe) * kept
-    losses = -picked * scale
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    return losses.sum() / scale.sum()
+    scale = kept.to(x.dtype) if weight is None else \
+        FUNCTIONS["where"](kept, _picked_weights(weight, x, class_dim, safe), 0)
+    if reduction == "mean":
+        return _nll_mean(picked, kept, scale)
+    losses = FUNCTIONS["where"](kept, -picked * scale, 0)
+    return losses if reduction == "none" else losses.sum()
+
+
+def _nll_mean(picked, kept, scale):
+    """sum(w * loss) / sum(w) as the reference differentiates it: each kept element's
+    share w / sum(w) (nan when the weights sum to 0), nothing to ignored ones; nan
+    when the weights sum to 0."""
+    total = scale.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):     # 0 / 0: the quiet nan
+        share = FUNCTIONS["where"](kept, scale / total, 0)
+    mean = (-picked * share).sum()
+    return FUNCTIONS["where"](total == 0, float("nan"), mean)
 
 
 def _picked_weights(weight, x, class_dim, index):
