@@ -371,37 +371,43 @@ def mse_loss(call, op, args, batched, attrs):
 #     they are ignored) as attributes, shared by the batch entries. The loss over
 #     (N, C, *d) is the K-dimensional one, so a batched input (B, N, C, *d) runs
 #     once as (N, C, *d, B): the batch is one more trailing dimension, the targets
-#     broadcast along it (no copy). Per-entry sums and means are the "none" losses
-#     summed over all but the batch (divided by the shared total weight); the
+#     broadcast along it (no copy). It runs as the "none" loss: per-entry sums are
+#     its sums over all but the batch, a mean weights each element by its share
+#     w / sum(w) (nan where the weights sum to 0, as the reference divides), and the
 #     backward of a sum or mean is the element-wise one with the gradient broadcast.
-def _targets_along_batch(attrs, size):
+def _per_element(attrs, size, dtype):
+    """The attributes of the "none" loss along the batch (the Note above)."""
+    if attrs["reduction"] == "mean":
+        weight = attrs["element_weight"]
+        weight = np.ones(attrs["target"].shape, dtype) if weight is None else weight
+        with np.errstate(invalid="ignore", divide="ignore"):
+            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["total_weight"]))
+
     def along(a):
         return None if a is None else np.broadcast_to(a[..., None], a.shape + (size,))
     names = ("target", "element_weight", "ignored")
-    return dict(attrs, **{k: along(attrs[k]) for k in names})
+    return dict(attrs, reduction="none", **{k: along(attrs[k]) for k in names})
 
 
 def nll_loss(call, op, args, batched, attrs):
     """Note [targets along a trailing dimension]."""
     x = FUNCTIONS["movedim"](args[0], 0, -1)
-    attrs = _targets_along_batch(attrs, x.shape[-1])
-    losses = call(op, [x], dict(attrs, reduction="none"))
+    losses = call(op, [x], _per_element(attrs, x.shape[-1], x._data.dtype))
     if attrs["reduction"] == "none":
         return FUNCTIONS["movedim"](losses, -1, 0)
-    total = FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
-    return total if attrs["reduction"] == "sum" else total / attrs["total_weight"]
+    return FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
 
 
 def nll_loss_backward(call, op, args, batched, attrs):
     """Note [targets along a trailing dimension]."""
     g, size = args[0], args[0].shape[0]
-    attrs = _targets_along_batch(attrs, size)
+    element = _per_element(attrs, size, g._data.dtype)
     if attrs["reduction"] == "none":
         g = FUNCTIONS["movedim"](g, 0, -1)
     else:                                   # one gradient per entry, for each element
-        g = FUNCTIONS["expand"](g, attrs["target"].shape)
+        g = FUNCTIONS["expand"](g, element["target"].shape)
     shape = tuple(attrs["self_shape"]) + (size,)
-    return FUNCTIONS["movedim"](call(op, [g], dict(attrs, self_shape=shape)), -1, 0)
+    return FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
 
 
 def _batch_folded(t, dim):
