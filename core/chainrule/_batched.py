@@ -19,9 +19,11 @@ Note [batched tensors]
 
     ``_data`` of a wrapper is a ``_LogicalSample``: the logical shape and dtype, so
     that code reading only metadata (shapes, dtypes, dim wrapping) works as is. Code
-    that reads values outside the table (the indices max(dim) computes, a loss's
-    targets) raises ValuesOutsideTable on it, and vmap then evaluates the function
-    once per entry: correct, never silently one entry's values.
+    that computes on values outside the table for every entry alike (the indices
+    max(dim), topk or max pooling pick) does so once on the physical array
+    (``along_axis``, ``on_batch``); code that reads them otherwise (a data-dependent
+    shape, strides) raises ValuesOutsideTable on it, and vmap then evaluates the
+    function once per entry: correct, never silently one entry's values.
 """
 import math
 import threading
@@ -187,62 +189,6 @@ class BatchedTensor(Tensor):
 
     def __bool__(self):
         raise RuntimeError(CONTROL_FLOW_MESSAGE)
-
-    def __repr__(self):
-        return f"Level({self.id}, size={self.size})"
-
-
-class BatchedTensor(Tensor):
-    """A tensor that stands for a batch of tensors (Note [batched tensors]).
-
-    >>> import chainrule as cr
-    >>> cr.vmap(lambda x: (type(x).__name__, x.shape), out_dims=None)(cr.ones(4, 3))[1]
-    (3,)
-    """
-
-    __slots__ = ("_value", "_level")
-    __torch_function__ = _disabled_torch_function_impl    # vmap's own dispatch, not this
-
-    @property
-    def grad_fn(self):
-        return self._value.grad_fn
-
-    @property
-    def requires_grad(self):
-        return self._value.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value):
-        self.requires_grad_(value)
-
-    def requires_grad_(self, requires_grad=True):
-        self._value.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self):
-        return self._value.is_leaf
-
-    def item(self):
-        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
-                           "support vmap over calling .item() on a Tensor, please try to "
-                           "rewrite what you're doing with other operations. If error is "
-                           "occurring somewhere inside PyTorch internals, please file a bug "
-                           "report.")
-
-    def tolist(self):
-        raise RuntimeError(_VALUES_MESSAGE)
-
-    def numpy(self, *, force=False):
-        raise RuntimeError(_VALUES_MESSAGE)
-
-    def __array__(self, dtype=None, copy=None):
-        raise RuntimeError(_VALUES_MESSAGE)
-
-    def __bool__(self):
-        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
-                           "data-dependent control flow. We don't support that yet, please "
-                           "shout over at https://github.com/pytorch/functorch/issues/257 .")
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self._level.id}, bdim=0, value=\n{self._value!r}\n)"

@@ -19,7 +19,9 @@ Note [batching rules by family]
     - matmul and its family (mm, bmm, mv, dot, outer, linear): rewritten as matmul,
       which broadcasts batch dimensions; einsum: a fresh letter for the batch;
     - linalg ops on the last two dimensions: they already broadcast over leading ones;
-    - indexing with a key: a full slice prepended to the key.
+    - indexing with a key: a full slice prepended to the key;
+    - ops over samples (N) with per-sample attributes (ctc's lengths, nll_loss's
+      targets): the batch folds into N, or becomes a trailing dimension.
 
     Every other op (``LOOPED``) runs once per batch entry, its results stacked: correct,
     and listed by a test (core/tests/test_vmap_ops.py) so the list cannot grow silently.
