@@ -106,6 +106,11 @@ CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor i
                         "an issue at https://github.com/pytorch/pytorch/issues .")
 
 
+PERFORMANCE_DROP = ("There is a performance drop because we have not yet implemented the "
+                    "batching rule for {}. Please file us an issue on GitHub so that we can "
+                    "prioritize its implementation.")
+
+
 class _Levels(threading.local):
     def __init__(self):
         self.stack = []          # active Level objects, innermost last

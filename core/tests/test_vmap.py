@@ -483,7 +483,7 @@ def test_ctc_loss_folds_the_batch_into_its_samples():
     assert _close(cr.autograd.grad(out, lp, g)[0], cr.autograd.grad(loop, lp, g)[0])
 
 
-def test_what_the_reference_refuses_under_vmap():
+def test_what_the_reference_refuses_or_loops_under_vmap():
     x = cr.randn(3, 4, dtype=cr.float64)
     with pytest.raises(RuntimeError, match="Attempted to vmap over `mask` in torch.masked_sel"):
         cr.vmap(cr.masked_select)(x, x > 0)
@@ -491,3 +491,6 @@ def test_what_the_reference_refuses_under_vmap():
         cr.vmap(cr.nn.functional.gaussian_nll_loss)(x, x, x.exp())
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         cr.vmap(cr.nn.functional.binary_cross_entropy)(x.sigmoid() * 1.5, x.sigmoid())
+    with pytest.warns(UserWarning, match="batching rule for aten::masked_scatter. Please"):
+        out = cr.vmap(cr.masked_scatter)(x, x > 0, x)          # it loops there too
+    assert np.allclose(out.numpy(), cr.stack([cr.masked_scatter(r, r > 0, r) for r in x]).numpy())

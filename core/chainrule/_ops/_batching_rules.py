@@ -28,6 +28,7 @@ Note [batching rules by family]
 """
 import math
 import string
+import warnings
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
+from .._batched import PERFORMANCE_DROP
 from .._tensor import Tensor
 from ._common import FUNCTIONS
 from ._registry import OPS
@@ -45,6 +47,8 @@ _NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the re
 _PICK_OPS = frozenset(("sort", "sort_stable", "topk", "kthvalue", "median_dim",
                        "nanmedian_dim", "cummax", "cummin", "max_dim", "min_dim"))
 LOOP_LOG = None     # a set while a test records which ops ran per entry
+# Looped ops that the reference has no batching rule for either: its name of the op
+REFERENCE_FALLBACKS = {"masked_scatter": "aten::masked_scatter"}
 DIM_ATTRS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
 
 
@@ -503,9 +507,12 @@ def fold_into_n(call, op, args, batched, attrs):
 
 
 def per_entry(call, op, args, batched, attrs):
-    """The fallback: the op once per batch entry, the results stacked."""
+    """The fallback: the op once per batch entry, the results stacked (with the
+    reference's warning where it falls back too)."""
     if LOOP_LOG is not None:
         LOOP_LOG.add(op.name)
+    if op.name in REFERENCE_FALLBACKS:
+        warnings.warn(PERFORMANCE_DROP.format(REFERENCE_FALLBACKS[op.name]), UserWarning)
     size = _batch_size(args, batched)       # clone: as_strided reads from a row's start
     rows = [call(op, [FUNCTIONS["select"](a, 0, i).clone() if b else a
                       for a, b in zip(args, batched)], attrs) for i in range(size)]

@@ -1245,7 +1245,9 @@ def masked_scatter(input, mask, source):
         raise broadcast_error(mask._data.shape, input._data.shape) from None
     if input._data.shape != shape:
         input = FUNCTIONS["expand"](input, shape)
-    return _masked_scatter(input, Tensor._wrap(np.broadcast_to(mask._data, shape)), source)
+    if mask._data.shape != shape:
+        mask = FUNCTIONS["expand"](mask, shape)
+    return _masked_scatter(input, mask, source)
 
 
 def _masked_scatter(input, mask, source):
@@ -1253,9 +1255,16 @@ def _masked_scatter(input, mask, source):
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{scalar_type_name(input._data.dtype)} and "
                            f"{scalar_type_name(source._data.dtype)}")
-    if np.count_nonzero(mask._data) > source._data.size:
+    if _most_true(mask) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply_op(MASKED_SCATTER, (input, mask, source), EMPTY)
+
+
+def _most_true(mask):
+    """The count of True in ``mask`` (under vmap: the largest of an entry's)."""
+    physical, levels = unwrap_all(mask)
+    rows = physical._data.reshape(physical._data.shape[:len(levels)] + (-1,))
+    return int(np.max(np.count_nonzero(rows, axis=-1), initial=0))
 
 
 def _masked_scatter_(self, mask, source):
