@@ -494,3 +494,20 @@ def test_what_the_reference_refuses_or_loops_under_vmap():
     with pytest.warns(UserWarning, match="batching rule for aten::masked_scatter. Please"):
         out = cr.vmap(cr.masked_scatter)(x, x > 0, x)          # it loops there too
     assert np.allclose(out.numpy(), cr.stack([cr.masked_scatter(r, r > 0, r) for r in x]).numpy())
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (None, 0), (0, None)])
+def test_lstsq_solution_runs_once(dims):
+    # the table op (the public function computes ranks per entry: residuals' shapes)
+    from chainrule._ops._registry import apply_op
+    from chainrule._ops.linalg import LSTSQ
+    a = cr.randn(*(3,)[:dims[0] is not None], 5, 4, dtype=cr.float64, requires_grad=True)
+    b = cr.randn(*(3,)[:dims[1] is not None], 5, 2, dtype=cr.float64, requires_grad=True)
+    solve = lambda ai, bi: apply_op(LSTSQ, (ai, bi), {"rcond": None})  # noqa: E731
+    out, log = _once(lambda: cr.vmap(solve, in_dims=dims)(a, b))
+    loop = cr.stack([solve(a if dims[0] is None else a[i], b if dims[1] is None else b[i])
+                     for i in range(3)])
+    assert not log and _close(out, loop)
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    for got, want in zip(cr.autograd.grad(out, (a, b), g), cr.autograd.grad(loop, (a, b), g)):
+        assert _close(got, want)

@@ -20,7 +20,6 @@ BATCH = 3
 _INDICES = "the indices come from values computed outside the table"
 LOOPED = {
     "as_strided": "strides address the whole batch's storage",
-    "linalg_lstsq": "driver-dependent shapes of the solution",
     "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
 }
 # Ops with a rule that runs per entry for some arguments only.
@@ -42,7 +41,8 @@ WHOLE_CALL_PER_ENTRY = {
     "add": "alpha_dropout draws per entry", "mul": "dropout draws per entry",
     "where": "rrelu draws per entry", "as_strided": "reads strides",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
-    "linalg_lstsq": "driver-dependent shapes", "linalg_lu": "pivots",
+    "linalg_lstsq": "the residuals' shape depends on every entry's rank",
+    "linalg_lu": "lu_factor's pivots",
 }
 WHOLE_CALL_PER_ENTRY["fft_c2r"] = "istft checks its window envelope's minimum"
 # Ops whose backward formulas compute on values outside the table: is_grads_batched
