@@ -21,7 +21,7 @@ Note [batched tensors]
     that code reading only metadata (shapes, dtypes, dim wrapping) works as is. Code
     that computes on values outside the table for every entry alike (the indices
     max(dim), topk or max pooling pick) does so once on the physical array
-    (``along_axis``, ``on_batch``); code that reads them otherwise (a data-dependent
+    (``along_axis``, ``on_values``); code that reads them otherwise (a data-dependent
     shape, strides) raises ValuesOutsideTable on it, and vmap then evaluates the
     function once per entry: correct, never silently one entry's values.
 """
@@ -262,10 +262,10 @@ def raw_batched(fn, tensors):
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
 
 
-def on_batch(fn, t):
-    """``fn(array)`` of a batched tensor's entries, computed on the whole physical array
-    in one call (``fn`` treats the leading dimensions as batch ones): a batched tensor of
-    results."""
+def on_values(fn, t):
+    """``fn(array)`` of a tensor's values; of a batched tensor's entries computed on the
+    whole physical array in one call (``fn`` treats leading dimensions as batch ones): a
+    batched tensor of results."""
     physical, levels = unwrap_all(t)
     return rewrap(Tensor._wrap(fn(physical._data)), levels)
 

@@ -42,7 +42,6 @@ WHOLE_CALL_PER_ENTRY = {
     "where": "rrelu draws per entry", "as_strided": "reads strides",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
     "linalg_lstsq": "the residuals' shape depends on every entry's rank",
-    "linalg_lu": "lu_factor's pivots",
 }
 WHOLE_CALL_PER_ENTRY["fft_c2r"] = "istft checks its window envelope's minimum"
 # Ops whose backward formulas compute on values outside the table: is_grads_batched

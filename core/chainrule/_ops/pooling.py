@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from .._batched import BatchedTensor, on_batch
+from .._batched import on_values
 from .._tensor import Tensor, on_device_of
 from ._common import FUNCTIONS, formula_helper
 from ._namespaces import array_fn
@@ -185,10 +185,7 @@ def adaptive_max_pool(input, k, outs):
 def _max_by_table(input, k, outs, table, op, attrs):
     def positions(a):
         return max_indices(a, k, table).reshape(a.shape[:a.ndim - k] + tuple(outs))
-    if type(input) is BatchedTensor:            # the whole batch's, in one call
-        indices = on_batch(positions, input)
-    else:
-        indices = Tensor._wrap(positions(input._data))
+    indices = on_values(positions, input)      # under vmap: the whole batch's, in one call
     return apply_op(op, (input, indices), attrs), indices
 
 
