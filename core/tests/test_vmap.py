@@ -446,14 +446,21 @@ def test_ops_picking_by_index_run_once(pick, entry):
         assert _close(cr.autograd.grad(outs[0], x, g)[0], cr.autograd.grad(want, x, g)[0])
 
 
-def test_index_fill_with_a_batched_value_runs_once():
-    x = cr.randn(3, 4, 2, dtype=cr.float64, requires_grad=True)
+@pytest.mark.parametrize("entry", [(4, 2), ()])
+@pytest.mark.parametrize("value", ["batched", "unbatched"])
+def test_index_fill_runs_once(entry, value):
+    x = cr.randn(3, *entry, dtype=cr.float64, requires_grad=True)
     v = cr.randn(3, dtype=cr.float64, requires_grad=True)
-    fill = lambda xi, vi: xi.index_fill(0, cr.tensor([0, 2]), vi)  # noqa: E731
-    out, log = _once(lambda: cr.vmap(fill)(x, v))
-    loop = cr.stack([fill(x[i], v[i]) for i in range(3)])
+    if value == "unbatched":
+        v = v[0].detach().item()
+    index = cr.tensor([0, 2] if entry else [0])
+    fill = lambda xi, vi: xi.index_fill(0, index, vi)  # noqa: E731
+    out, log = _once(lambda: cr.vmap(fill, in_dims=(0, 0 if value == "batched" else None))(x, v))
+    loop = cr.stack([fill(x[i], v[i] if value == "batched" else v) for i in range(3)])
     assert not log and _close(out, loop)
-    g = cr.randn(3, 4, 2, dtype=cr.float64)
+    if value == "unbatched":
+        return
+    g = cr.randn(3, *entry, dtype=cr.float64)
     for a, b in zip(cr.autograd.grad(out, (x, v), g), cr.autograd.grad(loop, (x, v), g)):
         assert _close(a, b)
 

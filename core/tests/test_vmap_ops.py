@@ -17,10 +17,10 @@ IDS = [s.id() for s in SAMPLES]
 BATCH = 3
 
 # Ops whose batching rule is the per-entry loop, and why (asserted exactly below).
-_INDICES = "the indices come from values computed outside the table"
 LOOPED = {
     "as_strided": "strides address the whole batch's storage",
-    "masked_scatter": "data-dependent: how much of the source is used depends on the mask",
+    "masked_scatter": "how much of the source an entry uses depends on its mask (the "
+                      "reference loops too)",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {

@@ -155,6 +155,17 @@ def unbatched_index(index_name):
     return rule
 
 
+def filled_in_0d(rule):
+    """index_fill on a 0-d entry: on it as a 1-element vector (its dim 0), squeezed back."""
+    def wrapper(call, op, args, batched, attrs):
+        if _lnd(args[0], batched[0]):
+            return rule(call, op, args, batched, attrs)
+        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        return FUNCTIONS["squeeze"](rule(call, op, args, batched, attrs), -1)
+    return wrapper
+
+
+@filled_in_0d
 def index_fill_tensor(call, op, args, batched, attrs):
     """A batched fill value: ``where`` the positions (an index_fill of a mask) are, the
     entry's value, else ``self``; an unbatched one: as index_fill."""
@@ -563,7 +574,8 @@ RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
 RULES.update({n: unbatched_index("index") for n in ("index_select", "index_add",
-                                                    "index_copy", "index_fill")})
+                                                    "index_copy")})
+RULES["index_fill"] = filled_in_0d(unbatched_index("index"))
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
