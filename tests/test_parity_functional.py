@@ -525,7 +525,15 @@ def func_vmap_of_ops_picking_by_index(lib):
                 x, t(lib, [7.0, 8.0]))),
             outcome(lambda: vmap(lib.masked_select)(x, x > 0)),
             outcome(lambda: vmap(lambda r: lib.masked_select(r, x[0] > 0))(x)),
-            outcome(lambda: vmap(lib.nn.functional.gaussian_nll_loss)(x, x, x.exp()))]
+            outcome(lambda: vmap(lib.nn.functional.gaussian_nll_loss)(x, x, x.exp())),
+            outcome(lambda: vmap(lib.nonzero)(x)),
+            outcome(lambda: vmap(lambda r: lib.nonzero(r, as_tuple=True))(x)),
+            outcome(lambda: vmap(lib.unique)(x)),
+            outcome(lambda: vmap(lambda r: lib.unique(r, dim=0))(x)),
+            outcome(lambda: vmap(lib.unique_consecutive)(x)),
+            outcome(lambda: vmap(lambda r: r[r > 0])(x)),
+            outcome(lambda: vmap(lambda r: r[x[0] > 0])(x)),
+            outcome(lambda: vmap(lib.argwhere)(x))]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -262,6 +262,18 @@ def raw_batched(fn, tensors):
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
 
 
+_DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can output dynamic shape. "
+                  "Attempted to vmap over {}. Please file an issue at "
+                  "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def refuse_dynamic_shape(t, name):
+    """The reference's error, under vmap, for an op whose output's shape depends on the
+    values of ``t`` (``name``: the reference's op) when ``t`` is batched."""
+    if type(t) is BatchedTensor:
+        raise RuntimeError(_DYNAMIC_SHAPE.format(name))
+
+
 def on_values(fn, t):
     """``fn(array)`` of a tensor's values; of a batched tensor's entries computed on the
     whole physical array in one call (``fn`` treats leading dimensions as batch ones): a

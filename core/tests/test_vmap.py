@@ -498,6 +498,11 @@ def test_what_the_reference_refuses_or_loops_under_vmap():
         cr.vmap(cr.nn.functional.gaussian_nll_loss)(x, x, x.exp())
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         cr.vmap(cr.nn.functional.binary_cross_entropy)(x.sigmoid() * 1.5, x.sigmoid())
+    for dynamic in (cr.nonzero, cr.unique, cr.unique_consecutive):
+        with pytest.raises(RuntimeError, match="can output dynamic shape. Attempted to vmap"):
+            cr.vmap(dynamic)(x)
+    with pytest.raises(RuntimeError, match="batch over indexing with a boolean mask"):
+        cr.vmap(lambda r: r[r > 0])(x)
     with pytest.warns(UserWarning, match="batching rule for aten::masked_scatter. Please"):
         out = cr.vmap(cr.masked_scatter)(x, x > 0, x)          # it loops there too
     assert np.allclose(out.numpy(), cr.stack([cr.masked_scatter(r, r > 0, r) for r in x]).numpy())

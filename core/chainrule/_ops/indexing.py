@@ -20,7 +20,7 @@ from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import checked_integer, scalar_type_name
-from .._batched import BatchedTensor, unwrap_all
+from .._batched import BatchedTensor, refuse_dynamic_shape, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -322,6 +322,10 @@ def _as_index_array(k):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else asarray(k)
+    if type(k) is BatchedTensor and arr.dtype in (np.bool_, np.uint8):
+        raise RuntimeError("vmap: We do not support batching operators that can support "
+                           "dynamic shape. Attempting to batch over indexing with a boolean "
+                           "mask.")
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
@@ -1322,9 +1326,17 @@ def nonzero(input, *, as_tuple=False):
     >>> cr.tensor([0., 2., 3.]).nonzero().tolist()
     [[1], [2]]
     """
+    if as_tuple and type(input) is BatchedTensor:
+        raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could "
+                           "not generate a fallback.")
+    refuse_dynamic_shape(input, "aten::nonzero")
     arr = input._data
     if as_tuple:
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(arr)))
+    return _positions(arr)
+
+
+def _positions(arr):
     positions = np.argwhere(arr) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
     return Tensor._wrap(positions.astype(np.int64))
 
@@ -1337,7 +1349,7 @@ def argwhere(input):
     >>> cr.argwhere(cr.tensor([[0, 1], [1, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    return nonzero(input)
+    return _positions(input._data)          # (under vmap: per entry, as the reference)
 
 
 @public
