@@ -374,6 +374,8 @@ def _take_vjp(F, g, self_shape, indices, dim, keepdim):
 
 
 def _take_jvp(F, t, self_shape, indices, dim, keepdim):
+    if dim is None:         # a 0-d input (also a 0-d entry under vmap): the value copied
+        return t[0]
     mask = F._index_mask(indices, dim, keepdim, self_shape)
     return F.sum(F.where(mask, t[0], 0), dim, keepdim)
 
