@@ -309,3 +309,22 @@ def test_limited_unsigned_dtypes_like_the_reference(name):
         assert str(ours_error.value) == str(theirs_error.value)
     assert str(cr.tensor([1, 2], dtype=ours)).replace("chainrule", "torch") == \
         str(torch.tensor([1, 2], dtype=theirs))
+
+
+_SUBTRACTIONS = ["b - True", "True - b", "b - b", "lib.sub(b, b)", "b - 1", "1 - b", "b - 1.5",
+                 "i - True", "True - i", "i - b", "b - i", "f - b", "b - f",
+                 "lib.rsub(b, True)", "b.sub(True)", "b.clone().sub_(b)", "i.clone().sub_(True)",
+                 "lib.sub(b, b, alpha=2)", "b - lib.tensor(True)", "lib.sub(i, i, alpha=True)",
+                 "lib.add(i, i, alpha=1.5)", "lib.add(b, b, alpha=True)", "i - 1", "f - i"]
+
+
+@pytest.mark.parametrize("statement", _SUBTRACTIONS)
+def test_subtraction_with_bools_as_the_reference(statement):
+    def run(lib):
+        names = {"lib": lib, "b": lib.tensor([True, False]), "i": lib.tensor([1, 2]),
+                 "f": lib.tensor([1.5, 2.5])}
+        try:
+            return eval(statement, names).tolist()
+        except RuntimeError as error:
+            return str(error)
+    assert run(cr) == run(torch)
