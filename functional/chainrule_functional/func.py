@@ -132,11 +132,13 @@ def _positions(argnums, n_args):
 
 
 def _nested(leaves):
-    """Note [nested transforms]: whether an outer transform may differentiate."""
+    """Note [nested transforms]: whether an outer transform may differentiate (an input
+    that requires grad counts only with grad mode on: under no_grad, or in a custom
+    Function's backward, nothing outside records)."""
     fwAD = forward_ad()
     if fwAD is not None and _level_active():
         return True
-    return any(x.requires_grad for x in leaves)
+    return cr.is_grad_enabled() and any(x.requires_grad for x in leaves)
 
 
 def _level_active():
