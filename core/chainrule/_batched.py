@@ -99,6 +99,10 @@ _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor ou
                    "dependent control flow). Compute it on the unbatched inputs, or out of vmap.")
 
 
+# (the reference's words: a batched tensor has no storage of its own)
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+
+
 class _Levels(threading.local):
     def __init__(self):
         self.stack = []          # active Level objects, innermost last
@@ -167,27 +171,46 @@ class BatchedTensor(Tensor):
     def item(self):
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
                            "support vmap over calling .item() on a Tensor, please try to "
-                           "rewrite what you're doing with other operations.")
+                           "rewrite what you're doing with other operations. If error is "
+                           "occurring somewhere inside PyTorch internals, please file a bug "
+                           "report.")
 
     def tolist(self):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def numpy(self, *, force=False):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __array__(self, dtype=None, copy=None):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __bool__(self):
         raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
                            "data-dependent control flow. We don't support that yet, please "
-                           "shout over at https://github.com/pytorch/functorch/issues/257 .")
+                           "file an issue at https://github.com/pytorch/pytorch/issues .")
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self._level.id}, bdim=0, value=\n{self._value!r}\n)"
 
     def detach(self):
         return wrap(self._value.detach(), self._level)
+
+
+# Note [dynamic shapes under vmap]: an op whose result's shape depends on the values
+# of a batched input (unique, nonzero, a batched boolean mask) cannot be batched; the
+# per-entry fallback would run it, but the reference refuses, whatever the entries'
+# shapes, so code that vmaps it fails here as it would there.
+DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can output dynamic shape. "
+                 "Attempted to vmap over {}. Please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
+BOOL_MASK_INDEX = ("vmap: We do not support batching operators that can support dynamic "
+                   "shape. Attempting to batch over indexing with a boolean mask.")
+
+
+def refuse_dynamic_shape(t, message):
+    """Raise ``message`` (Note [dynamic shapes under vmap]) when ``t`` is batched."""
+    if type(t) is BatchedTensor:
+        raise RuntimeError(message)
 
 
 def wrap(value, level):

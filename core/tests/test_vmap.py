@@ -359,3 +359,47 @@ def test_out_dims_match_the_outputs_structure_as_a_prefix():
             cr.vmap(fn, out_dims=out_dims)(x)
     with pytest.raises(ValueError, match="`out_dims` must be an int, None or a python"):
         cr.vmap(lambda a: (a,), out_dims=1.5)(x)
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda x: cr.unique(x), "Attempted to vmap over aten::_unique2"),
+    (lambda x: x.unique(dim=0), "Attempted to vmap over aten::unique_dim"),
+    (lambda x: cr.unique_consecutive(x), "Attempted to vmap over aten::unique_consecutive"),
+    (lambda x: x.nonzero(), "Attempted to vmap over aten::nonzero"),
+    (lambda x: cr.where(x > 0), "Attempted to vmap over aten::where"),
+    (lambda x: cr.nonzero(x, as_tuple=True), "Batching rule not implemented for "
+                                             "aten::nonzero_numpy"),
+    (lambda x: x[x > 0], "Attempting to batch over indexing with a boolean mask"),
+    (lambda x: cr.ones(3).masked_select(x > 0), "Attempted to vmap over `mask` in "
+                                                r"torch.masked_select\(self, mask\)")])
+def test_ops_with_value_dependent_shapes_refuse_batched_inputs(fn, message):
+    # Note [dynamic shapes under vmap]: even where every entry's result has one shape
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    with pytest.raises(RuntimeError, match=message):
+        cr.vmap(fn)(x)
+
+
+def test_unbatched_masks_and_argwhere_still_batch():
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    m = cr.tensor([True, False, True])
+    assert cr.vmap(lambda r: r[m])(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(lambda r: r.masked_select(m))(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(cr.argwhere)(x).shape == (2, 3, 1)
+    g = cr.ones(2, 2)                  # a batched backward through a boolean mask
+    y = x[0].requires_grad_()
+    assert cr.autograd.grad(y[y > 0], y, g, is_grads_batched=True)[0].tolist() == \
+        [[1., 0., 1.]] * 2
+
+
+def test_reading_values_of_a_batched_tensor_uses_the_references_words():
+    x = cr.ones(2, 3)
+    for read in (lambda r: r.tolist(), lambda r: r.numpy()):
+        with pytest.raises(RuntimeError, match="Cannot access data pointer of Tensor that "
+                                               "doesn't have storage"):
+            cr.vmap(read)(x)
+    with pytest.raises(RuntimeError, match="please file an issue at "
+                                           r"https://github.com/pytorch/pytorch/issues \."):
+        cr.vmap(lambda r: r if r.sum() > 0 else -r)(x)
+    with pytest.raises(RuntimeError, match="If error is occurring somewhere inside PyTorch "
+                                           "internals, please file a bug report."):
+        cr.vmap(lambda r: r.sum().item())(x)

@@ -176,3 +176,16 @@ def test_jacrev_in_a_custom_functions_backward_does_not_batch_through_it():
         warnings.simplefilter("error")
         Triple.apply(x).sum().backward()
     assert np.allclose(x.grad.numpy(), 1 - np.tanh([0.3, 0.6]) ** 2)
+
+
+def test_integer_outputs_and_inputs_are_refused_as_in_the_reference():
+    x = cr.tensor([1., -2., 3.])
+    for transform in (func.jacrev(lambda t: (t > 0).long()), lambda t: func.vjp(lambda u: u > 0, t)):
+        with pytest.raises(RuntimeError, match="vjp\\(f, ...\\): All outputs of f must be "
+                                               "floating-point or complex Tensors, got Tensor "
+                                               "with dtype chainrule.(int64|bool)"):
+            transform(x)
+    for transform in (func.jacfwd(lambda t: t * 2), func.hessian(lambda t: (t * 2).sum())):
+        with pytest.raises(ValueError, match="Expected primal to be floating point or "
+                                             "complex, but got: chainrule.int64"):
+            transform(cr.tensor([1, 2]))

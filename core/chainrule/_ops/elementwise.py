@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._backends import move_array as _move_array
+from .._batched import DYNAMIC_SHAPE, refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
                       binary_operands, commit_inplace, float_input, promote, public, method)
@@ -470,6 +471,7 @@ def where(condition, input=None, other=None):
     [1.0, 0.0]
     """
     if input is None and other is None:
+        refuse_dynamic_shape(condition, DYNAMIC_SHAPE.format("aten::where"))
         return tuple(Tensor._wrap(i) for i in np.nonzero(condition._data))
     cond = as_tensor_arg(condition, "condition")
     if cond._data.dtype != np.bool_:

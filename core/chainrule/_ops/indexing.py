@@ -20,7 +20,8 @@ from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import checked_integer, scalar_type_name
-from .._batched import BatchedTensor, unwrap_all
+from .._batched import BOOL_MASK_INDEX, DYNAMIC_SHAPE, BatchedTensor, refuse_dynamic_shape, \
+    unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -322,6 +323,8 @@ def _as_index_array(k):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else asarray(k)
+    if arr.dtype.kind == "b":               # Note [dynamic shapes under vmap]
+        refuse_dynamic_shape(k, BOOL_MASK_INDEX)
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
@@ -1210,6 +1213,11 @@ def masked_select(input, mask):
     [2.0, 3.0]
     """
     mask = _bool_mask(mask, "masked_select: expected BoolTensor for mask")
+    refuse_dynamic_shape(mask, "vmap: Attempted to vmap over `mask` in "
+                         "torch.masked_select(self, mask) We cannot support this because for "
+                         "each batch this would return a differently shaped Tensor. Please file "
+                         "an issue at https://github.com/pytorch/pytorch/issues if you need "
+                         "this feature.")
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
@@ -1304,9 +1312,16 @@ def nonzero(input, *, as_tuple=False):
     >>> cr.tensor([0., 2., 3.]).nonzero().tolist()
     [[1], [2]]
     """
+    refuse_dynamic_shape(input, "Batching rule not implemented for aten::nonzero_numpy. We "
+                         "could not generate a fallback." if as_tuple else
+                         DYNAMIC_SHAPE.format("aten::nonzero"))
     arr = input._data
     if as_tuple:
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(arr)))
+    return _positions(arr)
+
+
+def _positions(arr):
     positions = np.argwhere(arr) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
     return Tensor._wrap(positions.astype(np.int64))
 
@@ -1319,7 +1334,7 @@ def argwhere(input):
     >>> cr.argwhere(cr.tensor([[0, 1], [1, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    return nonzero(input)
+    return _positions(input._data)      # (under vmap: per entry, as in the reference)
 
 
 @public
