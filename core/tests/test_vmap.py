@@ -403,3 +403,22 @@ def test_reading_values_of_a_batched_tensor_uses_the_references_words():
     with pytest.raises(RuntimeError, match="If error is occurring somewhere inside PyTorch "
                                            "internals, please file a bug report."):
         cr.vmap(lambda r: r.sum().item())(x)
+
+
+def test_different_randomness_draws_once_for_the_batch():
+    # Note [one draw for a batch]: the reference's batched draw, shaped (batch, *shape)
+    x = cr.zeros(3, 4, 5)
+    for draw, whole in [(lambda t: cr.randn_like(t), lambda: cr.randn(3, 4, 5)),
+                        (lambda t: cr.normal(t, 1.0), lambda: cr.normal(x, 1.0)),
+                        (lambda t: cr.rand(2) + t.sum(), lambda: cr.rand(3, 2)),
+                        (lambda t: cr.bernoulli(t + 0.5), lambda: cr.bernoulli(x + 0.5))]:
+        cr.manual_seed(0)
+        got = cr.vmap(draw, randomness="different")(x)
+        cr.manual_seed(0)
+        assert cr.equal(got, whole())
+    cr.manual_seed(0)                 # draws of several ops come in the ops' order
+    got = cr.vmap(lambda t: cr.rand(2) + cr.randn(20).sum() + t.sum(),
+                  randomness="different")(x)
+    cr.manual_seed(0)
+    first = cr.rand(3, 2)
+    assert cr.equal(got, first + cr.randn(3, 20).sum(1, keepdim=True))
