@@ -430,7 +430,7 @@ def _batch_size(args, dims, name):
             continue
         if not isinstance(value, Tensor):
             raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for an input but the input "
-                             f"is of type {type(value).__name__}. We cannot vmap over non-Tensor "
+                             f"is of type {type(value)}. We cannot vmap over non-Tensor "
                              "arguments, please use None as the respective in_dim")
         if not -value.ndim <= dim < max(value.ndim, 1) or value.ndim == 0:
             raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for some input, but that "

@@ -58,7 +58,8 @@ def test_errors():
         cr.vmap(lambda: cr.ones(2))()
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         cr.vmap(cr.mul, in_dims=(0, 0, 0))(cr.ones(2), cr.ones(2))
-    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
+    with pytest.raises(ValueError, match="the input is of type <class 'int'>. We cannot vmap "
+                                         "over non-Tensor arguments"):
         cr.vmap(lambda x, k: x * k)(cr.ones(2), 3)
     with pytest.raises(ValueError, match="must only return Tensors"):
         cr.vmap(lambda x: 3)(cr.ones(2))
