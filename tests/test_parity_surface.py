@@ -328,3 +328,24 @@ def test_subtraction_with_bools_as_the_reference(statement):
         except RuntimeError as error:
             return str(error)
     assert run(cr) == run(torch)
+
+
+_FOREACH = ["lib._foreach_add(a, b, alpha=2)", "lib._foreach_mul(a, [2., 3.])",
+            "lib._foreach_sub(a, lib.tensor(1.))", "lib._foreach_maximum(a, 1.5)",
+            "lib._foreach_pow(2., a)", "lib._foreach_addcdiv(a, b, b, lib.tensor([0.5, 2.]))",
+            "lib._foreach_lerp(a, b, 0.25)", "lib._foreach_norm(a, 1)", "lib._foreach_sqrt(a)",
+            "lib._foreach_mul_(a, 0.5)", "lib._foreach_addcmul_(a, b, b, value=0.1)",
+            "lib._foreach_add(a, [1.])", "lib._foreach_add(a, [lib.ones(2)])",
+            "lib._foreach_mul_([lib.tensor([1, 2])], 0.5)"]
+
+
+@pytest.mark.parametrize("statement", _FOREACH)
+def test_foreach_as_the_reference(statement):
+    def run(lib):
+        names = {"lib": lib, "a": [lib.ones(2), lib.full((3,), 2.)],
+                 "b": [lib.full((2,), 3.), lib.ones(3)]}
+        try:
+            return [t.tolist() for t in eval(statement, names)]
+        except RuntimeError as error:
+            return str(error)
+    assert run(cr) == run(torch)
