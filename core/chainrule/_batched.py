@@ -19,9 +19,11 @@ Note [batched tensors]
 
     ``_data`` of a wrapper is a ``_LogicalSample``: the logical shape and dtype, so
     that code reading only metadata (shapes, dtypes, dim wrapping) works as is. Code
-    that reads values outside the table (the indices max(dim) computes, a loss's
-    targets) raises ValuesOutsideTable on it, and vmap then evaluates the function
-    once per entry: correct, never silently one entry's values.
+    that computes on values outside the table for every entry alike (the indices
+    max(dim), topk or max pooling pick) does so once on the physical array
+    (``along_axis``, ``on_values``); code that reads them otherwise (a data-dependent
+    shape, strides) raises ValuesOutsideTable on it, and vmap then evaluates the
+    function once per entry: correct, never silently one entry's values.
 """
 import math
 import threading
@@ -101,6 +103,14 @@ _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor ou
 
 # (the reference's words: a batched tensor has no storage of its own)
 _NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some "
+                        "data-dependent control flow. We don't support that yet, please file "
+                        "an issue at https://github.com/pytorch/pytorch/issues .")
+
+
+PERFORMANCE_DROP = ("There is a performance drop because we have not yet implemented the "
+                    "batching rule for {}. Please file us an issue on GitHub so that we can "
+                    "prioritize its implementation.")
 
 
 class _Levels(threading.local):
@@ -185,32 +195,13 @@ class BatchedTensor(Tensor):
         raise RuntimeError(_NO_STORAGE)
 
     def __bool__(self):
-        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
-                           "data-dependent control flow. We don't support that yet, please "
-                           "file an issue at https://github.com/pytorch/pytorch/issues .")
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self._level.id}, bdim=0, value=\n{self._value!r}\n)"
 
     def detach(self):
         return wrap(self._value.detach(), self._level)
-
-
-# Note [dynamic shapes under vmap]: an op whose result's shape depends on the values
-# of a batched input (unique, nonzero, a batched boolean mask) cannot be batched; the
-# per-entry fallback would run it, but the reference refuses, whatever the entries'
-# shapes, so code that vmaps it fails here as it would there.
-DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can output dynamic shape. "
-                 "Attempted to vmap over {}. Please file an issue at "
-                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
-BOOL_MASK_INDEX = ("vmap: We do not support batching operators that can support dynamic "
-                   "shape. Attempting to batch over indexing with a boolean mask.")
-
-
-def refuse_dynamic_shape(t, message):
-    """Raise ``message`` (Note [dynamic shapes under vmap]) when ``t`` is batched."""
-    if type(t) is BatchedTensor:
-        raise RuntimeError(message)
 
 
 def wrap(value, level):
@@ -271,6 +262,26 @@ def raw_batched(fn, tensors):
         if type(t) is BatchedTensor:
             return wrap(raw_batched(fn, args), level)
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
+
+
+_DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can output dynamic shape. "
+                  "Attempted to vmap over {}. Please file an issue at "
+                  "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def refuse_dynamic_shape(t, name):
+    """The reference's error, under vmap, for an op whose output's shape depends on the
+    values of ``t`` (``name``: the reference's op) when ``t`` is batched."""
+    if type(t) is BatchedTensor:
+        raise RuntimeError(_DYNAMIC_SHAPE.format(name))
+
+
+def on_values(fn, t):
+    """``fn(array)`` of a tensor's values; of a batched tensor's entries computed on the
+    whole physical array in one call (``fn`` treats leading dimensions as batch ones): a
+    batched tensor of results."""
+    physical, levels = unwrap_all(t)
+    return rewrap(Tensor._wrap(fn(physical._data)), levels)
 
 
 def along_axis(fn, t, axis, **kwargs):

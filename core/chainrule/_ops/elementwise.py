@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from .. import _dtypes
+from .._batched import unwrap_all
 from .._backends import move_array as _move_array
-from .._batched import DYNAMIC_SHAPE, refuse_dynamic_shape
+from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
                       binary_operands, commit_inplace, float_input, promote, public, method)
@@ -471,7 +472,7 @@ def where(condition, input=None, other=None):
     [1.0, 0.0]
     """
     if input is None and other is None:
-        refuse_dynamic_shape(condition, DYNAMIC_SHAPE.format("aten::where"))
+        refuse_dynamic_shape(condition, "aten::where")
         return tuple(Tensor._wrap(i) for i in np.nonzero(condition._data))
     cond = as_tensor_arg(condition, "condition")
     if cond._data.dtype != np.bool_:
@@ -940,7 +941,7 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     input = float_input(input)
-    if not np.all(input._data > (p - 1) / 2):
+    if not np.all(unwrap_all(input)[0]._data > (p - 1) / 2):   # under vmap: every entry
         raise RuntimeError("All elements must be greater than (p-1)/2")
     return apply_op(MVLGAMMA, (input,), {"p": int(p)})
 

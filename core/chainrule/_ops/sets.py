@@ -10,7 +10,7 @@ backward raises "not implemented"; here the values simply do not require grad.
 import numpy as np
 
 from .. import return_types
-from .._batched import DYNAMIC_SHAPE, refuse_dynamic_shape
+from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
 from .reduction import _write_out
@@ -44,8 +44,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> cr.unique(cr.tensor([3, 1, 3, 2]), return_counts=True)
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
-    refuse_dynamic_shape(input, DYNAMIC_SHAPE.format("aten::_unique2" if dim is None else
-                                                     "aten::unique_dim"))
+    refuse_dynamic_shape(input, "aten::_unique2" if dim is None else "aten::unique_dim")
     a = input._data
     if dim is None:
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
@@ -66,7 +65,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     >>> cr.unique_consecutive(cr.tensor([1, 1, 2, 2, 3, 1, 1]))
     tensor([1, 2, 3, 1])
     """
-    refuse_dynamic_shape(input, DYNAMIC_SHAPE.format("aten::unique_consecutive"))
+    refuse_dynamic_shape(input, "aten::unique_consecutive")
     a = input._data
     if dim is None:
         flat, axis = a.reshape(-1), 0
