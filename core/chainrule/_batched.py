@@ -101,6 +101,8 @@ _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor ou
                    "dependent control flow). Compute it on the unbatched inputs, or out of vmap.")
 
 
+# (the reference's words: a batched tensor has no storage of its own)
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some "
                         "data-dependent control flow. We don't support that yet, please file "
                         "an issue at https://github.com/pytorch/pytorch/issues .")
@@ -184,13 +186,13 @@ class BatchedTensor(Tensor):
                            "report.")
 
     def tolist(self):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def numpy(self, *, force=False):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __array__(self, dtype=None, copy=None):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __bool__(self):
         raise RuntimeError(CONTROL_FLOW_MESSAGE)

@@ -58,7 +58,8 @@ def test_errors():
         cr.vmap(lambda: cr.ones(2))()
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         cr.vmap(cr.mul, in_dims=(0, 0, 0))(cr.ones(2), cr.ones(2))
-    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
+    with pytest.raises(ValueError, match="the input is of type <class 'int'>. We cannot vmap "
+                                         "over non-Tensor arguments"):
         cr.vmap(lambda x, k: x * k)(cr.ones(2), 3)
     with pytest.raises(ValueError, match="must only return Tensors"):
         cr.vmap(lambda x: 3)(cr.ones(2))
@@ -359,6 +360,69 @@ def test_out_dims_match_the_outputs_structure_as_a_prefix():
             cr.vmap(fn, out_dims=out_dims)(x)
     with pytest.raises(ValueError, match="`out_dims` must be an int, None or a python"):
         cr.vmap(lambda a: (a,), out_dims=1.5)(x)
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda x: cr.unique(x), "Attempted to vmap over aten::_unique2"),
+    (lambda x: x.unique(dim=0), "Attempted to vmap over aten::unique_dim"),
+    (lambda x: cr.unique_consecutive(x), "Attempted to vmap over aten::unique_consecutive"),
+    (lambda x: x.nonzero(), "Attempted to vmap over aten::nonzero"),
+    (lambda x: cr.where(x > 0), "Attempted to vmap over aten::where"),
+    (lambda x: cr.nonzero(x, as_tuple=True), "Batching rule not implemented for "
+                                             "aten::nonzero_numpy"),
+    (lambda x: x[x > 0], "Attempting to batch over indexing with a boolean mask"),
+    (lambda x: cr.ones(3).masked_select(x > 0), "Attempted to vmap over `mask` in "
+                                                r"torch.masked_select\(self, mask\)")])
+def test_ops_with_value_dependent_shapes_refuse_batched_inputs(fn, message):
+    # the reference refuses even where every entry's result has one shape
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    with pytest.raises(RuntimeError, match=message):
+        cr.vmap(fn)(x)
+
+
+def test_unbatched_masks_and_argwhere_still_batch():
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    m = cr.tensor([True, False, True])
+    assert cr.vmap(lambda r: r[m])(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(lambda r: r.masked_select(m))(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(cr.argwhere)(x).shape == (2, 3, 1)
+    g = cr.ones(2, 2)                  # a batched backward through a boolean mask
+    y = x[0].requires_grad_()
+    assert cr.autograd.grad(y[y > 0], y, g, is_grads_batched=True)[0].tolist() == \
+        [[1., 0., 1.]] * 2
+
+
+def test_reading_values_of_a_batched_tensor_uses_the_references_words():
+    x = cr.ones(2, 3)
+    for read in (lambda r: r.tolist(), lambda r: r.numpy()):
+        with pytest.raises(RuntimeError, match="Cannot access data pointer of Tensor that "
+                                               "doesn't have storage"):
+            cr.vmap(read)(x)
+    with pytest.raises(RuntimeError, match="please file an issue at "
+                                           r"https://github.com/pytorch/pytorch/issues \."):
+        cr.vmap(lambda r: r if r.sum() > 0 else -r)(x)
+    with pytest.raises(RuntimeError, match="If error is occurring somewhere inside PyTorch "
+                                           "internals, please file a bug report."):
+        cr.vmap(lambda r: r.sum().item())(x)
+
+
+def test_different_randomness_draws_once_for_the_batch():
+    # Note [one draw for a batch]: the reference's batched draw, shaped (batch, *shape)
+    x = cr.zeros(3, 4, 5)
+    for draw, whole in [(lambda t: cr.randn_like(t), lambda: cr.randn(3, 4, 5)),
+                        (lambda t: cr.normal(t, 1.0), lambda: cr.normal(x, 1.0)),
+                        (lambda t: cr.rand(2) + t.sum(), lambda: cr.rand(3, 2)),
+                        (lambda t: cr.bernoulli(t + 0.5), lambda: cr.bernoulli(x + 0.5))]:
+        cr.manual_seed(0)
+        got = cr.vmap(draw, randomness="different")(x)
+        cr.manual_seed(0)
+        assert cr.equal(got, whole())
+    cr.manual_seed(0)                 # draws of several ops come in the ops' order
+    got = cr.vmap(lambda t: cr.rand(2) + cr.randn(20).sum() + t.sum(),
+                  randomness="different")(x)
+    cr.manual_seed(0)
+    first = cr.rand(3, 2)
+    assert cr.equal(got, first + cr.randn(3, 20).sum(1, keepdim=True))
 
 
 def _once(fn):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule._cpu_stream import one_draw_for
 from chainrule._ops import _batching_rules, _registry
 from chainrule.autograd import batched as _batched_grad
 
@@ -98,8 +99,9 @@ def _with_log(fn):
 @pytest.mark.parametrize("sample", SAMPLES, ids=IDS)
 def test_vmap_matches_per_entry(sample):
     rows, batch, dims = _batched_inputs(sample)
-    cr.manual_seed(0)            # random ops (dropout) draw per entry under "different"
-    expected = [_leaves(sample.call(*r)) for r in rows]
+    cr.manual_seed(0)            # random ops (dropout): one draw for the batch, sliced
+    with one_draw_for(BATCH) as draws:      # (Note [one draw for a batch])
+        expected = [draws.start(i) or _leaves(sample.call(*r)) for i, r in enumerate(rows)]
     cr.manual_seed(0)
     mapped = cr.vmap(sample.call, in_dims=dims, randomness="different")
     try:

@@ -13,6 +13,7 @@ from .. import return_types
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
+from .reduction import _write_out
 from . import _cpu_select as _select
 
 F = FUNCTIONS
@@ -142,8 +143,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     >>> cr.searchsorted(cr.tensor([1, 3, 5, 7, 9]), cr.tensor([3, 6, 9]))
     tensor([1, 3, 4])
     """
-    return _sorted_positions(sorted_sequence, input, right, out_int32, side, sorter,
-                             "searchsorted")
+    result = _sorted_positions(sorted_sequence, input, right, out_int32, side, sorter,
+                               "searchsorted")
+    return result if out is None else _write_out(result, out, "searchsorted")
 
 
 @public
@@ -158,7 +160,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
-    return _sorted_positions(boundaries, input, right, out_int32, None, None, "bucketize")
+    result = _sorted_positions(boundaries, input, right, out_int32, None, None, "bucketize")
+    return result if out is None else _write_out(result, out, "bucketize")
 
 
 @public(method=False)
