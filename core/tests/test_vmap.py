@@ -1,4 +1,6 @@
 """chainrule.vmap: in_dims/out_dims, nested structures, gradients through it, errors."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -481,6 +483,38 @@ def test_nll_loss_with_batched_targets_and_weights_runs_once(reduction):
     assert not log and _close(out, loop)        # entry 1: all ignored, entry 3: weight 0
     g = cr.ones(*out.shape, dtype=cr.float64)
     assert _close(cr.autograd.grad(out, x, g)[0], cr.autograd.grad(loop, x, g)[0])
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("entry", [(5, 4), (4,)])
+@pytest.mark.parametrize("batched_target", [True, False])
+@pytest.mark.parametrize("loss", ["multi_margin", "multi_margin_p2_weight", "multilabel"])
+def test_hinge_losses_run_once(reduction, entry, batched_target, loss):
+    # hinge_loss: the entries' rows as one loss; values, gradients and double backward
+    rng = np.random.default_rng(2)
+    x = cr.tensor(rng.standard_normal((3,) + entry), requires_grad=True)
+    if loss == "multilabel":
+        target = cr.tensor(rng.integers(-1, 4, (3,) + entry))
+        fn = cr.nn.functional.multilabel_margin_loss
+    else:
+        target = cr.tensor(rng.integers(0, 4, (3,) + entry[:-1]))
+        weight = cr.tensor([0.5, 1.0, 2.0, 0.0], dtype=cr.float64)
+        kw = {"p": 2, "weight": weight, "margin": 0.7} if "p2" in loss else {}
+        fn = functools.partial(cr.nn.functional.multi_margin_loss, **kw)
+    target = target if batched_target else target[0]
+    loss_of = lambda xi, ti: fn(xi, ti, reduction=reduction)          # noqa: E731
+    dims = (0, 0 if batched_target else None)
+    out, log = _once(lambda: cr.vmap(loss_of, in_dims=dims)(x, target))
+    loop = cr.stack([loss_of(x[i], target[i] if batched_target else target)
+                     for i in range(3)])
+    assert not log and _close(out, loop)
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    (got,) = cr.autograd.grad(out, x, g, create_graph=True)
+    (want,) = cr.autograd.grad(loop, x, g, create_graph=True)
+    assert _close(got, want)
+    if "p2" in loss:                    # (p = 1: piecewise linear, no second derivative)
+        assert _close(cr.autograd.grad((got ** 2).sum(), x)[0],
+                      cr.autograd.grad((want ** 2).sum(), x)[0])
 
 
 @pytest.mark.parametrize("pick", [

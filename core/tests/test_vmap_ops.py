@@ -22,10 +22,11 @@ LOOPED = {
     "as_strided": "strides address the whole batch's storage",
     "masked_scatter": "how much of the source an entry uses depends on its mask (the "
                       "reference loops too)",
-    "multilabel_margin_loss": "no rule written yet", "multi_margin_loss": "no rule written yet",
 }
 # Ops with a rule that runs per entry for some arguments only.
 SOME_ARGUMENTS_PER_ENTRY = {
+    "multi_margin_loss": "a batched class weight, a 0-d entry",
+    "multilabel_margin_loss": "a 0-d entry",
     "index": "advanced indices separated by a slice move the batch dimension",
     "unfold": "a 0-d entry", "einsum": "an equation with '...' or without '->'",
     "index_select": "a batched index", "index_add": "a batched index",

@@ -404,6 +404,25 @@ def mse_loss(call, op, args, batched, attrs):
     return reduce(losses, tuple(range(1, losses.ndim)))
 
 
+def hinge_loss(call, op, args, batched, attrs):
+    """multilabel_margin_loss, multi_margin_loss: one loss per row of (N, C) (or of
+    the one row (C,)); the entries' rows run as one (B * N, C) loss without
+    reduction, each entry's losses reduced after."""
+    rank = _lnd(args[0], batched[0])
+    if rank == 0 or (len(args) > 2 and batched[2]):     # a 0-d input, a batched weight
+        return per_entry(call, op, args, batched, attrs)
+    x, target = _materialized(args[:2], batched[:2])
+    size, classes = x.shape[0], x.shape[-1]
+    target_shape = (-1, classes) if op.name == "multilabel_margin_loss" else (-1,)
+    rows = [FUNCTIONS["reshape"](x, (-1, classes)), FUNCTIONS["reshape"](target, target_shape)]
+    losses = call(op, rows + list(args[2:]), dict(attrs, reduction="none",
+                                                  out_shape=(rows[0].shape[0],)))
+    losses = FUNCTIONS["reshape"](losses, (size, -1))
+    if attrs["reduction"] == "none":
+        return FUNCTIONS["reshape"](losses, (size,) + tuple(attrs["out_shape"]))
+    return FUNCTIONS["sum" if attrs["reduction"] == "sum" else "mean"](losses, (1,))
+
+
 # Note [targets along a trailing dimension]
 #     nll_loss and its backward hold the targets (and each element's weight, where
 #     they are ignored) as attributes, shared by the batch entries. The loss over
@@ -621,6 +640,7 @@ RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _sh
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
 RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
+RULES.update({n: hinge_loss for n in ("multilabel_margin_loss", "multi_margin_loss")})
 RULES["affine_grid_generator"] = affine_grid
 RULES.update({n: last_dims for n in _im2col.OP_NAMES + _unpooling.OP_NAMES  # leading: batch
               + _distance.OP_NAMES})

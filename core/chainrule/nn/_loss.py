@@ -453,10 +453,10 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("weight must be one-dimensional")
     unbatched = input.dim() <= 1
     n, c = (1, input.numel()) if unbatched else tuple(input.shape)
-    t = target._data.reshape(-1).astype(np.int64)
-    if t.shape[0] != n:
+    if target.numel() != n:
         raise RuntimeError(f"inconsistent target size, expected {n} but got "
                            f"{list(target.shape)}")
+    t = unwrap_all(target)[0]._data         # under vmap: every entry's values at once
     if t.size and (t.min() < 0 or t.max() >= c):
         raise RuntimeError("target out of range")
     _not_differentiable("multi_margin_loss", "weight", weight)
