@@ -10,6 +10,7 @@
 #include <string>
 
 #include "recorder.h"
+#include "view_methods.h"
 
 namespace chainrule_engine {
 
@@ -34,6 +35,7 @@ struct FastMethod {
   PyObject* programs;    // Note [JVP programs]: the layer's programs for op and attrs,
                          // by mask; nullptr until first needed
   unsigned long programs_gen;  // the dual configuration they were made under
+  ViewEntry view;        // kind "view" (Note [view methods]); nullptr for the other kinds
 };
 
 struct FastConfig {
@@ -846,6 +848,12 @@ PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObj
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
+  if (m->view != nullptr) {                     // Note [view methods]
+    bool handled = false;
+    PyObject* result = kwnames == nullptr ?
+        m->view(m->op, args, PyVectorcall_NARGS(nargsf), &handled) : nullptr;
+    return handled ? result : call_python(m, args, nargsf, kwnames);
+  }
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
   if (m->scalar) return scalar_call(m, args, nargsf, kwnames);
   if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
@@ -901,6 +909,14 @@ PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObj
 
 // --- the type ------------------------------------------------------------------------
 
+// Kind "view": the entry named by attrs["method"] (Note [view methods]), else nullptr.
+ViewEntry view_method(PyObject* attrs) {
+  PyObject* name = PyDict_GetItemString(attrs, "method");
+  const char* s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (s == nullptr) PyErr_Clear();
+  return s ? view_entry(s) : nullptr;
+}
+
 PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   static const char* kwlist[] = {"kind", "op", "attrs", "python_fn", "inplace", nullptr};
   const char* kind;
@@ -911,14 +927,16 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     return nullptr;
   }
   std::string k(kind);
-  Py_ssize_t arity = k == "unary" || k == "scalar" ? 1
+  Py_ssize_t arity = k == "unary" || k == "scalar" || k == "view" ? 1
                      : k == "binary" || k == "inplace" ? 2 : 0;
+  ViewEntry view = k == "view" ? view_method(attrs) : nullptr;
   // inplace: the operator's ufunc (Note [in-place fast methods])
   bool inplace_ok = k == "inplace" ? PyCallable_Check(inplace) && PyDict_GET_SIZE(attrs) == 0
                                    : inplace == Py_None;
   bool attrs_ok = k == "scalar" ? PyDict_GET_SIZE(attrs) == 1   // the number's name
                                 : PyDict_GET_SIZE(attrs) <= kMaxAttrs;
-  if (arity == 0 || !inplace_ok || !attrs_ok || !PyCallable_Check(fn)) {
+  if (arity == 0 || !inplace_ok || !attrs_ok || !PyCallable_Check(fn) ||
+      (k == "view" && view == nullptr)) {
     PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
     return nullptr;
   }
@@ -947,6 +965,7 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->ufunc = inplace != Py_None ? Py_NewRef(inplace) : nullptr;
   m->programs = nullptr;
   m->programs_gen = 0;
+  m->view = view;
   return reinterpret_cast<PyObject*>(m);
 }
 

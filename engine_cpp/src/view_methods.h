@@ -1,0 +1,42 @@
+// The commonest view methods in C: their argument parsing, then the view maker.
+//
+// Note [view methods]
+//     With make_view in C (Note [view maker]), what was left of `w.t()`, `x.view(-1)`
+//     or `x[0]` was Python: the dispatching wrapper (Note [torch function slot]) and
+//     the public function parsing its arguments, two frames around one C call. Core
+//     lists them in the method slot as kind "view" (Note [method slot]; attrs
+//     {"method": name}); a FastMethod of that kind parses the common arguments here
+//     and calls the view maker now in the op's module (`make_view` there: the C one
+//     directly) with the op, attrs and view_fn the Python function would make, read
+//     from the module at each call (`_view_fn`, `_dual`, the public function a
+//     view_fn replays). It declines, before any work, calling the Python function,
+//     whenever that could decide otherwise: not configured, keyword arguments,
+//     `_torch_function.ON` set (a subclass, mode or tensor-like met), a dispatcher
+//     registered (a dual level, vmap, ...), self not a Tensor holding an exact
+//     ndarray, an argument not an exact int (or, for view/reshape/permute, a tuple or
+//     list of them), a dim or index out of range, a shape that does not fit (so every
+//     error message is Python's), and for reshape an array not C-contiguous; `view`
+//     also when the maker raises ValueError (the forward is pure: the Python function
+//     runs again and raises its RuntimeError). Entries: t, transpose, unsqueeze,
+//     permute, view, reshape and __getitem__ with an int. The Python functions
+//     mirrored are fingerprinted (_mirror.VIEW_METHODS_FINGERPRINT);
+//     CHAINRULE_ENGINE_VIEWS=0 keeps them.
+#pragma once
+
+#include "python_api.h"
+
+namespace chainrule_engine {
+
+// A view method's C entry: the view, or nullptr; *handled false (and no error set)
+// when the Python function must run instead.
+using ViewEntry = PyObject* (*)(PyObject* op, PyObject* const* args, Py_ssize_t nargs,
+                                bool* handled);
+
+// The entry for attrs["method"] of a "view" entry of the method slot, or nullptr.
+ViewEntry view_entry(const char* method);
+
+void configure_view_methods(bool enabled, py::object tensor_type, py::object registry,
+                            py::object shape, py::object indexing, py::object torch_function_on,
+                            py::object c_make_view);
+
+}  // namespace chainrule_engine
