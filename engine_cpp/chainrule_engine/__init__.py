@@ -141,7 +141,8 @@ def _configure_view_methods(enabled=None):
         enabled = _wanted("CHAINRULE_ENGINE_VIEWS", _mirror.view_methods_match)
     _engine.configure_view_methods(
         enabled=enabled, tensor_type=_tensor.Tensor, registry=_registry, shape=shape,
-        indexing=indexing, torch_function_on=_torch_function.ON, make_view=_engine.make_view)
+        indexing=indexing, torch_function_on=_torch_function.ON,
+        torch_function_modes=_torch_function.MODES, make_view=_engine.make_view)
     _VIEW_METHODS[0] = enabled
 
 
@@ -236,7 +237,7 @@ def _configure_view_maker(enabled=None):
     _engine.configure_view_maker(
         python_make_view=views.make_view, registry=_registry, views=views,
         tensor_type=_tensor.Tensor, extras_type=_tensor._Extras, grad_state=_grad_mode.STATE,
-        record=_engine.record, counter_of=_version_counter.counter_of)
+        record=_engine.record, counter_of=_version_counter.counter_of, register=views._register)
     views.set_view_maker(_engine.make_view if enabled else None)
 
 

@@ -25,8 +25,8 @@ ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "a141e215265714fe"
 INPLACE_FINGERPRINT = "fa7073328648020e"
 DUAL_FINGERPRINT = "c2655f59be500559"
-VIEW_MAKER_FINGERPRINT = "1d0bf7391ff6d330"
-VIEW_METHODS_FINGERPRINT = "190ff13ed793f31d"
+VIEW_MAKER_FINGERPRINT = "f12395185178bcbd"
+VIEW_METHODS_FINGERPRINT = "b351e9016a1447a9"
 
 
 def engine_parts():
@@ -124,7 +124,7 @@ def view_maker_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import views
     return [
-        (views, ["make_view", "_fast_op"]),
+        (views, ["make_view", "_fast_op", "_register"]),
         (_tensor, ["_Extras"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]
@@ -141,7 +141,7 @@ def view_methods_parts():
         (indexing, ["getitem", "_select"]),
         (_factories, ["keyword_sizes"]),
         (_tensor, ["_wrap_dim"]),
-        (_torch_function, ["_template_source"]),    # ON off: the wrapper calls the function
+        (_torch_function, ["_template_source", "_needed", "_any_overriding", "_overriding"]),
     ]
 
 

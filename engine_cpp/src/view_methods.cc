@@ -24,6 +24,8 @@ struct ViewMethodConfig {
   PyObject* shape_dict = nullptr;     // shape.__dict__: make_view, _view_fn, the publics
   PyObject* indexing_dict = nullptr;  // indexing.__dict__: make_view, _dual, _select
   PyObject* on = nullptr;             // _torch_function.ON (a one-item list)
+  PyObject* modes = nullptr;          // _torch_function.MODES (a one-item list)
+  PyObject* zero = nullptr;           // 0
   PyObject* c_make_view = nullptr;    // _engine.make_view: called directly
 };
 ViewMethodConfig mc;
@@ -62,10 +64,17 @@ PyObject* global(PyObject* dict, PyObject* name) {
   return value;
 }
 
+// Whether the dispatching wrapper would call the function itself for self (the other
+// arguments being ints): with dispatch off, yes; with it on (Note [torch function
+// slot]), for an exact Tensor while no mode is active.
+bool wrapper_calls_function(PyObject* self) {
+  if (PyList_GET_ITEM(mc.on, 0) == Py_False) return PyObject_TypeCheck(self, mc.tensor);
+  return Py_TYPE(self) == mc.tensor && PyList_GET_ITEM(mc.modes, 0) == mc.zero;
+}
+
 // self's array when the fast path may run at all (Note [view methods]), else nullptr.
 PyArrayObject* gate(PyObject* const* args, Py_ssize_t nargs) {
-  if (!mc_ready || nargs < 1 || PyList_GET_ITEM(mc.on, 0) != Py_False) return nullptr;
-  if (!PyObject_TypeCheck(args[0], mc.tensor)) return nullptr;
+  if (!mc_ready || nargs < 1 || !wrapper_calls_function(args[0])) return nullptr;
   PyObject* dispatch = PyDict_GetItem(mc.registry_dict, mn().dispatch);
   if (dispatch != Py_None) return nullptr;
   PyObject* data = slot(args[0], mc.t.data);
@@ -314,10 +323,13 @@ ViewEntry view_entry(const char* method) {
 
 void configure_view_methods(bool enabled, py::object tensor_type, py::object registry,
                             py::object shape, py::object indexing, py::object torch_function_on,
-                            py::object c_make_view) {
-  if (!PyList_CheckExact(torch_function_on.ptr()) || PyList_GET_SIZE(torch_function_on.ptr()) < 1) {
-    throw std::runtime_error("view methods: torch_function_on must be a one-item list");
+                            py::object torch_function_modes, py::object c_make_view) {
+  for (PyObject* flag : {torch_function_on.ptr(), torch_function_modes.ptr()}) {
+    if (!PyList_CheckExact(flag) || PyList_GET_SIZE(flag) < 1) {
+      throw std::runtime_error("view methods: ON and MODES must be one-item lists");
+    }
   }
+  py::object zero = py::int_(0);
   py::object registry_dict = registry.attr("__dict__");
   py::object shape_dict = shape.attr("__dict__");
   py::object indexing_dict = indexing.attr("__dict__");
@@ -328,10 +340,13 @@ void configure_view_methods(bool enabled, py::object tensor_type, py::object reg
   c.shape_dict = shape_dict.ptr();
   c.indexing_dict = indexing_dict.ptr();
   c.on = torch_function_on.ptr();
+  c.modes = torch_function_modes.ptr();
+  c.zero = zero.ptr();
   c.c_make_view = c_make_view.ptr();
   mn();
   py::tuple keep = py::make_tuple(tensor_type, registry_dict, shape_dict, indexing_dict,
-                                  torch_function_on, c_make_view);
+                                  torch_function_on, torch_function_modes, zero,
+                                  c_make_view);
   PyObject* old = mc_refs;
   mc_refs = keep.release().ptr();
   mc = c;

@@ -10,10 +10,11 @@
 //     directly) with the op, attrs and view_fn the Python function would make, read
 //     from the module at each call (`_view_fn`, `_dual`, the public function a
 //     view_fn replays). It declines, before any work, calling the Python function,
-//     whenever that could decide otherwise: not configured, keyword arguments,
-//     `_torch_function.ON` set (a subclass, mode or tensor-like met), a dispatcher
-//     registered (a dual level, vmap, ...), self not a Tensor holding an exact
-//     ndarray, an argument not an exact int (or, for view/reshape/permute, a tuple or
+//     whenever that could decide otherwise: not configured, keyword arguments, the
+//     dispatching wrapper not calling the function itself (with `_torch_function.ON`
+//     set: self not exactly Tensor, or a mode active in some thread; the other
+//     arguments are ints, which never dispatch), a dispatcher registered (a dual
+//     level, vmap, ...), self not a Tensor holding an exact ndarray, an argument not an exact int (or, for view/reshape/permute, a tuple or
 //     list of them), a dim or index out of range, a shape that does not fit (so every
 //     error message is Python's), and for reshape an array not C-contiguous; `view`
 //     also when the maker raises ValueError (the forward is pure: the Python function
@@ -37,6 +38,6 @@ ViewEntry view_entry(const char* method);
 
 void configure_view_methods(bool enabled, py::object tensor_type, py::object registry,
                             py::object shape, py::object indexing, py::object torch_function_on,
-                            py::object c_make_view);
+                            py::object torch_function_modes, py::object c_make_view);
 
 }  // namespace chainrule_engine
