@@ -36,6 +36,7 @@ struct FastMethod {
                          // by mask; nullptr until first needed
   unsigned long programs_gen;  // the dual configuration they were made under
   ViewEntry view;        // kind "view" (Note [view methods]); nullptr for the other kinds
+  PyObject* view_keyword;  // its keyword-only parameter (None: as if not given), or nullptr
 };
 
 struct FastConfig {
@@ -845,13 +846,21 @@ PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
 
 PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
+// Whether the keyword arguments are only `keyword=None` (how the dispatching wrapper
+// passes a keyword-only parameter on): the same as not giving it.
+bool unset_keyword(PyObject* kwnames, PyObject* const* values, PyObject* keyword) {
+  return keyword != nullptr && PyTuple_GET_SIZE(kwnames) == 1 && values[0] == Py_None &&
+         PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), keyword) == 0;
+}
+
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
   if (m->view != nullptr) {                     // Note [view methods]
     bool handled = false;
-    PyObject* result = kwnames == nullptr ?
-        m->view(m->op, args, PyVectorcall_NARGS(nargsf), &handled) : nullptr;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject* result = kwnames == nullptr || unset_keyword(kwnames, args + nargs, m->view_keyword)
+        ? m->view(m->op, args, nargs, &handled) : nullptr;
     return handled ? result : call_python(m, args, nargsf, kwnames);
   }
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
@@ -909,12 +918,16 @@ PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObj
 
 // --- the type ------------------------------------------------------------------------
 
-// Kind "view": the entry named by attrs["method"] (Note [view methods]), else nullptr.
-ViewEntry view_method(PyObject* attrs) {
+// Kind "view": the entry named by attrs["method"] (Note [view methods]) and the name
+// of its keyword-only parameter (nullptr: none); nullptr for an unknown method.
+ViewEntry view_method(PyObject* attrs, PyObject** keyword) {
   PyObject* name = PyDict_GetItemString(attrs, "method");
   const char* s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
   if (s == nullptr) PyErr_Clear();
-  return s ? view_entry(s) : nullptr;
+  const char* kw = nullptr;
+  ViewEntry entry = s ? view_entry(s, &kw) : nullptr;
+  *keyword = kw ? PyUnicode_InternFromString(kw) : nullptr;
+  return entry;
 }
 
 PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
@@ -929,7 +942,8 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   std::string k(kind);
   Py_ssize_t arity = k == "unary" || k == "scalar" || k == "view" ? 1
                      : k == "binary" || k == "inplace" ? 2 : 0;
-  ViewEntry view = k == "view" ? view_method(attrs) : nullptr;
+  PyObject* view_keyword = nullptr;
+  ViewEntry view = k == "view" ? view_method(attrs, &view_keyword) : nullptr;
   // inplace: the operator's ufunc (Note [in-place fast methods])
   bool inplace_ok = k == "inplace" ? PyCallable_Check(inplace) && PyDict_GET_SIZE(attrs) == 0
                                    : inplace == Py_None;
@@ -966,6 +980,7 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->programs = nullptr;
   m->programs_gen = 0;
   m->view = view;
+  m->view_keyword = view_keyword;
   return reinterpret_cast<PyObject*>(m);
 }
 
@@ -988,6 +1003,7 @@ int fm_clear(PyObject* self) {
   Py_CLEAR(m->python_fn);
   Py_CLEAR(m->ufunc);
   Py_CLEAR(m->programs);
+  Py_CLEAR(m->view_keyword);
   return 0;
 }
 

@@ -309,14 +309,18 @@ PyObject* getitem_entry(PyObject* op, PyObject* const* args, Py_ssize_t nargs, b
 
 }  // namespace
 
-ViewEntry view_entry(const char* method) {
-  struct Named { const char* name; ViewEntry entry; };
+ViewEntry view_entry(const char* method, const char** keyword) {
+  struct Named { const char* name; ViewEntry entry; const char* keyword; };
   static const Named entries[] = {
-      {"t", t_entry}, {"transpose", transpose_entry}, {"unsqueeze", unsqueeze_entry},
-      {"permute", permute_entry}, {"view", view_entry_fn}, {"reshape", reshape_entry},
-      {"getitem", getitem_entry}};
+      {"t", t_entry, nullptr}, {"transpose", transpose_entry, nullptr},
+      {"unsqueeze", unsqueeze_entry, nullptr}, {"permute", permute_entry, "dims"},
+      {"view", view_entry_fn, "size"}, {"reshape", reshape_entry, "shape"},
+      {"getitem", getitem_entry, nullptr}};
   for (const Named& e : entries) {
-    if (std::strcmp(e.name, method) == 0) return e.entry;
+    if (std::strcmp(e.name, method) == 0) {
+      *keyword = e.keyword;
+      return e.entry;
+    }
   }
   return nullptr;
 }
