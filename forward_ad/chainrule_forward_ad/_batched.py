@@ -223,7 +223,9 @@ def _product(F, t, inputs, attrs, batch, out):
 #     records which arrays those are). A product with such a tangent needs no
 #     arithmetic: ``M @ e_k`` is column k of M and ``e_k @ M`` its row k, so the
 #     batched result is M with that dimension moved to the front (copied, so that it
-#     shares no memory with M), zero rows around it. The first layer of most
+#     shares no memory with M; in M's own memory order, a plain copy whose layout the
+#     element-wise tangents downstream keep, so the Jacobian's blocks, moved back,
+#     come out C-contiguous), zero rows around it. The first layer of most
 #     functions, ``A @ x``, then costs a copy instead of an n^3 matrix product.
 def _basis_times(F, g, m, batch, axis):
     """The batched product of the basis tangent ``g`` with ``m`` along m's dimension
@@ -238,7 +240,7 @@ def _basis_times(F, g, m, batch, axis):
     n, rest = moved.shape[0], tuple(moved.shape[1:])
     if F is _registry.ARRAY_NS:
         if start == 0 and n == batch:
-            return moved.copy()
+            return moved.copy(order="K")
         out = np.zeros((batch,) + rest, moved.dtype)
         out[start:start + n] = moved
         return out
