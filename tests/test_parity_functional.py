@@ -480,6 +480,62 @@ def func_transforms_with_custom_functions(lib):
          for cls in _sin_functions(lib)]
 
 
+def _per_sample_loss(lib, kwargs, in_dims):
+    """vmap(grad(...)) of nll_loss on per-sample log-probabilities (3 positions, 4
+    classes), labels mapped (in_dims 0) or shared (None): values and gradients."""
+    F = lib.nn.functional
+    logits = lib.tensor([[[0.5, -1.0, 2.0, 0.1], [1.5, 0.25, -0.5, 0.0], [0.3, 0.3, -2.0, 1.0]],
+                         [[0.2, 0.1, 0.0, -0.1], [-1.0, 2.0, 0.5, 0.5], [0.0, 1.0, 2.0, 3.0]]],
+                        dtype=lib.float64)
+    labels = lib.tensor([[0, 3, 0], [3, 3, 3]]) if in_dims == 0 else lib.tensor([3, 2, 0])
+
+    def loss(z, y):
+        out = F.nll_loss(z.log_softmax(1), y, **kwargs)
+        return out.sum() if out.dim() else out
+    return outcome(lambda: lib.func.vmap(lib.func.grad_and_value(loss), in_dims=(0, in_dims))(
+        logits, labels))
+
+
+@scenario
+def func_per_sample_nll_loss(lib):
+    # ignore_index=3 ignores all of the second sample's mapped labels: nan loss, zero
+    # gradient; a class weight of 0 on every kept label: nan gradient there
+    weights = [None, [1.0, 0.5, 2.0, 1.5], [0.0, 1.0, 1.0, 0.0]]
+    out = []
+    for in_dims in (0, None):
+        for reduction in ("none", "sum", "mean"):
+            for w in weights:
+                kwargs = {"reduction": reduction, "ignore_index": 3,
+                          "weight": None if w is None else t(lib, w)}
+                out.append(_per_sample_loss(lib, kwargs, in_dims))
+    return out
+
+
+@scenario
+def func_vmap_of_ops_picking_by_index(lib):
+    vmap, x = lib.func.vmap, t(lib, [[0.5, -1.0, 2.0, 0.5], [1.5, 0.25, -0.5, 0.0]])
+    return [outcome(lambda: vmap(lambda r: lib.topk(r, 2))(x)),
+            outcome(lambda: vmap(lambda r: lib.kthvalue(r, 2))(x)),
+            outcome(lambda: vmap(lambda r: lib.median(r.reshape(2, 2), 1))(x)),
+            outcome(lambda: vmap(lib.median)(x)),
+            outcome(lambda: vmap(lambda r: lib.cummax(r, 0))(x)),
+            outcome(lambda: vmap(lambda r: lib.take(r, lib.tensor([[3, -4]])))(x)),
+            outcome(lambda: vmap(lambda r: lib.take(r, lib.tensor([4])))(x)),
+            outcome(lambda: vmap(lambda r, v: r.index_fill(0, lib.tensor([1]), v))(
+                x, t(lib, [7.0, 8.0]))),
+            outcome(lambda: vmap(lib.masked_select)(x, x > 0)),
+            outcome(lambda: vmap(lambda r: lib.masked_select(r, x[0] > 0))(x)),
+            outcome(lambda: vmap(lib.nn.functional.gaussian_nll_loss)(x, x, x.exp())),
+            outcome(lambda: vmap(lib.nonzero)(x)),
+            outcome(lambda: vmap(lambda r: lib.nonzero(r, as_tuple=True))(x)),
+            outcome(lambda: vmap(lib.unique)(x)),
+            outcome(lambda: vmap(lambda r: lib.unique(r, dim=0))(x)),
+            outcome(lambda: vmap(lib.unique_consecutive)(x)),
+            outcome(lambda: vmap(lambda r: r[r > 0])(x)),
+            outcome(lambda: vmap(lambda r: r[x[0] > 0])(x)),
+            outcome(lambda: vmap(lib.argwhere)(x))]
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name):
     ours, theirs = SCENARIOS[name](cr), SCENARIOS[name](torch)

@@ -309,3 +309,43 @@ def test_limited_unsigned_dtypes_like_the_reference(name):
         assert str(ours_error.value) == str(theirs_error.value)
     assert str(cr.tensor([1, 2], dtype=ours)).replace("chainrule", "torch") == \
         str(torch.tensor([1, 2], dtype=theirs))
+
+
+_SUBTRACTIONS = ["b - True", "True - b", "b - b", "lib.sub(b, b)", "b - 1", "1 - b", "b - 1.5",
+                 "i - True", "True - i", "i - b", "b - i", "f - b", "b - f",
+                 "lib.rsub(b, True)", "b.sub(True)", "b.clone().sub_(b)", "i.clone().sub_(True)",
+                 "lib.sub(b, b, alpha=2)", "b - lib.tensor(True)", "lib.sub(i, i, alpha=True)",
+                 "lib.add(i, i, alpha=1.5)", "lib.add(b, b, alpha=True)", "i - 1", "f - i"]
+
+
+@pytest.mark.parametrize("statement", _SUBTRACTIONS)
+def test_subtraction_with_bools_as_the_reference(statement):
+    def run(lib):
+        names = {"lib": lib, "b": lib.tensor([True, False]), "i": lib.tensor([1, 2]),
+                 "f": lib.tensor([1.5, 2.5])}
+        try:
+            return eval(statement, names).tolist()
+        except RuntimeError as error:
+            return str(error)
+    assert run(cr) == run(torch)
+
+
+_FOREACH = ["lib._foreach_add(a, b, alpha=2)", "lib._foreach_mul(a, [2., 3.])",
+            "lib._foreach_sub(a, lib.tensor(1.))", "lib._foreach_maximum(a, 1.5)",
+            "lib._foreach_pow(2., a)", "lib._foreach_addcdiv(a, b, b, lib.tensor([0.5, 2.]))",
+            "lib._foreach_lerp(a, b, 0.25)", "lib._foreach_norm(a, 1)", "lib._foreach_sqrt(a)",
+            "lib._foreach_mul_(a, 0.5)", "lib._foreach_addcmul_(a, b, b, value=0.1)",
+            "lib._foreach_add(a, [1.])", "lib._foreach_add(a, [lib.ones(2)])",
+            "lib._foreach_mul_([lib.tensor([1, 2])], 0.5)"]
+
+
+@pytest.mark.parametrize("statement", _FOREACH)
+def test_foreach_as_the_reference(statement):
+    def run(lib):
+        names = {"lib": lib, "a": [lib.ones(2), lib.full((3,), 2.)],
+                 "b": [lib.full((2,), 3.), lib.ones(3)]}
+        try:
+            return [t.tolist() for t in eval(statement, names)]
+        except RuntimeError as error:
+            return str(error)
+    assert run(cr) == run(torch)

@@ -19,9 +19,11 @@ Note [batched tensors]
 
     ``_data`` of a wrapper is a ``_LogicalSample``: the logical shape and dtype, so
     that code reading only metadata (shapes, dtypes, dim wrapping) works as is. Code
-    that reads values outside the table (the indices max(dim) computes, a loss's
-    targets) raises ValuesOutsideTable on it, and vmap then evaluates the function
-    once per entry: correct, never silently one entry's values.
+    that computes on values outside the table for every entry alike (the indices
+    max(dim), topk or max pooling pick) does so once on the physical array
+    (``along_axis``, ``on_values``); code that reads them otherwise (a data-dependent
+    shape, strides) raises ValuesOutsideTable on it, and vmap then evaluates the
+    function once per entry: correct, never silently one entry's values.
 """
 import math
 import threading
@@ -99,6 +101,18 @@ _VALUES_MESSAGE = ("vmap: this operation reads the values of a batched tensor ou
                    "dependent control flow). Compute it on the unbatched inputs, or out of vmap.")
 
 
+# (the reference's words: a batched tensor has no storage of its own)
+_NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+CONTROL_FLOW_MESSAGE = ("vmap: It looks like you're attempting to use a Tensor in some "
+                        "data-dependent control flow. We don't support that yet, please file "
+                        "an issue at https://github.com/pytorch/pytorch/issues .")
+
+
+PERFORMANCE_DROP = ("There is a performance drop because we have not yet implemented the "
+                    "batching rule for {}. Please file us an issue on GitHub so that we can "
+                    "prioritize its implementation.")
+
+
 class _Levels(threading.local):
     def __init__(self):
         self.stack = []          # active Level objects, innermost last
@@ -167,21 +181,21 @@ class BatchedTensor(Tensor):
     def item(self):
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
                            "support vmap over calling .item() on a Tensor, please try to "
-                           "rewrite what you're doing with other operations.")
+                           "rewrite what you're doing with other operations. If error is "
+                           "occurring somewhere inside PyTorch internals, please file a bug "
+                           "report.")
 
     def tolist(self):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def numpy(self, *, force=False):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __array__(self, dtype=None, copy=None):
-        raise RuntimeError(_VALUES_MESSAGE)
+        raise RuntimeError(_NO_STORAGE)
 
     def __bool__(self):
-        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
-                           "data-dependent control flow. We don't support that yet, please "
-                           "shout over at https://github.com/pytorch/functorch/issues/257 .")
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
 
     def __repr__(self):
         return f"BatchedTensor(lvl={self._level.id}, bdim=0, value=\n{self._value!r}\n)"
@@ -248,6 +262,26 @@ def raw_batched(fn, tensors):
         if type(t) is BatchedTensor:
             return wrap(raw_batched(fn, args), level)
     return wrap(Tensor._wrap(fn(*[t._data for t in args])), level)
+
+
+_DYNAMIC_SHAPE = ("vmap: We do not support batching operators that can output dynamic shape. "
+                  "Attempted to vmap over {}. Please file an issue at "
+                  "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def refuse_dynamic_shape(t, name):
+    """The reference's error, under vmap, for an op whose output's shape depends on the
+    values of ``t`` (``name``: the reference's op) when ``t`` is batched."""
+    if type(t) is BatchedTensor:
+        raise RuntimeError(_DYNAMIC_SHAPE.format(name))
+
+
+def on_values(fn, t):
+    """``fn(array)`` of a tensor's values; of a batched tensor's entries computed on the
+    whole physical array in one call (``fn`` treats leading dimensions as batch ones): a
+    batched tensor of results."""
+    physical, levels = unwrap_all(t)
+    return rewrap(Tensor._wrap(fn(physical._data)), levels)
 
 
 def along_axis(fn, t, axis, **kwargs):

@@ -26,11 +26,61 @@ Note [the reference's CPU stream]
     this emulates with correctly rounded float32 functions (within a few ulp). Every
     ``a * b + c`` of the reference's kernels is fused by its compiler: ``fma``.
 """
+import contextlib
 import math
 
 import numpy as np
 
 _MASK53 = np.uint64((1 << 53) - 1)
+
+
+# Note [one draw for a batch]
+#     vmap(randomness="different") runs a function that draws random numbers once per
+#     entry (Note [batched tensors] in _batched.py), but the reference's batching rules
+#     draw once for the whole batch, shaped (batch, *shape): a normal fill of B * n
+#     elements is not B fills of n (the blocks of 16), and draws of several ops come in
+#     the ops' order, not the entries'. While REPLAY holds a BatchDraws, each draw of
+#     entry 0 is made for every entry and the next entries take their slice, in order.
+REPLAY = [None]
+
+
+class BatchDraws:
+    """The draws of the first entry, made for the whole batch (Note [one draw for a
+    batch])."""
+
+    def __init__(self, size):
+        self.size, self.entry, self.drawn, self.next = size, 0, [], 0
+
+    def start(self, entry):
+        self.entry, self.next = entry, 0
+
+    def take(self, draw, shape):
+        shape = tuple(shape)
+        if self.entry == 0:
+            self.drawn.append(draw((self.size,) + shape))
+        k, self.next = self.next, self.next + 1
+        if k >= len(self.drawn) or self.drawn[k].shape[1:] != shape:
+            return draw(shape)          # the entries drew differently: their own draw
+        return self.drawn[k][self.entry]
+
+
+@contextlib.contextmanager
+def one_draw_for(size):
+    """Within: draws are made for ``size`` entries; ``start(i)`` before entry ``i``'s
+    work (Note [one draw for a batch])."""
+    draws, outer = BatchDraws(size), REPLAY[0]
+    REPLAY[0] = draws
+    try:
+        yield draws
+    finally:
+        REPLAY[0] = outer
+
+
+def _replayed(draw, shape):
+    """``draw(shape)``, or its slice of one draw for the batch (Note [one draw for a
+    batch])."""
+    replay = REPLAY[0]
+    return draw(shape) if replay is None else replay.take(draw, shape)
 
 
 def bits32(gen, n):
@@ -76,6 +126,10 @@ def uniform(gen, shape, dtype, low=0.0, high=1.0):
     """Uniform samples in [low, high) of ``dtype`` (a floating NumPy dtype):
     ``x * (high - low) + low`` with the bounds and their difference in the dtype (in
     float32 for half/bfloat16) and one rounding of the multiply-add."""
+    return _replayed(lambda s: _uniform(gen, s, dtype, low, high), shape)
+
+
+def _uniform(gen, shape, dtype, low, high):
     dtype = np.dtype(dtype)
     compute = np.float64 if dtype == np.float64 else np.float32
     low, high = (compute(np.asarray(v).astype(dtype)) for v in (low, high))
@@ -154,6 +208,10 @@ def normal_scalar(gen, mean, std):
 
 def normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
     """Normal samples of ``dtype``: blocks for 16+ contiguous elements, else one by one."""
+    return _replayed(lambda s: _normal(gen, s, dtype, mean, std, contiguous), shape)
+
+
+def _normal(gen, shape, dtype, mean, std, contiguous):
     dtype = np.dtype(dtype)
     n = int(np.prod(shape))
     if n >= 16 and contiguous:
@@ -165,6 +223,10 @@ def normal(gen, shape, dtype, mean=0.0, std=1.0, contiguous=True):
 def integers(gen, shape, low, high, dtype):
     """Integers in [low, high): ``bits % range + low``; random64 for a range of 2**32 or
     more (for int64 and floating dtypes)."""
+    return _replayed(lambda s: _integers(gen, s, low, high, dtype), shape)
+
+
+def _integers(gen, shape, low, high, dtype):
     span, n = int(high) - int(low), int(np.prod(shape))
     wide = span >= 1 << 32 and np.dtype(dtype) in (np.int64, np.float64, np.float32)
     bits = bits64(gen, n) if wide else bits32(gen, n)
@@ -249,9 +311,9 @@ def _first_values(order, sorted_z, n):
 def bernoulli(gen, probs, shape):
     """1.0 where a uniform is below ``probs`` (a number, or an array broadcast to
     ``shape``): float64 uniforms, float32 ones for a float32 probability array."""
-    n = int(np.prod(shape))
     is_float32 = isinstance(probs, np.ndarray) and probs.dtype == np.float32
-    u = unit_uniform(gen, n, np.float32 if is_float32 else np.float64).reshape(shape)
+    dtype = np.float32 if is_float32 else np.float64
+    u = _replayed(lambda s: unit_uniform(gen, int(np.prod(s)), dtype).reshape(s), shape)
     return u < probs
 
 

@@ -265,6 +265,13 @@ def _float_dtype(dtype):
     return _dtypes.get_default_dtype() if dtype is None else _dtypes.to_dtype(dtype)
 
 
+def written_out(out, result, name):
+    """``result`` written into the ``out=`` tensor (which keeps its dtype), as the
+    reference's ``out=`` forms do; no autograd through it."""
+    from ._ops.reduction import _write_out
+    return _write_out(result, out, name)
+
+
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """A tensor of zeros.
 
@@ -272,6 +279,8 @@ def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     >>> cr.zeros(2, 3).shape
     chainrule.Size([2, 3])
     """
+    if out is not None:
+        return written_out(out, zeros(*sizes, size=size, dtype=dtype or out.dtype), "zeros")
     size = keyword_sizes(sizes, size)
     return _finish(_filled(np.zeros, _size_args(size), 0, _float_dtype(dtype).np, device),
                    requires_grad, device)
@@ -284,6 +293,8 @@ def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=No
     >>> cr.ones(2).tolist()
     [1.0, 1.0]
     """
+    if out is not None:
+        return written_out(out, ones(*sizes, size=size, dtype=dtype or out.dtype), "ones")
     size = keyword_sizes(sizes, size)
     return _finish(_filled(np.ones, _size_args(size), 1, _float_dtype(dtype).np, device),
                    requires_grad, device)
@@ -297,6 +308,8 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=N
     >>> cr.empty(3).shape
     chainrule.Size([3])
     """
+    if out is not None:
+        return written_out(out, empty(*sizes, size=size, dtype=dtype or out.dtype), "empty")
     size = keyword_sizes(sizes, size)
     return _finish(_filled(np.empty, _size_args(size), None, _float_dtype(dtype).np, device),
                    requires_grad, device)

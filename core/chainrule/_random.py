@@ -710,8 +710,19 @@ def _method_bernoulli(self, p=None, *, generator=None):
     return bernoulli(self, p, generator=generator)
 
 
-FUNCTIONS = {"randperm": randperm, "normal": normal, "bernoulli": bernoulli,
-             "multinomial": multinomial, "poisson": poisson, "randint_like": randint_like}
+def _writes_out(fn):
+    """``fn`` whose ``out=`` tensor receives the draws (the reference's out= forms)."""
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        from ._factories import written_out
+        result = fn(*args, **kwargs)
+        return result if out is None else written_out(out, result, fn.__name__)
+    return wrapper
+
+
+FUNCTIONS = {"randperm": _writes_out(randperm), "normal": _writes_out(normal),
+             "bernoulli": _writes_out(bernoulli), "multinomial": multinomial,
+             "poisson": poisson, "randint_like": randint_like}
 METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
            "exponential_": exponential_, "random_": random_, "cauchy_": cauchy_,
            "log_normal_": log_normal_, "geometric_": geometric_,

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes
-from ._factories import _finish, ones_like
+from ._factories import _finish, ones_like, written_out
 from ._ops._common import FUNCTIONS
 from ._tensor import Tensor
 
@@ -74,6 +74,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     >>> cr.logspace(0, 2, 3).tolist()
     [1.0, 10.0, 100.0]
     """
+    if out is not None:
+        return written_out(out, logspace(start, end, steps, base, dtype=dtype or out.dtype),
+                           "logspace")
     d = _dtype_or_default(dtype)
     values = np.power(float(base), np.linspace(float(start), float(end), steps))
     if not (d.is_floating_point or d.is_complex):
@@ -98,10 +101,11 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False,
                   stacklevel=2)
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    d = _dtype_or_default(dtype)
+    d = _dtype_or_default(dtype if out is None or dtype is not None else out.dtype)
     count = int(math.floor((end - start) / step)) + 1
     values = start + step * np.arange(max(count, 0), dtype=np.float64)
-    return _finish(values.astype(d.np), requires_grad, device)
+    result = _finish(values.astype(d.np), requires_grad, device)
+    return result if out is None else written_out(out, result, "range")
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None,

@@ -158,8 +158,22 @@ def _call(func, args, kwargs, dims, size, out_dims, randomness, name):
         from ._ops import _batching_rules
         if _batching_rules.LOOP_LOG is not None:
             _batching_rules.LOOP_LOG.add(type(reason).__name__)
-        results = [func(*_take(args, dims, i), **kwargs) for i in range(size)]
+        results = _per_entry(func, args, kwargs, dims, size, randomness)
         return _stack_outputs(results, _matched_out_dims(results[0], out_dims, name), name)
+
+
+def _per_entry(func, args, kwargs, dims, size, randomness):
+    """``func`` on each entry; under randomness="different" the random draws are made
+    once for the batch (Note [one draw for a batch] in _cpu_stream.py)."""
+    if randomness != "different":
+        return [func(*_take(args, dims, i), **kwargs) for i in range(size)]
+    from ._cpu_stream import one_draw_for
+    results = []
+    with one_draw_for(size) as draws:
+        for i in range(size):
+            draws.start(i)
+            results.append(func(*_take(args, dims, i), **kwargs))
+    return results
 
 
 def _to_front(value, dim):
@@ -416,7 +430,7 @@ def _batch_size(args, dims, name):
             continue
         if not isinstance(value, Tensor):
             raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for an input but the input "
-                             f"is of type {type(value).__name__}. We cannot vmap over non-Tensor "
+                             f"is of type {type(value)}. We cannot vmap over non-Tensor "
                              "arguments, please use None as the respective in_dim")
         if not -value.ndim <= dim < max(value.ndim, 1) or value.ndim == 0:
             raise ValueError(f"vmap({name}, ...)(<inputs>): Got in_dim={dim} for some input, but that "

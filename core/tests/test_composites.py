@@ -63,3 +63,11 @@ def test_result_type_and_can_cast():
     assert cr.result_type(cr.tensor(1.0, dtype=cr.float64), cr.ones(2)) == cr.float32
     assert not cr.can_cast(cr.float32, cr.int32) and cr.can_cast(cr.int32, cr.float16)
     assert not cr.can_cast(cr.int64, cr.bool)
+
+
+def test_addcmul_and_addcdiv_write_their_out_tensor():
+    out = cr.full((3,), 7.)
+    assert cr.addcmul(cr.ones(3), cr.ones(3), cr.ones(3), value=2, out=out) is out
+    assert out.tolist() == [3., 3., 3.]
+    assert cr.addcdiv(cr.ones(3), cr.ones(3), cr.full((3,), 2.), out=out) is out
+    assert out.tolist() == [1.5, 1.5, 1.5]

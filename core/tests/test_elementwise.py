@@ -411,3 +411,34 @@ def test_floating_point_errors_are_silent_like_the_reference():
         with pytest.raises(RuntimeWarning, match="invalid value encountered in log"):
             np.log(np.array([-1.0]))
     assert np.isnan(y.item())
+
+
+_TWO_BOOLS = "with two bool tensors is not supported. Use the `\\^` or `logical_xor\\(\\)`"
+_ONE_BOOL = "with a bool tensor is not supported. If you are trying to invert a mask"
+
+
+@pytest.mark.parametrize("statement,message", [
+    ("b - True", _TWO_BOOLS), ("True - b", _TWO_BOOLS), ("cr.sub(b, b)", _TWO_BOOLS),
+    ("cr.rsub(b, True)", _TWO_BOOLS), ("b.sub(False)", _TWO_BOOLS),
+    ("cr.sub(b, b, alpha=2)", _TWO_BOOLS), ("b.clone().sub_(b)", _TWO_BOOLS),
+    ("b - 1", _ONE_BOOL), ("1 - b", _ONE_BOOL), ("b - 1.5", _ONE_BOOL), ("i - True", _ONE_BOOL),
+    ("True - i", _ONE_BOOL), ("i - b", _ONE_BOOL), ("f - b", _ONE_BOOL), ("b - f", _ONE_BOOL),
+    ("f.sub(True)", _ONE_BOOL), ("i.clone().sub_(True)", _ONE_BOOL),
+    ("cr.subtract(b, cr.tensor(1))", _ONE_BOOL)])
+def test_subtraction_refuses_bool_operands(statement, message):
+    names = {"cr": cr, "b": cr.tensor([True, False]), "i": cr.tensor([1, 2]),
+             "f": cr.tensor([1.5, 2.5])}
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, " + message):
+        eval(statement, names)
+
+
+def test_alpha_must_suit_the_result_kind():
+    i, b = cr.tensor([1, 2]), cr.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
+        cr.sub(i, i, alpha=True)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must "
+                                           "not be a floating point number"):
+        cr.add(i, 1, alpha=1.5)
+    assert cr.add(b, b, alpha=True).tolist() == [True, False]
+    assert cr.sub(i, cr.tensor([1., 1.]), alpha=0.5).tolist() == [0.5, 1.5]
+    assert (cr.tensor([3, 4]) - 1).tolist() == [2, 3]

@@ -247,3 +247,17 @@ def test_numpy_rng_draws_from_the_same_engine():
     cr.manual_seed(1)
     cr.rand(2)
     assert not np.array_equal(cr._random.numpy_rng().random(3), a)    # the draws moved it
+
+
+def test_random_functions_write_their_out_tensor():
+    cr.manual_seed(0)
+    expected = cr.randperm(4)
+    out = cr.full((4,), 7, dtype=cr.int64)
+    cr.manual_seed(0)
+    assert cr.randperm(4, out=out) is out and cr.equal(out, expected)
+    cr.manual_seed(0)
+    expected = cr.normal(cr.zeros(3), 1.0)
+    cr.manual_seed(0)
+    out = cr.full((3,), 7.)
+    assert cr.normal(cr.zeros(3), 1.0, out=out) is out and cr.equal(out, expected)
+    assert cr.bernoulli(cr.ones(3), out=out) is out and out.tolist() == [1., 1., 1.]

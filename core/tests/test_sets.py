@@ -80,3 +80,11 @@ def test_mode_values_indices_and_gradient():
 def test_under_vmap_they_run_per_entry():
     out = cr.vmap(lambda r: cr.bincount(r, minlength=4))(cr.tensor([[0, 1, 1], [3, 3, 2]]))
     assert out.tolist() == [[1, 2, 0, 0], [0, 0, 1, 2]]
+
+
+def test_searchsorted_and_bucketize_write_their_out_tensor():
+    out = cr.full((3,), 7, dtype=cr.int64)
+    assert cr.searchsorted(cr.tensor([1., 2., 3.]), cr.tensor([2.5, 0., 9.]), out=out) is out
+    assert out.tolist() == [2, 0, 3]
+    assert cr.bucketize(cr.tensor([0., 9., 2.5]), cr.tensor([1., 2., 3.]), out=out) is out
+    assert out.tolist() == [0, 3, 2]

@@ -58,7 +58,8 @@ def test_errors():
         cr.vmap(lambda: cr.ones(2))()
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         cr.vmap(cr.mul, in_dims=(0, 0, 0))(cr.ones(2), cr.ones(2))
-    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
+    with pytest.raises(ValueError, match="the input is of type <class 'int'>. We cannot vmap "
+                                         "over non-Tensor arguments"):
         cr.vmap(lambda x, k: x * k)(cr.ones(2), 3)
     with pytest.raises(ValueError, match="must only return Tensors"):
         cr.vmap(lambda x: 3)(cr.ones(2))
@@ -359,3 +360,230 @@ def test_out_dims_match_the_outputs_structure_as_a_prefix():
             cr.vmap(fn, out_dims=out_dims)(x)
     with pytest.raises(ValueError, match="`out_dims` must be an int, None or a python"):
         cr.vmap(lambda a: (a,), out_dims=1.5)(x)
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda x: cr.unique(x), "Attempted to vmap over aten::_unique2"),
+    (lambda x: x.unique(dim=0), "Attempted to vmap over aten::unique_dim"),
+    (lambda x: cr.unique_consecutive(x), "Attempted to vmap over aten::unique_consecutive"),
+    (lambda x: x.nonzero(), "Attempted to vmap over aten::nonzero"),
+    (lambda x: cr.where(x > 0), "Attempted to vmap over aten::where"),
+    (lambda x: cr.nonzero(x, as_tuple=True), "Batching rule not implemented for "
+                                             "aten::nonzero_numpy"),
+    (lambda x: x[x > 0], "Attempting to batch over indexing with a boolean mask"),
+    (lambda x: cr.ones(3).masked_select(x > 0), "Attempted to vmap over `mask` in "
+                                                r"torch.masked_select\(self, mask\)")])
+def test_ops_with_value_dependent_shapes_refuse_batched_inputs(fn, message):
+    # the reference refuses even where every entry's result has one shape
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    with pytest.raises(RuntimeError, match=message):
+        cr.vmap(fn)(x)
+
+
+def test_unbatched_masks_and_argwhere_still_batch():
+    x = cr.tensor([[1., -2., 1.], [3., -3., 1.]])
+    m = cr.tensor([True, False, True])
+    assert cr.vmap(lambda r: r[m])(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(lambda r: r.masked_select(m))(x).tolist() == [[1., 1.], [3., 1.]]
+    assert cr.vmap(cr.argwhere)(x).shape == (2, 3, 1)
+    g = cr.ones(2, 2)                  # a batched backward through a boolean mask
+    y = x[0].requires_grad_()
+    assert cr.autograd.grad(y[y > 0], y, g, is_grads_batched=True)[0].tolist() == \
+        [[1., 0., 1.]] * 2
+
+
+def test_reading_values_of_a_batched_tensor_uses_the_references_words():
+    x = cr.ones(2, 3)
+    for read in (lambda r: r.tolist(), lambda r: r.numpy()):
+        with pytest.raises(RuntimeError, match="Cannot access data pointer of Tensor that "
+                                               "doesn't have storage"):
+            cr.vmap(read)(x)
+    with pytest.raises(RuntimeError, match="please file an issue at "
+                                           r"https://github.com/pytorch/pytorch/issues \."):
+        cr.vmap(lambda r: r if r.sum() > 0 else -r)(x)
+    with pytest.raises(RuntimeError, match="If error is occurring somewhere inside PyTorch "
+                                           "internals, please file a bug report."):
+        cr.vmap(lambda r: r.sum().item())(x)
+
+
+def test_different_randomness_draws_once_for_the_batch():
+    # Note [one draw for a batch]: the reference's batched draw, shaped (batch, *shape)
+    x = cr.zeros(3, 4, 5)
+    for draw, whole in [(lambda t: cr.randn_like(t), lambda: cr.randn(3, 4, 5)),
+                        (lambda t: cr.normal(t, 1.0), lambda: cr.normal(x, 1.0)),
+                        (lambda t: cr.rand(2) + t.sum(), lambda: cr.rand(3, 2)),
+                        (lambda t: cr.bernoulli(t + 0.5), lambda: cr.bernoulli(x + 0.5))]:
+        cr.manual_seed(0)
+        got = cr.vmap(draw, randomness="different")(x)
+        cr.manual_seed(0)
+        assert cr.equal(got, whole())
+    cr.manual_seed(0)                 # draws of several ops come in the ops' order
+    got = cr.vmap(lambda t: cr.rand(2) + cr.randn(20).sum() + t.sum(),
+                  randomness="different")(x)
+    cr.manual_seed(0)
+    first = cr.rand(3, 2)
+    assert cr.equal(got, first + cr.randn(3, 20).sum(1, keepdim=True))
+
+
+def _once(fn):
+    """fn() and whether anything ran per entry (an op's loop or the whole call)."""
+    from chainrule._ops import _batching_rules
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        return fn(), log
+    finally:
+        _batching_rules.LOOP_LOG = None
+
+
+def _close(a, b):
+    return np.allclose(a.detach().numpy(), b.detach().numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("kwargs", [{}, {"ignore_index": 1}, {"weight": [0.5, 2.0, 1.0]},
+                                    {"ignore_index": 1, "weight": [0.0, 1.0, 0.0]}])
+@pytest.mark.parametrize("spatial", [(), (2,)])
+def test_nll_loss_with_shared_targets_runs_once(reduction, kwargs, spatial):
+    # Note [targets along a trailing dimension]: forward, backward, batched backward
+    x = cr.randn(4, 5, 3, *spatial, dtype=cr.float64, requires_grad=True)
+    target = cr.tensor(np.random.default_rng(1).integers(0, 3, (5, *spatial)))
+    target.view(-1)[0] = 0                  # a kept label of weight 0 (nan when all are)
+    if "weight" in kwargs:
+        kwargs = dict(kwargs, weight=cr.tensor(kwargs["weight"], dtype=cr.float64))
+
+    def loss(xi):
+        return cr.nn.functional.nll_loss(xi, target, reduction=reduction, **kwargs)
+    out, log = _once(lambda: cr.vmap(loss)(x))
+    loop = cr.stack([loss(x[i]) for i in range(4)])
+    assert not log and _close(out, loop)
+    g = cr.randn(*out.shape, dtype=cr.float64, requires_grad=True)
+    (got,) = cr.autograd.grad(out, x, g, create_graph=True)
+    (want,) = cr.autograd.grad(loop, x, g, create_graph=True)
+    assert _close(got, want)
+    rows = cr.randn(3, *got.shape, dtype=cr.float64)
+    (batched,), log = _once(lambda: cr.autograd.grad(got, g, rows, is_grads_batched=True,
+                                                     retain_graph=True))
+    looped = cr.stack([cr.autograd.grad(want, g, r, retain_graph=True)[0] for r in rows])
+    assert not log and _close(batched, looped)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_nll_loss_with_batched_targets_and_weights_runs_once(reduction):
+    x = cr.randn(4, 5, 3, dtype=cr.float64, requires_grad=True)
+    target = cr.tensor([[0, 1, 2, 1, 0], [1, 1, 1, 1, 1], [2, 0, 1, 1, 2], [0, 0, 0, 1, 1]])
+    weight = cr.tensor([0.0, 2.0, 0.5], dtype=cr.float64)
+
+    def loss(xi, ti):
+        return cr.nn.functional.nll_loss(xi, ti, weight=weight, ignore_index=1,
+                                         reduction=reduction)
+    out, log = _once(lambda: cr.vmap(loss)(x, target))
+    loop = cr.stack([loss(x[i], target[i]) for i in range(4)])
+    assert not log and _close(out, loop)        # entry 1: all ignored, entry 3: weight 0
+    g = cr.ones(*out.shape, dtype=cr.float64)
+    assert _close(cr.autograd.grad(out, x, g)[0], cr.autograd.grad(loop, x, g)[0])
+
+
+@pytest.mark.parametrize("pick", [
+    lambda r: cr.topk(r, 2), lambda r: cr.topk(r, 3, largest=False, sorted=False),
+    lambda r: cr.kthvalue(r, 2, keepdim=True), lambda r: cr.median(r, 0),
+    lambda r: cr.nanmedian(r, 0), lambda r: cr.cummax(r, 0), lambda r: cr.cummin(r, -1),
+    lambda r: cr.sort(r), lambda r: cr.argsort(r, descending=True), cr.median,
+    cr.nanmedian, lambda r: cr.take(r, cr.tensor([[4, -1], [0, 2]])),
+    lambda r: cr.masked_select(r, cr.tensor([True, False, True, True, False]))])
+@pytest.mark.parametrize("entry", [(5,), ()])
+def test_ops_picking_by_index_run_once(pick, entry):
+    # the indices of the whole batch in one call; ties as per entry (Note [ties on the CPU])
+    x = cr.tensor([[1., 3., 3., 0., 2.], [2., 2., 2., 2., 2.], [float("nan"), 1., 0., 5., 4.]],
+                  dtype=cr.float64)[:, :entry[0] if entry else 1].reshape(3, *entry)
+    x.requires_grad_()
+    try:
+        loop = [pick(x[i]) for i in range(3)]
+    except (RuntimeError, IndexError):
+        return                                  # k out of range, mask shapes of a 0-d entry
+    out, log = _once(lambda: cr.vmap(pick)(x))
+    outs, loops = ([out], [loop]) if isinstance(out, cr.Tensor) else (out, list(zip(*loop)))
+    for got, want in zip(outs, loops):
+        assert _close(got, cr.stack(list(want)))
+    assert not log
+    if outs[0].requires_grad:
+        g, want = cr.randn(*outs[0].shape, dtype=cr.float64), cr.stack(list(loops[0]))
+        assert _close(cr.autograd.grad(outs[0], x, g)[0], cr.autograd.grad(want, x, g)[0])
+
+
+@pytest.mark.parametrize("entry", [(4, 2), ()])
+@pytest.mark.parametrize("value", ["batched", "unbatched"])
+def test_index_fill_runs_once(entry, value):
+    x = cr.randn(3, *entry, dtype=cr.float64, requires_grad=True)
+    v = cr.randn(3, dtype=cr.float64, requires_grad=True)
+    if value == "unbatched":
+        v = v[0].detach().item()
+    index = cr.tensor([0, 2] if entry else [0])
+    fill = lambda xi, vi: xi.index_fill(0, index, vi)  # noqa: E731
+    out, log = _once(lambda: cr.vmap(fill, in_dims=(0, 0 if value == "batched" else None))(x, v))
+    loop = cr.stack([fill(x[i], v[i] if value == "batched" else v) for i in range(3)])
+    assert not log and _close(out, loop)
+    if value == "unbatched":
+        return
+    g = cr.randn(3, *entry, dtype=cr.float64)
+    for a, b in zip(cr.autograd.grad(out, (x, v), g), cr.autograd.grad(loop, (x, v), g)):
+        assert _close(a, b)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda a: cr.nn.functional.max_pool2d(a, 2, return_indices=True),
+    lambda a: cr.nn.functional.adaptive_max_pool2d(a, (2, 1), return_indices=True)])
+def test_max_pooling_indices_of_the_whole_batch(pool):
+    x = cr.randn(3, 2, 4, 4, dtype=cr.float64, requires_grad=True)
+    (values, indices), log = _once(lambda: cr.vmap(pool)(x))
+    loop = [pool(x[i]) for i in range(3)]
+    assert not log and _close(indices, cr.stack([i for _, i in loop]))
+    want = cr.stack([v for v, _ in loop])
+    assert _close(values, want)
+    g = cr.randn(*values.shape, dtype=cr.float64)
+    assert _close(cr.autograd.grad(values, x, g)[0], cr.autograd.grad(want, x, g)[0])
+
+
+def test_ctc_loss_folds_the_batch_into_its_samples():
+    lp = cr.randn(3, 6, 2, 4, dtype=cr.float64).log_softmax(-1).requires_grad_()
+    loss = lambda a: cr.nn.functional.ctc_loss(a, cr.tensor([[1, 2], [3, 3]]),  # noqa: E731
+                                               (6, 5), (2, 2), reduction="none")
+    out, log = _once(lambda: cr.vmap(loss)(lp))
+    loop = cr.stack([loss(lp[i]) for i in range(3)])
+    assert not log and _close(out, loop)
+    g = cr.randn(3, 2, dtype=cr.float64)
+    assert _close(cr.autograd.grad(out, lp, g)[0], cr.autograd.grad(loop, lp, g)[0])
+
+
+def test_what_the_reference_refuses_or_loops_under_vmap():
+    x = cr.randn(3, 4, dtype=cr.float64)
+    with pytest.raises(RuntimeError, match="Attempted to vmap over `mask` in torch.masked_sel"):
+        cr.vmap(cr.masked_select)(x, x > 0)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        cr.vmap(cr.nn.functional.gaussian_nll_loss)(x, x, x.exp())
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        cr.vmap(cr.nn.functional.binary_cross_entropy)(x.sigmoid() * 1.5, x.sigmoid())
+    for dynamic in (cr.nonzero, cr.unique, cr.unique_consecutive):
+        with pytest.raises(RuntimeError, match="can output dynamic shape. Attempted to vmap"):
+            cr.vmap(dynamic)(x)
+    with pytest.raises(RuntimeError, match="batch over indexing with a boolean mask"):
+        cr.vmap(lambda r: r[r > 0])(x)
+    with pytest.warns(UserWarning, match="batching rule for aten::masked_scatter. Please"):
+        out = cr.vmap(cr.masked_scatter)(x, x > 0, x)          # it loops there too
+    assert np.allclose(out.numpy(), cr.stack([cr.masked_scatter(r, r > 0, r) for r in x]).numpy())
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (None, 0), (0, None)])
+def test_lstsq_solution_runs_once(dims):
+    # the table op (the public function computes ranks per entry: residuals' shapes)
+    from chainrule._ops._registry import apply_op
+    from chainrule._ops.linalg import LSTSQ
+    a = cr.randn(*(3,)[:dims[0] is not None], 5, 4, dtype=cr.float64, requires_grad=True)
+    b = cr.randn(*(3,)[:dims[1] is not None], 5, 2, dtype=cr.float64, requires_grad=True)
+    solve = lambda ai, bi: apply_op(LSTSQ, (ai, bi), {"rcond": None})  # noqa: E731
+    out, log = _once(lambda: cr.vmap(solve, in_dims=dims)(a, b))
+    loop = cr.stack([solve(a if dims[0] is None else a[i], b if dims[1] is None else b[i])
+                     for i in range(3)])
+    assert not log and _close(out, loop)
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    for got, want in zip(cr.autograd.grad(out, (a, b), g), cr.autograd.grad(loop, (a, b), g)):
+        assert _close(got, want)

@@ -160,7 +160,7 @@ BATCH = 3
 
 # Ops whose batched JVP runs one formula call per direction (their formula reads values
 # outside the table under vmap), and why; asserted exactly (every other op runs once).
-ROW_BY_ROW = {"diagonal_scatter": "its formula moves the axes of the arrays"}
+ROW_BY_ROW = {}
 
 
 @pytest.mark.parametrize("sample", BATCHED_SAMPLES, ids=[s.id() for s in BATCHED_SAMPLES])

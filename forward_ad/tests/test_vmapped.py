@@ -9,6 +9,7 @@ import pytest
 import chainrule as cr
 import chainrule.autograd.forward_ad as fwAD
 from chainrule._ops import _batching_rules
+from chainrule._cpu_stream import one_draw_for
 
 from samples import all_samples
 from samples._inputs import make_inputs
@@ -34,12 +35,14 @@ def _entries(sample):
 
 
 def _per_entry(sample, rows, tangents):
-    out = []
-    for row, row_t in zip(rows, tangents):
-        with fwAD.dual_level():
-            duals = [fwAD.make_dual(x.detach(), t) if t is not None else x
-                     for x, t in zip(row, row_t)]
-            out.append([_tangent(o) for o in _call(sample, duals)])
+    out = []        # random ops (dropout): one draw for the batch, sliced per entry
+    with one_draw_for(len(rows)) as draws:    # (Note [one draw for a batch])
+        for i, (row, row_t) in enumerate(zip(rows, tangents)):
+            draws.start(i)
+            with fwAD.dual_level():
+                duals = [fwAD.make_dual(x.detach(), t) if t is not None else x
+                         for x, t in zip(row, row_t)]
+                out.append([_tangent(o) for o in _call(sample, duals)])
     return out
 
 

@@ -132,11 +132,13 @@ def _positions(argnums, n_args):
 
 
 def _nested(leaves):
-    """Note [nested transforms]: whether an outer transform may differentiate."""
+    """Note [nested transforms]: whether an outer transform may differentiate (an input
+    that requires grad counts only with grad mode on: under no_grad, or in a custom
+    Function's backward, nothing outside records)."""
     fwAD = forward_ad()
     if fwAD is not None and _level_active():
         return True
-    return any(x.requires_grad for x in leaves)
+    return cr.is_grad_enabled() and any(x.requires_grad for x in leaves)
 
 
 def _level_active():
@@ -166,6 +168,22 @@ def _fresh(leaf, nested):
         return transform_leaf(leaf.detach().requires_grad_())
     alias = leaf.view_as(leaf)
     return alias if alias.requires_grad else transform_leaf(alias.requires_grad_())
+
+
+def _check_differentiable_outputs(leaves):
+    """The reference's vjp (and jacrev) refuse integer and bool outputs."""
+    for leaf in leaves:
+        if not (leaf.is_floating_point() or leaf.is_complex()):
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or "
+                               f"complex Tensors, got Tensor with dtype {leaf.dtype}")
+
+
+def _check_floating_primals(leaves):
+    """The reference's jacfwd makes dual tensors of its inputs: make_dual's error."""
+    for leaf in leaves:
+        if not (leaf.is_floating_point() or leaf.is_complex()):
+            raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                             f"{leaf.dtype}")
 
 
 def _check_real(leaves, api):
@@ -337,6 +355,7 @@ def vjp(func, *primals, has_aux=False):
         spec.freshen()
         output, aux = _split_aux(func(*spec.args), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
+        _check_differentiable_outputs(out_leaves)
     # Note [captured tensors keep their history]
     spec.nested = spec.nested or keeps_history(outside, out_leaves)
 
@@ -457,6 +476,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
             out_leaves, out_spec = _tensor_leaves(output, api, "f(*args)")
+            _check_differentiable_outputs(out_leaves)
             # Note [captured tensors keep their history]
             spec.nested = spec.nested or keeps_history(outside, out_leaves)
             if not spec.nested and _one_pass.worth_it(out_leaves, given) and \
@@ -491,6 +511,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @_transform(batches_forward=True)
     def wrapper(*args, **kwargs):
+        _check_floating_primals(_Args(args, argnums).leaves)
         fwAD = forward_ad()
         if fwAD is None or _level_active():
             _check_real(_Args(args, argnums).leaves, "jacfwd")

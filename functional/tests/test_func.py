@@ -1,6 +1,8 @@
 """chainrule.func's transforms and custom Functions: Note [custom Functions under
 transforms] (core's _vmap.py) — the reference's errors for a Function that the
 transforms cannot run, the same Functions still running everywhere else."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,48 @@ def test_vmap_checks_even_unbatched_arguments():
         func.vmap(lambda x: x + Sin.apply(c))(cr.ones(3, 2))
     out = func.vmap(func.vmap(GeneratedSin.apply))(cr.ones(2, 3, 2))
     np.testing.assert_allclose(out.numpy(), np.sin(np.ones((2, 3, 2))), rtol=1e-6)
+
+
+def test_transforms_under_no_grad_give_plain_results_for_inputs_requiring_grad():
+    # nothing outside records under no_grad (or in a custom Function's backward)
+    x = cr.tensor([1., 2.], requires_grad=True)
+    with cr.no_grad():
+        results = [func.jacrev(cr.sin)(x), func.grad(lambda t: t.sin().sum())(x), func.vjp(cr.sin, x)[0],
+                   func.vjp(cr.sin, x)[1](cr.ones(2))[0]]
+    assert not any(r.requires_grad for r in results)
+    assert func.jacrev(cr.sin)(x).requires_grad
+
+
+def test_jacrev_in_a_custom_functions_backward_does_not_batch_through_it():
+    class Triple(cr.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 3
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors        # its grad_fn is this Function's node
+            return g * func.jacrev(cr.tanh)(z).diagonal()
+
+    x = cr.tensor([0.1, 0.2], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Triple.apply(x).sum().backward()
+    assert np.allclose(x.grad.numpy(), 1 - np.tanh([0.3, 0.6]) ** 2)
+
+
+def test_integer_outputs_and_inputs_are_refused_as_in_the_reference():
+    x = cr.tensor([1., -2., 3.])
+    for transform in (func.jacrev(lambda t: (t > 0).long()), lambda t: func.vjp(lambda u: u > 0, t)):
+        with pytest.raises(RuntimeError, match="vjp\\(f, ...\\): All outputs of f must be "
+                                               "floating-point or complex Tensors, got Tensor "
+                                               "with dtype chainrule.(int64|bool)"):
+            transform(x)
+    for transform in (func.jacfwd(lambda t: t * 2), func.hessian(lambda t: (t * 2).sum())):
+        with pytest.raises(ValueError, match="Expected primal to be floating point or "
+                                             "complex, but got: chainrule.int64"):
+            transform(cr.tensor([1, 2]))

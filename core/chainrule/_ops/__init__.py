@@ -22,6 +22,7 @@ from . import torch_surface  # noqa: F401
 from . import linalg_householder, linalg_ldl  # noqa: F401
 from . import fft, fft_functions, spectral  # noqa: F401
 from . import aliases, sets, composites  # noqa: F401  (after the families: they use their ops)
+from . import foreach  # noqa: F401
 from ._method_slot import accelerable
 from .._tensor import Tensor
 

@@ -19,23 +19,36 @@ Note [batching rules by family]
     - matmul and its family (mm, bmm, mv, dot, outer, linear): rewritten as matmul,
       which broadcasts batch dimensions; einsum: a fresh letter for the batch;
     - linalg ops on the last two dimensions: they already broadcast over leading ones;
-    - indexing with a key: a full slice prepended to the key.
+    - indexing with a key: a full slice prepended to the key;
+    - ops over samples (N) with per-sample attributes (ctc's lengths, nll_loss's
+      targets): the batch folds into N, or becomes a trailing dimension.
 
     Every other op (``LOOPED``) runs once per batch entry, its results stacked: correct,
     and listed by a test (core/tests/test_vmap_ops.py) so the list cannot grow silently.
 """
+import math
 import string
+import warnings
+
+import numpy as np
 
 from . import elementwise as _elementwise
 from . import special_functions as _special_functions
 from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
+from .._batched import PERFORMANCE_DROP
+from .._tensor import Tensor
 from ._common import FUNCTIONS
 from ._registry import OPS
 
 _NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
+# ops picking their input's elements at indices of its shape (a 0-d entry's are 0-d too)
+_PICK_OPS = frozenset(("sort", "sort_stable", "topk", "kthvalue", "median_dim",
+                       "nanmedian_dim", "cummax", "cummin", "max_dim", "min_dim"))
 LOOP_LOG = None     # a set while a test records which ops ran per entry
+# Looped ops that the reference has no batching rule for either: its name of the op
+REFERENCE_FALLBACKS = {"masked_scatter": "aten::masked_scatter"}
 DIM_ATTRS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
 
 
@@ -102,9 +115,10 @@ def zero_dim_aware(rule):
     def wrapper(call, op, args, batched, attrs):
         if not batched[0] or args[0].ndim != 1 or op.name in _NEW_DIM_OPS:
             return rule(call, op, args, batched, attrs)
-        if op.name == "unfold" or len([a for a in args if a is not None]) > 1:
+        if op.name == "unfold" or (op.name not in _PICK_OPS and
+                                   len([a for a in args if a is not None]) > 1):
             return per_entry(call, op, args, batched, attrs)    # scatters into a 0-d entry
-        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        args = [None if a is None else FUNCTIONS["unsqueeze"](a, -1) for a in args]
         out = rule(call, op, args, batched, attrs)
         if isinstance(out, tuple):
             return tuple(o.reshape(o.shape[:1]) for o in out)
@@ -139,6 +153,41 @@ def unbatched_index(index_name):
                 for a, b, k in zip(args, batched, keep)]
         return call(op, args, _shifted(attrs))
     return rule
+
+
+def filled_in_0d(rule):
+    """index_fill on a 0-d entry: on it as a 1-element vector (its dim 0), squeezed back."""
+    def wrapper(call, op, args, batched, attrs):
+        if _lnd(args[0], batched[0]):
+            return rule(call, op, args, batched, attrs)
+        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
+        return FUNCTIONS["squeeze"](rule(call, op, args, batched, attrs), -1)
+    return wrapper
+
+
+@filled_in_0d
+def index_fill_tensor(call, op, args, batched, attrs):
+    """A batched fill value: ``where`` the positions (an index_fill of a mask) are, the
+    entry's value, else ``self``; an unbatched one: as index_fill."""
+    if not batched[2]:
+        return unbatched_index("index")(call, op, args, batched, attrs)
+    if batched[1]:
+        return per_entry(call, op, args, batched, attrs)
+    x, index, value = args
+    x = x if batched[0] else _expand_batch(x, value.shape[0])
+    mask = call(OPS["index_fill"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)), index],
+                {"dim": _shift(attrs["dim"]), "value": True})
+    return call(OPS["where"], [mask, _pad(value, x.ndim - 1), x], {})
+
+
+def take(call, op, args, batched, attrs):
+    """Flat indices into each entry: into the flattened batch, offset by the entry's
+    start (negative ones counted from the entry's end first)."""
+    x, (index,) = args[0], attrs["key"]
+    size, n = x.shape[0], math.prod(tuple(x.shape)[1:])
+    index = np.where(index < 0, index + n, index)
+    offsets = (np.arange(size) * n).reshape((size,) + (1,) * index.ndim)
+    return call(op, [x], dict(attrs, key=(index + offsets,)))
 
 
 def prepend_shape(call, op, args, batched, attrs):
@@ -231,7 +280,7 @@ def batch_norm(call, op, args, batched, attrs):
         return fold_into_n(call, op, args, batched, attrs)
     size = args[0].shape[0]
     tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (size,)) for a in args[1:]]
-    return _channels_unfolded(call(op, [_channels_folded(args[0], size)] + tiled, attrs), size)
+    return _batch_unfolded(call(op, [_batch_folded(args[0], 1)] + tiled, attrs), 1, size)
 
 
 def embedding(call, op, args, batched, attrs):
@@ -334,18 +383,75 @@ def mse_loss(call, op, args, batched, attrs):
     return reduce(losses, tuple(range(1, losses.ndim)))
 
 
-def _channels_folded(t, size):
-    """(B, N, C, *S) -> (N, B * C, *S): the entries' channels side by side."""
-    shape = tuple(t.shape)
-    moved = FUNCTIONS["movedim"](t, 0, 1)
-    return FUNCTIONS["reshape"](moved, (shape[1], size * shape[2]) + shape[3:])
+# Note [targets along a trailing dimension]
+#     nll_loss and its backward hold the targets (and each element's weight, where
+#     they are ignored) as attributes, shared by the batch entries. The loss over
+#     (N, C, *d) is the K-dimensional one, so a batched input (B, N, C, *d) runs
+#     once as (N, C, *d, B): the batch is one more trailing dimension, the targets
+#     broadcast along it (no copy). It runs as the "none" loss: per-entry sums are
+#     its sums over all but the batch, a mean weights each element by its share
+#     w / sum(w) (nan where the weights sum to 0, as the reference divides), and the
+#     backward of a sum or mean is the element-wise one with the gradient broadcast.
+def _per_element(attrs, size, dtype):
+    """The attributes of the "none" loss along the batch (the Note above)."""
+    if attrs["reduction"] == "mean":
+        weight = attrs["element_weight"]
+        weight = np.ones(attrs["target"].shape, dtype) if weight is None else weight
+        with np.errstate(invalid="ignore", divide="ignore"):
+            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["total_weight"]))
+
+    def along(a):
+        return None if a is None else np.broadcast_to(a[..., None], a.shape + (size,))
+    names = ("target", "element_weight", "ignored")
+    return dict(attrs, reduction="none", **{k: along(attrs[k]) for k in names})
 
 
-def _channels_unfolded(t, size):
-    """(N, B * C, *S) -> (B, N, C, *S)."""
+def nll_loss(call, op, args, batched, attrs):
+    """Note [targets along a trailing dimension]."""
+    x = FUNCTIONS["movedim"](args[0], 0, -1)
+    losses = call(op, [x], _per_element(attrs, x.shape[-1], x._data.dtype))
+    if attrs["reduction"] == "none":
+        return FUNCTIONS["movedim"](losses, -1, 0)
+    return FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
+
+
+def nll_loss_backward(call, op, args, batched, attrs):
+    """Note [targets along a trailing dimension]."""
+    g, size = args[0], args[0].shape[0]
+    element = _per_element(attrs, size, g._data.dtype)
+    if attrs["reduction"] == "none":
+        g = FUNCTIONS["movedim"](g, 0, -1)
+    else:                                   # one gradient per entry, for each element
+        g = FUNCTIONS["expand"](g, element["target"].shape)
+    shape = tuple(attrs["self_shape"]) + (size,)
+    return FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
+
+
+def _batch_folded(t, dim):
+    """(B, ..., N, ...) with N at logical ``dim`` -> (..., B * N, ...): the entries' samples
+    side by side."""
+    moved = FUNCTIONS["movedim"](t, 0, dim) if dim else t
+    shape = tuple(moved.shape)
+    return FUNCTIONS["reshape"](moved, shape[:dim] + (shape[dim] * shape[dim + 1],) + shape[dim + 2:])
+
+
+def _batch_unfolded(t, dim, size):
+    """Inverse of :func:`_batch_folded`."""
     shape = tuple(t.shape)
-    split = FUNCTIONS["reshape"](t, (shape[0], size, shape[1] // size) + shape[2:])
-    return FUNCTIONS["movedim"](split, 1, 0)
+    split = FUNCTIONS["reshape"](t, shape[:dim] + (size, shape[dim] // size) + shape[dim + 1:])
+    return FUNCTIONS["movedim"](split, dim, 0) if dim else split
+
+
+def ctc_loss(call, op, args, batched, attrs):
+    """_ctc_loss and its backward: the batch folds into the loss's samples N (dim 1 of
+    (T, N, C) log-probabilities and of the gradient, dim 0 of the others), each entry's
+    lengths repeated."""
+    size = _batch_size(args, batched)
+    folded = [_batch_folded(a, 1 if a.ndim == 4 else 0) for a in _materialized(args, batched)]
+    attrs = dict(attrs, input_lengths=tuple(attrs["input_lengths"]) * size,
+                 target_lengths=tuple(attrs["target_lengths"]) * size)
+    out = call(op, folded, attrs)
+    return _batch_unfolded(out, 1 if out.ndim == 3 else 0, size)
 
 
 def _stacked_rows(t):
@@ -372,9 +478,9 @@ def convolution(call, op, args, batched, attrs):
         x, w = [a if b else _expand_batch(a, size) for a, b in zip((x, w), batched)]
         if bias is not None and bias.numel():
             bias = _stacked_rows(bias if batched[2] else _expand_batch(bias, size))
-        out = call(op, [_channels_folded(x, size), _stacked_rows(w), bias],
+        out = call(op, [_batch_folded(x, 1), _stacked_rows(w), bias],
                    dict(attrs, groups=attrs["groups"] * size))
-        return _channels_unfolded(out, size)
+        return _batch_unfolded(out, 1, size)
     if x.ndim == w.ndim:                     # unbatched entries: (B, C, H, W) is N-form
         return call(op, [x, w, bias], attrs)
     return fold_into_n(call, op, args, batched, attrs)
@@ -387,39 +493,37 @@ def conv_input_grad(call, op, args, batched, attrs):
     g, w = args
     size, (n, c) = _batch_size(args, batched), tuple(attrs["input_shape"])[:2]
     rest = tuple(attrs["input_shape"])[2:]
-    reshape = FUNCTIONS["reshape"]
     if not batched[1]:
-        shape = tuple(g.shape)
-        out = call(op, [reshape(g, (size * shape[1],) + shape[2:]), w],
-                   dict(attrs, input_shape=(size * n, c) + rest))
-        return reshape(out, (size, n, c) + rest)
+        out = call(op, [_batch_folded(g, 0), w], dict(attrs, input_shape=(size * n, c) + rest))
+        return _batch_unfolded(out, 0, size)
     g = g if batched[0] else _expand_batch(g, size)
-    out = call(op, [_channels_folded(g, size), _stacked_rows(w)],
+    out = call(op, [_batch_folded(g, 1), _stacked_rows(w)],
                dict(attrs, groups=attrs["groups"] * size, input_shape=(n, size * c) + rest))
-    return _channels_unfolded(out, size)
+    return _batch_unfolded(out, 1, size)
 
 
 def conv_weight_grad(call, op, args, batched, attrs):
     """One weight gradient per entry: Note [entries as groups]."""
     x, g = _materialized(args, batched)
     size, shape = x.shape[0], tuple(attrs["weight_shape"])
-    out = call(op, [_channels_folded(x, size), _channels_folded(g, size)],
+    out = call(op, [_batch_folded(x, 1), _batch_folded(g, 1)],
                dict(attrs, groups=attrs["groups"] * size, weight_shape=(size * shape[0],) + shape[1:]))
     return FUNCTIONS["reshape"](out, (size,) + shape)
 
 def fold_into_n(call, op, args, batched, attrs):
     """An op over (N, C, *) whose first input only is batched: the batch folds into N
     (the other inputs pass as they are)."""
-    shape = tuple(args[0].shape)
-    folded = FUNCTIONS["reshape"](args[0], (shape[0] * shape[1],) + shape[2:])
-    out = call(op, [folded] + list(args[1:]), attrs)
-    return FUNCTIONS["reshape"](out, shape[:2] + tuple(out.shape)[1:])
+    out = call(op, [_batch_folded(args[0], 0)] + list(args[1:]), attrs)
+    return _batch_unfolded(out, 0, args[0].shape[0])
 
 
 def per_entry(call, op, args, batched, attrs):
-    """The fallback: the op once per batch entry, the results stacked."""
+    """The fallback: the op once per batch entry, the results stacked (with the
+    reference's warning where it falls back too)."""
     if LOOP_LOG is not None:
         LOOP_LOG.add(op.name)
+    if op.name in REFERENCE_FALLBACKS:
+        warnings.warn(PERFORMANCE_DROP.format(REFERENCE_FALLBACKS[op.name]), UserWarning)
     size = _batch_size(args, batched)       # clone: as_strided reads from a row's start
     rows = [call(op, [FUNCTIONS["select"](a, 0, i).clone() if b else a
                       for a, b in zip(args, batched)], attrs) for i in range(size)]
@@ -446,18 +550,20 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "pre
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
                "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
-               "logcumsumexp"}
+               "logcumsumexp", "median", "nanmedian"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
               "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy",
-              "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse"}
+              "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse",
+              "linalg_lu"}
 _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
                "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
                "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
                "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
-               "max_dim", "min_dim", "sort", "sort_stable"}
+               "max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "median_dim",
+               "nanmedian_dim", "cummax", "cummin"}
 _SHIFT_DIMS |= {"fft_c2c", "fft_r2c", "fft_c2r"}
 
 RULES = {}
@@ -468,14 +574,16 @@ RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
 RULES.update({n: unbatched_index("index") for n in ("index_select", "index_add",
-                                                    "index_copy", "index_fill")})
+                                                    "index_copy")})
+RULES["index_fill"] = filled_in_0d(unbatched_index("index"))
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
               "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
               "permute": permute, "t": transpose_2d, "outer": outer, "addmm": addmm,
               "einsum": einsum, "index": index_key, "index_put": index_key,
-              "linalg_solve": solve, "linalg_solve_triangular": solve,
+              "masked_select": index_key,
+              "linalg_solve": solve, "linalg_solve_triangular": solve, "linalg_lstsq": solve,
               "squeeze": squeeze_all, "roll": roll, "trace": trace, "mse_loss": mse_loss, "smooth_l1_loss": mse_loss,
               "huber_loss": mse_loss, "binary_cross_entropy": mse_loss,
               "binary_cross_entropy_with_logits": mse_loss,
@@ -483,7 +591,10 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "conv2d_weight_grad": conv_weight_grad, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
-              "embedding_dense_backward": embedding})
+              "embedding_dense_backward": embedding, "nll_loss": nll_loss,
+              "nll_loss_backward": nll_loss_backward, "take": take,
+              "index_fill_tensor": index_fill_tensor, "_ctc_loss": ctc_loss,
+              "_ctc_loss_backward": ctc_loss})
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n

@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
                       commit_inplace, method, not_implemented_for, public)
 from .operators import _operator, raw
+from .reduction import _write_out
 
 F = FUNCTIONS
 
@@ -28,7 +29,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     [2.5, 5.0]
     """
     product = F["mul"](tensor1, tensor2)
-    return F["add"](input, product if value == 1 else F["mul"](product, value))
+    result = F["add"](input, product if value == 1 else F["mul"](product, value))
+    return result if out is None else _write_out(result, out, "addcmul")
 
 
 @public
@@ -50,7 +52,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             "for float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     quotient = F["div"](tensor1, tensor2)
-    return F["add"](input, quotient if value == 1 else F["mul"](quotient, value))
+    result = F["add"](input, quotient if value == 1 else F["mul"](quotient, value))
+    return result if out is None else _write_out(result, out, "addcdiv")
 
 
 @method("addcmul_")

@@ -10,10 +10,12 @@ import math
 import numpy as np
 
 from .. import _dtypes
+from .._batched import unwrap_all
 from .._backends import move_array as _move_array
+from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
-                      commit_inplace, float_input, promote, public, method)
+                      binary_operands, commit_inplace, float_input, promote, public, method)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -228,6 +230,8 @@ def add(input, other, *, alpha=1):
     >>> cr.add(cr.tensor([1., 2.]), cr.tensor([10., 20.]), alpha=2).tolist()
     [21.0, 42.0]
     """
+    if alpha.__class__ is not int:
+        check_alpha(input, other, alpha)
     return apply_binary(ADD, input, other, {"alpha": alpha})
 
 
@@ -239,10 +243,59 @@ def sub(input, other, *, alpha=1):
     >>> cr.sub(cr.tensor([5.]), cr.tensor([1.])).tolist()
     [4.0]
     """
-    return apply_binary(SUB, input, other, {"alpha": alpha})
+    return apply_sub(SUB, input, other, {"alpha": alpha})
 
 
 subtract = public(sub, name="subtract")
+
+
+# Note [bool subtraction]: the reference refuses ``-`` with a bool operand (a bool
+# tensor or a Python bool), whatever the other operand: two bools point to xor, one to
+# ``~``. Same-dtype non-bool tensors (the common case) pass binary_operands unchanged
+# and so do a float or int scalar meeting a tensor of its kind; every bool case is
+# promoted or has a bool dtype.
+BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                    "Use the `^` or `logical_xor()` operator instead.",
+                    "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+                    "you are trying to invert a mask, use the `~` or `logical_not()` operator "
+                    "instead.")
+
+
+_WEAK = (float, int)
+
+
+def _is_bool_operand(value):
+    return value.__class__ is bool or (isinstance(value, Tensor) and
+                                       value._data.dtype.kind == "b")
+
+
+def apply_sub(op, a, b, attrs):
+    """apply_binary for sub and rsub, with Note [bool subtraction]."""
+    x, y = binary_operands(a, b)
+    if x is not a or x._data.dtype.kind == "b" or (y is not b and b.__class__ not in _WEAK):
+        bools = _is_bool_operand(a) + _is_bool_operand(b)
+        if bools:
+            raise RuntimeError(BOOL_SUBTRACTION[bools == 1])
+    if attrs["alpha"].__class__ is not int:
+        check_alpha(a, b, attrs["alpha"])
+    return apply_binary(op, x, y, attrs)
+
+
+def check_alpha(a, b, alpha):
+    """The reference's checks of ``alpha`` against the result's kind (add, sub): a bool
+    alpha needs a bool result, a float alpha a floating or complex one."""
+    kinds = {_operand_kind(a), _operand_kind(b)}
+    if alpha.__class__ is bool and kinds != {"b"}:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and kinds <= set("biu"):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                           "floating point number.")
+
+
+def _operand_kind(value):
+    if isinstance(value, Tensor):
+        return value._data.dtype.kind
+    return {bool: "b", int: "i", float: "f", complex: "c"}.get(type(value), "f")
 
 
 @public
@@ -419,6 +472,7 @@ def where(condition, input=None, other=None):
     [1.0, 0.0]
     """
     if input is None and other is None:
+        refuse_dynamic_shape(condition, "aten::where")
         return tuple(Tensor._wrap(i) for i in np.nonzero(condition._data))
     cond = as_tensor_arg(condition, "condition")
     if cond._data.dtype != np.bool_:
@@ -493,7 +547,7 @@ Tensor.imag = property(imag, _set_part(imag))
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (the reflected subtraction, RsubBackward1)."""
-    return apply_binary(RSUB, input, other, {"alpha": alpha})
+    return apply_sub(RSUB, input, other, {"alpha": alpha})
 
 
 def pow_scalar_base(base, exponent):
@@ -887,7 +941,7 @@ def mvlgamma(input, p):
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     input = float_input(input)
-    if not np.all(input._data > (p - 1) / 2):
+    if not np.all(unwrap_all(input)[0]._data > (p - 1) / 2):   # under vmap: every entry
         raise RuntimeError("All elements must be greater than (p-1)/2")
     return apply_op(MVLGAMMA, (input,), {"p": int(p)})
 

@@ -20,7 +20,7 @@ from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
 from .._dtypes import checked_integer, scalar_type_name
-from .._batched import BatchedTensor, unwrap_all
+from .._batched import BatchedTensor, refuse_dynamic_shape, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -322,6 +322,10 @@ def _as_index_array(k):
         raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(k).__name__})")
     arr = k._data if isinstance(k, Tensor) else asarray(k)
+    if type(k) is BatchedTensor and arr.dtype in (np.bool_, np.uint8):
+        raise RuntimeError("vmap: We do not support batching operators that can support "
+                           "dynamic shape. Attempting to batch over indexing with a boolean "
+                           "mask.")
     if arr.dtype == np.uint8:
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
@@ -1199,6 +1203,13 @@ def _bool_mask(mask, message):
     return mask
 
 
+_VMAP_MASK_MESSAGE = (
+    "vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot "
+    "support this because for each batch this would return a differently shaped Tensor. "
+    "Please file an issue at https://github.com/pytorch/pytorch/issues if you need this "
+    "feature.")
+
+
 @public
 def masked_select(input, mask):
     """The elements of ``input`` where the bool ``mask`` is True (both broadcast), as
@@ -1210,6 +1221,8 @@ def masked_select(input, mask):
     [2.0, 3.0]
     """
     mask = _bool_mask(mask, "masked_select: expected BoolTensor for mask")
+    if type(mask) is BatchedTensor:
+        raise RuntimeError(_VMAP_MASK_MESSAGE)
     try:
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
@@ -1236,7 +1249,9 @@ def masked_scatter(input, mask, source):
         raise broadcast_error(mask._data.shape, input._data.shape) from None
     if input._data.shape != shape:
         input = FUNCTIONS["expand"](input, shape)
-    return _masked_scatter(input, Tensor._wrap(np.broadcast_to(mask._data, shape)), source)
+    if mask._data.shape != shape:
+        mask = FUNCTIONS["expand"](mask, shape)
+    return _masked_scatter(input, mask, source)
 
 
 def _masked_scatter(input, mask, source):
@@ -1244,9 +1259,16 @@ def _masked_scatter(input, mask, source):
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{scalar_type_name(input._data.dtype)} and "
                            f"{scalar_type_name(source._data.dtype)}")
-    if np.count_nonzero(mask._data) > source._data.size:
+    if _most_true(mask) > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return apply_op(MASKED_SCATTER, (input, mask, source), EMPTY)
+
+
+def _most_true(mask):
+    """The count of True in ``mask`` (under vmap: the largest of an entry's)."""
+    physical, levels = unwrap_all(mask)
+    rows = physical._data.reshape(physical._data.shape[:len(levels)] + (-1,))
+    return int(np.max(np.count_nonzero(rows, axis=-1), initial=0))
 
 
 def _masked_scatter_(self, mask, source):
@@ -1304,9 +1326,17 @@ def nonzero(input, *, as_tuple=False):
     >>> cr.tensor([0., 2., 3.]).nonzero().tolist()
     [[1], [2]]
     """
+    if as_tuple and type(input) is BatchedTensor:
+        raise RuntimeError("Batching rule not implemented for aten::nonzero_numpy. We could "
+                           "not generate a fallback.")
+    refuse_dynamic_shape(input, "aten::nonzero")
     arr = input._data
     if as_tuple:
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(arr)))
+    return _positions(arr)
+
+
+def _positions(arr):
     positions = np.argwhere(arr) if arr.ndim else np.zeros((int(bool(arr)), 0), np.int64)
     return Tensor._wrap(positions.astype(np.int64))
 
@@ -1319,7 +1349,7 @@ def argwhere(input):
     >>> cr.argwhere(cr.tensor([[0, 1], [1, 0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    return nonzero(input)
+    return _positions(input._data)          # (under vmap: per entry, as the reference)
 
 
 @public

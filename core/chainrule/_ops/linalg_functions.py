@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .. import return_types
 from .._grad_mode import no_grad
+from .._batched import on_values, unwrap_all
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
 from ._registry import apply_op
@@ -544,12 +545,11 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     if n > k:
         lower = _f("cat")([lower, _zeros(L, L.shape[:-1] + (n - k,))], -1)
     upper = U if m == k else _f("cat")([U, _zeros(U, U.shape[:-2] + (m - k, n))], -2)
-    pivots = _lu_packed(A._data)[1]
-    info = lu_info(A._data)
-    if check_errors and info.any():
+    pivots = on_values(lambda a: _lu_packed(a)[1], A)       # under vmap: in one call
+    info = on_values(lu_info, A)
+    if check_errors and unwrap_all(info)[0]._data.any():
         raise LinAlgError("linalg.lu_factor: U is singular")
-    return return_types.linalg_lu_factor_ex(lower + upper, Tensor._wrap(pivots),
-                                            Tensor._wrap(info))
+    return return_types.linalg_lu_factor_ex(lower + upper, pivots, info)
 
 
 def _zeros(like, shape):

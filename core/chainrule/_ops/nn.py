@@ -959,8 +959,8 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     x = require_tensor(input, "nll_loss", "input", 1)
     target = require_tensor(target, "nll_loss", "target", 2)
     _check_nll_target(x, target)
-    if weight is None and (type(x) is BatchedTensor or type(target) is BatchedTensor):
-        return _nll_loss_batched(x, target, ignore_index, reduction)
+    if type(target) is BatchedTensor or type(weight) is BatchedTensor:
+        return _nll_loss_batched(x, target, weight, ignore_index, reduction)
     unbatched = x._data.ndim == 1
     if unbatched:
         x = _reshape(x, (1,) + x._data.shape)
@@ -984,20 +984,42 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     return out
 
 
-def _nll_loss_batched(x, target, ignore_index, reduction):
-    """nll_loss inside vmap (Note [batched tensors]), from table ops: the targets are
-    values, so the gather that picks each element's log-probability runs on the whole
-    batch instead of reading them. (Class weights still run per entry.)"""
+def _nll_loss_batched(x, target, weight, ignore_index, reduction):
+    """nll_loss of batched targets inside vmap (Note [batched tensors]), from table ops:
+    the targets are values, so the gathers that pick each element's log-probability
+    (and class weight) run on the whole batch instead of reading them. (Shared targets
+    are attributes of the table op: Note [targets along a trailing dimension].)
+    Ignored elements add nothing and get no gradient, as in the reference."""
     class_dim = 0 if x.ndim == 1 else 1
     kept = target != ignore_index
-    safe = FUNCTIONS["where"](kept, target, 0)
-    picked = FUNCTIONS["gather"](x, class_dim, FUNCTIONS["unsqueeze"](safe, class_dim))
-    losses = -FUNCTIONS["squeeze"](picked, class_dim) * kept
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    return losses.sum() / kept.sum()
+    safe = FUNCTIONS["unsqueeze"](FUNCTIONS["where"](kept, target, 0), class_dim)
+    picked = FUNCTIONS["squeeze"](FUNCTIONS["gather"](x, class_dim, safe), class_dim)
+    scale = kept.to(x.dtype) if weight is None else \
+        FUNCTIONS["where"](kept, _picked_weights(weight, x, class_dim, safe), 0)
+    if reduction == "mean":
+        return _nll_mean(picked, kept, scale)
+    losses = FUNCTIONS["where"](kept, -picked * scale, 0)
+    return losses if reduction == "none" else losses.sum()
+
+
+def _nll_mean(picked, kept, scale):
+    """sum(w * loss) / sum(w) as the reference differentiates it: each kept element's
+    share w / sum(w) (nan when the weights sum to 0), nothing to ignored ones; nan
+    when the weights sum to 0."""
+    total = scale.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):     # 0 / 0: the quiet nan
+        share = FUNCTIONS["where"](kept, scale / total, 0)
+    mean = (-picked * share).sum()
+    return FUNCTIONS["where"](total == 0, float("nan"), mean)
+
+
+def _picked_weights(weight, x, class_dim, index):
+    """Each element's class weight: ``weight`` gathered at the targets ``index``."""
+    _class_weights(weight, x.shape[class_dim], x)
+    shape = [1] * x.ndim
+    shape[class_dim] = x.shape[class_dim]
+    spread = FUNCTIONS["expand"](_reshape(weight, tuple(shape)), tuple(x.shape))
+    return FUNCTIONS["squeeze"](FUNCTIONS["gather"](spread, class_dim, index), class_dim)
 
 
 def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing):

@@ -10,7 +10,7 @@ from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
-from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, pow_scalar_base
+from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, apply_sub, pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
     commit_inplace, method, not_implemented_for, promote, public
 
@@ -69,20 +69,18 @@ def _binary_operator(op, attrs):
     return operator
 
 
-def _foreign_operands(op, attrs):
+def _foreign_operands(op, attrs, apply=apply_binary):
     """``_binary_operator(op, attrs)`` with Note [operators and foreign operands]. Its
     one line is inlined in the ``try`` (no extra frame on the fast path); the C++ engine
-    mirrors ``_binary_operator`` and runs the fast cases without Python."""
-    plain = _binary_operator(op, attrs)
+    mirrors ``_binary_operator`` and runs the fast cases without Python. ``apply`` is
+    apply_sub for the subtractions (Note [bool subtraction])."""
+    plain = _binary_operator(op, attrs) if apply is apply_binary else \
+        (lambda self, other: apply(op, self, other, attrs))
 
     def operator(self, other):
         try:
-            return apply_binary(op, self, other, attrs)
+            return apply(op, self, other, attrs)
         except TypeError:
-            if op.name in ("sub", "rsub") and _is_bool(self) and _is_bool(other):
-                raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is "
-                                   "not supported. Use the `^` or `logical_xor()` operator "
-                                   "instead.") from None
             return _array_operand(plain, self, other)
     return operator
 
@@ -112,8 +110,8 @@ def _invert(self):
     return raw(np.invert, self)
 
 
-def _install_operator(names, op, attrs):
-    fn = _foreign_operands(op, attrs)
+def _install_operator(names, op, attrs, apply=apply_binary):
+    fn = _foreign_operands(op, attrs, apply)
     for name in names:
         setattr(Tensor, name, fn)
         accelerable(name, "binary", op, attrs, fn)          # Note [method slot]
@@ -137,8 +135,8 @@ def _scalar_like(value, like):
 
 
 _install_operator(("__add__", "__radd__"), ADD, {"alpha": 1})
-_install_operator(("__sub__",), SUB, {"alpha": 1})
-_install_operator(("__rsub__",), RSUB, {"alpha": 1})
+_install_operator(("__sub__",), SUB, {"alpha": 1}, apply_sub)
+_install_operator(("__rsub__",), RSUB, {"alpha": 1}, apply_sub)
 _install_operator(("__mul__", "__rmul__"), MUL, {})
 for _name, _fn in (("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "remainder"),
                    ("pow", "pow"), ("matmul", "matmul")):

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .._batched import on_values
 from .._tensor import Tensor, on_device_of
 from ._common import FUNCTIONS, formula_helper
 from ._namespaces import array_fn
@@ -182,8 +183,9 @@ def adaptive_max_pool(input, k, outs):
 
 
 def _max_by_table(input, k, outs, table, op, attrs):
-    shape = tuple(input.shape[:input.dim() - k]) + tuple(outs)
-    indices = Tensor._wrap(max_indices(input._data, k, table).reshape(shape))
+    def positions(a):
+        return max_indices(a, k, table).reshape(a.shape[:a.ndim - k] + tuple(outs))
+    indices = on_values(positions, input)      # under vmap: the whole batch's, in one call
     return apply_op(op, (input, indices), attrs), indices
 
 

@@ -374,6 +374,8 @@ def _take_vjp(F, g, self_shape, indices, dim, keepdim):
 
 
 def _take_jvp(F, t, self_shape, indices, dim, keepdim):
+    if dim is None:         # a 0-d input (also a 0-d entry under vmap): the value copied
+        return t[0]
     mask = F._index_mask(indices, dim, keepdim, self_shape)
     return F.sum(F.where(mask, t[0], 0), dim, keepdim)
 
@@ -1084,9 +1086,22 @@ def _median_indices(a, dim, ignore_nan):
 
 def _median_reducer(ignore_nan):
     def median(a, axis=None, keepdims=False):
-        flat = a.reshape(-1)
-        return flat[_median_indices(flat, 0, ignore_nan)].reshape(())
+        if axis is None:
+            flat = a.reshape(-1)
+            return flat[_median_indices(flat, 0, ignore_nan)].reshape(())
+        return _median_over(a, axis, keepdims, ignore_nan)
     return median
+
+
+def _median_over(a, axis, keepdims, ignore_nan):
+    """The median of each slice over the dims ``axis`` (under vmap: of each entry)."""
+    kept = [d for d in range(a.ndim) if d not in axis]
+    lead = [a.shape[d] for d in kept]
+    width = math.prod(a.shape[d] for d in axis)
+    rows = np.moveaxis(a, kept, range(len(kept))).reshape(lead + [width])
+    out = np.take_along_axis(rows, _median_indices(rows, -1, ignore_nan), -1)
+    shape = [n if d in kept else 1 for d, n in enumerate(a.shape)] if keepdims else lead
+    return out.reshape(shape)
 
 
 MEDIAN = _extreme("median", _median_reducer(False), nan_matches=True)
@@ -1167,14 +1182,20 @@ def _cumulative_extreme(input, dim, op, ufunc, result_type, name):
     if d is None:
         indices = zeros_on((), np.int64, a)
         return result_type(*_take(op, input, indices, 0, True))
-    values = ufunc.accumulate(_sortable(a), axis=d[0])
+    return result_type(*_picked(op, input, lambda a, axis: _running_extreme_at(a, axis, ufunc),
+                                d[0], True))
+
+
+def _running_extreme_at(a, axis, ufunc):
+    """The position of the running extreme along ``axis`` (the latest on ties)."""
+    values = ufunc.accumulate(_sortable(a), axis=axis)
     # where a new extreme (or a tie, or a NaN) is set; the latest such position so far
     setting = (_sortable(a) == values) | np.isnan(a)
     shape = [1] * a.ndim
-    shape[d[0]] = a.shape[d[0]]
-    positions = np.where(setting, on_device_of(np.arange(a.shape[d[0]]).reshape(shape), a), 0)
-    indices = np.maximum.accumulate(positions, axis=d[0]) if a.size else positions
-    return result_type(*_take(op, input, indices.astype(np.int64), d[0], True))
+    shape[axis] = a.shape[axis]
+    positions = np.where(setting, on_device_of(np.arange(a.shape[axis]).reshape(shape), a), 0)
+    indices = np.maximum.accumulate(positions, axis=axis) if a.size else positions
+    return indices.astype(np.int64)
 
 
 def _take(op, input, indices, dim, keepdim, kept_indices=None):
@@ -1183,6 +1204,17 @@ def _take(op, input, indices, dim, keepdim, kept_indices=None):
     values = apply_op(op, (input, index_t), {"dim": dim, "keepdim": keepdim})
     out_indices = index_t if keepdim else Tensor._wrap(np.squeeze(indices, dim))
     return values, out_indices
+
+
+def _picked(op, input, index_fn, dim, keepdim):
+    """:func:`_take` at the indices ``index_fn(array, axis=dim)``; for a batched input
+    computed on the whole physical array, the batch's axes first, in one call (Note
+    [batched tensors])."""
+    if type(input) is not BatchedTensor:
+        return _take(op, input, index_fn(input._data, axis=dim), dim, keepdim)
+    index_t = along_axis(index_fn, input, dim)
+    values = apply_op(op, (input, index_t), {"dim": dim, "keepdim": keepdim})
+    return values, index_t if keepdim else FUNCTIONS["squeeze"](index_t, dim)
 
 
 def _check_sortable(input, name):
@@ -1236,16 +1268,18 @@ def sort(input, dim=-1, descending=False, stable=None):
     """
     d = _sort_dim(input, dim, "sort")
     op = SORT if stable is None else SORT_STABLE
-    if type(input) is BatchedTensor and input.ndim:          # inside vmap: one argsort
-        index_t = argsort(input, d, descending)
-        return return_types.sort(apply_op(op, (input, index_t), {"dim": d, "keepdim": True}),
-                                 index_t)
-    a = input._data
-    indices = _argsort(a, d, descending) if a.ndim else np.zeros((), np.int64)
+    if not input._data.ndim:
+        return return_types.sort(*_take(op, input, np.zeros((), np.int64), d, True))
+    return return_types.sort(*_picked(
+        op, input, lambda a, axis: _sort_at(a, axis, descending, stable), d, True))
+
+
+def _sort_at(a, axis, descending, stable):
+    indices = _argsort(a, axis, descending)
     if not stable:                                  # Note [ties on the CPU]
         indices = _select.with_reference_ties(
-            a, d, indices, lambda ranks: _select.sort_row(ranks, descending))
-    return return_types.sort(*_take(op, input, indices, d, True))
+            a, axis, indices, lambda ranks: _select.sort_row(ranks, descending))
+    return indices
 
 
 @public
@@ -1257,16 +1291,11 @@ def argsort(input, dim=-1, descending=False, stable=False):
     [1, 2, 0]
     """
     d = _sort_dim(input, dim, "argsort")
-    if type(input) is BatchedTensor and input.ndim:          # inside vmap: the whole batch
-        return along_axis(lambda a, axis: _argsort(a, axis, descending), input, d)
-    a = input._data
-    if not a.ndim:
+    if not input._data.ndim:
         return Tensor._wrap(np.zeros((), np.int64))
-    indices = _argsort(a, d, descending)
-    if not stable:                                  # Note [ties on the CPU]
-        indices = _select.with_reference_ties(
-            a, d, indices, lambda ranks: _select.sort_row(ranks, descending))
-    return Tensor._wrap(indices)
+    if type(input) is BatchedTensor:                         # inside vmap: the whole batch
+        return along_axis(lambda a, axis: _sort_at(a, axis, descending, stable), input, d)
+    return Tensor._wrap(_sort_at(input._data, d, descending, stable))
 
 
 @public
@@ -1296,11 +1325,16 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("selected index k out of range")
     if a.ndim == 0:
         return return_types.topk(*_take(TOPK, input, np.zeros((), np.int64), 0, True))
-    order = np.take(_argsort(a, d, descending=bool(largest)), np.arange(k), axis=d)
+    return return_types.topk(*_picked(
+        TOPK, input, lambda a, axis: _topk_at(a, axis, k, largest, sorted), d, True))
+
+
+def _topk_at(a, axis, k, largest, sorted):
+    order = np.take(_argsort(a, axis, descending=bool(largest)), np.arange(k), axis=axis)
     if k:                                           # Note [ties on the CPU]
         order = _select.with_reference_ties(
-            a, d, order, lambda ranks: _select.topk_row(ranks, k, largest, sorted))
-    return return_types.topk(*_take(TOPK, input, order, d, True))
+            a, axis, order, lambda ranks: _select.topk_row(ranks, k, largest, sorted))
+    return order
 
 
 def _keepdim_for(input, keepdim):
@@ -1325,10 +1359,14 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if a.ndim == 0:
         return return_types.kthvalue(*_take(KTHVALUE, input, np.zeros((), np.int64), 0, True))
-    indices = _select.with_reference_ties(           # Note [ties on the CPU]
-        a, d, np.take(_argsort(a, d, False), [k - 1], axis=d),
+    return return_types.kthvalue(*_picked(
+        KTHVALUE, input, lambda a, axis: _kth_at(a, axis, k), d, bool(keepdim)))
+
+
+def _kth_at(a, axis, k):
+    return _select.with_reference_ties(             # Note [ties on the CPU]
+        a, axis, np.take(_argsort(a, axis, False), [k - 1], axis=axis),
         lambda ranks: [_select.kth_row(ranks, k)])
-    return return_types.kthvalue(*_take(KTHVALUE, input, indices, d, bool(keepdim)))
 
 
 def _median(input, dim, keepdim, ignore_nan, name):
@@ -1344,8 +1382,8 @@ def _median(input, dim, keepdim, ignore_nan, name):
     if d is None:
         return result_type(*_take(op, input, np.zeros((), np.int64), 0, True))
     _check_nonempty(input, d, name)
-    indices = _median_indices(input._data, d[0], ignore_nan)
-    return result_type(*_take(op, input, indices, d[0], bool(keepdim)))
+    return result_type(*_picked(op, input, lambda a, axis: _median_indices(a, axis, ignore_nan),
+                                d[0], bool(keepdim)))
 
 
 @public

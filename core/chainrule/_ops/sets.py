@@ -10,8 +10,10 @@ backward raises "not implemented"; here the values simply do not require grad.
 import numpy as np
 
 from .. import return_types
+from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
+from .reduction import _write_out
 from . import _cpu_select as _select
 
 F = FUNCTIONS
@@ -42,6 +44,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> cr.unique(cr.tensor([3, 1, 3, 2]), return_counts=True)
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
+    refuse_dynamic_shape(input, "aten::_unique2" if dim is None else "aten::unique_dim")
     a = input._data
     if dim is None:
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
@@ -62,6 +65,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     >>> cr.unique_consecutive(cr.tensor([1, 1, 2, 2, 3, 1, 1]))
     tensor([1, 2, 3, 1])
     """
+    refuse_dynamic_shape(input, "aten::unique_consecutive")
     a = input._data
     if dim is None:
         flat, axis = a.reshape(-1), 0
@@ -139,8 +143,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     >>> cr.searchsorted(cr.tensor([1, 3, 5, 7, 9]), cr.tensor([3, 6, 9]))
     tensor([1, 3, 4])
     """
-    return _sorted_positions(sorted_sequence, input, right, out_int32, side, sorter,
-                             "searchsorted")
+    result = _sorted_positions(sorted_sequence, input, right, out_int32, side, sorter,
+                               "searchsorted")
+    return result if out is None else _write_out(result, out, "searchsorted")
 
 
 @public
@@ -155,7 +160,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if boundaries._data.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries._data.ndim})")
-    return _sorted_positions(boundaries, input, right, out_int32, None, None, "bucketize")
+    result = _sorted_positions(boundaries, input, right, out_int32, None, None, "bucketize")
+    return result if out is None else _write_out(result, out, "bucketize")
 
 
 @public(method=False)

@@ -1105,6 +1105,13 @@ def diagonal_scatter_array(a, src, offset, dim1, dim2):
     return out
 
 
+def _diagonal_shape(shape, offset, dim1, dim2):
+    """The shape of ``diagonal_array`` of an array of ``shape`` (from the shape alone)."""
+    rows, cols = shape[dim1], shape[dim2]
+    n = min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols)
+    return tuple(k for d, k in enumerate(shape) if d not in (dim1, dim2)) + (max(n, 0),)
+
+
 def _check_scatter_src(src, slice_shape):
     if tuple(src._data.shape) != tuple(slice_shape):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
@@ -1121,7 +1128,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     [[1.0, 0.0], [0.0, 1.0]]
     """
     attrs = _diag_dims(input._data.ndim, offset, dim1, dim2)
-    _check_scatter_src(src, diagonal_array(input._data, **attrs).shape)
+    _check_scatter_src(src, _diagonal_shape(input._data.shape, **attrs))
     src = src if src._data.dtype == input._data.dtype else src.to(input.dtype)
     return apply_op(DIAGONAL_SCATTER, (input, src), attrs)
 

@@ -19,7 +19,7 @@ import warnings
 
 from .. import _grad_mode
 from . import tangent_slot
-from .._batched import BatchedTensor, batched_at, rewrap, unwrap_all, wrap
+from .._batched import PERFORMANCE_DROP, BatchedTensor, batched_at, rewrap, unwrap_all, wrap
 
 
 def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
@@ -33,9 +33,7 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
                             create_graph, allow_unused, materialize_grads)
     blocker = _unbatchable_node(outputs)
     if blocker is not None:
-        warnings.warn(f"There is a performance drop because we have not yet implemented the "
-                      f"batching rule for {blocker}. Please file us an issue on GitHub so "
-                      f"that we can prioritize its implementation.", UserWarning, stacklevel=3)
+        warnings.warn(PERFORMANCE_DROP.format(blocker), UserWarning, stacklevel=3)
         return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph, create_graph,
                             allow_unused, materialize_grads)
     from .._batched import ValuesOutsideTable

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._batched import CONTROL_FLOW_MESSAGE, BatchedTensor, unwrap_all
 from .._tensor import asarray, on_device_of
 from .._ops import nn as _nn
 from .._ops._common import FUNCTIONS as _FUNCTIONS
@@ -106,7 +107,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def _check_unit_interval(t, what):
-    arr = t._data
+    arr = unwrap_all(t)[0]._data            # under vmap: every entry's values at once
     if arr.size and (np.min(arr) < 0 or np.max(arr) > 1):
         raise RuntimeError(f"all elements of {what} should be between 0 and 1")
 
@@ -254,6 +255,8 @@ def _gaussian_var(var, input):
         if var < 0:
             raise ValueError("var has negative entry/entries")
         return _const(np.full(input.shape, var), input)
+    if type(var) is BatchedTensor:          # the reference's `if torch.any(var < 0)`
+        raise RuntimeError(CONTROL_FLOW_MESSAGE)
     if var._data.size and np.min(var._data) < 0:
         raise ValueError("var has negative entry/entries")
     vs, xs = tuple(var.shape), tuple(input.shape)
