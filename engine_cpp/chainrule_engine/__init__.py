@@ -103,7 +103,7 @@ _configure_recorder()
 def _make_fast_method(kind, op, attrs, python_fn):
     """Note [method slot]'s factory: a FastMethod where src/fast_methods.cc handles
     the method, else None (the Python function stays)."""
-    if op.multi_output:
+    if op.multi_output or (kind == "view" and not _VIEW_METHODS[0]):
         return None
     try:
         if kind == "inplace":
@@ -125,6 +125,28 @@ def _make_inplace_method(op, attrs, python_fn):
         return None
     ufunc = operator.__closure__[code.co_freevars.index("ufunc")].cell_contents
     return _engine.FastMethod("inplace", op, attrs, python_fn, inplace=ufunc)
+
+
+_VIEW_METHODS = [False]     # whether the "view" entries get FastMethods
+
+
+def _configure_view_methods(enabled=None):
+    """Note [view methods] in src/view_methods.h: the commonest view methods parse their
+    arguments in C while the Python functions they mirror are unchanged;
+    CHAINRULE_ENGINE_VIEWS=0 (or enabled=False) keeps the Python functions (applied at
+    the next _configure_fast_methods)."""
+    from chainrule import _tensor, _torch_function
+    from chainrule._ops import _registry, indexing, shape
+    if enabled is None:
+        enabled = _wanted("CHAINRULE_ENGINE_VIEWS", _mirror.view_methods_match)
+    _engine.configure_view_methods(
+        enabled=enabled, tensor_type=_tensor.Tensor, registry=_registry, shape=shape,
+        indexing=indexing, torch_function_on=_torch_function.ON,
+        torch_function_modes=_torch_function.MODES, make_view=_engine.make_view)
+    _VIEW_METHODS[0] = enabled
+
+
+_configure_view_methods()
 
 
 def _configure_fast_methods(enabled=None):
@@ -215,7 +237,7 @@ def _configure_view_maker(enabled=None):
     _engine.configure_view_maker(
         python_make_view=views.make_view, registry=_registry, views=views,
         tensor_type=_tensor.Tensor, extras_type=_tensor._Extras, grad_state=_grad_mode.STATE,
-        record=_engine.record, counter_of=_version_counter.counter_of)
+        record=_engine.record, counter_of=_version_counter.counter_of, register=views._register)
     views.set_view_maker(_engine.make_view if enabled else None)
 
 

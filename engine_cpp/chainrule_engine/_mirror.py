@@ -25,7 +25,8 @@ ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "a141e215265714fe"
 INPLACE_FINGERPRINT = "fa7073328648020e"
 DUAL_FINGERPRINT = "c2655f59be500559"
-VIEW_MAKER_FINGERPRINT = "1d0bf7391ff6d330"
+VIEW_MAKER_FINGERPRINT = "f12395185178bcbd"
+VIEW_METHODS_FINGERPRINT = "b351e9016a1447a9"
 
 
 def engine_parts():
@@ -123,9 +124,24 @@ def view_maker_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import views
     return [
-        (views, ["make_view", "_fast_op"]),
+        (views, ["make_view", "_fast_op", "_register"]),
         (_tensor, ["_Extras"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
+    ]
+
+
+def view_methods_parts():
+    """Note [view methods] in src/view_methods.h: the view methods whose arguments it
+    parses, the helpers they call and the wrapper that calls them."""
+    from chainrule import _factories, _tensor, _torch_function
+    from chainrule._ops import indexing, shape
+    return [
+        (shape, ["t", "transpose", "unsqueeze", "permute", "view", "reshape", "_view",
+                 "_viewable", "_shape_arg", "_infer_shape", "_checked_shape"]),
+        (indexing, ["getitem", "_select"]),
+        (_factories, ["keyword_sizes"]),
+        (_tensor, ["_wrap_dim"]),
+        (_torch_function, ["_template_source", "_needed", "_any_overriding", "_overriding"]),
     ]
 
 
@@ -235,6 +251,11 @@ def inplace_match():
 def array_fns_match():
     """Whether the ARRAY_NS helpers src/array_fns.cc mirrors are unchanged."""
     return _matches(array_fns_parts, ARRAY_FNS_FINGERPRINT)
+
+
+def view_methods_match():
+    """Whether the view methods are the code src/view_methods.cc mirrors."""
+    return _matches(view_methods_parts, VIEW_METHODS_FINGERPRINT)
 
 
 def view_maker_matches():

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "recorder.h"
+#include "view_methods.h"
 
 namespace chainrule_engine {
 
@@ -34,6 +35,8 @@ struct FastMethod {
   PyObject* programs;    // Note [JVP programs]: the layer's programs for op and attrs,
                          // by mask; nullptr until first needed
   unsigned long programs_gen;  // the dual configuration they were made under
+  ViewEntry view;        // kind "view" (Note [view methods]); nullptr for the other kinds
+  PyObject* view_keyword;  // its keyword-only parameter (None: as if not given), or nullptr
 };
 
 struct FastConfig {
@@ -843,9 +846,23 @@ PyObject* dual_call(FastMethod* m, PyObject* const* args, bool* handled) {
 
 PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObject* kwnames);
 
+// Whether the keyword arguments are only `keyword=None` (how the dispatching wrapper
+// passes a keyword-only parameter on): the same as not giving it.
+bool unset_keyword(PyObject* kwnames, PyObject* const* values, PyObject* keyword) {
+  return keyword != nullptr && PyTuple_GET_SIZE(kwnames) == 1 && values[0] == Py_None &&
+         PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, 0), keyword) == 0;
+}
+
 PyObject* fast_call(PyObject* callable, PyObject* const* args, size_t nargsf,
                     PyObject* kwnames) {
   FastMethod* m = reinterpret_cast<FastMethod*>(callable);
+  if (m->view != nullptr) {                     // Note [view methods]
+    bool handled = false;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PyObject* result = kwnames == nullptr || unset_keyword(kwnames, args + nargs, m->view_keyword)
+        ? m->view(m->op, args, nargs, &handled) : nullptr;
+    return handled ? result : call_python(m, args, nargsf, kwnames);
+  }
   if (m->ufunc != nullptr) return inplace_call(m, args, nargsf, kwnames);
   if (m->scalar) return scalar_call(m, args, nargsf, kwnames);
   if (!fc_ready || kwnames != nullptr || PyVectorcall_NARGS(nargsf) != m->arity) {
@@ -901,6 +918,18 @@ PyObject* scalar_call(FastMethod* m, PyObject* const* args, size_t nargsf, PyObj
 
 // --- the type ------------------------------------------------------------------------
 
+// Kind "view": the entry named by attrs["method"] (Note [view methods]) and the name
+// of its keyword-only parameter (nullptr: none); nullptr for an unknown method.
+ViewEntry view_method(PyObject* attrs, PyObject** keyword) {
+  PyObject* name = PyDict_GetItemString(attrs, "method");
+  const char* s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (s == nullptr) PyErr_Clear();
+  const char* kw = nullptr;
+  ViewEntry entry = s ? view_entry(s, &kw) : nullptr;
+  *keyword = kw ? PyUnicode_InternFromString(kw) : nullptr;
+  return entry;
+}
+
 PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   static const char* kwlist[] = {"kind", "op", "attrs", "python_fn", "inplace", nullptr};
   const char* kind;
@@ -911,14 +940,17 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
     return nullptr;
   }
   std::string k(kind);
-  Py_ssize_t arity = k == "unary" || k == "scalar" ? 1
+  Py_ssize_t arity = k == "unary" || k == "scalar" || k == "view" ? 1
                      : k == "binary" || k == "inplace" ? 2 : 0;
+  PyObject* view_keyword = nullptr;
+  ViewEntry view = k == "view" ? view_method(attrs, &view_keyword) : nullptr;
   // inplace: the operator's ufunc (Note [in-place fast methods])
   bool inplace_ok = k == "inplace" ? PyCallable_Check(inplace) && PyDict_GET_SIZE(attrs) == 0
                                    : inplace == Py_None;
   bool attrs_ok = k == "scalar" ? PyDict_GET_SIZE(attrs) == 1   // the number's name
                                 : PyDict_GET_SIZE(attrs) <= kMaxAttrs;
-  if (arity == 0 || !inplace_ok || !attrs_ok || !PyCallable_Check(fn)) {
+  if (arity == 0 || !inplace_ok || !attrs_ok || !PyCallable_Check(fn) ||
+      (k == "view" && view == nullptr)) {
     PyErr_Format(PyExc_ValueError, "FastMethod: unsupported method (kind %s)", kind);
     return nullptr;
   }
@@ -947,6 +979,8 @@ PyObject* fm_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
   m->ufunc = inplace != Py_None ? Py_NewRef(inplace) : nullptr;
   m->programs = nullptr;
   m->programs_gen = 0;
+  m->view = view;
+  m->view_keyword = view_keyword;
   return reinterpret_cast<PyObject*>(m);
 }
 
@@ -969,6 +1003,7 @@ int fm_clear(PyObject* self) {
   Py_CLEAR(m->python_fn);
   Py_CLEAR(m->ufunc);
   Py_CLEAR(m->programs);
+  Py_CLEAR(m->view_keyword);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "python_api.h"
 #include "recorder.h"
 #include "view_maker.h"
+#include "view_methods.h"
 #include "validate.h"
 
 namespace chainrule_engine {
@@ -183,8 +184,12 @@ PYBIND11_MODULE(_engine, m) {
         "Hand over what array_conj and array_expand fall back on (array_fns.h).");
   m.def("configure_view_maker", &ce::configure_view_maker, py::arg("python_make_view"),
         py::arg("registry"), py::arg("views"), py::arg("tensor_type"), py::arg("extras_type"),
-        py::arg("grad_state"), py::arg("record"), py::arg("counter_of"),
+        py::arg("grad_state"), py::arg("record"), py::arg("counter_of"), py::arg("register"),
         "Hand make_view what it needs (view_maker.h).");
+  m.def("configure_view_methods", &ce::configure_view_methods, py::arg("enabled"),
+        py::arg("tensor_type"), py::arg("registry"), py::arg("shape"), py::arg("indexing"),
+        py::arg("torch_function_on"), py::arg("torch_function_modes"), py::arg("make_view"),
+        "Hand the view methods what they need (Note [view methods] in view_methods.h).");
   m.def("accumulate_enabled", &ce::accumulate_enabled,
         "Whether leaves' .grad is written by the C++ fast path.");
   m.def("recorder_enabled", &ce::recorder_enabled, "Whether record() takes its fast path.");

@@ -24,7 +24,8 @@ struct ViewConfig {
   TensorSlots t{};
   // _Extras' slots: those __init__ sets to None, then to False
   Py_ssize_t e_none[6] = {}, e_false[3] = {};
-  Py_ssize_t e_view_fn = 0, e_inference = 0;
+  Py_ssize_t e_view_fn = 0, e_inference = 0, e_views = 0;
+  PyObject* python_register = nullptr;   // views._register, as mirrored
 };
 ViewConfig vc;
 bool vc_ready = false;
@@ -114,6 +115,47 @@ PyObject* view_extras(PyObject* base_extra, PyObject* view_fn) {
   return e.release();
 }
 
+// A dead weakref's slot in the root's list: what _register's pruning drops.
+bool dead(PyObject* ref) {
+  return PyWeakref_GET_OBJECT(ref) == Py_None;
+}
+
+// _register(view) for a view made with grad mode on: a weak reference to it on its
+// root's `_extra.views`, the list pruned of dead entries at each power of two from 64.
+// The Python function where the root has no _Extras yet (root._extras() makes one),
+// or where something is not what it mirrors.
+bool register_view(PyObject* view) {
+  PyObject* reg = global(vc.views_dict, vn().reg);
+  if (reg == nullptr) return false;
+  PyObject* root = slot(view, vc.t.base);
+  PyObject* extra = Py_TYPE(root) == vc.tensor ? slot(root, vc.t.extra) : nullptr;
+  PyObject* refs = extra != nullptr && Py_TYPE(extra) == vc.extras ? slot(extra, vc.e_views)
+                                                                  : nullptr;
+  if (reg != vc.python_register || refs == nullptr ||
+      (refs != Py_None && !PyList_CheckExact(refs))) {
+    Ref done(PyObject_CallOneArg(reg, view));
+    return static_cast<bool>(done);
+  }
+  Ref ref(PyWeakref_NewRef(view, nullptr));
+  if (!ref) return false;
+  if (refs == Py_None) {
+    PyObject* list = PyList_New(1);
+    if (list == nullptr) return false;
+    PyList_SET_ITEM(list, 0, ref.release());
+    steal_slot(extra, vc.e_views, list);
+    return true;
+  }
+  if (PyList_Append(refs, ref.get()) < 0) return false;
+  Py_ssize_t n = PyList_GET_SIZE(refs);
+  if (n < 64 || (n & (n - 1)) != 0) return true;
+  Ref live(PyList_New(0));
+  for (Py_ssize_t i = 0; live && i < n; ++i) {
+    PyObject* r = PyList_GET_ITEM(refs, i);
+    if (!dead(r) && PyList_Append(live.get(), r) < 0) return false;
+  }
+  return live && PyList_SetSlice(refs, 0, n, live.get()) == 0;
+}
+
 // The links of Note [views share memory and version], as make_view sets them.
 bool link(PyObject* view, PyObject* base, PyObject* view_fn, bool grad) {
   PyObject* root = slot(base, vc.t.base);
@@ -130,11 +172,7 @@ bool link(PyObject* view, PyObject* base, PyObject* view_fn, bool grad) {
   PyObject* extras = view_extras(slot(base, vc.t.extra), view_fn);
   if (extras == nullptr) return false;
   steal_slot(view, vc.t.extra, extras);
-  if (!grad) return true;
-  PyObject* reg = global(vc.views_dict, vn().reg);
-  if (reg == nullptr) return false;
-  Ref done(PyObject_CallOneArg(reg, view));
-  return static_cast<bool>(done);
+  return !grad || register_view(view);
 }
 
 }  // namespace
@@ -164,7 +202,7 @@ PyObject* view_make(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 void configure_view_maker(py::object python_make_view, py::object registry, py::object views,
                           py::object tensor_type, py::object extras_type,
                           py::object grad_state, py::object record_fn,
-                          py::object counter_of) {
+                          py::object counter_of, py::object python_register) {
   py::object registry_dict = registry.attr("__dict__");
   py::object views_dict = views.attr("__dict__");
   PyObject* E = extras_type.ptr();
@@ -185,9 +223,12 @@ void configure_view_maker(py::object python_make_view, py::object registry, py::
   for (int i = 0; i < 3; ++i) c.e_false[i] = member_offset(E, false_slots[i]);
   c.e_view_fn = member_offset(E, "view_fn");
   c.e_inference = member_offset(E, "inference");
+  c.e_views = member_offset(E, "views");
+  c.python_register = python_register.ptr();
   vn();
   py::tuple keep = py::make_tuple(python_make_view, registry_dict, views_dict, tensor_type,
-                                  extras_type, grad_state, record_fn, counter_of);
+                                  extras_type, grad_state, record_fn, counter_of,
+                                  python_register);
   PyObject* old = vc_refs;
   vc_refs = keep.release().ptr();
   vc = c;

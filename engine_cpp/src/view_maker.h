@@ -13,8 +13,9 @@
 //     mode, attrs not a dict), calling core's make_view. The forward's errors are
 //     Python's (it is the same call); the recording is core's recording slot (the C++
 //     recorder called directly when installed); composing view_fns (`_compose`),
-//     a first version counter (`counter_of`) and the weak listing (`_register`) are
-//     the Python functions. Installed while make_view and _Extras have the
+//     and a first version counter (`counter_of`) are the Python functions; the weak
+//     listing (`_register`) is done here where the root has its _Extras (Python's
+//     otherwise, which makes them). Installed while make_view and _Extras have the
 //     fingerprints it was written against (chainrule_engine/_mirror.py);
 //     CHAINRULE_ENGINE_VIEWS=0 keeps the Python function.
 #pragma once
@@ -26,7 +27,7 @@ namespace chainrule_engine {
 void configure_view_maker(py::object python_make_view, py::object registry, py::object views,
                           py::object tensor_type, py::object extras_type,
                           py::object grad_state, py::object record_fn,
-                          py::object counter_of);
+                          py::object counter_of, py::object python_register);
 
 // make_view(op, base, attrs, view_fn): a METH_FASTCALL function.
 PyObject* view_make(PyObject* self, PyObject* const* args, Py_ssize_t nargs);

@@ -816,3 +816,198 @@ def test_inplace_refuses_a_malformed_description():
                            inplace=np.add)
     with pytest.raises(ValueError):
         _engine.FastMethod("binary", _registry.OPS["add"], {}, print, inplace=np.add)
+
+
+# --- Note [view methods] -----------------------------------------------------------------
+# The Python code a view method's C entry replaces.
+VIEW_PYTHON = {"t", "transpose", "unsqueeze", "permute", "view", "reshape", "getitem", "_view",
+               "_select", "_shape_arg", "_infer_shape", "keyword_sizes", "dispatching"}
+
+
+def grid(requires_grad=True, dtype=cr.float64):
+    rows = [[4.0 * i + j for j in range(1, 5)] for i in range(3)]
+    return cr.tensor(rows, dtype=dtype, requires_grad=requires_grad)
+
+
+def view_snapshot(out, inputs):
+    """snapshot plus what makes a view: layout, shared counter, its view_fn's replays
+    (on the root's array and on the root), the root's weak listing."""
+    if isinstance(out, BaseException) or out._base is None or out._extra is None:
+        return snapshot(out, inputs)
+    root = out._base
+    listed = (root._extra.views if root._extra is not None else None) or []
+    return (snapshot(out, inputs), out._data.strides, out._vc is root._vc,
+            out._extra.view_fn(root._data).tolist(), out._extra.view_fn(root).tolist(),
+            out._extra.inference, any(r() is out for r in listed))
+
+
+def run_views_both(make_inputs, expr):
+    results = []
+    for enabled in (False, True):
+        with fast_methods(enabled):
+            inputs = make_inputs()
+            out, calls = python_calls(lambda: expr(*inputs))
+            results.append((view_snapshot(out, inputs), calls))
+    return results[0][0], results[1][0], results[1][1]
+
+
+VIEW_FAST_CASES = [
+    ("t", lambda: (grid(),), lambda x: x.t()),
+    ("t no grad needed", lambda: (grid(False),), lambda x: x.t()),
+    ("t 1-D", lambda: (cr.ones(3, requires_grad=True),), lambda x: x.t()),
+    ("t of a view", lambda: (grid(),), lambda x: x.t().t()),
+    ("transpose", lambda: (grid(),), lambda x: x.transpose(0, 1)),
+    ("transpose negative", lambda: (grid(),), lambda x: x.transpose(-1, 0)),
+    ("transpose same dim", lambda: (grid(),), lambda x: x.transpose(1, 1)),
+    ("unsqueeze", lambda: (grid(),), lambda x: x.unsqueeze(0)),
+    ("unsqueeze last", lambda: (grid(),), lambda x: x.unsqueeze(-1)),
+    ("unsqueeze 0-d", lambda: (cr.tensor(2.0, requires_grad=True),), lambda x: x.unsqueeze(0)),
+    ("permute", lambda: (grid(),), lambda x: x.permute(1, 0)),
+    ("permute tuple", lambda: (grid(),), lambda x: x.permute((1, 0))),
+    ("permute list negative", lambda: (grid(),), lambda x: x.permute([-1, 0])),
+    ("view", lambda: (grid(),), lambda x: x.view(12)),
+    ("view -1", lambda: (grid(),), lambda x: x.view(-1)),
+    ("view 2-D", lambda: (grid(),), lambda x: x.view(2, 6)),
+    ("view tuple with -1", lambda: (grid(),), lambda x: x.view((4, -1))),
+    ("view list", lambda: (grid(),), lambda x: x.view([6, 2])),
+    ("view of an empty tensor", lambda: (cr.ones(0, 3),), lambda x: x.view(3, 0)),
+    ("reshape", lambda: (grid(),), lambda x: x.reshape(6, 2)),
+    ("reshape -1 float32", lambda: (grid(dtype=cr.float32),), lambda x: x.reshape(-1)),
+    ("getitem", lambda: (grid(),), lambda x: x[0]),
+    ("getitem negative", lambda: (grid(),), lambda x: x[-1]),
+    ("getitem twice", lambda: (grid(),), lambda x: x[1][2]),
+    ("getitem int tensor", lambda: (cr.arange(6).view(2, 3),), lambda x: x[1]),
+    ("no_grad", lambda: (grid(),), lambda x: _under(cr.no_grad, lambda: x.t()[1])()),
+    ("function forms", lambda: (grid(),), lambda x: cr.transpose(cr.reshape(x, (4, 3)), 0, 1)),
+    ("F.linear's t", lambda: (grid(), cr.ones(3, dtype=cr.float64), cr.ones(2, 4, dtype=cr.float64)),
+     lambda w, b, x: F.linear(x, w, b)),
+]
+
+
+@pytest.mark.parametrize("name,make_inputs,expr", VIEW_FAST_CASES,
+                         ids=[c[0] for c in VIEW_FAST_CASES])
+def test_view_methods_match_python_and_run_no_python(name, make_inputs, expr):
+    python, fast, calls = run_views_both(make_inputs, expr)
+    assert fast == python
+    wrapped = "function forms" in name or "F." in name    # cr.transpose: its own wrapper
+    assert not (VIEW_PYTHON - ({"dispatching"} if wrapped else set())) & set(calls), calls
+
+
+class _ViewSub(Tensor):
+    __slots__ = ()
+
+
+VIEW_FALLBACK_CASES = [
+    ("keyword", lambda: (grid(),), lambda x: x.transpose(dim0=0, dim1=1), "transpose"),
+    ("size keyword", lambda: (grid(),), lambda x: x.view(size=(12,)), "view"),
+    ("dim out of range", lambda: (grid(),), lambda x: x.transpose(0, 2), "transpose"),
+    ("0-d transpose", lambda: (cr.tensor(1.0),), lambda x: x.transpose(0, -1), "transpose"),
+    ("unsqueeze out of range", lambda: (grid(),), lambda x: x.unsqueeze(3), "unsqueeze"),
+    ("numpy dim", lambda: (grid(),), lambda x: x.unsqueeze(np.int64(1)), "unsqueeze"),
+    ("index out of range", lambda: (grid(),), lambda x: x[3], "getitem"),
+    ("index of 0-d", lambda: (cr.tensor(1.0),), lambda x: x[0], "getitem"),
+    ("bool index", lambda: (grid(),), lambda x: x[True], "getitem"),
+    ("numpy index", lambda: (grid(),), lambda x: x[np.int64(1)], "getitem"),
+    ("huge index", lambda: (grid(),), lambda x: x[10 ** 30], "getitem"),
+    ("slice", lambda: (grid(),), lambda x: x[1:], "getitem"),
+    ("bad shape", lambda: (grid(),), lambda x: x.view(5), "view"),
+    ("two -1", lambda: (grid(),), lambda x: x.view(-1, -1), "view"),
+    ("negative size", lambda: (grid(),), lambda x: x.view(-2, -6), "view"),
+    ("not viewable", lambda: (grid(),), lambda x: x.t().view(12), "view"),
+    ("view dtype", lambda: (grid(),), lambda x: x.view(cr.int64), "view"),
+    ("view no sizes", lambda: (cr.tensor(1.0),), lambda x: x.view(), "view"),
+    ("reshape a copy", lambda: (grid(),), lambda x: x.t().reshape(12), "reshape"),
+    ("t of 3-D", lambda: (cr.ones(2, 2, 2),), lambda x: x.t(), "t"),
+    ("permute duplicate", lambda: (grid(),), lambda x: x.permute(0, 0), "permute"),
+    ("permute too few", lambda: (grid(),), lambda x: x.permute(0), "permute"),
+    ("permute 0-d", lambda: (cr.tensor(1.0),), lambda x: x.permute(()), "permute"),
+    ("subclass self", lambda: (_ViewSub([[1.0, 2.0]]),), lambda x: x.t(), "dispatching"),
+    ("vmap (a dispatcher)", lambda: (cr.ones(2, 3, 4),), lambda x: cr.vmap(lambda r: r.t())(x),
+     "t"),
+]
+
+
+@pytest.mark.parametrize("name,make_inputs,expr,python_fn", VIEW_FALLBACK_CASES,
+                         ids=[c[0] for c in VIEW_FALLBACK_CASES])
+def test_view_methods_fall_back_to_python(name, make_inputs, expr, python_fn):
+    python, fast, calls = run_views_both(make_inputs, expr)
+    assert fast == python
+    assert python_fn in calls
+
+
+def test_view_methods_gradients_and_in_place_checks_match():
+    def run():
+        x = grid()
+        y = x * 1.0
+        v = y.t()[1]
+        v.mul_(2.0)                               # an in-place op on a view: CopySlices
+        (y.view(-1) * cr.arange(12, dtype=cr.float64)).sum().backward()
+        leaf_view = x.unsqueeze(0)
+        try:
+            leaf_view.add_(1.0)
+        except RuntimeError as e:
+            error = str(e)
+        return x.grad.tolist(), y.grad_fn.name(), v.grad_fn.name(), y._version, error
+    with fast_methods(False):
+        python = run()
+    assert run() == python
+
+
+def test_a_mode_sees_view_methods():
+    from chainrule.overrides import TorchFunctionMode
+    seen = []
+
+    class Log(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", func))
+            return func(*args, **(kwargs or {}))
+    x = grid()
+    with Log():
+        x.t(), x[0], x.view(-1)
+    assert {"t", "view"} <= set(seen) and any("getitem" in str(s) for s in seen), seen
+    assert _method_slot.method_accelerated("t")
+
+
+def test_view_registration_prunes_like_python():
+    def run():
+        x = grid()
+        kept = [x.t() if i % 3 else x[0] for i in range(130)]
+        del kept[::2]
+        kept += [x.view(-1) for _ in range(70)]
+        return len(x._extra.views), sum(r() is not None for r in x._extra.views)
+    chainrule_engine._configure_view_maker(enabled=False)
+    try:
+        python = run()
+    finally:
+        chainrule_engine._configure_view_maker()
+    assert run() == python
+
+
+def test_views_environment_variable_turns_view_methods_off():
+    code = ("import chainrule_engine; from chainrule._ops import _method_slot as m; "
+            "print(m.method_accelerated('t'), m.method_accelerated('__getitem__'), "
+            "m.method_accelerated('sin'))")
+    env = {"CHAINRULE_ENGINE_VIEWS": "0", "PYTHONPATH": ":".join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split() == ["False", "False", "True"]
+
+
+def test_view_methods_off_when_the_mirrored_code_changed(monkeypatch):
+    monkeypatch.setattr(_mirror, "VIEW_METHODS_FINGERPRINT", "changed")
+    chainrule_engine._configure_view_methods()
+    chainrule_engine._configure_fast_methods()
+    try:
+        assert not _method_slot.method_accelerated("view")
+        assert _method_slot.method_accelerated("sin")
+    finally:
+        monkeypatch.undo()
+        chainrule_engine._configure_view_methods()
+        chainrule_engine._configure_fast_methods()
+    assert _method_slot.method_accelerated("view")
+
+
+def test_view_kind_needs_a_known_method():
+    for attrs in ({}, {"method": "squeeze"}, {"method": 3}):
+        with pytest.raises(ValueError):
+            _engine.FastMethod("view", _registry.OPS["t"], attrs, print)

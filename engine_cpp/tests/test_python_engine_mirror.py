@@ -109,3 +109,18 @@ def test_view_maker_unchanged_since_last_mirrored():
 def test_view_maker_is_installed():
     from chainrule._ops import indexing, shape
     assert shape.make_view is indexing.make_view is _engine.make_view
+
+
+def test_view_methods_unchanged_since_last_mirrored():
+    now = _mirror.fingerprint(_mirror.view_methods_parts())
+    assert now == _mirror.VIEW_METHODS_FINGERPRINT, (
+        "a view method of Note [view methods] (shape.t, transpose, unsqueeze, permute, view, "
+        "reshape, indexing.getitem or a helper they call) changed; their C entries are off "
+        "until src/view_methods.cc mirrors the change and VIEW_METHODS_FINGERPRINT in "
+        "chainrule_engine/_mirror.py is set to %r" % now)
+
+
+def test_view_methods_are_installed():
+    from chainrule._ops import _method_slot
+    for name in ("t", "transpose", "unsqueeze", "permute", "view", "reshape", "__getitem__"):
+        assert _method_slot.method_accelerated(name), name

@@ -10,6 +10,7 @@ from ._formula_helpers import HELPERS
 from ._namespaces import ARRAY_NS, TensorNamespace, bind_helpers
 from . import elementwise, operators, conversions  # noqa: F401  (registration side effects)
 from . import reduction, shape, linalg, nn  # noqa: F401
+from . import indexing
 from . import pooling  # noqa: F401
 from . import upsample  # noqa: F401
 from . import padding  # noqa: F401
@@ -36,6 +37,15 @@ from .._tensor import Tensor
 for _name, _op in (("__iadd__", elementwise.ADD), ("__isub__", elementwise.SUB),
                    ("__imul__", elementwise.MUL), ("__itruediv__", elementwise.DIV)):
     accelerable(_name, "inplace", _op, {}, Tensor.__dict__[_name])
+
+# Note [method slot]: the commonest view methods, whose arguments a replacement may
+# parse itself; attrs name the Python function it mirrors.
+for _name, _op, _method in (("t", shape.T, "t"), ("transpose", shape.TRANSPOSE, "transpose"),
+                            ("unsqueeze", shape.UNSQUEEZE, "unsqueeze"),
+                            ("permute", shape.PERMUTE, "permute"), ("view", shape.VIEW, "view"),
+                            ("reshape", shape.VIEW, "reshape"),
+                            ("__getitem__", indexing.SELECT, "getitem")):
+    accelerable(_name, "view", _op, {"method": _method}, Tensor.__dict__[_name])
 
 TENSOR_NS = TensorNamespace(FUNCTIONS)
 bind_helpers(ARRAY_NS, HELPERS)
