@@ -91,3 +91,14 @@ def test_torch_parity_of_numpy_spellings(torch):
             ours = out
     for a, b in zip(ours, out):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_scalar_constants_stay_cached_after_many_distinct_numbers():
+    # a schedule's changing numbers fill the bounded cache; it empties and keeps going
+    from chainrule._ops import _common
+    x = cr.ones(2)
+    for k in range(3000):
+        x * (1.0 + k / 1e6)
+    x * 1.0001
+    assert (float, 1.0001, np.dtype(np.float32)) in _common._SCALARS
+    assert len(_common._SCALARS) <= 1024

@@ -172,7 +172,9 @@ _SCALARS = {}
 def scalar_tensor(value, np_dtype):
     """A 0-d constant for a Python number, cached: loops like ``y = y * 1.0001`` make
     the same constant over and over. Constants never require grad and chainrule never
-    writes to them; the cache is bounded."""
+    writes to them; the cache is bounded, and emptied when full (a loop whose numbers
+    change every step, a learning rate's schedule, must not lock out the constants
+    that repeat)."""
     key = (type(value), value, np_dtype)
     t = _SCALARS.get(key)
     if t is None:
@@ -182,8 +184,9 @@ def scalar_tensor(value, np_dtype):
             arr = wrapped_integer(value, np_dtype)
         arr.flags.writeable = False
         t = Tensor._wrap(arr)
-        if len(_SCALARS) < 1024:
-            _SCALARS[key] = t
+        if len(_SCALARS) >= 1024:
+            _SCALARS.clear()
+        _SCALARS[key] = t
     return t
 
 
