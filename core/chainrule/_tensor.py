@@ -53,6 +53,15 @@ class _Extras:
         self.exported = False      # Note [read-only saved arrays]
 
 
+def memory_root(t):
+    """The tensor whose memory ``t`` shares: its ``_base``, or that one's for a view
+    of a detached tensor (Note [views of a detached tensor] in _ops/_registry.py)."""
+    root = t._base
+    if root is None:
+        return t
+    return root if root._base is None else root._base
+
+
 class _DefaultDevice(threading.local):
     """Note [default device]
         ``set_default_device`` (and ``with chainrule.device(...)``) choose where the
@@ -426,10 +435,10 @@ class Tensor:
         return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self):
-        root = self._base._data if self._base is not None else None
-        if root is None:
+        root = memory_root(self)
+        if root is self:
             return 0
-        return (_address(self._data) - _address(root)) // self._data.itemsize
+        return (_address(self._data) - _address(root._data)) // self._data.itemsize
 
     def data_ptr(self):
         return _address(self._data)

@@ -443,3 +443,19 @@ def test_view_shape_arguments_keep_their_errors():
         y[:, 4]
     with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
         y[0, :, 1]
+
+
+def test_views_of_a_detached_view_have_it_as_their_base():
+    # Note [views of a detached tensor]: an in-place write into such a view records a
+    # CopySlices on the detached tensor, never on the tensor it was detached from
+    memory = cr.zeros(3, 4, dtype=cr.float64)
+    detached = memory[:, 1:3].detach()
+    view = detached.t()
+    assert view._base is detached and view._is_view() and not detached._is_view()
+    assert (detached.storage_offset(), view.storage_offset(), view[1].storage_offset()) == (1, 1, 2)
+    y = cr.ones(2, 3, dtype=cr.float64, requires_grad=True)
+    view.copy_(y * 2)
+    assert type(detached.grad_fn).__name__ == "CopySlices" and not memory.requires_grad
+    (detached * cr.arange(6.0, dtype=cr.float64).reshape(3, 2)).sum().backward()
+    assert y.grad.tolist() == [[0.0, 4.0, 8.0], [2.0, 6.0, 10.0]]
+    assert memory.tolist() == [[0.0, 2.0, 2.0, 0.0]] * 3

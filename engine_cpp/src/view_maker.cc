@@ -159,7 +159,11 @@ bool register_view(PyObject* view) {
 // The links of Note [views share memory and version], as make_view sets them.
 bool link(PyObject* view, PyObject* base, PyObject* view_fn, bool grad) {
   PyObject* root = slot(base, vc.t.base);
-  if (root == Py_None) root = base;
+  PyObject* base_extra = slot(base, vc.t.extra);
+  // Note [views of a detached tensor] (_ops/_registry.py): a base that is no view
+  // (no view_fn) is the root of its views
+  if (root == Py_None || base_extra == Py_None || slot(base_extra, vc.e_view_fn) == Py_None)
+    root = base;
   set_slot(view, vc.t.base, root);
   PyObject* counter = slot(root, vc.t.vc);
   if (counter == Py_None) {
@@ -169,7 +173,7 @@ bool link(PyObject* view, PyObject* base, PyObject* view_fn, bool grad) {
   } else {
     set_slot(view, vc.t.vc, counter);
   }
-  PyObject* extras = view_extras(slot(base, vc.t.extra), view_fn);
+  PyObject* extras = view_extras(base_extra, view_fn);
   if (extras == nullptr) return false;
   steal_slot(view, vc.t.extra, extras);
   return !grad || register_view(view);

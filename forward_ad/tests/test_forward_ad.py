@@ -238,6 +238,18 @@ def test_inplace_on_view_of_plain_base_gives_the_base_a_tangent():
         assert _tangent(view).tolist() == [5.0, 6.0]
 
 
+def test_inplace_on_view_of_a_detached_view_gives_the_detached_tensor_a_tangent():
+    # Note [views of a detached tensor]: the view's root is the detached tensor
+    memory = cr.zeros(3, 4, dtype=cr.float64)
+    detached = memory[:, 1:3].detach()
+    with fwAD.dual_level():
+        view = detached.t()
+        view.copy_(fwAD.make_dual(cr.ones(2, 3, dtype=cr.float64), _f64([[1.0] * 3, [2.0] * 3])))
+        assert _tangent(detached).tolist() == [[1.0, 2.0]] * 3
+        assert _tangent(memory) is None
+    assert memory[:, 1:3].tolist() == [[1.0, 1.0]] * 3
+
+
 def test_setitem_with_dual_value():
     with fwAD.dual_level():
         base = cr.zeros(3, dtype=cr.float64)

@@ -320,9 +320,25 @@ def _plain_output(arr, base):
 
 
 def _link_view(view, base):
-    root = base._base if base._base is not None else base
+    root = view_root(base)
     view._base = root
     view._vc = counter_of(root)
+
+
+# Note [views of a detached tensor]
+#     ``_base`` links a view to the root its view_fn replays from. A view's view is
+#     linked to that root too, but a tensor that shares memory without being a view
+#     (``detach()``, which keeps its memory's root in ``_base`` for storage_offset and
+#     the saved-array locks, Note [read-only saved arrays]) is the root of its own
+#     views, as in the reference: their view_fns are relative to it, and an in-place
+#     write into one of them gives IT the CopySlices history, never the tensor it was
+#     detached from. The test: whether the base has a view_fn.
+def view_root(base):
+    """The root a view of ``base`` is linked to (Note [views of a detached tensor])."""
+    root, extra = base._base, base._extra
+    if root is None or extra is None or extra.view_fn is None:
+        return base
+    return root
 
 
 def _wrap_inference(op, out):

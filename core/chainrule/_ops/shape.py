@@ -15,7 +15,7 @@ from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
 from .._factories import keyword_sizes
 from .._batched import BatchedTensor, rewrap, unwrap_all
-from .._tensor import Tensor, asarray, on_device_of, strided_view, zeros_on
+from .._tensor import Tensor, asarray, memory_root, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
                       wrap_dim)
@@ -1728,13 +1728,13 @@ def as_strided(input, size, stride, storage_offset=None):
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
-    root = input._base if input._base is not None else input
+    root = memory_root(input)
     _check_strided_geometry(root, size, stride, offset)
     return _as_strided_view(input, size, stride, offset)
 
 
 def _as_strided_view(input, size, stride, offset):
-    root = input._base if input._base is not None else input
+    root = memory_root(input)
     geometry = (input.storage_offset(), input.stride(), root._data.size)
     attrs = {"size": size, "stride": stride, "storage_offset": offset, "geometry": geometry}
     return make_view(AS_STRIDED, input, attrs, _as_strided_fn(size, stride, offset, geometry))

@@ -70,8 +70,8 @@ def make_view(op, base, attrs, view_fn):
         return out
     else:
         out = Tensor._wrap(arr)
-    root = base._base
-    if root is None:
+    root = base._base                   # Note [views of a detached tensor]
+    if root is None or extra is None or extra.view_fn is None:
         root = base
     out._base = root
     vc = root._vc

@@ -12,25 +12,24 @@ not locked retroactively (the version check cannot see writes through it either)
 """
 import threading
 
+from .._tensor import memory_root
+
 _LOCKS = {}                 # id(array) -> [array, number of saved references]
 _MUTEX = threading.Lock()
 
 
 def _arrays(tensor):
     """The tensor's array, preceded by its root base's when it is a view."""
-    if tensor._base is None:
-        return [tensor._data]
-    return [tensor._base._data, tensor._data]
+    root = memory_root(tensor)
+    return [tensor._data] if root is tensor else [root._data, tensor._data]
 
 
 def mark_exported(tensor):
-    root = tensor._base if tensor._base is not None else tensor
-    root._extras().exported = True
+    memory_root(tensor)._extras().exported = True
 
 
 def is_exported(tensor):
-    root = tensor._base if tensor._base is not None else tensor
-    extra = root._extra
+    extra = memory_root(tensor)._extra
     return extra is not None and extra.exported
 
 
