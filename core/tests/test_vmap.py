@@ -178,15 +178,20 @@ def test_inplace_into_unbatched_tensor_is_the_reference_error():
     assert np.allclose(out.numpy(), 2)
 
 
-def test_convolution_with_a_batched_input_folds_the_batch():
+def _once(fn):
+    """fn() and whether anything ran per entry (an op's loop or the whole call)."""
     from chainrule._ops import _batching_rules
-    x = cr.randn(3, 2, 2, 5, 5, dtype=cr.float64)
-    w = cr.randn(4, 2, 3, 3, dtype=cr.float64)
     _batching_rules.LOOP_LOG = log = set()
     try:
-        out = cr.vmap(lambda xi: cr.nn.functional.conv2d(xi, w))(x)
+        return fn(), log
     finally:
         _batching_rules.LOOP_LOG = None
+
+
+def test_convolution_with_a_batched_input_folds_the_batch():
+    x = cr.randn(3, 2, 2, 5, 5, dtype=cr.float64)
+    w = cr.randn(4, 2, 3, 3, dtype=cr.float64)
+    out, log = _once(lambda: cr.vmap(lambda xi: cr.nn.functional.conv2d(xi, w))(x))
     loop = cr.stack([cr.nn.functional.conv2d(x[i], w) for i in range(3)])
     assert not log and np.allclose(out.numpy(), loop.numpy())
 
@@ -197,7 +202,6 @@ def test_convolution_with_a_batched_input_folds_the_batch():
 def test_batch_norm_with_a_batched_input_runs_once(training, rest):
     # training: each entry's statistics per channel (the batch folds into C); evaluation:
     # the running statistics, shared (the batch folds into N)
-    from chainrule._ops import _batching_rules
     x = cr.randn(3, 4, 5, *rest, dtype=cr.float64, requires_grad=True)
     w, b = cr.rand(5, dtype=cr.float64), cr.randn(5, dtype=cr.float64)
     rm, rv = cr.randn(5, dtype=cr.float64), cr.rand(5, dtype=cr.float64) + 1
@@ -205,11 +209,7 @@ def test_batch_norm_with_a_batched_input_runs_once(training, rest):
     def bn(xi):
         return cr.nn.functional.batch_norm(xi, None if training else rm,
                                            None if training else rv, w, b, training)
-    _batching_rules.LOOP_LOG = log = set()
-    try:
-        out = cr.vmap(bn)(x)
-    finally:
-        _batching_rules.LOOP_LOG = None
+    out, log = _once(lambda: cr.vmap(bn)(x))
     loop = cr.stack([bn(x[i]) for i in range(3)])
     assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
     g = cr.randn(*out.shape, dtype=cr.float64)
@@ -221,15 +221,11 @@ def test_batch_norm_with_a_batched_input_runs_once(training, rest):
 @pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2, "scale_grad_by_freq": True}])
 def test_embedding_with_a_batched_weight_runs_once(kwargs):
     # model ensembles: a weight per entry, the indices shared
-    from chainrule._ops import _batching_rules
     weight = cr.randn(3, 5, 4, dtype=cr.float64, requires_grad=True)
     idx = cr.tensor([[0, 2], [2, 4]])
-    _batching_rules.LOOP_LOG = log = set()
-    try:
-        out = cr.vmap(lambda w: cr.nn.functional.embedding(idx, w, **kwargs))(weight)
-    finally:
-        _batching_rules.LOOP_LOG = None
-    loop = cr.stack([cr.nn.functional.embedding(idx, weight[i], **kwargs) for i in range(3)])
+    embed = lambda w: cr.nn.functional.embedding(idx, w, **kwargs)      # noqa: E731
+    out, log = _once(lambda: cr.vmap(embed)(weight))
+    loop = cr.stack([embed(weight[i]) for i in range(3)])
     assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
     g = cr.randn(*out.shape, dtype=cr.float64)
     (got,) = cr.autograd.grad(out, weight, g)
@@ -240,18 +236,13 @@ def test_embedding_with_a_batched_weight_runs_once(kwargs):
 @pytest.mark.parametrize("groups", [1, 2])
 def test_convolution_with_batched_weights_is_one_grouped_convolution(groups):
     # model ensembles: Note [entries as groups]
-    from chainrule._ops import _batching_rules
     x = cr.randn(2, 4, 5, 5, dtype=cr.float64)
     w = cr.randn(3, 6, 4 // groups, 3, 3, dtype=cr.float64, requires_grad=True)
     b = cr.randn(3, 6, dtype=cr.float64)
 
     def conv(wi, bi):
         return cr.nn.functional.conv2d(x, wi, bi, padding=1, groups=groups)
-    _batching_rules.LOOP_LOG = log = set()
-    try:
-        out = cr.vmap(conv)(w, b)
-    finally:
-        _batching_rules.LOOP_LOG = None
+    out, log = _once(lambda: cr.vmap(conv)(w, b))
     loop = cr.stack([conv(w[i], b[i]) for i in range(3)])
     assert not log and np.allclose(out.detach().numpy(), loop.detach().numpy())
     g = cr.randn(*out.shape, dtype=cr.float64)
@@ -287,16 +278,11 @@ def test_grad_of_batched_output_needs_batched_inputs():
 
 @pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
 def test_cross_entropy_with_batched_targets_is_one_pass(reduction):
-    from chainrule._ops import _batching_rules
     x = cr.randn(4, 5, 3, dtype=cr.float64)
     target = cr.tensor(np.random.default_rng(0).integers(0, 3, (4, 5)))
     target[0, 1] = -100                                   # ignore_index
     loss = lambda a, b: cr.nn.functional.cross_entropy(a, b, reduction=reduction)  # noqa
-    _batching_rules.LOOP_LOG = log = set()
-    try:
-        out = cr.vmap(loss)(x, target)
-    finally:
-        _batching_rules.LOOP_LOG = None
+    out, log = _once(lambda: cr.vmap(loss)(x, target))
     loop = cr.stack([loss(x[i], target[i]) for i in range(4)])
     assert not log and np.allclose(out.numpy(), loop.numpy())
 
@@ -425,16 +411,6 @@ def test_different_randomness_draws_once_for_the_batch():
     cr.manual_seed(0)
     first = cr.rand(3, 2)
     assert cr.equal(got, first + cr.randn(3, 20).sum(1, keepdim=True))
-
-
-def _once(fn):
-    """fn() and whether anything ran per entry (an op's loop or the whole call)."""
-    from chainrule._ops import _batching_rules
-    _batching_rules.LOOP_LOG = log = set()
-    try:
-        return fn(), log
-    finally:
-        _batching_rules.LOOP_LOG = None
 
 
 def _close(a, b):
