@@ -221,29 +221,11 @@ def residuals(p):
     return (functional_call(net, p, (X,)) - Y).squeeze(1)
 
 
-def tdot(a, c):
-    return sum((a[k] * c[k]).sum() for k in a)
-
-
 def gn_solve(p, g, damping, iters=40):
     r0, jvp_fn = linearize(residuals, p)
     _, vjp_fn = vjp(residuals, p)
     mv = lambda d: {k: vjp_fn(jvp_fn(d))[0][k] + damping * d[k] for k in d}
-    x = {k: torch.zeros_like(t) for k, t in g.items()}
-    r = {k: t.clone() for k, t in g.items()}
-    d = {k: t.clone() for k, t in g.items()}
-    rs = tdot(r, r)
-    for _ in range(iters):
-        Ad = mv(d)
-        a = rs / tdot(d, Ad)
-        x = {k: x[k] + a * d[k] for k in x}
-        r = {k: r[k] - a * Ad[k] for k in r}
-        new = tdot(r, r)
-        if new < 1e-20:
-            break
-        d = {k: r[k] + new / rs * d[k] for k in r}
-        rs = new
-    return x
+    return cg(mv, g, iters, tol=1e-10)[0]
 
 
 for it in range(6):
