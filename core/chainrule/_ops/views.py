@@ -70,7 +70,7 @@ def make_view(op, base, attrs, view_fn):
         return out
     else:
         out = Tensor._wrap(arr)
-    root = base._base                   # Note [views of a detached tensor]
+    root = base._base     # _registry.view_root inlined (Note [views of a detached tensor])
     if root is None or extra is None or extra.view_fn is None:
         root = base
     out._base = root
