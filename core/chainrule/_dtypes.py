@@ -214,7 +214,11 @@ def _promote_same_priority(a, b):
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        high, low = (a, b) if a.category > b.category else (b, a)
+        if high.category == _COMPLEX and low.category == _FLOAT:
+            # the complex type whose parts hold both: float64 with complex64 is complex128
+            return _promote_same_priority(high.to_real(), low).to_complex()
+        return high
     if a.category == _FLOAT:
         if {a.name, b.name} == {"float16", "bfloat16"}:
             return float32
@@ -274,7 +278,11 @@ def result_type(dims_dtypes, zero_dim_dtypes, scalars):
     result = _promote_all(dims_dtypes)
     zero_dim = _promote_all(zero_dim_dtypes)
     if result is None or (zero_dim is not None and zero_dim.category > result.category):
-        result = zero_dim
+        # a complex 0-d operand keeps the precision of floating tensors with dims, as
+        # a complex Python number does (float32 tensor + complex128 0-d: complex64)
+        complex_over_float = (result is not None and result.category == _FLOAT and
+                              zero_dim.category == _COMPLEX)
+        result = result.to_complex() if complex_over_float else zero_dim
     for s in scalars:
         cat = scalar_category(s)
         if result is None:

@@ -10,7 +10,8 @@ import math
 
 from ._factories import full_like as _full_like
 from ._ops import FUNCTIONS as _F
-from ._ops._common import as_tensor_arg as _as_tensor_arg, float_input as _float_input
+from ._ops._common import (as_tensor_arg as _as_tensor_arg, float_input as _float_input,
+                           kernel_error as _kernel_error, promote as _promote)
 
 digamma = psi = _F["digamma"]
 gammaln = _F["lgamma"]
@@ -59,8 +60,17 @@ def xlog1py(input, other):
     >>> cr.special.xlog1py(cr.tensor([0.0, 2.0]), cr.tensor([-1.0, 0.0])).tolist()
     [0.0, 0.0]
     """
-    x, y = (_float_input(_as_tensor_arg(v)) for v in (input, other))
+    x, y = _real_float_operands(input, other, "xlog1py_cpu")
     return _F["where"]((x == 0) * (y == y), x * 0, x * log1p(y))
+
+
+def _real_float_operands(input, other, kernel):
+    """The two operands promoted together, integers to the default floating dtype; the
+    reference's kernel has no complex loop (Note [kernels without a dtype])."""
+    x, y = _promote(_as_tensor_arg(input), other)
+    if x._data.dtype.kind == "c":
+        raise _kernel_error(kernel)(x._data.dtype)
+    return _float_input(x), _float_input(y)
 
 
 def entr(input):
@@ -70,6 +80,8 @@ def entr(input):
     >>> cr.special.entr(cr.tensor([0.0, 1.0])).tolist()
     [0.0, -0.0]
     """
+    if input._data.dtype.kind == "c":
+        raise _kernel_error("entr_cpu")(input._data.dtype)
     x = _float_input(input)
     where = _F["where"]
     return where(x < 0, _full_like(x, -math.inf), where(x == 0, x * 0 + 0.0, -xlogy(x, x)))

@@ -106,12 +106,13 @@ def require_tensor(value, fn, name, position):
 
 def check_same_dtype(a, b, message="expected scalar type {a} but found {b}"):
     """RuntimeError unless ``a`` and ``b`` share a dtype; ``message`` may name the two
-    scalar-type names as {a} and {b} ("Float") or {a_low} and {b_low} ("float")."""
+    scalar-type names as {a} and {b} ("Float") or the C++ ones as {a_cpp} and {b_cpp}
+    ("float", "long int")."""
     da, db = a._data.dtype, b._data.dtype
     if da != db:
-        a_name, b_name = _dtypes.scalar_type_name(da), _dtypes.scalar_type_name(db)
-        raise RuntimeError(message.format(a=a_name, b=b_name, a_low=a_name.lower(),
-                                          b_low=b_name.lower()))
+        raise RuntimeError(message.format(
+            a=_dtypes.scalar_type_name(da), b=_dtypes.scalar_type_name(db),
+            a_cpp=_dtypes.cpp_type_name(da), b_cpp=_dtypes.cpp_type_name(db)))
 
 
 def _dims_and_zero(tensors):
@@ -222,8 +223,42 @@ def float_input(t):
 
 def not_implemented_for(kernel, np_dtype):
     """The reference's error for a CPU kernel that lacks ``np_dtype``."""
-    return NotImplementedError(f'"{kernel}_cpu" not implemented for '
-                               f"'{_dtypes.scalar_type_name(np.dtype(np_dtype))}'")
+    return kernel_error(f"{kernel}_cpu")(np_dtype)
+
+
+# Note [kernels without a dtype]
+#     Each of the reference's CPU kernels is compiled for a set of dtypes; called with
+#     another it raises NotImplementedError '"<kernel>" not implemented for '<Type>''
+#     (a few ops have a message of their own). NumPy's ufuncs accept more (abs and
+#     floor of bool, round of complex, heaviside of integers as floats) or fail with
+#     their own TypeError. The forward of such an op is wrapped by `refusing`, which
+#     checks the kind of its first array before any work: the Python path and the C
+#     fast methods (which run a forward and, when it raises, the Python function)
+#     both give the reference's error, and the check costs nothing on other ops.
+#     tests/test_parity_dtypes.py compares each op with the reference for every dtype.
+BOOL_KIND, INTEGER_KINDS, COMPLEX_KIND = "b", "iu", "c"     # NumPy dtype kinds
+
+
+def kernel_error(kernel):
+    """The factory of the reference's error for ``kernel``, named in full ("abs_cpu")."""
+    return lambda np_dtype: NotImplementedError(
+        f'"{kernel}" not implemented for \'{_dtypes.scalar_type_name(np.dtype(np_dtype))}\'')
+
+
+def refusing(forward, kinds, error):
+    """``forward``, raising ``error(dtype)`` first when its first argument's dtype kind
+    is in ``kinds`` (Note [kernels without a dtype])."""
+    def checked(a, *args, **kwargs):
+        if a.dtype.kind in kinds:
+            raise error(a.dtype)
+        return forward(a, *args, **kwargs)
+    checked.__name__ = getattr(forward, "__name__", "forward")
+    return checked
+
+
+def raising(exc_type, message):
+    """An error factory for ``refusing`` whose message does not name the dtype."""
+    return lambda np_dtype: exc_type(message)
 
 
 def apply_real_binary(op, kernel, input, other):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .._dtypes import scalar_type_name
 from .._meta import MetaArray
 from .._tensor import DEVICE_ARRAY_TYPES, asarray, on_device_of
 
@@ -57,10 +58,24 @@ def _FALLBACK_MODULE():
     return _special_fallbacks
 
 
+# The reference's kernel names where they are not "<name>_cpu" (Note [kernels without a
+# dtype]); polygamma's depends on its order.
+_KERNELS = {"erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu",
+            "lgamma": "lgamma_vml_cpu", "digamma": "digamma", "i0": "i0_vml_cpu",
+            "gammainc": "igamma_cpu", "gammaincc": "igammac_cpu"}
+
+
+def _kernel_name(name, args):
+    if name == "polygamma":
+        return ("digamma", "trigamma")[args[0]] if args[0] < 2 else "polygamma"
+    return _KERNELS.get(name, f"{name}_cpu")
+
+
 def in_float64(name, x, *args):
     """``implementation(name)`` on ``x`` computed in float64, returned in x's dtype."""
     if x.dtype.kind == "c":
-        raise NotImplementedError(f"\"{name}\" is not implemented for complex tensors")
+        raise NotImplementedError(f"\"{_kernel_name(name, args)}\" not implemented for "
+                                  f"'{scalar_type_name(x.dtype)}'")
     fn = implementation(name)
     if type(x) is MetaArray:
         return MetaArray.like(x)                 # Note [meta arrays]: no values

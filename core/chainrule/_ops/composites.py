@@ -82,7 +82,7 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 def _shift(ufunc, name, kernel):
     def shift(input, other):
         a, b = binary_operands(as_tensor_arg(input), other)
-        if a._data.dtype.kind not in "biu" or b._data.dtype.kind not in "biu":
+        if a._data.dtype.kind not in "iu" or b._data.dtype.kind not in "iu":
             raise not_implemented_for(kernel, np.result_type(a._data, b._data))
         return raw(lambda x, y: ufunc(x, y.astype(x.dtype, copy=False)), a, b)
     shift.__name__ = name

@@ -10,12 +10,12 @@ import math
 import numpy as np
 
 from .. import _dtypes
-from .._batched import unwrap_all
 from .._backends import move_array as _move_array
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
-from ._common import (EMPTY, FUNCTIONS, apply_binary, apply_real_binary, as_tensor_arg,
-                      binary_operands, commit_inplace, float_input, promote, public, method)
+from ._common import (BOOL_KIND, COMPLEX_KIND, EMPTY, FUNCTIONS, INTEGER_KINDS, apply_binary,
+                      apply_real_binary, as_tensor_arg, binary_operands, commit_inplace,
+                      float_input, kernel_error, method, promote, public, raising, refusing)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -30,6 +30,62 @@ def _erf(x):
 
 
 # --- binary arithmetic --------------------------------------------------------------
+def _int_trunc_div(a, b):
+    q = np.floor_divide(a, b)
+    return q + ((q < 0) & (q * b != a))
+
+
+def _integer_division(np_fn, kernel):
+    """``np_fn`` as the reference's integer division kernels run it: no bool kernel, and
+    a zero divisor of integers raises where NumPy would give 0 (Note [kernels without a
+    dtype])."""
+    def forward(a, b, *args):
+        if a.dtype.kind in "iu" and np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        return np_fn(a, b, *args)
+    return refusing(forward, BOOL_KIND, kernel_error(kernel))
+
+
+def _div_rounded(a, b, rounding_mode):
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    if a.dtype.kind in "fc":
+        return np.trunc(a / b).astype(np.result_type(a, b))
+    return _int_trunc_div(a, b)
+
+
+_DIV_ROUNDED_KERNELS = {"floor": _integer_division(_div_rounded, "div_floor_cpu"),
+                        "trunc": _integer_division(_div_rounded, "div_trunc_cpu")}
+
+
+def _power_of_number(base, e):
+    """``base ** e`` in e's dtype (NumPy computes bfloat16 powers in float32)."""
+    return np.power(base, e).astype(e.dtype, copy=False)
+
+
+def _complex_refused(name):
+    """maximum, minimum, fmax, fmin: the reference orders no complex numbers."""
+    return raising(RuntimeError, f"{name} not implemented for complex tensors.")
+
+
+_CLAMP_COMPLEX = raising(NotImplementedError, "clamp is not supported for complex types")
+
+
+def _power(a, b):
+    """``a ** b``; integers to negative tensor powers as the reference's kernel gives
+    them (1 and -1 keep their powers, other bases go to 0) where NumPy raises."""
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
+        safe = np.power(a, np.abs(b))
+        unit = np.where(b % 2 == 0, np.abs(a), a)          # 1 ** b, (-1) ** b
+        return np.where(b < 0, np.where(np.abs(a) == 1, unit, 0), safe).astype(safe.dtype)
+    out = np.power(a, b)
+    if out.dtype.kind == "c":           # the reference's exp(b log a): nan for 0 ** 0
+        undefined = (a == 0) & (b == 0)
+        if undefined.any():
+            out = np.where(undefined, np.array(complex("nan+nanj"), out.dtype), out)
+    return out
+
+
 ADD = defop("add", lambda a, b, alpha: a + b if alpha == 1 else a + alpha * b,
             inputs=("self", "other"), attrs=("alpha",),
             vjp=(lambda F, g: g,
@@ -48,13 +104,11 @@ DIV = defop("div", np.true_divide, inputs=("self", "other"),
             vjp=(lambda F, g, other: g / F.conj(other),
                  lambda F, g, self, other: -g * F.conj(self / (other * other))),
             jvp=lambda F, t, self, other: t[0] / other - t[1] * self / (other * other))
-DIV_ROUNDED = defop("div_rounded",
-                    lambda a, b, rounding_mode: np.floor_divide(a, b) if rounding_mode == "floor"
-                    else np.trunc(a / b).astype(np.result_type(a, b)) if a.dtype.kind in "fc"
-                    else _int_trunc_div(a, b),
+DIV_ROUNDED = defop("div_rounded", lambda a, b, rounding_mode: _DIV_ROUNDED_KERNELS[rounding_mode](
+                        a, b, rounding_mode),
                     inputs=("self", "other"), attrs=("rounding_mode",), node_name="DivBackward1",
                     vjp=(lambda F, g: g * 0, lambda F, g: g * 0), jvp=lambda F, t: t[0] * 0)
-POW = defop("pow", lambda a, b: np.power(a, b), inputs=("self", "exponent"),
+POW = defop("pow", refusing(_power, BOOL_KIND, kernel_error("pow")), inputs=("self", "exponent"),
             node_name="PowBackward1",
             vjp=(lambda F, g, self, exponent: g * F.conj(F.pow_grad_base(self, exponent)),
                  lambda F, g, self, exponent, result:
@@ -66,30 +120,29 @@ POW_SCALAR = defop("pow_scalar", lambda a, exponent: np.power(a, exponent), attr
                    vjp=(lambda F, g, self, exponent:
                         g * F.conj(F.pow_grad_base_scalar(self, exponent)),),
                    jvp=lambda F, t, self, exponent: t[0] * F.pow_grad_base_scalar(self, exponent))
-MAXIMUM = defop("maximum", np.maximum, inputs=("self", "other"),
+MAXIMUM = defop("maximum", refusing(np.maximum, COMPLEX_KIND, _complex_refused("maximum")),
+                inputs=("self", "other"),
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self > other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other > self))),
                 jvp=lambda F, t, self, other: F.where(self >= other, t[0], t[1]))
-MINIMUM = defop("minimum", np.minimum, inputs=("self", "other"),
+MINIMUM = defop("minimum", refusing(np.minimum, COMPLEX_KIND, _complex_refused("minimum")),
+                inputs=("self", "other"),
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self < other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other < self))),
                 jvp=lambda F, t, self, other: F.where(self <= other, t[0], t[1]))
-REMAINDER = defop("remainder", np.remainder, inputs=("self", "other"),
+REMAINDER = defop("remainder", _integer_division(np.remainder, "remainder_cpu"),
+                  inputs=("self", "other"),
                   vjp=(lambda F, g: g,
                        lambda F, g, self, other: -g * F.floor(self / other)),
                   jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))
-FLOOR_DIVIDE = defop("floor_divide", np.floor_divide, inputs=("self", "other"),
+FLOOR_DIVIDE = defop("floor_divide", _integer_division(np.floor_divide, "div_floor_cpu"),
+                     inputs=("self", "other"),
                      vjp=(NOT_IMPLEMENTED, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
 WHERE = defop("where", lambda c, a, b: np.where(c, a, b), inputs=("condition", "self", "other"),
               vjp=(NONDIFF,
                    lambda F, g, condition: F.where(condition, g, g * 0),
                    lambda F, g, condition: F.where(condition, g * 0, g)),
               jvp=lambda F, t, condition: F.where(condition, t[1], t[2]))
-
-
-def _int_trunc_div(a, b):
-    q = np.floor_divide(a, b)
-    return q + ((q < 0) & (q * b != a))
 
 
 # --- unary ops (holomorphic ones conjugate their derivative) -----------------------
@@ -111,7 +164,26 @@ def _unary(name, forward, vjp, jvp, node_name=None):
     return defop(name, forward, vjp=(vjp,), jvp=jvp, node_name=node_name)
 
 
-NEG = _unary("neg", np.negative, lambda F, g: -g, lambda F, t: -t[0])
+def _rounding(np_fn, name):
+    """floor, ceil, trunc: integers are their own value; no bool or complex kernel
+    (Note [kernels without a dtype])."""
+    complex_error = raising(NotImplementedError, f"{name} is not supported for complex inputs")
+    return refusing(refusing(np_fn, BOOL_KIND, kernel_error(f"{name}_vml_cpu")),
+                    COMPLEX_KIND, complex_error)
+
+
+def _sign_forward(a):
+    """The sign of real numbers; a bool is its own sign (Note [kernels without a dtype])."""
+    if a.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return a.copy() if a.dtype.kind == "b" else np.sign(a)
+
+
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+NEG = _unary("neg", refusing(np.negative, BOOL_KIND, raising(RuntimeError, BOOL_NEGATION)),
+             lambda F, g: -g, lambda F, t: -t[0])
 EXP = _unary("exp", np.exp, lambda F, g, result: g * F.conj(result),
              lambda F, t, result: t[0] * result)
 LOG = _unary("log", np.log, lambda F, g, self: g / F.conj(self), lambda F, t, self: t[0] / self)
@@ -135,14 +207,16 @@ TANH = _unary("tanh", np.tanh, lambda F, g, result: g * F.conj(1 - result * resu
 SIGMOID = _unary("sigmoid", lambda a: _sigmoid(a),
                  lambda F, g, result: g * F.conj(result * (1 - result)),
                  lambda F, t, result: t[0] * (result * (1 - result)))
-RELU = _unary("relu", _relu_forward,
+RELU = _unary("relu", refusing(refusing(_relu_forward, BOOL_KIND, raising(
+                  RuntimeError, "Boolean inputs not supported for relu")), COMPLEX_KIND,
+                  raising(NotImplementedError, "clamp is not supported for complex types")),
               lambda F, g, result: g * (result > 0), lambda F, t, result: t[0] * (result > 0))
 ERF = _unary("erf", _erf, lambda F, g, self: g * F.erf_prime(self),
              lambda F, t, self: t[0] * F.erf_prime(self))
-ABS = _unary("abs", np.abs, lambda F, g, self: g * F.sgn(self),
+ABS = _unary("abs", refusing(np.abs, BOOL_KIND, kernel_error("abs_cpu")), lambda F, g, self: g * F.sgn(self),
              lambda F, t, self: F.real(F.conj(F.sgn(self)) * t[0]) if F.is_complex(self)
              else t[0] * F.sgn(self))
-SIGN = _unary("sign", np.sign, lambda F, g: g * 0, lambda F, t: t[0] * 0)
+SIGN = _unary("sign", _sign_forward, lambda F, g: g * 0, lambda F, t: t[0] * 0)
 SGN = _unary("sgn", lambda a: _sgn(a), lambda F, g, self, result: F.sgn_grad(g, self, result),
              lambda F, t, self, result: F.sgn_jvp(t[0], self, result))
 CONJ = _unary("conj", np.conj, lambda F, g: F.conj(g), lambda F, t: F.conj(t[0]))
@@ -153,7 +227,7 @@ RSUB = defop("rsub", lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
              vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha),
                   lambda F, g: g),
              jvp=lambda F, t, alpha: t[1] - alpha * t[0])
-POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: np.power(base, e), inputs=("exponent",),
+POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e), inputs=("exponent",),
                         attrs=("base",), node_name="PowBackward2",
                         vjp=(lambda F, g, result, base:
                              g * F.conj(F.pow_grad_scalar_base(result, base)),),
@@ -161,21 +235,24 @@ POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: np.power(base, e), in
 ANGLE = _unary("angle", lambda a: np.angle(a).astype(np.real(a).dtype, copy=False),
                lambda F, g, self: F.angle_grad(g, self),
                lambda F, t, self: F.angle_jvp(t[0], self))
-CLAMP = defop("clamp", lambda a, min, max: _clamp(a, min, max), attrs=("min", "max"),
+CLAMP = defop("clamp", refusing(lambda a, min, max: _clamp(a, min, max), COMPLEX_KIND,
+                                _CLAMP_COMPLEX), attrs=("min", "max"),
               node_name="ClampBackward1",
               vjp=(lambda F, g, self, min, max: g * F.clamp_mask(self, min, max),),
               jvp=lambda F, t, self, min, max: t[0] * F.clamp_mask(self, min, max))
-CLAMP_TENSOR = defop("clamp_tensor", lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+CLAMP_TENSOR = defop("clamp_tensor", refusing(lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+                                              COMPLEX_KIND, _CLAMP_COMPLEX),
                      inputs=("self", "min", "max"), node_name="ClampBackward0",
                      vjp=(lambda F, g, self, min, max: g * ((self >= min) * (self <= max)),
                           lambda F, g, self, min, max: g * ((self < min) * (min <= max)),
                           lambda F, g, self, min, max: g * ((self > max) + (min > max))),
                      jvp=lambda F, t, self, min, max: t[0] * ((self >= min) * (self <= max))
                      + t[1] * ((self < min) * (min <= max)) + t[2] * ((self > max) + (min > max)))
-FLOOR = _unary("floor", np.floor, lambda F, g: g * 0, lambda F, t: t[0] * 0)
-CEIL = _unary("ceil", np.ceil, lambda F, g: g * 0, lambda F, t: t[0] * 0)
-ROUND = _unary("round", np.round, lambda F, g: g * 0, lambda F, t: t[0] * 0)
-TRUNC = _unary("trunc", np.trunc, lambda F, g: g * 0, lambda F, t: t[0] * 0)
+FLOOR = _unary("floor", _rounding(np.floor, "floor"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
+CEIL = _unary("ceil", _rounding(np.ceil, "ceil"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
+ROUND = _unary("round", refusing(np.round, BOOL_KIND + COMPLEX_KIND,
+                                kernel_error("round_vml_cpu")), lambda F, g: g * 0, lambda F, t: t[0] * 0)
+TRUNC = _unary("trunc", _rounding(np.trunc, "trunc"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 
 
 def _to_copy(a, dtype, device, source):
@@ -207,7 +284,7 @@ def _sigmoid(a):
 @array_fn("sgn")
 def _sgn(a):
     if a.dtype.kind != "c":
-        return np.sign(a)
+        return a.copy() if a.dtype.kind == "b" else np.sign(a)
     mag = np.abs(a)
     return np.where(mag == 0, 0, a / np.where(mag == 0, 1, mag))
 
@@ -400,7 +477,6 @@ for _name, _op, _doc in [
     _fn = public(_make(), name=_name)
     if Tensor.__dict__.get(_name) is _fn:
         accelerable(_name, "unary", _op, EMPTY, _fn)      # Note [method slot]
-
 
 
 @public
@@ -682,37 +758,46 @@ POLYGAMMA = defop("polygamma", lambda a, n: _special.in_float64("polygamma", a, 
 MVLGAMMA = defop("mvlgamma", lambda a, p: _mvlgamma_forward(a, p), attrs=("p",),
                  vjp=(lambda F, g, self, p: g * F.mvdigamma(self, p),),
                  jvp=lambda F, t, self, p: t[0] * F.mvdigamma(self, p))
-LOGIT = defop("logit", lambda a, eps: _logit_forward(a, eps), attrs=("eps",),
+LOGIT = defop("logit", refusing(lambda a, eps: _logit_forward(a, eps), COMPLEX_KIND,
+                                kernel_error("logit_cpu")), attrs=("eps",),
               vjp=(lambda F, g, self, eps: g * F.logit_prime(self, eps),),
               jvp=lambda F, t, self, eps: t[0] * F.logit_prime(self, eps))
 SINC = _unary("sinc", lambda a: _sinc_forward(a),
               lambda F, g, self, result: g * F.conj(F.sinc_prime(self, result)),
               lambda F, t, self, result: t[0] * F.sinc_prime(self, result))
-FRAC = _unary("frac", lambda a: a - np.trunc(a), lambda F, g: g, lambda F, t: t[0])
+FRAC = _unary("frac", refusing(lambda a: a - np.trunc(a), BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND,
+                              kernel_error("frac_cpu")), lambda F, g: g, lambda F, t: t[0])
 NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
                    np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
                    attrs=("nan", "posinf", "neginf"),
                    vjp=(lambda F, g, self: g * ((self - self) == 0),),       # finite self
                    jvp=lambda F, t, self: t[0] * ((self - self) == 0))
-ROUND_DECIMALS = defop("round_decimals", lambda a, decimals: np.round(a, decimals),
+ROUND_DECIMALS = defop("round_decimals", refusing(lambda a, decimals: np.round(a, decimals),
+                                                  BOOL_KIND + COMPLEX_KIND, kernel_error("round_cpu")),
                        attrs=("decimals",), node_name="RoundBackward1",
                        vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
-RAD2DEG = _unary("rad2deg", np.rad2deg, lambda F, g: g * (180 / math.pi),
+RAD2DEG = _unary("rad2deg", refusing(np.rad2deg, COMPLEX_KIND, raising(
+                     RuntimeError, "rad2deg is not supported for complex tensors.")), lambda F, g: g * (180 / math.pi),
                  lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
-DEG2RAD = _unary("deg2rad", np.deg2rad, lambda F, g: g * (math.pi / 180),
+DEG2RAD = _unary("deg2rad", refusing(np.deg2rad, COMPLEX_KIND, raising(
+                     RuntimeError, "deg2rad is not supported for complex tensors.")), lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
-CLAMP_MIN = defop("clamp_min", lambda a, min: np.maximum(a, asarray(min, a.dtype)),
+CLAMP_MIN = defop("clamp_min", refusing(lambda a, min: np.maximum(a, asarray(min, a.dtype)),
+                                        COMPLEX_KIND, _CLAMP_COMPLEX),
                   attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
                   jvp=lambda F, t, self, min: t[0] * (self >= min))
-CLAMP_MAX = defop("clamp_max", lambda a, max: np.minimum(a, asarray(max, a.dtype)),
+CLAMP_MAX = defop("clamp_max", refusing(lambda a, max: np.minimum(a, asarray(max, a.dtype)),
+                                        COMPLEX_KIND, _CLAMP_COMPLEX),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
-CLAMP_MIN_TENSOR = defop("clamp_min_tensor", np.maximum, inputs=("self", "min"),
+CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, COMPLEX_KIND, _CLAMP_COMPLEX),
+                         inputs=("self", "min"),
                          node_name="ClampMinBackward1",
                          vjp=(lambda F, g, self, min: g * (self >= min),
                               lambda F, g, self, min: g * (self < min)),
                          jvp=lambda F, t, self, min: t[0] * (self >= min) + t[1] * (self < min))
-CLAMP_MAX_TENSOR = defop("clamp_max_tensor", np.minimum, inputs=("self", "max"),
+CLAMP_MAX_TENSOR = defop("clamp_max_tensor", refusing(np.minimum, COMPLEX_KIND, _CLAMP_COMPLEX),
+                         inputs=("self", "max"),
                          node_name="ClampMaxBackward1",
                          vjp=(lambda F, g, self, max: g * (self <= max),
                               lambda F, g, self, max: g * (self > max)),
@@ -735,8 +820,11 @@ def _logit_forward(a, eps):
 
 
 def _sinc_forward(a):
+    # half precision is computed in float32, as the reference does: pi * x rounded to
+    # float16 would leave sinc(1) far from 0
+    wide = a.astype(np.float32) if a.dtype.kind in "fV" and a.dtype.itemsize == 2 else a
     with np.errstate(invalid="ignore"):
-        return np.sinc(a).astype(a.dtype, copy=False)
+        return np.sinc(wide).astype(a.dtype, copy=False)
 
 
 @helper
@@ -769,42 +857,44 @@ def _binary(name, forward, vjp, jvp, node_name=None):
     return defop(name, forward, inputs=("self", "other"), vjp=vjp, jvp=jvp, node_name=node_name)
 
 
-ATAN2 = _binary("atan2", np.arctan2,
+ATAN2 = _binary("atan2", refusing(np.arctan2, COMPLEX_KIND, kernel_error("atan2_cpu")),
                 (lambda F, g, self, other: g * other / (self * self + other * other),
                  lambda F, g, self, other: -g * self / (self * self + other * other)),
                 lambda F, t, self, other: (t[0] * other - t[1] * self) / (self * self + other * other))
-HYPOT = _binary("hypot", np.hypot,
+HYPOT = _binary("hypot", refusing(np.hypot, COMPLEX_KIND, kernel_error("hypot_cpu")),
                 (lambda F, g, self, result: g * self / result,
                  lambda F, g, other, result: g * other / result),
                 lambda F, t, self, other, result: (t[0] * self + t[1] * other) / result)
-COPYSIGN = _binary("copysign", np.copysign,
+COPYSIGN = _binary("copysign", refusing(np.copysign, COMPLEX_KIND, kernel_error("copysign_cpu")),
                    (lambda F, g, self, result: g * F.copysign_ratio(self, result),
                     lambda F, g: g * 0),
                    lambda F, t, self, result: t[0] * F.copysign_ratio(self, result))
-FMOD = _binary("fmod", lambda a, b: _fmod_forward(a, b),
+FMOD = _binary("fmod", refusing(lambda a, b: _fmod_forward(a, b), BOOL_KIND + COMPLEX_KIND,
+                                kernel_error("fmod_cpu")),
                (lambda F, g: g, lambda F, g, self, other: -g * F.trunc(self / other)),
                lambda F, t, self, other: t[0] - t[1] * F.trunc(self / other),
                node_name="FmodBackward1")
-LOGADDEXP = _binary("logaddexp", np.logaddexp,
-                    (lambda F, g, self, other: g * F.sigmoid(self - other),
-                     lambda F, g, self, other: g * F.sigmoid(other - self)),
+LOGADDEXP = _binary("logaddexp", lambda a, b: _logaddexp_forward(a, b),
+                    (lambda F, g, self, other: g * F.conj(F.sigmoid(self - other)),
+                     lambda F, g, self, other: g * F.conj(F.sigmoid(other - self))),
                     lambda F, t, self, other: t[0] * F.sigmoid(self - other)
                     + t[1] * F.sigmoid(other - self))
-LOGADDEXP2 = _binary("logaddexp2", np.logaddexp2,
+LOGADDEXP2 = _binary("logaddexp2", refusing(np.logaddexp2, COMPLEX_KIND, kernel_error("logaddexp2_cpu")),
                      (lambda F, g, self, other: g * F.sigmoid((self - other) * _LN2),
                       lambda F, g, self, other: g * F.sigmoid((other - self) * _LN2)),
                      lambda F, t, self, other: t[0] * F.sigmoid((self - other) * _LN2)
                      + t[1] * F.sigmoid((other - self) * _LN2))
-XLOGY = _binary("xlogy", lambda a, b: _xlogy_forward(a, b),
+XLOGY = _binary("xlogy", refusing(lambda a, b: _xlogy_forward(a, b), COMPLEX_KIND,
+                                  kernel_error("xlogy_cpu")),
                 (lambda F, g, self, other: g * F.xlogy_prime(self, other),
                  lambda F, g, self, other: g * self / other),
                 lambda F, t, self, other: t[0] * F.xlogy_prime(self, other) + t[1] * self / other)
 # fmax/fmin: NaN loses; a tie sends the whole gradient to self (the reference's rule)
-FMAX = _binary("fmax", np.fmax,
+FMAX = _binary("fmax", refusing(np.fmax, COMPLEX_KIND, _complex_refused("fmax")),
                (lambda F, g, self, other: g * ((self >= other) + (other != other)),
                 lambda F, g, self, other: g * (((self < other) + (self != self)) * (other == other))),
                lambda F, t, self, other: F.where((self >= other) + (other != other), t[0], t[1]))
-FMIN = _binary("fmin", np.fmin,
+FMIN = _binary("fmin", refusing(np.fmin, COMPLEX_KIND, _complex_refused("fmin")),
                (lambda F, g, self, other: g * ((self <= other) + (other != other)),
                 lambda F, g, self, other: g * (((self > other) + (self != self)) * (other == other))),
                lambda F, t, self, other: F.where((self <= other) + (other != other), t[0], t[1]))
@@ -827,6 +917,18 @@ def _fmod_forward(a, b):
         raise RuntimeError("ZeroDivisionError")
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.fmod(a, b)
+
+
+def _logaddexp_forward(a, b):
+    """log(exp(a) + exp(b)); for complex numbers from the operand of larger real part, as
+    the reference computes it (NumPy's ufunc has no complex loop)."""
+    if a.dtype.kind != "c":
+        return np.logaddexp(a, b)
+    a, b = np.broadcast_arrays(a, b)
+    big = np.where(a.real >= b.real, a, b)
+    small = np.where(a.real >= b.real, b, a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return big + np.log1p(np.exp(small - big))
 
 
 def _xlogy_forward(a, b):
@@ -877,9 +979,20 @@ for _name, _op, _doc in [
         ("lgamma", LGAMMA, "log of the absolute value of the gamma function"),
         ("digamma", DIGAMMA, "digamma function (the derivative of lgamma)"),
         ("sinc", SINC, "normalized sinc, sin(pi x) / (pi x) (1 at 0)"),
-        ("frac", FRAC, "fractional part, x - trunc(x)"),
         ("rad2deg", RAD2DEG, "radians to degrees"), ("deg2rad", DEG2RAD, "degrees to radians")]:
     _floating_unary(_name, _op, _doc)
+
+
+@public
+def frac(input):
+    """Elementwise fractional part, ``x - trunc(x)``, of a floating tensor.
+
+    >>> import chainrule as cr
+    >>> cr.frac(cr.tensor([1.5, -2.25])).tolist()
+    [0.5, -0.25]
+    """
+    return apply_op(FRAC, (input,), EMPTY)
+
 
 for _alias, _name in [("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
                       ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
@@ -931,8 +1044,9 @@ def polygamma_method(self, n):
 
 @public
 def mvlgamma(input, p):
-    """The multivariate log-gamma function of dimension ``p``; every element must be
-    greater than ``(p - 1) / 2``.
+    """The multivariate log-gamma function of dimension ``p`` (defined for elements
+    greater than ``(p - 1) / 2``; at or below, the reference's formula gives inf or
+    lgamma's values, which this returns too).
 
     >>> import chainrule as cr
     >>> round(cr.mvlgamma(cr.tensor([2.5]), 1).item(), 4)  # lgamma for p = 1
@@ -940,10 +1054,12 @@ def mvlgamma(input, p):
     """
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    input = float_input(input)
-    if not np.all(unwrap_all(input)[0]._data > (p - 1) / 2):   # under vmap: every entry
-        raise RuntimeError("All elements must be greater than (p-1)/2")
-    return apply_op(MVLGAMMA, (input,), {"p": int(p)})
+    kind = input._data.dtype.kind
+    if kind == BOOL_KIND:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if kind == COMPLEX_KIND:
+        raise kernel_error("arange_cpu")(input._data.dtype)
+    return apply_op(MVLGAMMA, (float_input(input),), {"p": int(p)})
 
 
 @public
@@ -1000,14 +1116,25 @@ def clamp_max(input, max):
     return _min_max_tensor(input, max, CLAMP_MAX, CLAMP_MAX_TENSOR, "max")
 
 
+# Binary kernels without integer loops: the reference refuses integers rather than
+# computing in floating point (Note [kernels without a dtype]).
+_NO_INTEGER_KERNEL = {"hypot": "hypot_cpu", "logaddexp": "logaddexp_cpu",
+                      "logaddexp2": "logaddexp2_cpu"}
+
+
 def _public_binary(name, op, doc, example):
     """``name(input, other)``: tensors or numbers, promoted (integers to the default
     floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
     keeps_integers = name in ("fmod", "fmax", "fmin")
+    integer_kernel = _NO_INTEGER_KERNEL.get(name)
 
     def fn(input, other):
         if keeps_integers:
             return apply_binary(op, as_tensor_arg(input), other)
+        if integer_kernel:
+            a, b = promote(input, other)
+            if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
+                raise kernel_error(integer_kernel)(a._data.dtype)
         return apply_op(op, _true_div_operands(input, other), EMPTY)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
@@ -1088,13 +1215,13 @@ def positive(input):
     True
     """
     if input._data.dtype == np.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
 # --- more of the reference's elementwise names ------------------------------------------
 # heaviside has no derivative in the reference either (its backward raises)
-HEAVISIDE = _binary("heaviside", np.heaviside, (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
+HEAVISIDE = _binary("heaviside", lambda a, b: np.heaviside(a, b).astype(a.dtype, copy=False), (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
                     NOT_IMPLEMENTED)
 
 
@@ -1107,6 +1234,8 @@ def heaviside(input, values):
     [0.0, 0.5, 1.0]
     """
     values = as_tensor_arg(values, "values")
+    if "c" in (input._data.dtype.kind, values._data.dtype.kind):
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._data.dtype != values._data.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return apply_binary(HEAVISIDE, input, values)
@@ -1120,7 +1249,12 @@ def ldexp(input, other):
     >>> cr.ldexp(cr.tensor([1., 3.]), cr.tensor([2, -1])).tolist()
     [4.0, 1.5]
     """
-    return float_input(as_tensor_arg(input)) * pow_scalar_base(2.0, as_tensor_arg(other, "other"))
+    input, other = as_tensor_arg(input), as_tensor_arg(other, "other")
+    if other._data.dtype.kind == BOOL_KIND and input._data.dtype.kind in "fV":
+        # the reference's floating ldexp kernel takes integer exponents, but not bool
+        raise kernel_error("ldexp_cpu_exp")(other._data.dtype)
+    mantissa, exponent = _true_div_operands(input, other)                 # one dtype
+    return mantissa * pow_scalar_base(2.0, exponent)
 
 
 @public
@@ -1131,15 +1265,18 @@ def dist(input, other, p=2):
     >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
     5.0
     """
-    return FUNCTIONS["norm"](sub(input, other), p)
+    difference = sub(input, other)
+    if difference._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.scalar_type_name(difference._data.dtype)} instead.")
+    return FUNCTIONS["norm"](difference, p)
 
 
 def _integer_binary(name, ufunc, example):
     def fn(input, other):
         a, b = promote(input, other)
-        if a._data.dtype.kind not in "biu":
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for "
-                                      f"'{_dtypes.scalar_type_name(a._data.dtype)}'")
+        if a._data.dtype.kind not in INTEGER_KINDS:
+            raise kernel_error(f"{name}_cpu")(a._data.dtype)
         return Tensor._wrap(ufunc(a._data, b._data))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise ``{name}`` of integer tensors.\n\n    >>> import chainrule as cr\n"
@@ -1161,7 +1298,7 @@ def bitwise_not(input):
     [-1, -6]
     """
     if input._data.dtype.kind not in "biu":
-        raise RuntimeError("bitwise_not is only supported for integer and boolean tensors")
+        raise kernel_error("bitwise_not_cpu")(input._data.dtype)
     return Tensor._wrap(np.invert(input._data))
 
 
@@ -1174,6 +1311,8 @@ def nextafter(input, other):
     1.0000000000000002
     """
     a, b = promote(input, other)
+    if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND:
+        raise kernel_error("nextafter_cpu")(a._data.dtype)
     return Tensor._wrap(np.nextafter(a._data, b._data))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
-                      promote, public, require_tensor)
+                      kernel_error, promote, public, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ..autograd.saved_tensor import SavedTensor
@@ -152,11 +152,18 @@ def _dims(shape):
     return "x".join(str(s) for s in shape)
 
 
-_MM_DTYPE = "expected m1 and m2 to have the same dtype, but got: {a_low} != {b_low}"
+_MM_DTYPE = "expected m1 and m2 to have the same dtype, but got: {a_cpp} != {b_cpp}"
+
+
+def _refuse_bool(a, kernel):
+    """Products have no bool kernel in the reference (Note [kernels without a dtype])."""
+    if a._data.dtype.kind == "b":
+        raise kernel_error(kernel)(a._data.dtype)
 
 
 def _check_mm(a, b):
     check_same_dtype(a, b, _MM_DTYPE)
+    _refuse_bool(a, "addmm_impl_cpu_")
     sa, sb = a._data.shape, b._data.shape
     if sa[1] != sb[0]:
         if type(a._data) is MetaArray or type(b._data) is MetaArray:   # the meta kernel's words
@@ -171,6 +178,7 @@ def _check_dot(a, b):
     if na != 1 or nb != 1:
         raise RuntimeError(f"1D tensors expected, but got {na}D and {nb}D tensors")
     check_same_dtype(a, b, "dot : expected both vectors to have same dtype, but found {a} and {b}")
+    _refuse_bool(a, "dot")
     n, m = a._data.shape[0], b._data.shape[0]
     if n != m:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
@@ -183,6 +191,7 @@ def _check_mv(a, v):
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
                            f"{v._data.ndim}")
     check_same_dtype(a, v, "expected scalar type {a} but found {b}")
+    _refuse_bool(a, "addmv_impl_cpu")
     if a._data.shape[1] != v._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({a._data.shape[0]}), mat "
                            f"({_dims(a._data.shape)}), vec ({v._data.shape[0]})")
@@ -191,6 +200,9 @@ def _check_mv(a, v):
 def _check_batched(a, b):
     """Inner sizes and batch broadcasting of the general matmul case."""
     sa, sb = a._data.shape, b._data.shape
+    # a matrix or vector second operand: the reference folds the batch into mm or mv
+    _refuse_bool(a, "bmm" if len(sb) > 2 else "addmv_impl_cpu" if len(sb) == 1 else
+                 "addmm_impl_cpu_")
     k_a = sa[-1]
     k_b = sb[0] if len(sb) == 1 else sb[-2]
     if len(sb) <= 2 and len(sa) > 2:          # torch folds this case into one mm
@@ -274,6 +286,7 @@ def bmm(input, mat2):
     if b._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
     check_same_dtype(a, b, "expected scalar type {a} but found {b}")
+    _refuse_bool(a, "bmm")
     sa, sb = a._data.shape, b._data.shape
     if sb[:2] != (sa[0], sa[2]):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "

@@ -15,7 +15,7 @@ from .. import return_types
 from .._grad_mode import no_grad
 from .._batched import on_values, unwrap_all
 from .._tensor import Tensor
-from ._common import FUNCTIONS, as_tensor_arg, numpy_spellings, public
+from ._common import FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public
 from ._registry import apply_op
 from .reduction import _write_out
 from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
@@ -58,6 +58,56 @@ def _f(name):
 
 
 # --- argument checks ----------------------------------------------------------------------
+def _low_precision(fn):
+    return lambda np_dtype: RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
+                                         f"{_dtypes.scalar_type_name(np_dtype)}")
+
+
+def _float_or_double_only(np_dtype):
+    return RuntimeError("This function doesn't handle types other than float and double")
+
+
+def _no_complex_type(np_dtype):
+    return RuntimeError(f"Unknown Complex ScalarType for {_dtypes.scalar_type_name(np_dtype)}")
+
+
+# The reference's errors for the dtypes its LAPACK kernels lack (Note [kernels without a
+# dtype]): fn -> (error for float16 and bfloat16, error for integers and bool or None
+# for the common "Expected a floating point or complex tensor" message).
+_LAPACK_DTYPES = {
+    "linalg.cholesky": (kernel_error("cholesky_cpu"), None),
+    "linalg.det": (kernel_error("lu_cpu"), None), "linalg.solve": (kernel_error("lu_cpu"), None),
+    "linalg.lu": (kernel_error("lu_cpu"), kernel_error("lu_cpu")),
+    "linalg.lu_factor": (kernel_error("lu_cpu"), kernel_error("lu_cpu")),
+    "linalg.eig": (kernel_error("linalg_eig_out_cpu"), _no_complex_type),
+    "linalg.eigvals": (kernel_error("linalg_eig_out_cpu"), _no_complex_type),
+    "linalg.eigh": (kernel_error("linalg_eigh_cpu"), kernel_error("linalg_eigh_cpu")),
+    "linalg.inv": (_low_precision("linalg.inv"), None),
+    "linalg.slogdet": (_low_precision("linalg.slogdet"), None),
+    "logdet": (_low_precision("logdet"), None),
+    "linalg.qr": (kernel_error("geqrf_cpu"), None),
+    "linalg.svd": (kernel_error("linalg_svd_cpu"), None),
+    "linalg.solve_triangular": (kernel_error("triangular_solve_cpu"),
+                                kernel_error("triangular_solve_cpu")),
+    "torch.linalg.lstsq": (_float_or_double_only, _float_or_double_only),
+    "linalg.matrix_exp": (None, None)}       # half precision: computed in float32
+
+
+def _check_matrix_dtype(A, fn):
+    dtype = A._data.dtype
+    if dtype.kind == "c" or (dtype.kind == "f" and dtype.itemsize > 2):
+        return
+    low, integral = _LAPACK_DTYPES.get(fn, (None, None))
+    if dtype.kind in "fV":
+        if low is not None:
+            raise low(dtype)
+        return
+    if integral is not None:
+        raise integral(dtype)
+    raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                       f"{_dtypes.scalar_type_name(dtype)}")
+
+
 def _matrix(A, fn, square=True, arg="A"):
     """``A`` checked as a (batch of) floating or complex (square) matrices."""
     if not isinstance(A, Tensor):
@@ -66,9 +116,7 @@ def _matrix(A, fn, square=True, arg="A"):
     shape = A._data.shape
     if len(shape) < 2:
         raise RuntimeError(f"{fn}: The input tensor {arg} must have at least 2 dimensions.")
-    if A._data.dtype.kind not in "fc":
-        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{_dtypes.scalar_type_name(A._data.dtype)}")
+    _check_matrix_dtype(A, fn)
     if square and shape[-1] != shape[-2]:
         raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
                            f"{shape[-2]} by {shape[-1]} matrices")
@@ -381,7 +429,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     >>> cr.linalg.pinv(cr.tensor([[2., 0.], [0., 0.]])).tolist()
     [[0.5, 0.0], [0.0, 0.0]]
     """
-    if A._data.ndim < 2 or A._data.dtype.kind not in "fc":
+    dtype = A._data.dtype
+    if A._data.ndim < 2 or dtype.kind not in "fc" or dtype.itemsize == 2:
         raise RuntimeError(f"linalg.pinv({_dtypes.scalar_type_name(A._data.dtype)}"
                            f"{{{list(A._data.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
@@ -605,6 +654,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     fn = "linalg.matrix_norm"
     if not isinstance(A, Tensor) or A._data.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A._data.dtype.kind in "biu":
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{_dtypes.scalar_type_name(A._data.dtype)}")
     d0, d1 = _matrix_dims(A, dim, fn)
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
@@ -693,6 +745,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     if not isinstance(A, Tensor) or A._data.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
+    if A._data.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise _float_or_double_only(A._data.dtype)
     from .linalg import _pinv_threshold
     atol = atol if tol is None else tol
     with no_grad():
@@ -879,6 +933,12 @@ def vander(x, *, N=None):
     >>> cr.linalg.vander(cr.tensor([1., 2., 3.])).tolist()
     [[1.0, 1.0, 1.0], [1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
     """
+    dtype = x._data.dtype
+    if dtype.kind == "b" or (dtype.kind in "fV" and dtype.itemsize == 2):
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_dtypes.scalar_type_name(dtype)}")
+    if dtype.kind in "iu":
+        x = x.to(_dtypes.int64)            # the reference's powers are a cumulative product
     n = x.shape[-1] if N is None else N
     cols = [x * 0 + 1] + [x ** k for k in range(1, n)]
     return _f("stack")(cols[:n], -1)
@@ -972,14 +1032,13 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is "
                            f"{b.shape[-2]} by {b.shape[-1]}")
-    _check_lapack_dtype(b, "cholesky_solve_cpu")
+    _check_lapack_kernel(b, "cholesky_solve_cpu")
     return apply_op(CHOLESKY_SOLVE, (b, L), {"upper": bool(upper)})
 
 
-def _check_lapack_dtype(x, kernel):
+def _check_lapack_kernel(x, kernel):
     if not (x.is_floating_point() or x.is_complex()) or x._data.dtype.itemsize < 4:
-        raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_dtypes.scalar_type_name(x._data.dtype)}'")
+        raise kernel_error(kernel)(x._data.dtype)
 
 
 @public
@@ -997,7 +1056,7 @@ def cholesky_inverse(input, upper=False, *, out=None):
     if input.shape[-1] != input.shape[-2]:
         raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
                            f"are {input.shape[-2]} by {input.shape[-1]} matrices")
-    _check_lapack_dtype(input, "cholesky_inverse_out_cpu")
+    _check_lapack_kernel(input, "cholesky_inverse_out_cpu")
     return apply_op(CHOLESKY_INVERSE, (input,), {"upper": bool(upper)})
 
 
@@ -1270,6 +1329,11 @@ def inner(input, other, *, out=None):
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
+    if input.dtype != other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if input.dtype == _dtypes.bool_:      # the reference's kernels have no bool product
+        raise kernel_error("dot" if input.ndim == other.ndim == 1 else "addmm_impl_cpu_")(
+            input._data.dtype)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")

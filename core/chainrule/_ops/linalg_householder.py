@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ._common import FUNCTIONS, public
-from .linalg_functions import LINALG
+from .linalg_functions import LINALG, _check_lapack_kernel
 
 F = FUNCTIONS
 _NAME = "torch.linalg.householder_product"
@@ -67,6 +67,7 @@ def householder_product(A, tau, *, out=None):
     [[0.0, -1.0], [-1.0, 0.0]]
     """
     _check_householder(A, tau)
+    _check_lapack_kernel(A, "orgqr_cpu")
     m, n = A.shape[-2], A.shape[-1]
     V = _reflectors(A, tau.shape[-1])
     Q = Tensor._wrap(np.broadcast_to(np.eye(m, n, dtype=A._data.dtype), A.shape).copy())
@@ -117,6 +118,7 @@ def geqrf(input, *, out=None):
     from .. import return_types
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    _check_lapack_kernel(input, "geqrf_cpu")
     data = np.asarray(input.detach().cpu().numpy())
     m, n = data.shape[-2:]
     a = np.array(data, copy=True).reshape((-1, m, n))

@@ -9,7 +9,8 @@ results carry no gradient (its derivatives for these raise "not implemented").
 """
 import numpy as np
 
-from .. import return_types
+from .. import _dtypes, return_types
+from ._common import kernel_error
 from .._tensor import Tensor
 from .linalg_functions import LINALG
 
@@ -106,6 +107,16 @@ def _factor_one(a, hermitian):
     return np.tril(ldu), ipiv.astype(np.int32), int(info)
 
 
+def _check_ldl_dtype(A):
+    """The reference's sytrf kernel: single and double precision only."""
+    dtype = A._data.dtype
+    if dtype.kind in "biu":
+        raise RuntimeError("torch.linalg.ldl_factor_ex: Expected a floating point or complex "
+                           f"tensor as input. Got {_dtypes.scalar_type_name(dtype)}")
+    if dtype.itemsize == 2:
+        raise kernel_error("ldl_factor_kernel_cpu")(dtype)
+
+
 def _check_square(A, name):
     if A.dim() < 2:
         raise RuntimeError(f"torch.linalg.{name}: The input tensor A must have at least 2 "
@@ -125,6 +136,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     ([[4.0, 0.0], [0.5, 2.0]], [1, 2], 0)
     """
     _check_square(A, "ldl_factor_ex")
+    _check_ldl_dtype(A)
     data = np.asarray(A.detach().cpu().numpy())
     n = data.shape[-1]
     batch = data.shape[:-2]

@@ -85,22 +85,9 @@ def _foreign_operands(op, attrs, apply=apply_binary):
     return operator
 
 
-def _is_bool(t):
-    return isinstance(t, Tensor) and t._data.dtype == np.bool_
-
-
-BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-
-
 def _neg(self):
-    """``-self``; NumPy's TypeError for a bool tensor becomes the reference's error."""
-    try:
-        return F["neg"](self)
-    except TypeError:
-        if not _is_bool(self):
-            raise
-        raise RuntimeError(BOOL_NEGATION) from None
+    """``-self`` (a bool tensor: the reference's error, from NEG's forward)."""
+    return F["neg"](self)
 
 
 def _invert(self):
@@ -149,7 +136,7 @@ accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)
 # are those where div's _true_div_operands changes nothing
 accelerable("__truediv__", "binary", DIV, {}, Tensor.__truediv__)
 Tensor.__neg__ = _neg
-Tensor.__pos__ = lambda self: self
+Tensor.__pos__ = lambda self: F["positive"](self)
 Tensor.__abs__ = lambda self: F["abs"](self)
 
 
@@ -292,7 +279,7 @@ def signbit(input):
     [True, False, True]
     """
     if input._data.dtype.kind == "c":
-        raise RuntimeError("signbit is not implemented for complex tensors.")
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     return raw(np.signbit, input)
 
 
@@ -399,17 +386,15 @@ def _inplace(name, example=None):
         if ufunc is not None and len(args) == 1 and set(kwargs) <= {"alpha"} and \
                 _try_fast_inplace(self, ufunc, args[0], kwargs.get("alpha", 1)):
             return self
+        if name in _SCALAR_BOUNDED:
+            _check_scalar_bound_cast(self, args, kwargs)
         try:
             out = fn(self, *args, **kwargs)
         except TypeError:                            # Note [scalar-first slot]
             legacy = _legacy_slots.SCALAR_FIRST and _legacy_slots.SCALAR_FIRST(name, args, 2)
-            if name == "neg" and _is_bool(self):
-                raise RuntimeError(BOOL_NEGATION) from None
             if not legacy:
                 raise
             out = fn(self, legacy[0], alpha=legacy[1])
-        if name in _SCALAR_BOUNDED:
-            _check_scalar_bound_cast(self, out, args, kwargs)
         return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     if example is None:
@@ -424,14 +409,19 @@ def _inplace(name, example=None):
 _SCALAR_BOUNDED = ("clamp", "clamp_min", "clamp_max", "clip")
 
 
-def _check_scalar_bound_cast(self, out, args, kwargs):
+def _check_scalar_bound_cast(self, args, kwargs):
     """clamp_ with number bounds names the C++ type ("long int") where commit_inplace's
-    message names the scalar type ("Long"), as the reference's two kernels do."""
-    bounds = list(args) + list(kwargs.values())
-    if any(isinstance(b, Tensor) for b in bounds) or out._data.dtype == self._data.dtype or \
-            np.can_cast(out._data.dtype, self._data.dtype, "same_kind"):
+    message names the scalar type ("Long"), as the reference's two kernels do; checked
+    before the clamp runs, as the reference checks it before its kernel's dtype."""
+    bounds = [b for b in list(args) + list(kwargs.values()) if b is not None]
+    if any(not isinstance(b, (bool, int, float, complex)) for b in bounds):
         return
-    raise RuntimeError(f"result type {_dtypes.scalar_type_name(out._data.dtype)} can't be cast "
+    own = self.dtype
+    out = _dtypes.result_type([own] if self._data.ndim else [], [] if self._data.ndim else [own],
+                              bounds)
+    if out is own or np.can_cast(out.np, own.np, "same_kind"):
+        return
+    raise RuntimeError(f"result type {_dtypes.scalar_type_name(out.np)} can't be cast "
                        f"to the desired output type {_dtypes.cpp_type_name(self._data.dtype)}")
 
 

@@ -25,7 +25,8 @@ from .. import _dtypes, _grad_mode, return_types
 from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
-from ._common import FUNCTIONS, commit_inplace, formula_helper, method, public, wrap_dim, wrap_dims
+from ._common import (FUNCTIONS, commit_inplace, formula_helper, kernel_error, method, public,
+                      raising, wrap_dim, wrap_dims)
 from ._method_slot import accelerable
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
@@ -700,8 +701,10 @@ def min(input, dim=None, keepdim=False, *, other=None):
 
 
 def _arg_extreme(input, dim, keepdim, fn, name):
-    if input._data.dtype.kind == "c":
-        raise RuntimeError(f"{name}(): does not support complex input")
+    kind = input._data.dtype.kind
+    if kind in "bc":
+        raise RuntimeError(f"{name}(): does not support {'complex' if kind == 'c' else 'bool'} "
+                           "input")
     dims = None if dim is None else _one_dim(input, dim, name)
     _check_nonempty(input, dims, name, error=IndexError)
     axis = None if dims is None else dims[0]
@@ -1226,9 +1229,25 @@ def _picked(op, input, index_fn, dim, keepdim):
     return values, index_t if keepdim else FUNCTIONS["squeeze"](index_t, dim)
 
 
+_SORT_ERROR = raising(RuntimeError, " Sort does not support complex dtypes on CPU")
+# The reference's errors of the sorting ops for the dtype kinds their kernels lack
+# (Note [kernels without a dtype]): name -> {kinds: error factory}.
+_SORT_REFUSALS = {
+    "sort": {"c": _SORT_ERROR}, "argsort": {"c": _SORT_ERROR},
+    "topk": {"c": raising(RuntimeError, " topk does not support complex dtypes on CPU"),
+             "b": raising(RuntimeError, "topk does not support bool dtypes on CPU")},
+    "kthvalue": {"bc": kernel_error("kthvalue_cpu")},
+    "cummax": {"c": kernel_error("cummax_cpu")}, "cummin": {"c": kernel_error("cummin_cpu")},
+    "median": {"bc": kernel_error("median_cpu")}, "nanmedian": {"bc": kernel_error("median_cpu")},
+    "median_dim": {"bc": kernel_error("median_out")},
+    "nanmedian_dim": {"bc": kernel_error("median_out")}}
+
+
 def _check_sortable(input, name):
-    if input._data.dtype.kind == "c":
-        raise RuntimeError(f"{name}(): does not support complex input")
+    kind = input._data.dtype.kind
+    for kinds, error in _SORT_REFUSALS[name].items():
+        if kind in kinds:
+            raise error(input._data.dtype)
 
 
 @public
@@ -1379,7 +1398,7 @@ def _kth_at(a, axis, k):
 
 
 def _median(input, dim, keepdim, ignore_nan, name):
-    _check_sortable(input, name)
+    _check_sortable(input, name if dim is None else f"{name}_dim")
     if dim is None:
         if input._data.size == 0:
             return Tensor._wrap(np.full((), np.nan, input._data.dtype))
@@ -1430,7 +1449,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     3.0
     """
     if input._data.dtype.kind == "c":
-        raise RuntimeError("nansum does not support complex inputs")
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim),
              "dtype": _sum_dtype(input, dtype)}
     return apply_op(NANSUM, (input,), attrs)
@@ -1444,14 +1463,16 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     >>> cr.nanmean(cr.tensor([1., float("nan"), 2.])).item()
     1.5
     """
-    if input._data.dtype.kind not in "fV":
-        raise RuntimeError("nanmean(): expected input to have floating point dtype but got "
-                           f"{_dtypes.scalar_type_name(input._data.dtype)}")
+    if input._data.dtype.kind not in "fVc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_dtypes.scalar_type_name(input._data.dtype)}")
     count = sum(Tensor._wrap(~np.isnan(input._data)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
 def _stat_mean(stat, input, dim, unbiased, keepdim, correction):
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError(f"{stat.__name__}_mean only support floating point and complex dtypes")
     if isinstance(dim, bool):                      # the legacy overload (input, unbiased)
         dim, unbiased = None, dim
     return (stat(input, dim, unbiased, keepdim, correction=correction),
@@ -1488,6 +1509,8 @@ def aminmax(input, *, dim=None, keepdim=False):
     >>> cr.aminmax(cr.tensor([[1., 5.], [7., 2.]]), dim=0).max.tolist()
     [7.0, 5.0]
     """
+    if input._data.dtype.kind == "c":
+        raise kernel_error("aminmax_cpu")(input._data.dtype)
     dims = () if dim is None else dim
     return return_types.aminmax(amin(input, dims, keepdim), amax(input, dims, keepdim))
 
@@ -1603,7 +1626,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     >>> cr.nanquantile(cr.tensor([1., float("nan"), 3.]), 0.5).item()
     2.0
     """
-    result = _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+    # the reference's messages name quantile() for nanquantile too
+    result = _quantile(input, q, dim, keepdim, interpolation, True, "quantile")
     return result if out is None else _write_out(result, out, "nanquantile")
 
 

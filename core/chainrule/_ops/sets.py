@@ -12,7 +12,7 @@ import numpy as np
 from .. import return_types
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
-from ._common import FUNCTIONS, as_tensor_arg, public, wrap_dims
+from ._common import FUNCTIONS, as_tensor_arg, kernel_error, public, wrap_dims
 from .reduction import _write_out
 from . import _cpu_select as _select
 
@@ -34,6 +34,14 @@ def _with_extras(values, inverse, counts, return_inverse, return_counts):
     return out[0] if len(out) == 1 else out
 
 
+def _real_only(a, kernel):
+    """``a``, unless complex: the reference's sets have no complex kernel (Note [kernels
+    without a dtype])."""
+    if a.dtype.kind == "c":
+        raise kernel_error(kernel)(a.dtype)
+    return a
+
+
 @public
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values (sorted), optionally with each element's position among them
@@ -45,7 +53,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
     refuse_dynamic_shape(input, "aten::_unique2" if dim is None else "aten::unique_dim")
-    a = input._data
+    a = _real_only(input._data, "unique")
     if dim is None:
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True)
         inverse = inverse.reshape(a.shape)
@@ -66,7 +74,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     tensor([1, 2, 3, 1])
     """
     refuse_dynamic_shape(input, "aten::unique_consecutive")
-    a = input._data
+    a = _real_only(input._data, "unique")
     if dim is None:
         flat, axis = a.reshape(-1), 0
     else:
@@ -95,7 +103,9 @@ def bincount(input, weights=None, minlength=0):
     tensor([1, 2, 0, 1])
     """
     a = input._data
-    if a.ndim != 1 or a.dtype.kind not in "iu" or (a.size and a.min() < 0):
+    if a.dtype.kind not in "iu":
+        raise kernel_error("bincount_cpu")(a.dtype)
+    if a.ndim != 1 or (a.size and a.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
         return _int64(np.bincount(a, minlength=minlength))
@@ -188,7 +198,7 @@ def mode(input, dim=-1, keepdim=False):
     tensor([2, 3])
     """
     input = as_tensor_arg(input)
-    a = input._data
+    a = _real_only(input._data, "mode_cpu")
     d = wrap_dims(dim, a.ndim)[0] if a.ndim else 0
     n = a.shape[d] if a.ndim else 1
     if n == 0:

@@ -17,8 +17,8 @@ from .._factories import keyword_sizes
 from .._batched import BatchedTensor, rewrap, unwrap_all
 from .._tensor import Tensor, asarray, memory_root, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
-from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, method, promote, public,
-                      wrap_dim)
+from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, kernel_error, method,
+                      promote, public, refusing, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import ARRAY_NS          # its expand: Note [array function slot]
 from ._namespaces import array_fn
@@ -1031,7 +1031,8 @@ TRIL = defop("tril", lambda a, diagonal: np.tril(a, diagonal), attrs=("diagonal"
 TRIU = defop("triu", lambda a, diagonal: np.triu(a, diagonal), attrs=("diagonal",),
              vjp=(lambda F, g, diagonal: F.triu(g, diagonal),),
              jvp=lambda F, t, diagonal: F.triu(t[0], diagonal))
-TRACE = defop("trace", lambda a: asarray(np.trace(a)),
+TRACE = defop("trace", refusing(lambda a: asarray(np.trace(a, dtype=_sum_dtype_of(a))), "b",
+                                kernel_error("trace")),
               vjp=(lambda F, g, self_shape: F.trace_backward(g, self_shape),),
               jvp=lambda F, t: F.trace(t[0]))
 DIAGONAL_SCATTER = defop(
@@ -2027,9 +2028,14 @@ def triu_array(x, diagonal=0):
     return np.triu(x, diagonal)
 
 
+def _sum_dtype_of(a):
+    """Integers sum in int64, as the reference's reductions do (NumPy's unsigned: uint64)."""
+    return np.int64 if a.dtype.kind in "iu" else None
+
+
 @array_fn("trace")
 def trace_array(x):
-    return asarray(np.trace(x))
+    return asarray(np.trace(x, dtype=_sum_dtype_of(x)))
 
 
 @array_fn("diagonal_scatter")

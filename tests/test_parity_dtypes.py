@@ -1,0 +1,156 @@
+"""Parity tier: what each function does with every dtype, against PyTorch (skips
+without torch). For each function and each of the twelve dtypes (each pair, for the
+binary functions) both libraries run on the same values; the outcomes must agree:
+the result's dtype and values, or the error's type and message
+(Note [kernels without a dtype] in core/chainrule/_ops/_common.py). The functions
+are listed below; KNOWN names the few (function, dtypes) outcomes that still differ,
+each with its reason.
+"""
+import functools
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import chainrule as cr  # noqa: E402
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128"]
+VALUES = [[1, 0], [1, 1]]          # a zero, for division, logarithms and poles
+
+UNARY = [
+    "abs", "absolute", "neg", "negative", "positive", "sign", "sgn", "round", "floor", "ceil",
+    "trunc", "fix", "frac", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv", "lgamma", "digamma", "i0",
+    "reciprocal", "square", "relu", "signbit", "isnan", "isinf", "isfinite", "isreal",
+    "isposinf", "isneginf", "logical_not", "bitwise_not", "angle", "conj", "real",
+    "nan_to_num", "deg2rad", "rad2deg", "sinc", "logit", "clone", "special.i0e",
+    "special.i1", "special.i1e", "special.entr", "special.expit", "special.digamma",
+    "special.gammaln", "special.erf", "polygamma1", "mvlgamma", "sum", "prod", "mean", "std",
+    "var", "argmax", "argmin", "amax", "amin", "max", "min", "all", "any", "norm", "cumsum",
+    "cumprod", "softmax", "log_softmax", "count_nonzero", "nansum", "nanmean", "median",
+    "nanmedian", "msort", "sort", "argsort", "unique", "unique_consecutive", "mode", "flip",
+    "trace", "diag", "tril", "cummax", "cummin", "kthvalue", "topk", "quantile",
+    "nanquantile", "bincount", "aminmax", "std_mean", "var_mean", "nonzero", "ravel"]
+BINARY = [
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow",
+    "float_power", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
+    "nextafter", "logaddexp", "logaddexp2", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "xlogy", "heaviside", "gcd", "lcm", "ldexp",
+    "isclose", "dist", "dot", "matmul", "outer", "inner", "kron", "igamma", "igammac"]
+EXTRA_ARGS = {"cumsum": (0,), "cumprod": (0,), "softmax": (0,), "log_softmax": (0,),
+              "flip": ((0,),), "cummax": (0,), "cummin": (0,), "kthvalue": (1,), "topk": (1,),
+              "mvlgamma": (1,), "quantile": (0.5,), "nanquantile": (0.5,)}
+
+_NO_COMPLEX_HALF = "the reference computes 2 ** float16 in complex32, which NumPy lacks"
+KNOWN = {
+    # (function, dtypes): why the outcome still differs
+    ("ldexp", ("complex64", "float16")): _NO_COMPLEX_HALF,
+    ("ldexp", ("complex128", "float16")): _NO_COMPLEX_HALF,
+}
+
+
+# Matrix functions run on the symmetric positive definite [[2, 1], [1, 2]] in each dtype.
+MATRIX = {
+    "linalg.cholesky": lambda L, a: L.linalg.cholesky(a),
+    "linalg.cholesky_ex": lambda L, a: L.linalg.cholesky_ex(a), "linalg.cond": lambda L, a: L.linalg.cond(a),
+    "linalg.det": lambda L, a: L.linalg.det(a), "linalg.eig": lambda L, a: L.linalg.eig(a),
+    "linalg.eigh": lambda L, a: L.linalg.eigh(a), "linalg.eigvals": lambda L, a: L.linalg.eigvals(a),
+    "linalg.eigvalsh": lambda L, a: L.linalg.eigvalsh(a), "linalg.inv": lambda L, a: L.linalg.inv(a),
+    "linalg.inv_ex": lambda L, a: L.linalg.inv_ex(a),
+    "linalg.ldl_factor_ex": lambda L, a: L.linalg.ldl_factor_ex(a),
+    "linalg.lstsq": lambda L, a: L.linalg.lstsq(a, a), "linalg.lu": lambda L, a: L.linalg.lu(a),
+    "linalg.lu_factor_ex": lambda L, a: L.linalg.lu_factor_ex(a),
+    "linalg.matrix_rank": lambda L, a: L.linalg.matrix_rank(a),
+    "linalg.pinv": lambda L, a: L.linalg.pinv(a), "linalg.qr": lambda L, a: L.linalg.qr(a),
+    "linalg.slogdet": lambda L, a: L.linalg.slogdet(a), "linalg.svd": lambda L, a: L.linalg.svd(a),
+    "linalg.svdvals": lambda L, a: L.linalg.svdvals(a),
+    "linalg.solve": lambda L, a: L.linalg.solve(a, a), "logdet": lambda L, a: L.logdet(a),
+    "det": lambda L, a: L.det(a), "inverse": lambda L, a: L.inverse(a),
+    "linalg.matrix_power": lambda L, a: L.linalg.matrix_power(a, 2),
+    "linalg.solve_triangular": lambda L, a: L.linalg.solve_triangular(a, a, upper=True),
+    "cholesky_inverse": lambda L, a: L.cholesky_inverse(a),
+    "linalg.householder_product": lambda L, a: L.linalg.householder_product(a, a[:, 0]),
+    "linalg.tensorinv": lambda L, a: L.linalg.tensorinv(a, 1),
+    "linalg.multi_dot": lambda L, a: L.linalg.multi_dot([a, a]),
+    "linalg.vander": lambda L, a: L.linalg.vander(a[0]),
+    "linalg.matrix_norm": lambda L, a: L.linalg.matrix_norm(a),
+    "linalg.norm": lambda L, a: L.linalg.norm(a), "geqrf": lambda L, a: L.geqrf(a)}
+SPD = [[2, 1], [1, 2]]
+
+
+def _function(lib, name):
+    if name == "polygamma1":
+        return functools.partial(lib.polygamma, 1)
+    fn = functools.reduce(getattr, name.split("."), lib)
+    extra = EXTRA_ARGS.get(name, ())
+    return (lambda x: fn(x, *extra)) if extra else fn
+
+
+def _values(result):
+    result = result.detach().resolve_conj().resolve_neg()
+    name = str(result.dtype).split(".")[-1]
+    array = result.float().numpy() if name == "bfloat16" else result.numpy()
+    return name, array.astype(np.complex128)
+
+
+def _outcome(lib, name, dtypes):
+    values = SPD if name in MATRIX else VALUES
+    args = [lib.tensor(values, dtype=getattr(lib, d)) for d in dtypes]
+    fn = functools.partial(MATRIX[name], lib) if name in MATRIX else _function(lib, name)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn(*args)
+    except Exception as error:      # the error itself is the outcome compared
+        message = re.sub(r"\b(torch|chainrule)\.", "", str(error)).split("\n")[0]
+        return ("raises", type(error).__name__.lstrip("_"), message)
+    if isinstance(result, tuple):
+        result = result[0]
+    return ("returns",) + _values(result)
+
+
+def _same(ours, theirs):
+    if ours[0] != theirs[0] or ours[1] != theirs[1]:
+        return False
+    if ours[0] == "raises":
+        return ours[2] == theirs[2]
+    a, b = ours[2], theirs[2]
+    low = ours[1] in ("float16", "bfloat16")
+    return a.shape == b.shape and np.allclose(a, b, rtol=1e-2 if low else 1e-6, atol=1e-6,
+                                              equal_nan=True)
+
+
+def _mismatches(name, combinations):
+    found = []
+    for dtypes in combinations:
+        ours, theirs = _outcome(cr, name, dtypes), _outcome(torch, name, dtypes)
+        if not _same(ours, theirs) and (name, dtypes) not in KNOWN:
+            found.append(f"{name}{dtypes}: chainrule {ours[:3]!s:.160} | torch {theirs[:3]!s:.160}")
+    return found
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(a, b) for a in DTYPES for b in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_matrix_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
+def test_known_divergences_still_differ():
+    """KNOWN lists only outcomes that differ today: a fixed one must leave the list."""
+    stale = [key for key in KNOWN if _same(_outcome(cr, *key), _outcome(torch, *key))]
+    assert stale == []
