@@ -82,9 +82,21 @@ MATRIX = {
     "linalg.matrix_norm": lambda L, a: L.linalg.matrix_norm(a),
     "linalg.norm": lambda L, a: L.linalg.norm(a), "geqrf": lambda L, a: L.geqrf(a)}
 SPD = [[2, 1], [1, 2]]
+ACTIVATIONS = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "hardtanh",
+               "softplus", "mish", "hardswish", "hardsigmoid", "logsigmoid", "softsign",
+               "tanhshrink", "softshrink", "hardshrink", "glu", "sigmoid", "tanh", "threshold",
+               "softmin", "prelu", "rrelu", "normalize", "dropout", "layer_norm"]
+ACTIVATION_ARGS = {"threshold": (0.5, 0.0), "softmin": (0,), "layer_norm": ((2,),)}
 
 
 def _function(lib, name):
+    if name in ACTIVATIONS:
+        fn = getattr(lib.nn.functional, name)
+        if name == "prelu":
+            return lambda x: fn(x, lib.tensor([0.25]))
+        if name in ("rrelu", "dropout"):
+            return lambda x: fn(x, training=False)
+        return lambda x: fn(x, *ACTIVATION_ARGS.get(name, ()))
     if name == "polygamma1":
         return functools.partial(lib.polygamma, 1)
     fn = functools.reduce(getattr, name.split("."), lib)
@@ -143,6 +155,11 @@ def test_unary_dtypes_like_the_reference(name):
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_dtypes_like_the_reference(name):
     assert _mismatches(name, [(a, b) for a in DTYPES for b in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activation_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in DTYPES]) == []
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX))

@@ -23,7 +23,7 @@ from .._batched import BatchedTensor
 from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
-                      float_input, formula_helper, promote, require_tensor)
+                      formula_helper, kernel_error, promote, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
@@ -848,15 +848,51 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    return apply_op(GELU, (float_input(input),), {"approximate": approximate})
+    return apply_op(GELU, (_floating_activation(input, "GeluKernelImpl"),),
+                    {"approximate": approximate})
 
 
 def silu(input):
-    return apply_op(SILU, (float_input(input),), EMPTY)
+    return apply_op(SILU, (_floating_activation(input, "silu_cpu", complex_ok=True),), EMPTY)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    return apply_op(SOFTPLUS, (float_input(input),), {"beta": beta, "threshold": threshold})
+    return apply_op(SOFTPLUS, (_floating_activation(input, "softplus_cpu"),),
+                    {"beta": beta, "threshold": threshold})
+
+
+# The pointwise entries' dtypes as the reference has them: clamping and thresholding
+# keep integers; softsign and tanhshrink are compositions there, so complex numbers
+# pass; every other kernel refuses bool, integers and complex numbers.
+_INTEGER_ENTRIES = {"hardtanh", "threshold"}
+_COMPLEX_ENTRIES = {"softsign", "tanhshrink"}
+_KERNEL_NAMES = {"softshrink": "softshrink_check"}
+
+
+def _check_pointwise_dtype(x, name, kernel, params):
+    kind = x._data.dtype.kind
+    if name == "hardtanh":
+        _check_hardtanh_dtype(kind, params)
+    refused = "bc" if name in _INTEGER_ENTRIES else "bui" if name in _COMPLEX_ENTRIES else "buic"
+    if kind in refused:
+        raise kernel_error(_KERNEL_NAMES.get(kernel, f"{kernel}_cpu"))(x._data.dtype)
+
+
+def _check_hardtanh_dtype(kind, params):
+    if kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if kind == "u" and min(params) < 0:
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+
+
+def _floating_activation(input, kernel, complex_ok=False):
+    """gelu, silu, softplus: the reference's kernels take floating inputs only."""
+    kind = input._data.dtype.kind
+    if kind in "bui" or (kind == "c" and not complex_ok):
+        raise kernel_error(kernel)(input._data.dtype)
+    return input
 
 
 # --- losses: argument handling ---------------------------------------------------------
@@ -1253,12 +1289,10 @@ PRELU = defop("prelu_kernel", _keep_dtype(lambda x, w: np.where(x > 0, x, w * x)
 
 
 def pointwise(op, input, *params, inplace=False, kernel=None):
-    """Apply a pointwise activation entry (in place on ``input`` when asked); like the
-    reference's kernels, integer and bool inputs are refused."""
+    """Apply a pointwise activation entry (in place on ``input`` when asked), on the
+    dtypes the reference's kernel has (Note [kernels without a dtype])."""
     x = require_tensor(input, kernel or op.name, "input", 1)
-    if x._data.dtype.kind in "biu":
-        raise NotImplementedError(f'"{kernel or op.name}_cpu" not implemented for '
-                                  f"'{scalar_type_name(x._data.dtype)}'")
+    _check_pointwise_dtype(x, op.name, kernel or op.name, params)
     out = apply_op(op, (x,), {"params": params})
     return commit_inplace(x, out) if inplace else out
 

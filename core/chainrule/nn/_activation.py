@@ -4,7 +4,10 @@ few that are compositions (softmin, glu, prelu, rrelu)."""
 from .. import _random
 from .._ops import nn as _nn
 from .._ops._registry import apply_op as _apply_op
-from .._ops._common import FUNCTIONS as _FUNCTIONS, commit_inplace as _commit_inplace
+from .. import _dtypes
+from .._ops._common import (FUNCTIONS as _FUNCTIONS, commit_inplace as _commit_inplace,
+                            float_input as _float_input, kernel_error as _kernel_error)
+from .._ops.elementwise import BOOL_SUBTRACTION as _BOOL_SUBTRACTION
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -178,7 +181,9 @@ def softsign(input):
     >>> F.softsign(cr.tensor([1., -3.])).tolist()
     [0.5, -0.75]
     """
-    return _nn.pointwise(_nn.SOFTSIGN, input)
+    if input.dtype == _dtypes.bool_:       # the reference's x / (1 + |x|) stops at abs
+        raise _kernel_error("abs_cpu")(input._data.dtype)
+    return _nn.pointwise(_nn.SOFTSIGN, _float_input(input))
 
 
 def tanhshrink(input):
@@ -189,7 +194,9 @@ def tanhshrink(input):
     >>> F.tanhshrink(cr.tensor([0.])).tolist()
     [0.0]
     """
-    return _nn.pointwise(_nn.TANHSHRINK, input)
+    if input.dtype == _dtypes.bool_:       # the reference's x - tanh(x) stops at the "-"
+        raise RuntimeError(_BOOL_SUBTRACTION[1])
+    return _nn.pointwise(_nn.TANHSHRINK, _float_input(input))
 
 
 def _check_lambd(input, lambd):
@@ -279,6 +286,8 @@ def glu(input, dim=-1):
     """
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input._data.dtype.kind in "buic":
+        raise _kernel_error("glu_cpu")(input._data.dtype)
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
@@ -295,6 +304,10 @@ def prelu(input, weight):
     >>> F.prelu(cr.tensor([[-1., 2.]]), cr.tensor([0.25])).tolist()
     [[-0.25, 2.0]]
     """
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{_dtypes.scalar_type_name(input._data.dtype)} and "
+                           f"{_dtypes.scalar_type_name(weight._data.dtype)}")
     channels = input.shape[1] if input.dim() >= 2 else 1
     n = weight.numel()
     if n != 1 and n != channels:

@@ -9,6 +9,7 @@ outside the graph (under no_grad), in place, like the reference's buffers.
 import numpy as np
 
 from .. import _dtypes
+from .._ops._common import kernel_error
 from .._grad_mode import no_grad as _no_grad
 from .._ops.nn import native_batch_norm as _native_batch_norm, \
     native_group_norm as _native_group_norm, native_layer_norm as _native_layer_norm
@@ -163,11 +164,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """
     shape, dims = _normalized_dims(input, normalized_shape, "layer_norm")
     _check_layer_norm_params(input, shape, weight, bias)
+    if input._data.dtype.kind in "buic":      # Note [kernels without a dtype]
+        raise kernel_error("LayerNormKernelImpl")(input._data.dtype)
     if _low_precision(input):                   # Note [low-precision normalisation]
         return layer_norm(input.float(), shape, _float(weight), _float(bias), eps).to(
             input.dtype)
-    if input.is_complex():                      # (torch has no complex layer norm)
-        return _affine(_normalize(input, dims, eps)[0], weight, bias, shape)
     return _native_layer_norm(input, weight, bias, len(shape), eps)
 
 
