@@ -20,7 +20,20 @@ multigammaln = _F["mvlgamma"]
 erf, erfc, erfinv = _F["erf"], _F["erfc"], _F["erfinv"]
 expit, logit = _F["sigmoid"], _F["logit"]
 exp2, expm1, log1p = _F["exp2"], _F["expm1"], _F["log1p"]
-sinc, round, xlogy = _F["sinc"], _F["round"], _F["xlogy"]
+sinc, xlogy = _F["sinc"], _F["xlogy"]
+
+
+def round(input, *, decimals=0):
+    """:func:`chainrule.round` on floating tensors (the reference's special.round has no
+    integer shortcut: its kernel refuses integers and bool).
+
+    >>> import chainrule as cr
+    >>> cr.special.round(cr.tensor([0.5, 1.5, 2.25]), decimals=0).tolist()
+    [0.0, 2.0, 2.0]
+    """
+    if input._data.dtype.kind in "biu":
+        raise _kernel_error("round_vml_cpu" if decimals == 0 else "round_cpu")(input._data.dtype)
+    return _F["round"](input, decimals=decimals)
 logsumexp, softmax, log_softmax = _F["logsumexp"], _F["softmax"], _F["log_softmax"]
 
 from ._ops import special_functions as _special_functions
@@ -50,7 +63,10 @@ def ndtri(input):
     >>> cr.special.ndtri(cr.tensor([0.5])).item()
     0.0
     """
-    return erfinv(_float_input(input) * 2 - 1) * _SQRT2
+    x = _float_input(input)
+    if x.is_complex() or x._data.dtype.itemsize == 2:      # the reference's ndtri_cpu
+        raise _kernel_error("ndtri_cpu")(x._data.dtype)
+    return erfinv(x * 2 - 1) * _SQRT2
 
 
 def xlog1py(input, other):

@@ -1304,6 +1304,7 @@ def tensordot(a, b, dims=2, out=None):
         raise RuntimeError("both dimension lists should have same length")
     dims_a = [d % a.ndim for d in dims_a]
     dims_b = [d % b.ndim for d in dims_b]
+    _check_product_dtypes(a, b, whole=len(dims_a) == a.ndim == b.ndim)
     for da, db in zip(dims_a, dims_b):
         if a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
@@ -1318,6 +1319,15 @@ def tensordot(a, b, dims=2, out=None):
     return _f("einsum")(f"{''.join(sub_a)},{''.join(sub_b)}->{''.join(kept)}", a, b)
 
 
+def _check_product_dtypes(a, b, whole):
+    """tensordot and inner: one dtype, and no bool product (the reference folds them into
+    dot when every dim is contracted, ``whole``, else into mm)."""
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    if a.dtype == _dtypes.bool_:
+        raise kernel_error("dot" if whole else "addmm_impl_cpu_")(a._data.dtype)
+
+
 @public
 @writes_out
 def inner(input, other, *, out=None):
@@ -1329,11 +1339,7 @@ def inner(input, other, *, out=None):
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
-    if input.dtype != other.dtype:
-        raise RuntimeError("both inputs should have same dtype")
-    if input.dtype == _dtypes.bool_:      # the reference's kernels have no bool product
-        raise kernel_error("dot" if input.ndim == other.ndim == 1 else "addmm_impl_cpu_")(
-            input._data.dtype)
+    _check_product_dtypes(input, other, whole=input.ndim == other.ndim == 1)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
@@ -1357,10 +1363,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     r1, r2 = x1.shape[-2], x2.shape[-2]
     if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        _check_same_cdist_dtype(x1, x2)
         return _euclidean_cdist(x1, x2)
     if x1._data.dtype.itemsize == 2:                     # the matmul form takes them
-        raise NotImplementedError(f'"cdist" not implemented for '
-                                  f"'{_dtypes.scalar_type_name(x1._data.dtype)}'")
+        raise kernel_error("cdist")(x1._data.dtype)
+    _check_same_cdist_dtype(x1, x2)
     return apply_op(CDIST, (x1, x2), {"p": float(p)})
 
 
@@ -1381,6 +1388,9 @@ def _check_cdist(x1, x2, p):
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+
+
+def _check_same_cdist_dtype(x1, x2):
     if x1._data.dtype != x2._data.dtype:
         raise RuntimeError(f"expected scalar type {_dtypes.scalar_type_name(x1._data.dtype)} "
                            f"but found {_dtypes.scalar_type_name(x2._data.dtype)}")

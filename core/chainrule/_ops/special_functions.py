@@ -13,7 +13,7 @@ from .. import _dtypes
 from .._meta import MetaArray
 from .._tensor import DEVICE_ARRAY_TYPES, Tensor, on_device_of
 from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, commit_inplace, float_input,
-                      formula_helper, method, promote)
+                      formula_helper, kernel_error, method, promote)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop, not_implemented
@@ -112,19 +112,21 @@ def igamma_density(F, self, other):
 
 
 # --- public functions ------------------------------------------------------------------------
-def _real_floating(value, kernel, name="input"):
-    """``value`` as a floating tensor (integers to the default dtype); complex inputs
-    raise the reference's "not implemented for" error naming its kernel."""
+def _real_floating(value, kernel, name="input", half=True):
+    """``value`` as a floating tensor (integers to the default dtype); complex inputs,
+    and half precision ones for a kernel without it (``half=False``), raise the
+    reference's "not implemented for" error naming its kernel (Note [kernels without a
+    dtype])."""
     t = float_input(as_tensor_arg(value, name))
-    if t._data.dtype.kind == "c":
-        raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_dtypes.scalar_type_name(t._data.dtype)}'")
+    dtype = t._data.dtype
+    if dtype.kind == "c" or (not half and dtype.itemsize == 2):
+        raise kernel_error(kernel)(dtype)
     return t
 
 
-def _differentiable_unary(name, op, kernel, example):
+def _differentiable_unary(name, op, kernel, example, half=True):
     def fn(input):
-        return apply_op(op, (_real_floating(input, kernel),), EMPTY)
+        return apply_op(op, (_real_floating(input, kernel, half=half),), EMPTY)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The reference's ``special.{name}``, differentiable like it.\n\n"
                   f"    >>> import chainrule as cr\n"
@@ -137,8 +139,8 @@ i0 = _differentiable_unary("i0", I0, "i0_vml_cpu", 1.266066)
 i0e = _differentiable_unary("i0e", I0E, "i0e_cpu", 0.465760)
 i1 = _differentiable_unary("i1", I1, "i1_cpu", 0.565159)
 i1e = _differentiable_unary("i1e", I1E, "i1e_cpu", 0.207910)
-erfcx = _differentiable_unary("erfcx", ERFCX, "erfcx_cpu", 0.427584)
-log_ndtr = _differentiable_unary("log_ndtr", LOG_NDTR, "log_ndtr_cpu", -0.172754)
+erfcx = _differentiable_unary("erfcx", ERFCX, "erfcx_cpu", 0.427584, half=False)
+log_ndtr = _differentiable_unary("log_ndtr", LOG_NDTR, "log_ndtr_cpu", -0.172754, half=False)
 FUNCTIONS["i0"] = i0
 
 
@@ -152,9 +154,10 @@ def _floating_pair(input, other, kernel, integers_ok):
                                 f"must be Tensor, not {type(value).__name__}")
     a, b = promote(as_tensor_arg(input), as_tensor_arg(other, "other"))
     if not integers_ok and a._data.dtype.kind in "biu":
-        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for "
-                                  f"'{_dtypes.scalar_type_name(a._data.dtype)}'")
-    return _real_floating(a, f"{kernel}_cpu"), _real_floating(b, f"{kernel}_cpu")
+        raise kernel_error(f"{kernel}_cpu")(a._data.dtype)
+    half = kernel != "zeta"                 # the reference's zeta kernel has no half types
+    return (_real_floating(a, f"{kernel}_cpu", half=half),
+            _real_floating(b, f"{kernel}_cpu", half=half))
 
 
 def gammainc(input, other):
@@ -203,7 +206,7 @@ def _host(arr):
 
 def _undifferentiated(name, example):
     def fn(input):
-        t = _real_floating(input, f"{name}_cpu")
+        t = _real_floating(input, f"{name}_cpu", half=False)
         data = t._data
         if type(data) is MetaArray:
             return Tensor._wrap(MetaArray.like(data))          # Note [meta arrays]
