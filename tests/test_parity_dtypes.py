@@ -100,7 +100,26 @@ ACTIVATIONS = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "si
 ACTIVATION_ARGS = {"threshold": (0.5, 0.0), "softmin": (0,), "layer_norm": ((2,),)}
 
 
+# In-place methods, on ``self`` of one dtype and an operand of another (Note [the cast is
+# checked first]): the dtype and values written, or the error.
+INPLACE = {name: (lambda n: lambda x, y: getattr(x, n)(y))(name) for name in (
+    "add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_", "copy_",
+    "bitwise_and_", "logical_and_", "atan2_", "hypot_", "eq_", "lt_", "clamp_min_")}
+INPLACE.update({
+    "masked_fill_": lambda x, y: x.masked_fill_(y.bool(), 2), "lerp_": lambda x, y: x.lerp_(y, 0.5),
+    "addcmul_": lambda x, y: x.addcmul_(y, y), "clamp_": lambda x, y: x.clamp_(y, y),
+    "fill_": lambda x, y: x.fill_(y[0, 0]),
+    **{f"{name}_": (lambda n: lambda x, y: getattr(x, n)())(f"{name}_") for name in (
+        "abs", "neg", "sqrt", "exp", "sin", "sigmoid", "floor", "round", "sign", "zero", "relu",
+        "square", "reciprocal")}})
+_UNARY_INPLACE = {name for name in INPLACE if name[:-1] in (
+    "abs", "neg", "sqrt", "exp", "sin", "sigmoid", "floor", "round", "sign", "zero", "relu",
+    "square", "reciprocal")}
+
+
 def _function(lib, name):
+    if name in INPLACE:
+        return lambda x, y=None: (INPLACE[name](x, y), x)[1]
     if name in ACTIVATIONS:
         fn = getattr(lib.nn.functional, name)
         if name == "prelu":
@@ -173,6 +192,12 @@ def test_binary_dtypes_like_the_reference(name):
 @pytest.mark.parametrize("name", ACTIVATIONS)
 def test_activation_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_dtypes_like_the_reference(name):
+    others = ["bool"] if name in _UNARY_INPLACE else DTYPES
+    assert _mismatches(name, [(a, b) for a in DTYPES for b in others]) == []
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX))

@@ -237,6 +237,18 @@ def _promote_same_priority(a, b):
     return a
 
 
+def can_cast(from_, to):
+    """Whether an op may write a ``from_`` result into a ``to`` tensor: no cast to a
+    lower category (complex to real, floating to integral, a number to bool); within a
+    category any size goes, unlike NumPy's "same_kind" (uint8 += int8 is allowed).
+
+    >>> import chainrule as cr
+    >>> cr.can_cast(cr.int16, cr.uint8), cr.can_cast(cr.float32, cr.int64)
+    (True, False)
+    """
+    return to_dtype(from_).category <= to_dtype(to).category
+
+
 def promote_types(type1, type2):
     """``chainrule.promote_types``: the smallest dtype both promote to.
 

@@ -330,6 +330,35 @@ def check_inplace(t):
                            "details.")
 
 
+def check_inplace_cast(result_dtype, own_dtype):
+    """The reference's error when an in-place result cannot be written back."""
+    if not _dtypes.can_cast(result_dtype, own_dtype):
+        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result_dtype)} can't be cast "
+                           f"to the desired output type {_dtypes.scalar_type_name(own_dtype)}")
+
+
+# Note [the cast is checked first]: an in-place op whose kernel fails (a dtype it lacks,
+# an integer division by zero) reports instead that its result cannot be written back
+# when that is so: the reference checks the cast before its kernel runs, though after
+# the op's own argument checks (bool subtraction). Its operands are the tensors and,
+# for a binary op, the number (lerp's weight is not one); comparisons write bools.
+_WRITES_BOOL = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+
+
+def cast_error_first(name, self, args, error):
+    """Raise the cast error in place of ``error`` (Note [the cast is checked first])."""
+    kernel_failure = isinstance(error, NotImplementedError) or str(error) == "ZeroDivisionError"
+    if not kernel_failure or name in _WRITES_BOOL:
+        return
+    operands = [self] + [a for a in args if isinstance(a, Tensor) or
+                         (len(args) == 1 and isinstance(a, (bool, int, float, complex)))]
+    try:
+        common = promote(*operands)[0]._data.dtype
+    except Exception:            # noqa: BLE001 - no common dtype: the op's own error stands
+        return
+    check_inplace_cast(common, self._data.dtype)
+
+
 def commit_inplace(t, result):
     """Write an out-of-place result into ``t`` and make ``t`` its output."""
     if type(t) is BatchedTensor or type(result) is BatchedTensor:
@@ -341,11 +370,8 @@ def commit_inplace(t, result):
     if result._data.shape != t._data.shape:
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")
-    if t._data.dtype != result._data.dtype and not np.can_cast(result._data.dtype,
-                                                                 t._data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result._data.dtype)} can't "
-                           f"be cast to the desired output type "
-                           f"{_dtypes.scalar_type_name(t._data.dtype)}")
+    if t._data.dtype != result._data.dtype:
+        check_inplace_cast(result._data.dtype, t._data.dtype)
     if t._base is not None:
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):

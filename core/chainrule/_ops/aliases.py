@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtypes, _layout
 from .._tensor import Tensor
-from ._common import FUNCTIONS, commit_inplace, method, public
+from ._common import FUNCTIONS, cast_error_first, commit_inplace, method, public
 from .operators import _inplace
 from .elementwise import rsub as _rsub
 
@@ -63,7 +63,12 @@ def _integer_inplace(name):
     fn = F[name]
 
     def inplace(self, *args):
-        return commit_inplace(self, fn(self, *args))
+        try:
+            out = fn(self, *args)
+        except (RuntimeError, NotImplementedError) as error:
+            cast_error_first(name, self, args, error)
+            raise
+        return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     inplace.__doc__ = (f"In-place ``{name}`` (integer and bool tensors).\n\n"
                        f"    >>> import chainrule as cr\n"

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
-                      commit_inplace, method, not_implemented_for, public)
+                      commit_inplace, kernel_error, method, not_implemented_for, public)
 from .operators import _operator, raw
 from .reduction import _write_out
 
@@ -28,6 +28,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     >>> cr.addcmul(cr.ones(2), cr.tensor([1., 2.]), cr.tensor([3., 4.]), value=0.5).tolist()
     [2.5, 5.0]
     """
+    if all(isinstance(t, Tensor) and t.dtype == _dtypes.bool_ for t in (input, tensor1, tensor2)):
+        raise kernel_error("addcmul_cpu_out")(np.dtype(bool))
     product = F["mul"](tensor1, tensor2)
     result = F["add"](input, product if value == 1 else F["mul"](product, value))
     return result if out is None else _write_out(result, out, "addcmul")
@@ -196,5 +198,4 @@ def can_cast(from_, to):
     >>> cr.can_cast(cr.float64, cr.float32), cr.can_cast(cr.float32, cr.int32)
     (True, False)
     """
-    source, target = _dtypes.to_dtype(from_), _dtypes.to_dtype(to)
-    return source.category <= target.category
+    return _dtypes.can_cast(from_, to)

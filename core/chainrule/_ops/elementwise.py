@@ -240,8 +240,9 @@ CLAMP = defop("clamp", refusing(lambda a, min, max: _clamp(a, min, max), COMPLEX
               node_name="ClampBackward1",
               vjp=(lambda F, g, self, min, max: g * F.clamp_mask(self, min, max),),
               jvp=lambda F, t, self, min, max: t[0] * F.clamp_mask(self, min, max))
-CLAMP_TENSOR = defop("clamp_tensor", refusing(lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
-                                              COMPLEX_KIND, _CLAMP_COMPLEX),
+CLAMP_TENSOR = defop("clamp_tensor", refusing(refusing(
+                         lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi), COMPLEX_KIND,
+                         _CLAMP_COMPLEX), BOOL_KIND, kernel_error("clamp_cpu")),
                      inputs=("self", "min", "max"), node_name="ClampBackward0",
                      vjp=(lambda F, g, self, min, max: g * ((self >= min) * (self <= max)),
                           lambda F, g, self, min, max: g * ((self < min) * (min <= max)),
@@ -790,13 +791,15 @@ CLAMP_MAX = defop("clamp_max", refusing(lambda a, max: np.minimum(a, asarray(max
                                         COMPLEX_KIND, _CLAMP_COMPLEX),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
-CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, COMPLEX_KIND, _CLAMP_COMPLEX),
+CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, COMPLEX_KIND,
+                                                      kernel_error("maximum_cpu")),
                          inputs=("self", "min"),
                          node_name="ClampMinBackward1",
                          vjp=(lambda F, g, self, min: g * (self >= min),
                               lambda F, g, self, min: g * (self < min)),
                          jvp=lambda F, t, self, min: t[0] * (self >= min) + t[1] * (self < min))
-CLAMP_MAX_TENSOR = defop("clamp_max_tensor", refusing(np.minimum, COMPLEX_KIND, _CLAMP_COMPLEX),
+CLAMP_MAX_TENSOR = defop("clamp_max_tensor", refusing(np.minimum, COMPLEX_KIND,
+                                                      kernel_error("minimum_cpu")),
                          inputs=("self", "max"),
                          node_name="ClampMaxBackward1",
                          vjp=(lambda F, g, self, max: g * (self <= max),
@@ -1170,6 +1173,9 @@ def lerp(input, end, weight):
     if end._data.dtype != input._data.dtype:
         raise RuntimeError(f"expected dtype {_dtypes.cpp_type_name(input._data.dtype)} for "
                            f"`end` but got dtype {_dtypes.cpp_type_name(end._data.dtype)}")
+    if input._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:     # floating kernels only
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise kernel_error(kernel)(input._data.dtype)
     if isinstance(weight, Tensor):
         a, b, w = promote(input, end, weight)
         return apply_op(LERP_TENSOR, (a, b, w), EMPTY)

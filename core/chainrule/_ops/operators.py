@@ -12,7 +12,7 @@ from . import _registry
 from ._registry import apply_op, defop
 from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, apply_sub, pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
-    commit_inplace, method, not_implemented_for, promote, public
+    cast_error_first, commit_inplace, method, not_implemented_for, promote, public
 
 F = FUNCTIONS
 
@@ -374,8 +374,12 @@ def _keeps_kind(arr, value):
     """Whether ``arr op value`` has ``arr``'s dtype kind (so it can be written back)."""
     if type(value) is np.ndarray and value.dtype == arr.dtype:
         return True                      # the common case, without np.result_type
-    return type(value) in (np.ndarray, float, int) and \
-        np.result_type(arr, value).kind == arr.dtype.kind
+    if type(value) not in (np.ndarray, float, int):
+        return False
+    try:
+        return np.result_type(arr, value).kind == arr.dtype.kind
+    except TypeError:                    # no NumPy common dtype (bfloat16 with int32):
+        return False                     # the slow path promotes as the reference does
 
 
 def _inplace(name, example=None):
@@ -388,6 +392,8 @@ def _inplace(name, example=None):
             return self
         if name in _SCALAR_BOUNDED:
             _check_scalar_bound_cast(self, args, kwargs)
+        if name == "abs" and self._data.dtype.kind == "c":
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
         try:
             out = fn(self, *args, **kwargs)
         except TypeError:                            # Note [scalar-first slot]
@@ -395,6 +401,9 @@ def _inplace(name, example=None):
             if not legacy:
                 raise
             out = fn(self, legacy[0], alpha=legacy[1])
+        except (RuntimeError, NotImplementedError) as error:
+            cast_error_first(name, self, args, error)
+            raise
         return commit_inplace(self, out)
     inplace.__name__ = name + "_"
     if example is None:
