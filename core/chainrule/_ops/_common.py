@@ -359,6 +359,20 @@ def cast_error_first(name, self, args, error):
     check_inplace_cast(common, self._data.dtype)
 
 
+def inplace_form(name, fn):
+    """``name_``: ``fn(self, *args)`` written into ``self`` (Note [the cast is checked
+    first])."""
+    def inplace(self, *args):
+        try:
+            out = fn(self, *args)
+        except (RuntimeError, NotImplementedError) as error:
+            cast_error_first(name, self, args, error)
+            raise
+        return commit_inplace(self, out)
+    inplace.__name__ = inplace.__qualname__ = name + "_"
+    return inplace
+
+
 def commit_inplace(t, result):
     """Write an out-of-place result into ``t`` and make ``t`` its output."""
     if type(t) is BatchedTensor or type(result) is BatchedTensor:

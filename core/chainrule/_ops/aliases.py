@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtypes, _layout
 from .._tensor import Tensor
-from ._common import FUNCTIONS, cast_error_first, commit_inplace, method, public
+from ._common import FUNCTIONS, commit_inplace, inplace_form, method, public
 from .operators import _inplace
 from .elementwise import rsub as _rsub
 
@@ -60,16 +60,7 @@ def cumsum_(self, dim, *, dtype=None):
 
 def _integer_inplace(name):
     """``bitwise_and_`` and friends, for integer and bool tensors."""
-    fn = F[name]
-
-    def inplace(self, *args):
-        try:
-            out = fn(self, *args)
-        except (RuntimeError, NotImplementedError) as error:
-            cast_error_first(name, self, args, error)
-            raise
-        return commit_inplace(self, out)
-    inplace.__name__ = name + "_"
+    inplace = inplace_form(name, F[name])
     inplace.__doc__ = (f"In-place ``{name}`` (integer and bool tensors).\n\n"
                        f"    >>> import chainrule as cr\n"
                        f"    >>> x = cr.tensor([6, 3]); _ = x.{name}_({'' if name == 'bitwise_not' else '5'}); x._version\n"
@@ -79,6 +70,8 @@ def _integer_inplace(name):
 
 for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "gcd", "lcm"):
     _integer_inplace(_name)
+Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = (Tensor.bitwise_and_, Tensor.bitwise_or_,
+                                                    Tensor.bitwise_xor_)
 
 
 # --- chainrule.X_ functions --------------------------------------------------------

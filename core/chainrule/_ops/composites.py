@@ -13,7 +13,8 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
-                      commit_inplace, kernel_error, method, not_implemented_for, public)
+                      commit_inplace, inplace_form, kernel_error, method, not_implemented_for,
+                      public)
 from .operators import _operator, raw
 from .reduction import _write_out
 
@@ -99,9 +100,12 @@ bitwise_right_shift = _shift(np.right_shift, "bitwise_right_shift", "rshift")
 for _name, _fn in (("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
     setattr(Tensor, f"__{_name}__", _operator(_fn))      # Note [operators and foreign operands]
     setattr(Tensor, f"__r{_name}__", _operator(_fn, True, lambda v, like: as_tensor_arg(v)))
-for _name, _fn in (("bitwise_left_shift_", bitwise_left_shift),
-                   ("bitwise_right_shift_", bitwise_right_shift)):
-    setattr(Tensor, _name, lambda self, other, _fn=_fn: commit_inplace(self, _fn(self, other)))
+for _name, _fn in (("bitwise_left_shift", bitwise_left_shift),
+                   ("bitwise_right_shift", bitwise_right_shift)):
+    _shift_ = inplace_form(_name, _fn)
+    _shift_.__doc__ = (f"In-place ``{_name}``.\n\n    >>> import chainrule as cr\n"
+                       f"    >>> cr.tensor([4]).{_name}_(1).dtype\n    chainrule.int64\n")
+    setattr(Tensor, _name + "_", _shift_)
 Tensor.__ilshift__ = Tensor.bitwise_left_shift_
 Tensor.__irshift__ = Tensor.bitwise_right_shift_
 

@@ -58,6 +58,12 @@ _DIV_ROUNDED_KERNELS = {"floor": _integer_division(_div_rounded, "div_floor_cpu"
                         "trunc": _integer_division(_div_rounded, "div_trunc_cpu")}
 
 
+def _bool_power(a, exponent):
+    """A bool tensor to a bool power stays bool, as in the reference: x ** True is x,
+    x ** False is True."""
+    return a.copy() if exponent else np.ones_like(a)
+
+
 def _power_of_number(base, e):
     """``base ** e`` in e's dtype (NumPy computes bfloat16 powers in float32)."""
     return np.power(base, e).astype(e.dtype, copy=False)
@@ -115,7 +121,9 @@ POW = defop("pow", refusing(_power, BOOL_KIND, kernel_error("pow")), inputs=("se
                      g * F.conj(F.pow_grad_exponent(self, exponent, result))),
             jvp=lambda F, t, self, exponent, result: t[0] * F.pow_grad_base(self, exponent)
                 + t[1] * F.pow_grad_exponent(self, exponent, result))
-POW_SCALAR = defop("pow_scalar", lambda a, exponent: np.power(a, exponent), attrs=("exponent",),
+POW_SCALAR = defop("pow_scalar", lambda a, exponent: _bool_power(a, exponent)
+                   if exponent.__class__ is bool and a.dtype.kind == "b" else np.power(a, exponent),
+                   attrs=("exponent",),
                    node_name="PowBackward0",
                    vjp=(lambda F, g, self, exponent:
                         g * F.conj(F.pow_grad_base_scalar(self, exponent)),),
@@ -1191,7 +1199,7 @@ def square(input):
     >>> cr.square(cr.tensor([-3., 2.])).tolist()
     [9.0, 4.0]
     """
-    return apply_op(POW_SCALAR, (input,), {"exponent": 2})
+    return apply_op(POW_SCALAR, (_meeting_scalar(input, 2),), {"exponent": 2})   # bool: int64
 
 
 @public
