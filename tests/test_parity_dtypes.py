@@ -117,7 +117,41 @@ _UNARY_INPLACE = {name for name in INPLACE if name[:-1] in (
     "square", "reciprocal")}
 
 
+# Functions taking index tensors, on an index of each dtype: [[0, 1, 1], [1, 0, 1]]
+# for gather-like ones, [0, 1] for the rest; x is arange(6.) as 2 x 3.
+def _x(L):
+    return L.arange(6.).reshape(2, 3)
+
+
+INDEXING = {
+    "gather": lambda L, i, i1: L.gather(_x(L), 1, i),
+    "scatter": lambda L, i, i1: _x(L).scatter(1, i, 9.0),
+    "scatter_add": lambda L, i, i1: _x(L).scatter_add(1, i, _x(L)),
+    "scatter_reduce": lambda L, i, i1: _x(L).scatter_reduce(1, i, _x(L), "sum"),
+    "index_select": lambda L, i, i1: L.index_select(_x(L), 1, i1),
+    "index_add": lambda L, i, i1: _x(L).index_add(1, i1, _x(L)[:, :2]),
+    "index_copy": lambda L, i, i1: _x(L).index_copy(1, i1, _x(L)[:, :2]),
+    "index_fill": lambda L, i, i1: _x(L).index_fill(1, i1, -1.0),
+    "take": lambda L, i, i1: L.take(_x(L), i1), "getitem": lambda L, i, i1: _x(L)[i1],
+    "getitem_columns": lambda L, i, i1: _x(L)[:, i1],
+    "setitem": lambda L, i, i1: (lambda x: (x.__setitem__(i1, 5.0), x)[1])(_x(L)),
+    "index_put": lambda L, i, i1: _x(L).index_put((i1,), L.tensor(7.)),
+    "masked_fill": lambda L, i, i1: _x(L).masked_fill(i, 1.0),
+    "masked_select": lambda L, i, i1: L.masked_select(_x(L), i),
+    "where": lambda L, i, i1: L.where(i, _x(L), 0.0),
+    "embedding": lambda L, i, i1: L.nn.functional.embedding(i1, _x(L)),
+    "take_along_dim": lambda L, i, i1: L.take_along_dim(_x(L), i, 1),
+    "nll_loss": lambda L, i, i1: L.nn.functional.nll_loss(_x(L).log_softmax(1), i1),
+    "cross_entropy": lambda L, i, i1: L.nn.functional.cross_entropy(_x(L), i1),
+    "one_hot": lambda L, i, i1: L.nn.functional.one_hot(i1),
+    "searchsorted": lambda L, i, i1: L.searchsorted(i1, i1),
+    "repeat_interleave": lambda L, i, i1: L.repeat_interleave(i1)}
+INDEX_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float32"]
+
+
 def _function(lib, name):
+    if name in INDEXING:
+        return lambda i: INDEXING[name](lib, i, i.reshape(-1)[:2])
     if name in INPLACE:
         return lambda x, y=None: (INPLACE[name](x, y), x)[1]
     if name in ACTIVATIONS:
@@ -144,7 +178,7 @@ def _values(result):
 
 
 def _outcome(lib, name, dtypes):
-    values = SPD if name in MATRIX else VALUES
+    values = SPD if name in MATRIX else [[0, 1, 1], [1, 0, 1]] if name in INDEXING else VALUES
     args = [lib.tensor(values, dtype=getattr(lib, d)) for d in dtypes]
     fn = functools.partial(MATRIX[name], lib) if name in MATRIX else _function(lib, name)
     try:
@@ -198,6 +232,11 @@ def test_activation_dtypes_like_the_reference(name):
 def test_inplace_dtypes_like_the_reference(name):
     others = ["bool"] if name in _UNARY_INPLACE else DTYPES
     assert _mismatches(name, [(a, b) for a in DTYPES for b in others]) == []
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_index_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in INDEX_DTYPES]) == []
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX))

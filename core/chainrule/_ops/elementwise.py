@@ -560,9 +560,11 @@ def where(condition, input=None, other=None):
         refuse_dynamic_shape(condition, "aten::where")
         return tuple(Tensor._wrap(i) for i in np.nonzero(condition._data))
     cond = as_tensor_arg(condition, "condition")
-    if cond._data.dtype != np.bool_:
+    if cond._data.dtype == np.uint8:        # the reference's deprecated byte condition
+        cond = Tensor._wrap(cond._data.astype(bool))
+    elif cond._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
-                           f"tensor with dtype {cond.dtype.name.capitalize()}")
+                           f"tensor with dtype {_dtypes.scalar_type_name(cond._data.dtype)}")
     a, b = promote(input, other)
     return apply_op(WHERE, (cond, a, b), EMPTY)
 

@@ -19,7 +19,7 @@ import numpy as np
 from .._tensor import asarray, zeros_on
 from .. import _grad_mode, _legacy_slots
 from .._legacy_slots import ZeroDimIndexError
-from .._dtypes import checked_integer, scalar_type_name
+from .._dtypes import checked_integer, cpp_type_name, scalar_type_name
 from .._batched import BatchedTensor, refuse_dynamic_shape, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
@@ -330,7 +330,8 @@ def _as_index_array(k):
         arr = arr.astype(bool)
     if arr.dtype.kind == "f" and arr.size == 0 and not isinstance(k, Tensor):
         arr = arr.astype(np.int64)            # [] is an empty integer index
-    if arr.dtype.kind not in "iub":
+    if arr.dtype.kind not in "iub" or (isinstance(k, Tensor) and arr.dtype.kind == "i" and
+                                        arr.dtype.itemsize < 4):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return arr
 
@@ -492,6 +493,7 @@ def setitem(self, key, value):
             _plain_write_ok(self):
         _write_plain(self, key, value)
         return
+    _refuse_byte_mask_fill(key if isinstance(key, tuple) else (key,), value)
     view, rest = _apply_basic(self, _expand_key(key, self._data.ndim))
     if rest is None:
         if isinstance(value, (bool, int, float, complex, np.number)):
@@ -507,6 +509,16 @@ def setitem(self, key, value):
 
 
 Tensor.__setitem__ = setitem
+
+
+def _refuse_byte_mask_fill(indices, value):
+    """A lone byte mask with one value: the reference fills through masked_fill_, which
+    takes bool masks only (a byte mask still reads, with a deprecation warning)."""
+    if len(indices) == 1 and isinstance(indices[0], Tensor) and \
+            indices[0]._data.dtype == np.uint8 and \
+            (not isinstance(value, Tensor) or value._data.ndim == 0):
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           "unsigned char")
 
 
 def _plain_write_ok(t):
@@ -607,6 +619,7 @@ def index_put(input, indices, values, accumulate=False):
     """
     values = as_tensor_arg(values, "values")
     _same_dtype("Index put", input, values)
+    _refuse_byte_mask_fill(tuple(indices), values)
     return apply_op(INDEX_PUT, (input, values), {"key": _key_from_indices(indices),
                                                   "accumulate": bool(accumulate),
                                                   "inplace": False})
@@ -622,6 +635,7 @@ def index_put_(self, indices, values, accumulate=False):
     """
     values = as_tensor_arg(values, "values")
     _same_dtype("Index put", self, values)
+    _refuse_byte_mask_fill(tuple(indices), values)
     return _index_put_inplace(self, _key_from_indices(indices), values, bool(accumulate))
 
 
@@ -647,9 +661,16 @@ def _index_tensor(index, name, allow_matrix=True):
         raise TypeError(f"{name}(): argument 'index' must be Tensor, not "
                         f"{type(index).__name__}")
     if index._data.dtype not in (np.int64, np.int32):
+        if name == "index_add":
+            raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                               f"{scalar_type_name(index._data.dtype)}")
+        name = _INDEX_CHECK_NAMES.get(name, name)         # the reference's shared checks
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index" if allow_matrix
                            else f"{name}(): Expected dtype int32 or int64 for index")
     return index
+
+
+_INDEX_CHECK_NAMES = {"scatter_add": "scatter", "scatter_reduce": "scatter"}
 
 
 def _check_bounds(index, n, dim):
@@ -803,11 +824,6 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 
 
 # --- masked_fill -----------------------------------------------------------------------------
-_MASK_DTYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
-                     "uint8": "unsigned char", "int8": "signed char", "int16": "short",
-                     "float16": "half"}
-
-
 @public
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask``
@@ -820,9 +836,8 @@ def masked_fill(input, mask, value):
     """
     mask = as_tensor_arg(mask, "mask")
     if mask._data.dtype != np.bool_:
-        name = _MASK_DTYPE_NAMES.get(mask.dtype.name, mask.dtype.name)
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{name}")
+                           f"{cpp_type_name(mask._data.dtype)}")
     try:
         np.broadcast_shapes(input._data.shape, mask._data.shape)
     except ValueError:
@@ -1383,6 +1398,9 @@ def take_along_dim(input, indices, dim=None):
     >>> cr.take_along_dim(x, x.argmax(1, keepdim=True), 1).tolist()
     [[5.0], [7.0]]
     """
+    if indices._data.dtype != np.int64:
+        raise RuntimeError("take_along_dim(): dtype of indices should be Long but got "
+                           f"{scalar_type_name(indices._data.dtype)}")
     if dim is None:
         return gather(FUNCTIONS["reshape"](input, (-1,)), 0,
                       FUNCTIONS["reshape"](indices, (-1,)))

@@ -125,6 +125,8 @@ def _sorted_positions(boundaries, values, right, out_int32, side, sorter, name):
                                f"side of left while right was True")
         right = side == "right"
     b = boundaries._data
+    if b.dtype.kind == "b":
+        raise kernel_error("searchsorted_out_cpu")(b.dtype)
     v = values._data if isinstance(values, Tensor) else np.asarray(values)
     how = "right" if right else "left"
     if b.ndim <= 1:

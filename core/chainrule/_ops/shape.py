@@ -1416,11 +1416,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """
     if repeats is None:
         counts = input._data
+        if counts.dtype not in (np.int64, np.int32):    # the reference's kernel, and its dtype
+            raise kernel_error("repeat_interleave_cpu")(counts.dtype)
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if counts.size and counts.min() < 0:
             raise RuntimeError("repeats can not be negative")
-        return Tensor._wrap(_repeated_positions(counts.reshape(-1)))
+        return Tensor._wrap(_repeated_positions(counts.reshape(-1)).astype(counts.dtype))
     if dim is None or input._data.ndim == 0:
         input, dim = reshape(input, (-1,)), 0 if dim is None else dim
     d = wrap_dim(dim, input._data.ndim)

@@ -12,12 +12,14 @@ from .._tensor import Tensor as _Tensor, on_device_of, zeros_on
 
 
 def _check_indices(input):
-    if not isinstance(input, _Tensor) or input._data.dtype.kind not in "iu":
+    if not isinstance(input, _Tensor) or input._data.dtype not in (np.int64, np.int32):
         got = scalar_type_name(input._data.dtype) if isinstance(input, _Tensor) else \
             type(input).__name__
+        # the reference names a bool tensor by its backend type, the others by class
+        got = "CPUBoolType" if got == "Bool" else f"torch.{got}Tensor"
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got torch.{got}Tensor "
-                           f"instead (while checking arguments for embedding)")
+                           f"following scalar types: Long, Int; but got {got} instead (while "
+                           f"checking arguments for embedding)")
 
 
 def _padding_index(padding_idx, num):
