@@ -113,7 +113,7 @@ for epoch in range(6):
         for m in (ema_fn, ema_multi, swa, custom):
             m.update_parameters(net)
     swalr.step()
-    print("swa epoch", epoch, round(loss.item(), 6), lrs(swalr))
+    print("swa epoch", epoch, round(loss.item(), 5), lrs(swalr))   # float32 sums: 5 places
 
 
 def pnorm(m):
