@@ -43,14 +43,21 @@ def _autograd_backward():
 
 class _Extras:
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "grad_acc", "inference",
-                 "view_fn", "name", "views", "exported")
+                 "view_fn", "name", "views", "exported", "creation")
 
     def __init__(self):
         self.hooks = self.post_acc_hooks = self.grad_acc = self.view_fn = self.name = None
         self.views = None          # weakrefs to this root's views (_ops/views.py)
+        self.creation = None       # Note [how a view was made] (_ops/views.py)
         self.retains_grad = False
         self.inference = False
         self.exported = False      # Note [read-only saved arrays]
+
+
+# A leaf's ``_extra.grad_acc`` when it has no accumulator although it requires grad: a
+# view made under no_grad of a tensor that requires grad (Note [how a view was made]
+# in _ops/views.py); gradients flowing to it go nowhere.
+NO_ACCUMULATOR = "no accumulator"
 
 
 def memory_root(t):
@@ -635,6 +642,11 @@ class Tensor:
         if requires_grad:
             _check_can_require_grad(self._data, "only Tensors of floating point dtype can "
                                                 "require gradients")
+        extra = self._extra
+        if extra is not None and extra.grad_acc is NO_ACCUMULATOR:
+            if not requires_grad:
+                return self      # a view made under no_grad requires grad as its base does
+            extra.grad_acc = None          # set by the user: it gets an accumulator
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -749,8 +761,13 @@ class Tensor:
 
     def detach_(self):
         """Detach this tensor from the graph in place (it becomes a leaf)."""
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._is_view():
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

@@ -19,13 +19,13 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "d63c384bc368f698"
 TABLE_APPLY_FINGERPRINT = "3cc6bbb73a13c8b8"
-RECORD_FINGERPRINT = "ff00e5fdd5147ebe"
+RECORD_FINGERPRINT = "566d12c712ad90a3"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "5cade293cdc61e2a"
 INPLACE_FINGERPRINT = "fa7073328648020e"
 DUAL_FINGERPRINT = "c2655f59be500559"
-VIEW_MAKER_FINGERPRINT = "b52410a85b790dc9"
+VIEW_MAKER_FINGERPRINT = "354975f6572afb2c"
 VIEW_METHODS_FINGERPRINT = "b351e9016a1447a9"
 
 
@@ -124,7 +124,7 @@ def view_maker_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import views
     return [
-        (views, ["make_view", "_fast_op", "_register"]),
+        (views, ["make_view", "_fast_op", "_register", "_made_under_no_grad"]),
         (_tensor, ["_Extras"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]

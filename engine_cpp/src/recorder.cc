@@ -522,7 +522,7 @@ bool accumulator_mirrored(PyObject* python_fn) {
 
 // grad_accumulator(t) (autograd/node.py) for a leaf that requires grad: the live
 // accumulator its extras hold weakly, else a new one (Note [leaf records]); the
-// Python function when anything is unusual. A new reference.
+// Python function when anything is unusual (None for NO_ACCUMULATOR). A new reference.
 PyObject* accumulator_of(PyObject* t) {
   PyObject* extra = slot(t, cfg.t.extra);
   bool dead = false;  // no accumulator, or a dead one: made here when mirrored
@@ -556,9 +556,10 @@ PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, Py
     if (fn != Py_None) {
       edge = check(PyTuple_Pack(2, fn, slot(t, cfg.t.output_nr)));
     } else if (slot(t, cfg.t.requires_grad) == Py_True) {
-      Ref acc(accumulator_of(t));
+      Ref acc(accumulator_of(t));  // None: a leaf with no accumulator (NO_ACCUMULATOR)
       Ref zero(check(PyLong_FromLong(0)));
-      edge = check(PyTuple_Pack(2, acc.get(), zero.get()));
+      edge = acc.get() == Py_None ? Py_NewRef(Py_None)
+                                  : check(PyTuple_Pack(2, acc.get(), zero.get()));
     } else {
       Py_INCREF(Py_None);
       edge = Py_None;

@@ -366,7 +366,8 @@ def _record(op, inputs, attrs, out, view_base):
             edges.append((fn, t._output_nr))
             mask |= differentiable[i]
         elif t._requires_grad:
-            edges.append((grad_accumulator(t), 0))
+            acc = grad_accumulator(t)
+            edges.append((acc, 0) if acc is not None else None)     # NO_ACCUMULATOR
             mask |= differentiable[i]
         else:
             edges.append(None)

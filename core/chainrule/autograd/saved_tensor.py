@@ -137,10 +137,11 @@ class SavedTensor:
         fn, output_nr = self.history
         if output_nr is not None:
             return Tensor._make_output(t._data, fn, output_nr, vc_mod.counter_of(t))
+        from .node import NO_ACCUMULATOR
         leaf = Tensor._wrap(t._data)      # gradients reach the saved leaf's accumulator
         leaf._vc = vc_mod.counter_of(t)
         leaf._requires_grad = True
-        leaf._extras().grad_acc = weakref.ref(fn)
+        leaf._extras().grad_acc = weakref.ref(fn) if fn is not None else NO_ACCUMULATOR
         return leaf
 
     def detach_from_mutation(self):
