@@ -455,6 +455,7 @@ def test_views_of_a_detached_view_have_it_as_their_base():
     detached = memory[:, 1:3].detach()
     view = detached.t()
     assert view._base is detached and view._is_view() and not detached._is_view()
+    assert detached._base is None
     assert (detached.storage_offset(), view.storage_offset(), view[1].storage_offset()) == (1, 1, 2)
     y = cr.ones(2, 3, dtype=cr.float64, requires_grad=True)
     view.copy_(y * 2)

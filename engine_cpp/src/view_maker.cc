@@ -23,7 +23,7 @@ struct ViewConfig {
   PyObject* counter_of = nullptr;        // _version_counter.counter_of
   TensorSlots t{};
   // _Extras' slots: those __init__ sets to None, then to False
-  Py_ssize_t e_none[7] = {}, e_false[3] = {};
+  Py_ssize_t e_none[8] = {}, e_false[3] = {};
   Py_ssize_t e_view_fn = 0, e_inference = 0, e_views = 0, e_creation = 0, e_grad_acc = 0;
   PyObject* python_register = nullptr;   // views._register, as mirrored
 };
@@ -242,8 +242,8 @@ void configure_view_maker(py::object python_make_view, py::object registry, py::
   c.counter_of = counter_of.ptr();
   c.t = tensor_slots(tensor_type.ptr());
   const char* none_slots[] = {"hooks", "post_acc_hooks", "grad_acc", "view_fn", "name",
-                              "views", "creation"};
-  for (int i = 0; i < 7; ++i) c.e_none[i] = member_offset(E, none_slots[i]);
+                              "views", "creation", "memory"};
+  for (int i = 0; i < 8; ++i) c.e_none[i] = member_offset(E, none_slots[i]);
   const char* false_slots[] = {"retains_grad", "inference", "exported"};
   for (int i = 0; i < 3; ++i) c.e_false[i] = member_offset(E, false_slots[i]);
   c.e_view_fn = member_offset(E, "view_fn");

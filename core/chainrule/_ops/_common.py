@@ -314,7 +314,7 @@ def commit_inplace(t, result):
         raise RuntimeError(f"result type {_dtypes.scalar_type_name(result._data.dtype)} can't "
                            f"be cast to the desired output type "
                            f"{_dtypes.scalar_type_name(t._data.dtype)}")
-    if t._base is not None:
+    if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):
         _keep_original_self(result.grad_fn, t)
