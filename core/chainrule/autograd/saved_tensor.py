@@ -263,14 +263,14 @@ def modified_message(saved, node):
     type_name = f"chainrule.{scalar_type_name(arr.dtype)}Tensor" if arr is not None \
         else "chainrule.Tensor"
     if saved.tensor is None:
-        owner = f", which is output {saved.output_nr} of {_op_name(node)}"
+        owner = f", which is output {saved.output_nr} of {_op_name(node)},"
     elif saved.tensor.grad_fn is not None:
-        owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)}"
+        owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)},"
     else:
-        owner = ""
+        owner = ""                      # a leaf: the reference names no op, and no comma
     return (
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{type_name} {shape}]{owner}, is at version {saved.counter.v}; "
+        f"inplace operation: [{type_name} {shape}]{owner} is at version {saved.counter.v}; "
         f"expected version {saved.version} instead. Hint: enable anomaly detection to find "
         "the operation that failed to compute its gradient, with "
         "chainrule.autograd.set_detect_anomaly(True, check_nan=False).")
