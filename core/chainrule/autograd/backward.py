@@ -97,7 +97,7 @@ def _target_edge(t, index, for_grad):
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         raise RuntimeError("element {} of the inputs does not require grad".format(index))
     edge = gradient_edge(t)
-    if edge is None:             # a leaf with no accumulator (NO_ACCUMULATOR in node.py):
+    if edge is None:             # a leaf with no accumulator (NO_ACCUMULATOR, _tensor.py):
         edge = (Node(), 0)       # a target no gradient reaches, as in the reference
     return edge
 

@@ -143,7 +143,7 @@ def _mark_custom_view(view):
     from .._ops.views import CUSTOM_FUNCTION_VIEW
     extra = view._extra
     extra.creation = CUSTOM_FUNCTION_VIEW
-    extra.grad_acc = None              # the mark of no_grad's views: it has a grad_fn
+    extra.grad_acc = None              # made under no_grad it had NO_ACCUMULATOR: no leaf now
 
 
 def _check_dirty(t):
