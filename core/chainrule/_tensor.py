@@ -43,23 +43,32 @@ def _autograd_backward():
 
 class _Extras:
     __slots__ = ("hooks", "post_acc_hooks", "retains_grad", "grad_acc", "inference",
-                 "view_fn", "name", "views", "exported")
+                 "view_fn", "name", "views", "exported", "creation", "memory")
 
     def __init__(self):
         self.hooks = self.post_acc_hooks = self.grad_acc = self.view_fn = self.name = None
         self.views = None          # weakrefs to this root's views (_ops/views.py)
+        self.creation = None       # Note [how a view was made] (_ops/views.py)
+        self.memory = None         # detach()'s: Note [views of a detached tensor]
         self.retains_grad = False
         self.inference = False
         self.exported = False      # Note [read-only saved arrays]
 
 
+# A leaf's ``_extra.grad_acc`` when it has no accumulator although it requires grad: a
+# view made under no_grad of a tensor that requires grad (Note [how a view was made]
+# in _ops/views.py); gradients flowing to it go nowhere.
+NO_ACCUMULATOR = "no accumulator"
+
+
 def memory_root(t):
-    """The tensor whose memory ``t`` shares: its ``_base``, or that one's for a view
-    of a detached tensor (Note [views of a detached tensor] in _ops/_registry.py)."""
-    root = t._base
-    if root is None:
-        return t
-    return root if root._base is None else root._base
+    """The tensor whose memory ``t`` shares: its ``_base`` (or itself), or the one a
+    detached tensor keeps in ``_extra.memory`` (Note [views of a detached tensor] in
+    _ops/_registry.py)."""
+    root = t._base if t._base is not None else t
+    extra = root._extra
+    memory = extra.memory if extra is not None else None
+    return root if memory is None else memory
 
 
 class _DefaultDevice(threading.local):
@@ -635,6 +644,11 @@ class Tensor:
         if requires_grad:
             _check_can_require_grad(self._data, "only Tensors of floating point dtype can "
                                                 "require gradients")
+        extra = self._extra
+        if extra is not None and extra.grad_acc is NO_ACCUMULATOR:
+            if not requires_grad:
+                return self      # a view made under no_grad requires grad as its base does
+            extra.grad_acc = None          # set by the user: it gets an accumulator
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -732,25 +746,32 @@ class Tensor:
         _autograd_backward()(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        """A new tensor sharing this one's data, outside the graph (a view: same
-        memory and version counter).
+        """A new tensor sharing this one's data and version counter, outside the graph;
+        no view (its ``_base`` is None), as in the reference.
 
         >>> import chainrule as cr
         >>> x = cr.ones(2, requires_grad=True)
-        >>> x.detach().requires_grad
-        False
+        >>> d = x[1:].detach()
+        >>> d.requires_grad, d._base, d.storage_offset()
+        (False, None, 1)
         """
         out = Tensor._wrap(self._data)
         out._vc = counter_of(self)
-        out._base = self._base if self._base is not None else self
+        extra = out._extras()
+        extra.memory = memory_root(self)            # Note [views of a detached tensor]
         if self._extra is not None and self._extra.inference:
-            out._extras().inference = True          # like every view of an inference tensor
+            extra.inference = True                  # like every view of an inference tensor
         return out
 
     def detach_(self):
         """Detach this tensor from the graph in place (it becomes a leaf)."""
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._is_view():
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._requires_grad = False
         self._output_nr = 0

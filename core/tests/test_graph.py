@@ -277,6 +277,15 @@ def test_modified_error_names_tensor_node_and_versions():
     assert "Hint: enable anomaly detection" in message
 
 
+def test_modified_error_for_a_saved_leaf_names_no_node():
+    a = cr.ones(3, requires_grad=True)
+    y = a.sin()
+    a.detach().add_(1)
+    with pytest.raises(RuntimeError, match=r"inplace operation: \[chainrule.FloatTensor \[3\]\] "
+                                           "is at version 1; expected version 0 instead."):
+        y.sum().backward()
+
+
 def test_gradient_edge_named_tuple():
     x = cr.ones(2, requires_grad=True)
     y = x * 2

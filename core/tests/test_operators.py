@@ -147,3 +147,20 @@ def test_an_array_on_the_right_is_a_tensor():
     out = cr.ones(2, 3) * np.full(3, 2.)
     assert isinstance(out, cr.Tensor) and out.dtype is cr.float64 and out.tolist()[0] == [2.] * 3
     assert (cr.ones(2, 3) @ np.ones((3, 1))).dtype is cr.float64
+
+
+@pytest.mark.parametrize("write", [
+    lambda t, b: t.sub_(b), lambda t, b: t.__isub__(b), lambda t, b: t.sub_(b, alpha=2),
+    lambda t, b: operator.isub(t, b)], ids=["sub_", "__isub__", "sub_ alpha", "-="])
+@pytest.mark.parametrize("dtype", [cr.int64, cr.float32], ids=["int", "float"])
+def test_inplace_subtraction_of_a_bool_tensor_is_refused(write, dtype):
+    # Note [bool subtraction]: the in-place fast path leaves it to the method
+    t, b = cr.tensor([1, 2, 3], dtype=dtype), cr.tensor([True, False, True])
+    with pytest.raises(RuntimeError, match="^Subtraction, the `-` operator, with a bool tensor "
+                                           "is not supported. If you are trying to invert a "
+                                           "mask, use the `~` or `logical_not\\(\\)` operator "
+                                           "instead.$"):
+        write(t, b)
+    assert t.tolist() == [1, 2, 3] and t._version == 0
+    t += b                                 # addition takes a bool operand
+    assert t.tolist() == [2, 2, 4]

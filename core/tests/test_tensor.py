@@ -340,3 +340,26 @@ def test_tensor_constructor_takes_sizes_data_or_nothing_like_the_reference():
         cr.Tensor("a")
     with pytest.raises(TypeError, match=r"invalid combination of arguments - got \(list, int\)"):
         cr.Tensor([1], 2)
+
+
+def test_a_detached_tensor_is_no_view_but_keeps_its_memory():
+    # Note [views of a detached tensor]: _base is None, as in the reference; the memory
+    # it shares still gives storage_offset, as_strided and the version counter
+    x = cr.arange(12.0, requires_grad=True)
+    rows = (x.view(3, 4) * 1)[:, 1:3]
+    for t, offset in [(x, 0), (rows, 1), (cr.arange(6.0)[2:], 2)]:
+        d = t.detach()
+        assert (d._base, d._is_view(), d.storage_offset(), d.is_leaf) == (None, False, offset, True)
+        assert d.detach()._base is None and d.detach().storage_offset() == offset
+        assert d[1:]._base is d and d[1:].storage_offset() == offset + d.stride(0)
+    d = rows.detach()
+    assert d.as_strided((2,), (1,), 0).tolist() == [0.0, 1.0]     # the whole memory
+    d.add_(1)
+    assert rows._version == 1 and d._version == 1
+
+
+def test_writing_through_a_detached_expanded_tensor_is_refused():
+    e = cr.ones(1, 3).expand(2, 3).detach()
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor "
+                                           "refers to a single memory location"):
+        e.add_(1)

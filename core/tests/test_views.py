@@ -403,7 +403,10 @@ def _view_facts(make, requires_grad, mode):
         facts = [v.tolist(), v._base is y, v._is_view(), type(v.grad_fn).__name__,
                  v.requires_grad, v.is_inference(), v.is_contiguous(), v.stride()]
     if not v.is_inference():
-        v.mul_(2) if v._data.flags.writeable else None
+        try:                # refused for a view made under no_grad of a recorded tensor
+            v.mul_(2) if v._data.flags.writeable else None
+        except RuntimeError as e:
+            facts.append(str(e))
         facts += [y._version, v._version, type(y.grad_fn).__name__]
     if requires_grad and mode is _grad_on:
         y.sum().backward()
@@ -452,6 +455,7 @@ def test_views_of_a_detached_view_have_it_as_their_base():
     detached = memory[:, 1:3].detach()
     view = detached.t()
     assert view._base is detached and view._is_view() and not detached._is_view()
+    assert detached._base is None
     assert (detached.storage_offset(), view.storage_offset(), view[1].storage_offset()) == (1, 1, 2)
     y = cr.ones(2, 3, dtype=cr.float64, requires_grad=True)
     view.copy_(y * 2)
@@ -459,3 +463,185 @@ def test_views_of_a_detached_view_have_it_as_their_base():
     (detached * cr.arange(6.0, dtype=cr.float64).reshape(3, 2)).sum().backward()
     assert y.grad.tolist() == [[0.0, 4.0, 8.0], [2.0, 6.0, 10.0]]
     assert memory.tolist() == [[0.0, 2.0, 2.0, 0.0]] * 3
+
+
+# --- how a view was made (Note [how a view was made]) ----------------------------------------
+NO_GRAD_ADVICE = ("Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  "inside the no_grad block (if you don't want the inplace to be tracked) or "
+                  "both outside (if you want the inplace to be tracked).")
+MULTI_ADVICE = ("This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+CUSTOM_ADVICE = ("This view was created inside a custom Function (or because an input was "
+                 "returned as-is) and the autograd logic to handle view+inplace would override "
+                 "the custom backward associated with the custom Function, leading to incorrect "
+                 "gradients. This behavior is forbidden. You can fix this by cloning the output "
+                 "of the custom Function.")
+
+
+def _refused(message):
+    import re
+    return pytest.raises(RuntimeError, match="^" + re.escape(message) + "$")
+
+
+def test_a_view_made_under_no_grad_requires_grad_but_gradients_reach_nothing():
+    x = _x(4)
+    with cr.no_grad():
+        v = x[:2]
+    assert (v.requires_grad, v.is_leaf, v._base is x, v.grad_fn) == (True, True, True, None)
+    y = v * 2
+    assert y.requires_grad and y.grad_fn.next_functions == ((None, 0), (None, 0))
+    y.sum().backward()
+    v.sum().backward()
+    assert x.grad is None and v.grad is None
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 0 appears to "
+                                           "not have been used in the graph"):
+        cr.autograd.grad((v * 3).sum(), v)
+    assert cr.autograd.grad((v * 3).sum(), v, allow_unused=True) == (None,)
+    (v * 3).sum().backward(inputs=[v])
+    assert v.grad is None
+    w = v[1:]                               # a view of it made in grad mode
+    assert w.requires_grad and not w.is_leaf and w.grad_fn.next_functions == ((None, 0),)
+
+
+def test_a_view_made_under_no_grad_with_other_tensors_that_require_grad():
+    x, b = _x(4), _x(2)
+    y = x * 1
+    with cr.no_grad():
+        v = y[1:3]                         # of a non-leaf: the same
+    assert v.requires_grad and v.is_leaf
+    (v * b).sum().backward()               # b's gradient needs v's values: saved
+    np.testing.assert_allclose(b.grad.numpy(), x.detach().numpy()[1:3])
+    assert x.grad is None
+    v.requires_grad_(False)                # it requires grad as its base does
+    assert v.requires_grad
+
+
+def test_inplace_into_a_view_made_under_no_grad_is_refused_while_grad_mode_records():
+    x = _x(4)
+    with cr.no_grad():
+        v = x[:2]
+    for write in (lambda: v.mul_(2), lambda: v.add_(1), lambda: v.copy_(cr.ones(2)),
+                  lambda: v.zero_()):
+        with _refused("A view was created in no_grad mode and is being modified inplace with "
+                      "grad mode enabled. " + NO_GRAD_ADVICE):
+            write()
+    with _refused("Output 0 of Select is a view of a view which was created in no_grad mode "
+                  "and is being modified inplace with grad mode enabled. " + NO_GRAD_ADVICE):
+        v[0] = 5.0
+    with _refused("Output 0 of Slice is a view of a view which was created in no_grad mode "
+                  "and is being modified inplace with grad mode enabled. " + NO_GRAD_ADVICE):
+        v[:1].mul_(2)
+    assert x._version == 0                 # refused before writing
+    with cr.no_grad():
+        v.mul_(2)                          # both inside the no_grad block: allowed
+    assert x._version == 1 and x.tolist()[:2] == [1.0, 1.2]
+
+
+def test_a_view_made_under_no_grad_of_a_plain_tensor():
+    y, b = _x(4, requires_grad=False), _x(2)
+    with cr.no_grad():
+        v = y[:2]
+    assert not v.requires_grad
+    v.mul_(2)                              # nothing records
+    with _refused("A view was created in no_grad mode and is being modified inplace with "
+                  "grad mode enabled. " + NO_GRAD_ADVICE):
+        v.mul_(b)
+    v.requires_grad_()                     # the user's choice: a leaf with an accumulator
+    (v * 2).sum().backward()
+    assert v.grad.tolist() == [2.0, 2.0] and y.grad is None
+
+
+def test_views_of_multi_view_outputs_keep_the_mark():
+    y = _x(4, 3) * 1
+    with _refused("Output 0 of View is a view and is being modified inplace. " + MULTI_ADVICE):
+        y.unbind(0)[0].view(1, 3).mul_(2)
+    with cr.no_grad():
+        row = y.unbind(0)[0]
+    with _refused("A view was created in no_grad mode and is being modified inplace with "
+                  "grad mode enabled. " + NO_GRAD_ADVICE):
+        row.mul_(2)
+    plain = _x(4, requires_grad=False).unbind(0)[0]
+    with _refused("A view was created in no_grad mode and is being modified inplace with "
+                  "grad mode enabled. " + MULTI_ADVICE):
+        plain.mul_(_x(1)[0])
+    plain.mul_(2)                          # nothing records
+
+
+class _ViewOfInput(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[:2]
+
+    @staticmethod
+    def backward(ctx, g):
+        return cr.cat([g, g.new_zeros(2)])
+
+
+class _Identity(cr.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@pytest.mark.parametrize("fn", [_ViewOfInput, _Identity])
+def test_views_a_custom_function_returns_refuse_recorded_inplace(fn):
+    y = _x(4) * 1
+    out = fn.apply(y)
+    assert out._base is y and out._is_view() and out.grad_fn.name() == fn.__name__ + "Backward"
+    name = fn.__name__
+    with _refused(f"Output 0 of {name} is a view and is being modified inplace. " + CUSTOM_ADVICE):
+        out.mul_(2)
+    with _refused("Output 0 of Slice is a view and is being modified inplace. " + CUSTOM_ADVICE):
+        out[:1].mul_(2)
+    with cr.no_grad():
+        out.mul_(2)
+    out.sum().backward()                   # the Function's backward, as recorded
+    assert y.grad_fn.name() == "MulBackward0"
+
+
+def test_detach_in_place_refuses_every_view():
+    for y in (_x(3), _x(3, requires_grad=False)):
+        with pytest.raises(RuntimeError, match=r"^Can't detach views in-place. Use detach\(\) "
+                                               "instead. If you are using DistributedDataParallel"):
+            y[:2].detach_()
+
+
+def _creation_program(M):
+    """Views made under no_grad, of multi-view ops and by a custom Function, each
+    written in place: what the reference allows, refuses and computes."""
+    outcomes = []
+
+    def attempt(step):
+        try:
+            outcomes.append(step())
+        except RuntimeError as e:
+            outcomes.append(str(e))
+
+    x = M.tensor([0.5, 1.5, -2.0, 3.0], dtype=M.float64, requires_grad=True)
+    b = M.tensor([2.0, -1.0], dtype=M.float64, requires_grad=True)
+    with M.no_grad():
+        v = x[1:3]
+    attempt(lambda: [v.requires_grad, v.is_leaf, v.grad_fn is None, v._base is x])
+    attempt(lambda: v.mul_(b))
+    attempt(lambda: v.t().add_(1))
+    attempt(lambda: v.unsqueeze(0).select(0, 0).sub_(1))
+    (v * b * b).sum().backward()
+    attempt(lambda: [x.grad, b.grad.tolist()])
+    y = x * 2
+    pieces = y.split([1, 3])
+    attempt(lambda: pieces[1][1:].div_(2))
+    with M.no_grad():
+        columns = y.view(2, 2).unbind(1)
+    attempt(lambda: columns[0].mul_(b))
+    attempt(lambda: M.tensor([1.0, 2.0]).chunk(2)[1].mul_(b[0]))
+    return outcomes
+
+
+def test_torch_parity_of_views_by_how_they_were_made(torch):
+    assert _creation_program(cr) == _creation_program(torch)

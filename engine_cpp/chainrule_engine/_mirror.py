@@ -19,13 +19,13 @@ import inspect
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "d63c384bc368f698"
 TABLE_APPLY_FINGERPRINT = "3cc6bbb73a13c8b8"
-RECORD_FINGERPRINT = "ff00e5fdd5147ebe"
+RECORD_FINGERPRINT = "20638b33617abd38"
 ACCUMULATE_FINGERPRINT = "3a54b51ef5730439"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"
 FAST_METHODS_FINGERPRINT = "5cade293cdc61e2a"
-INPLACE_FINGERPRINT = "fc1fb762c13ef6db"
+INPLACE_FINGERPRINT = "1f1e37cfc53dbe6c"
 DUAL_FINGERPRINT = "c2655f59be500559"
-VIEW_MAKER_FINGERPRINT = "b52410a85b790dc9"
+VIEW_MAKER_FINGERPRINT = "35baf7cab59487a2"
 VIEW_METHODS_FINGERPRINT = "b351e9016a1447a9"
 
 
@@ -54,7 +54,7 @@ def table_apply_parts():
 
 
 def record_parts():
-    from chainrule import _version_counter
+    from chainrule import _tensor, _version_counter
     from chainrule._ops import _registry
     from chainrule.autograd import anomaly_mode, node, saved_guard, saved_tensor
     return [
@@ -63,6 +63,7 @@ def record_parts():
         (saved_tensor, ["LockedSavedTensor"]),          # Note [saved exported leaves]
         (saved_guard, ["is_exported", "lock_arrays", "_arrays",    # Note [leaf records]
                        "unlock_arrays", "_set_writeable"]),      # and [unlock slot]
+        (_tensor, ["memory_root"]),             # what saved_guard's functions lock
         (_version_counter, ["VersionCounter.__init__"]),
         (node, ["grad_accumulator", "AccumulateGrad.__init__", "Node.__init__"]),
         (anomaly_mode, ["_AnomalyState"]),  # Note [thread-local reads] in src/recorder.h
@@ -124,7 +125,7 @@ def view_maker_parts():
     from chainrule import _grad_mode, _tensor
     from chainrule._ops import views
     return [
-        (views, ["make_view", "_fast_op", "_register"]),
+        (views, ["make_view", "_fast_op", "_register", "_made_under_no_grad"]),
         (_tensor, ["_Extras"]),
         (_grad_mode, ["_ModeState"]),       # Note [thread-local reads] in src/recorder.h
     ]

@@ -234,8 +234,9 @@ PyObject* finish(FastMethod* m, PyObject* const* inputs, PyObject* attrs, PyObje
 //     _version_counter.bump. A FastMethod of kind "inplace" (Note [method slot]) does
 //     the operator's `_try_fast_inplace(self, ufunc, other, 1)` common case itself:
 //     self and other exactly Tensor holding float or complex ndarrays of the same
-//     dtype (so _keeps_kind is true without np.result_type), positional arguments,
-//     the helpers still the objects mirrored; then _try_fast_inplace's checks in its
+//     dtype (so _keeps_kind is true without np.result_type, and no bool operand meets
+//     Note [bool subtraction]), positional arguments, the helpers still the objects
+//     mirrored; then _try_fast_inplace's checks in its
 //     order (recording needed, inference tensor, saved-tensor hooks, read-only array),
 //     `ufunc(arr, value, out=arr, casting="same_kind")` and the version bump.
 //     Anything else calls the Python operator before any work, and so does a

@@ -64,7 +64,7 @@ struct Config {
   SavedSlots s{};
   Py_ssize_t counter_v = 0;
   Py_ssize_t acc_next = 0, acc_seq = 0, acc_variable = 0;  // AccumulateGrad's slots
-  Py_ssize_t extras_grad_acc = 0, extras_inference = 0, extras_exported = 0;
+  Py_ssize_t extras_grad_acc = 0, extras_inference = 0, extras_exported = 0, extras_memory = 0;
 };
 Config cfg;
 PyObject* cfg_refs = nullptr;  // keeps cfg's objects alive
@@ -142,11 +142,13 @@ void untrack_if_leaves_only(PyObject* saved) {
 }
 
 // Extras that change nothing in SavedTensor.__init__ but, maybe, the export lock:
-// not an inference tensor (Note [leaf records]). `exported` is set to its flag.
+// not an inference tensor (Note [leaf records]), not a detached tensor (its memory is
+// another tensor's: memory_root). `exported` is set to its flag.
 bool plain_extras(PyObject* extra, bool* exported) {
   *exported = false;
   if (extra == Py_None) return true;
-  if (Py_TYPE(extra) != cfg.extras || slot(extra, cfg.extras_inference) != Py_False) {
+  if (Py_TYPE(extra) != cfg.extras || slot(extra, cfg.extras_inference) != Py_False ||
+      slot(extra, cfg.extras_memory) != Py_None) {
     return false;
   }
   PyObject* flag = slot(extra, cfg.extras_exported);
@@ -522,7 +524,7 @@ bool accumulator_mirrored(PyObject* python_fn) {
 
 // grad_accumulator(t) (autograd/node.py) for a leaf that requires grad: the live
 // accumulator its extras hold weakly, else a new one (Note [leaf records]); the
-// Python function when anything is unusual. A new reference.
+// Python function when anything is unusual (None for NO_ACCUMULATOR). A new reference.
 PyObject* accumulator_of(PyObject* t) {
   PyObject* extra = slot(t, cfg.t.extra);
   bool dead = false;  // no accumulator, or a dead one: made here when mirrored
@@ -556,9 +558,10 @@ PyObject* record_fast(PyObject* const* inputs, Py_ssize_t n, PyObject* attrs, Py
     if (fn != Py_None) {
       edge = check(PyTuple_Pack(2, fn, slot(t, cfg.t.output_nr)));
     } else if (slot(t, cfg.t.requires_grad) == Py_True) {
-      Ref acc(accumulator_of(t));
+      Ref acc(accumulator_of(t));  // None: a leaf with no accumulator (NO_ACCUMULATOR)
       Ref zero(check(PyLong_FromLong(0)));
-      edge = check(PyTuple_Pack(2, acc.get(), zero.get()));
+      edge = acc.get() == Py_None ? Py_NewRef(Py_None)
+                                  : check(PyTuple_Pack(2, acc.get(), zero.get()));
     } else {
       Py_INCREF(Py_None);
       edge = Py_None;
@@ -709,6 +712,7 @@ void configure_recorder(bool enabled, py::object python_record, py::object regis
   c.extras_grad_acc = member_offset(extras_type.ptr(), "grad_acc");
   c.extras_inference = member_offset(extras_type.ptr(), "inference");
   c.extras_exported = member_offset(extras_type.ptr(), "exported");
+  c.extras_memory = member_offset(extras_type.ptr(), "memory");
   py::object node_dict = node_module.attr("__dict__");
   py::object grad_accumulator = node_module.attr("grad_accumulator");
   py::object accumulate_grad = node_module.attr("AccumulateGrad");

@@ -23,8 +23,8 @@ struct ViewConfig {
   PyObject* counter_of = nullptr;        // _version_counter.counter_of
   TensorSlots t{};
   // _Extras' slots: those __init__ sets to None, then to False
-  Py_ssize_t e_none[6] = {}, e_false[3] = {};
-  Py_ssize_t e_view_fn = 0, e_inference = 0, e_views = 0;
+  Py_ssize_t e_none[8] = {}, e_false[3] = {};
+  Py_ssize_t e_view_fn = 0, e_inference = 0, e_views = 0, e_creation = 0, e_grad_acc = 0;
   PyObject* python_register = nullptr;   // views._register, as mirrored
 };
 ViewConfig vc;
@@ -41,6 +41,8 @@ struct ViewNames {
   PyObject* grad_enabled = PyUnicode_InternFromString("grad_enabled");
   PyObject* inference = PyUnicode_InternFromString("inference");
   PyObject* wrap = PyUnicode_InternFromString("_wrap");
+  PyObject* no_grad_view = PyUnicode_InternFromString("NO_GRAD_VIEW");
+  PyObject* no_accumulator = PyUnicode_InternFromString("NO_ACCUMULATOR");
 };
 const ViewNames& vn() {
   static const ViewNames* names = new ViewNames();
@@ -95,7 +97,8 @@ PyObject* output(PyObject* op, PyObject* base, PyObject* attrs, PyObject* out, b
   return wrap ? PyObject_CallOneArg(wrap.get(), out) : nullptr;
 }
 
-// _Extras() for the view: its view_fn (composed with the base's) and inference flag.
+// _Extras() for the view: its view_fn (composed with the base's), inference flag and
+// creation mark (Note [how a view was made] in _ops/views.py).
 PyObject* view_extras(PyObject* base_extra, PyObject* view_fn) {
   Ref e(new_instance(vc.extras));
   if (!e) return nullptr;
@@ -112,7 +115,25 @@ PyObject* view_extras(PyObject* base_extra, PyObject* view_fn) {
   if (composed == nullptr) return nullptr;
   steal_slot(e.get(), vc.e_view_fn, composed);
   set_slot(e.get(), vc.e_inference, slot(base_extra, vc.e_inference));
+  set_slot(e.get(), vc.e_creation, slot(base_extra, vc.e_creation));
   return e.release();
+}
+
+// _made_under_no_grad(view, base) for a view made with grad mode off (Note [how a view
+// was made]): its creation mark and, where the base requires grad, requires_grad with
+// no accumulator; nothing for a view of an inference tensor.
+bool mark_no_grad(PyObject* view, PyObject* base) {
+  PyObject* extra = slot(view, vc.t.extra);
+  if (slot(extra, vc.e_inference) != Py_False) return true;
+  PyObject* mark = global(vc.views_dict, vn().no_grad_view);
+  if (mark == nullptr) return false;
+  set_slot(extra, vc.e_creation, mark);
+  if (slot(base, vc.t.requires_grad) != Py_True) return true;
+  PyObject* no_accumulator = global(vc.views_dict, vn().no_accumulator);
+  if (no_accumulator == nullptr) return false;
+  set_slot(view, vc.t.requires_grad, Py_True);
+  set_slot(extra, vc.e_grad_acc, no_accumulator);
+  return true;
 }
 
 // A dead weakref's slot in the root's list: what _register's pruning drops.
@@ -176,7 +197,7 @@ bool link(PyObject* view, PyObject* base, PyObject* view_fn, bool grad) {
   PyObject* extras = view_extras(base_extra, view_fn);
   if (extras == nullptr) return false;
   steal_slot(view, vc.t.extra, extras);
-  return !grad || register_view(view);
+  return grad ? register_view(view) : mark_no_grad(view, base);
 }
 
 }  // namespace
@@ -221,13 +242,15 @@ void configure_view_maker(py::object python_make_view, py::object registry, py::
   c.counter_of = counter_of.ptr();
   c.t = tensor_slots(tensor_type.ptr());
   const char* none_slots[] = {"hooks", "post_acc_hooks", "grad_acc", "view_fn", "name",
-                              "views"};
-  for (int i = 0; i < 6; ++i) c.e_none[i] = member_offset(E, none_slots[i]);
+                              "views", "creation", "memory"};
+  for (int i = 0; i < 8; ++i) c.e_none[i] = member_offset(E, none_slots[i]);
   const char* false_slots[] = {"retains_grad", "inference", "exported"};
   for (int i = 0; i < 3; ++i) c.e_false[i] = member_offset(E, false_slots[i]);
   c.e_view_fn = member_offset(E, "view_fn");
   c.e_inference = member_offset(E, "inference");
   c.e_views = member_offset(E, "views");
+  c.e_creation = member_offset(E, "creation");
+  c.e_grad_acc = member_offset(E, "grad_acc");
   c.python_register = python_register.ptr();
   vn();
   py::tuple keep = py::make_tuple(python_make_view, registry_dict, views_dict, tensor_type,

@@ -15,9 +15,10 @@
 //     recorder called directly when installed); composing view_fns (`_compose`),
 //     and a first version counter (`counter_of`) are the Python functions; the weak
 //     listing (`_register`) is done here where the root has its _Extras (Python's
-//     otherwise, which makes them). Installed while make_view and _Extras have the
-//     fingerprints it was written against (chainrule_engine/_mirror.py);
-//     CHAINRULE_ENGINE_VIEWS=0 keeps the Python function.
+//     otherwise, which makes them), and so are the marks of a view made under no_grad
+//     (`_made_under_no_grad`, Note [how a view was made]). Installed while make_view
+//     and _Extras have the fingerprints it was written against
+//     (chainrule_engine/_mirror.py); CHAINRULE_ENGINE_VIEWS=0 keeps the Python function.
 #pragma once
 
 #include "python_api.h"

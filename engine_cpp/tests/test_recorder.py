@@ -57,8 +57,9 @@ def _leaf_state(t, inputs):
     extra = t._extra
     if extra is None:
         return None
-    acc = extra.grad_acc() if extra.grad_acc is not None else None
-    fields = {f: getattr(extra, f) for f in type(extra).__slots__ if f != "grad_acc"}
+    acc = extra.grad_acc() if callable(extra.grad_acc) else None
+    fields = {f: getattr(extra, f) for f in type(extra).__slots__
+              if f != "grad_acc" or not callable(extra.grad_acc)}
     fields = {f: ("dict", len(v)) if isinstance(v, dict) else _describe(v, inputs)
               for f, v in fields.items()}      # hook dicts: keyed by handle ids
     if acc is None:
@@ -124,7 +125,14 @@ CASES = [
     ("exported leaf (locked when saved)", lambda: (_exported(),), "sin"),
     ("exported leaf, stale", lambda: (_stale(_exported()),), "sin"),
     ("view of a stale leaf", lambda: (_stale().view(3, 1),), "sin"),
+    ("view made under no_grad (no accumulator)", lambda: (_no_grad_view(), leaf()), "mul"),
 ]
+
+
+def _no_grad_view():
+    """Note [how a view was made]: requires grad, a leaf, no accumulator."""
+    with cr.no_grad():
+        return leaf()[:]
 
 
 def _stale(values=(0.5, -1.0, 2.0)):

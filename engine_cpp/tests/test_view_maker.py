@@ -28,10 +28,17 @@ def _facts(make, requires_grad, mode):
         facts = [v.tolist(), v._base is y, v._is_view(), type(v.grad_fn).__name__,
                  v.requires_grad, v.is_inference(), v.stride(),
                  type(v._extra.view_fn) if v._extra else None]
+        # Note [how a view was made]: its mark, and no accumulator under no_grad
+        facts += [v._extra.creation, v._extra.grad_acc] if v._extra else [None]
+        facts.append([f for f in type(v._extra).__slots__ if not hasattr(v._extra, f)]
+                     if v._extra else None)          # every slot set, as _Extras() does
     root_views = y._extra.views if y._extra is not None else None
     facts.append(len(root_views) if root_views else 0)
     if not v.is_inference() and v._data.flags.writeable and make is not VIEWS["split"]:
-        v.mul_(2)
+        try:            # refused for a view made under no_grad of a recorded tensor
+            v.mul_(2)
+        except RuntimeError as e:
+            facts.append(str(e))
         facts += [y._version, v._version is not None, type(y.grad_fn).__name__]
     if requires_grad and mode == "grad":
         y.sum().backward()

@@ -14,7 +14,7 @@ from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._registry import apply_op
-from .views import check_view_inplace, rebase_inplace
+from .views import check_view_inplace, rebase_inplace, view_write_error
 
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
 EMPTY = {}
@@ -316,6 +316,9 @@ def check_inplace(t):
     grad while grad mode is on."""
     if not _MODE.grad_enabled:
         return
+    extra = t._extra
+    if t._requires_grad and extra is not None and extra.creation is not None:
+        raise view_write_error(t)              # Note [how a view was made]
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -386,7 +389,7 @@ def commit_inplace(t, result):
                            f"broadcast shape {list(result._data.shape)}")
     if t._data.dtype != result._data.dtype:
         check_inplace_cast(result._data.dtype, t._data.dtype)
-    if t._base is not None:
+    if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):
         _keep_original_self(result.grad_fn, t)

@@ -328,8 +328,9 @@ def _link_view(view, base):
 # Note [views of a detached tensor]
 #     ``_base`` links a view to the root its view_fn replays from. A view's view is
 #     linked to that root too, but a tensor that shares memory without being a view
-#     (``detach()``, which keeps its memory's root in ``_base`` for storage_offset and
-#     the saved-array locks, Note [read-only saved arrays]) is the root of its own
+#     (``detach()``: its ``_base`` is None, as in the reference, and its memory's root
+#     is in ``_extra.memory`` for storage_offset, as_strided and the saved-array locks,
+#     Note [read-only saved arrays]; ``memory_root`` reads it) is the root of its own
 #     views, as in the reference: their view_fns are relative to it, and an in-place
 #     write into one of them gives IT the CopySlices history, never the tensor it was
 #     detached from. The test: whether the base has a view_fn.
@@ -366,7 +367,8 @@ def _record(op, inputs, attrs, out, view_base):
             edges.append((fn, t._output_nr))
             mask |= differentiable[i]
         elif t._requires_grad:
-            edges.append((grad_accumulator(t), 0))
+            acc = grad_accumulator(t)
+            edges.append((acc, 0) if acc is not None else None)     # NO_ACCUMULATOR
             mask |= differentiable[i]
         else:
             edges.append(None)

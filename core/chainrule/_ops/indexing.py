@@ -581,7 +581,7 @@ def _index_put_inplace(t, key, values, accumulate):
     check_inplace(t)
     if _saved_hooks.ACTIVE[0]:
         before_inplace_mutation(t)
-    if t._base is not None:
+    if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_write(t, records)
     attrs = {"key": key, "accumulate": accumulate, "inplace": True}
     try:

@@ -360,6 +360,8 @@ def _try_fast_inplace(self, ufunc, other, alpha):
     value = other._data if type(other) is Tensor else other
     if not _keeps_kind(arr, value):
         return False
+    if ufunc is np.subtract and type(value) is np.ndarray and value.dtype.kind == "b":
+        return False                 # the method raises (Note [bool subtraction])
     if alpha != 1:
         value = value * alpha
     try:

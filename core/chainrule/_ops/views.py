@@ -32,7 +32,22 @@ Note [multi-output views]
     split/chunk/unbind return several views of one node. Like the reference, those
     may not be modified in place while autograd records (the error says why); under
     no_grad they may.
+
+Note [how a view was made]
+    A view's ``_extra.creation`` says how it was made, for the in-place writes the
+    reference refuses while autograd records (``view_write_error`` words them):
+    - None: by a single-output view op with grad mode on; a write is rebased (above);
+    - NO_GRAD_VIEW: under no_grad. Of a tensor that requires grad it requires grad too,
+      but it is a leaf with no accumulator (``grad_acc`` is NO_ACCUMULATOR): what
+      flows to it goes nowhere, neither to it nor to its base;
+    - MULTI_OUTPUT_VIEW: one of the views of Note [multi-output views], with grad mode
+      on (under no_grad they are NO_GRAD_VIEW, as in the reference);
+    - CUSTOM_FUNCTION_VIEW: returned by a custom Function's forward.
+    A view of a view keeps its base's mark unless its own making gives one (the
+    reference's creation meta propagates the same way). Inference tensors keep no
+    view links and no mark.
 """
+import re
 import weakref
 
 import numpy as np
@@ -40,12 +55,16 @@ import numpy as np
 from .. import _grad_mode
 from .._tensor import Tensor, on_device_of
 from ..autograd._sum_to import sum_to
-from ..autograd.node import Node
+from ..autograd.node import NO_ACCUMULATOR, Node
 from .._tensor import _Extras
 from .._version_counter import counter_of
 from ..autograd.saved_tensor import FREED_MESSAGE
 from . import _registry
 from ._registry import OpNode, apply_op, edge_of
+
+NO_GRAD_VIEW = "no_grad"                    # Note [how a view was made]
+MULTI_OUTPUT_VIEW = "multi_output"
+CUSTOM_FUNCTION_VIEW = "custom_function"
 
 
 def make_view(op, base, attrs, view_fn):
@@ -82,9 +101,23 @@ def make_view(op, base, attrs, view_fn):
     else:
         out_extra.view_fn = _compose(extra.view_fn, view_fn)
         out_extra.inference = extra.inference      # a view of an inference tensor is one
+        out_extra.creation = extra.creation        # Note [how a view was made]
     if state.grad_enabled:
         _register(out)
+    else:
+        _made_under_no_grad(out, base)
     return out
+
+
+def _made_under_no_grad(view, base):
+    """Mark a view made under no_grad (Note [how a view was made])."""
+    extra = view._extra
+    if extra.inference:
+        return                    # inference tensors keep no view links, nor marks
+    extra.creation = NO_GRAD_VIEW
+    if base._requires_grad:
+        view._requires_grad = True
+        extra.grad_acc = NO_ACCUMULATOR
 
 
 # Note [view fast path]
@@ -140,23 +173,26 @@ def set_view_maker(fn):
 def _make_views(op, base, attrs, view_fn):
     """make_view through apply_op: multi-output views, dispatchers, saved results."""
     out = apply_op(op, (base,), attrs, result_is_view_of=base)
-    extra = base._extra
-    parent_fn = extra.view_fn if extra is not None else None
-    inference = extra is not None and extra.inference     # a view of an inference tensor is one
     if op.multi_output:
-        for k, (o, fn) in enumerate(zip(out, view_fn)):
-            fn = _compose(parent_fn, fn)
-            fn.multi_output = (op.node_cls.__name__, k)
-            o_extra = o._extras()
-            o_extra.view_fn = fn
-            o_extra.inference = o_extra.inference or inference
-            _register(o)
+        for o, fn in zip(out, view_fn):
+            _link_extras(o, base, fn, MULTI_OUTPUT_VIEW)
         return out
-    out_extra = out._extras()
-    out_extra.view_fn = view_fn if parent_fn is None else _compose(parent_fn, view_fn)
-    out_extra.inference = out_extra.inference or inference
-    _register(out)
+    _link_extras(out, base, view_fn, None)
     return out
+
+
+def _link_extras(view, base, view_fn, creation):
+    """make_view's view_fn, inference flag and creation mark on ``view`` (an output of
+    apply_op); ``creation``: what the op itself makes (Note [how a view was made])."""
+    extra = base._extra
+    out_extra = view._extras()
+    out_extra.view_fn = _compose(extra.view_fn if extra is not None else None, view_fn)
+    out_extra.inference = out_extra.inference or (extra is not None and extra.inference)
+    if _grad_mode.STATE.grad_enabled:
+        out_extra.creation = creation or (extra.creation if extra is not None else None)
+        _register(view)
+    else:
+        _made_under_no_grad(view, base)
 
 
 def _compose(first, second):
@@ -193,15 +229,46 @@ def check_view_write(t, records):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
-    fn = t._extra.view_fn if t._extra is not None else None
-    multi = getattr(fn, "multi_output", None)
-    if multi is not None and records and _grad_mode.STATE.grad_enabled:
-        name, k = multi
-        raise RuntimeError(
-            f"Output {k} of {name.replace('Backward0', '')} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. "
-            "Such functions do not allow the output views to be modified inplace. You "
-            "should replace the inplace operation by an out-of-place one.")
+    extra = t._extra
+    if extra is not None and extra.creation is not None and records and \
+            _grad_mode.STATE.grad_enabled:
+        raise view_write_error(t)
+
+
+_CREATION_ADVICE = {
+    NO_GRAD_VIEW: " Given that this use case is ambiguous and error-prone, it is forbidden. "
+    "You can clarify your code by moving both the view and the inplace either both inside "
+    "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).",
+    MULTI_OUTPUT_VIEW: " This view is the output of a function that returns multiple views. "
+    "Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one.",
+    CUSTOM_FUNCTION_VIEW: " This view was created inside a custom Function (or because an "
+    "input was returned as-is) and the autograd logic to handle view+inplace would "
+    "override the custom backward associated with the custom Function, leading to "
+    "incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+    "output of the custom Function.",
+}
+
+
+def view_write_error(t):
+    """The reference's refusal of an in-place write into view ``t`` that autograd would
+    record, worded after how t was made (Note [how a view was made])."""
+    creation, fn = t._extra.creation, t.grad_fn
+    name = f"Output {t._output_nr} of {_forward_name(fn)}" if fn is not None else None
+    if fn is None or creation == NO_GRAD_VIEW:
+        prefix = "A view was created in" if fn is None else \
+            f"{name} is a view of a view which was created in"
+        head = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        head = f"{name} is a view and is being modified inplace."
+    return RuntimeError(head + _CREATION_ADVICE[creation])
+
+
+def _forward_name(node):
+    """The op a node records, as the reference's messages name it: ``Unbind`` for
+    UnbindBackward0, ``MyFn`` for a custom Function's MyFnBackward."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def rebase_inplace(t, result):

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _grad_mode
 from .accumulate import accumulate_into_grad
 from .engine import get_engine
-from .node import gradient_edge
+from .node import Node, gradient_edge
 from .batched import has_batched
 from .._batched import LEVELS as _LEVELS
 from .._tensor import Tensor
@@ -96,7 +96,10 @@ def _target_edge(t, index, for_grad):
         if for_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         raise RuntimeError("element {} of the inputs does not require grad".format(index))
-    return gradient_edge(t)
+    edge = gradient_edge(t)
+    if edge is None:             # a leaf with no accumulator (NO_ACCUMULATOR, _tensor.py):
+        edge = (Node(), 0)       # a target no gradient reaches, as in the reference
+    return edge
 
 
 def _engine_grads(grads, create_graph):
@@ -273,11 +276,13 @@ def _grad_common_case(outputs, inputs, grad_outputs, retain_graph, create_graph,
     if roots is None or not all(isinstance(t, Tensor) and t._requires_grad for t in inputs):
         return None
     edges, root_grads = roots
+    targets = [gradient_edge(t) for t in inputs]
+    if None in targets:                  # a leaf with no accumulator: the general path
+        return None
     with _grad_mode.set_grad_enabled(create_graph):
         captured = get_engine().execute(edges, root_grads,
                                         create_graph if retain_graph is None else retain_graph,
-                                        create_graph, [gradient_edge(t) for t in inputs],
-                                        accumulate_grad=False)
+                                        create_graph, targets, accumulate_grad=False)
     return _finish(inputs, captured, allow_unused, False)
 
 

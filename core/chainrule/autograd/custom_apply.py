@@ -118,14 +118,32 @@ def _wire_one(ctx, out, nr, is_dirty, is_input, non_differentiable):
         out._bump_version()            # like the reference: once more for the dirty output
         target = out
     elif is_input:
-        target = out.detach()          # a fresh alias: the input keeps its own history
+        target = _alias(out)           # a fresh view: the input keeps its own history
     else:
         target = out
     if differentiable:
         target.grad_fn, target._output_nr, target._requires_grad = ctx, nr, True
+        if not is_dirty and target._is_view():
+            _mark_custom_view(target)
     elif is_input and not is_dirty:
         target._requires_grad = False
     return target
+
+
+def _alias(t):
+    """A view of ``t`` made as the forward's own views are (under no_grad)."""
+    from .._ops.shape import _alias as alias
+    with _grad_mode.no_grad():
+        return alias(t)
+
+
+def _mark_custom_view(view):
+    """A view the forward returned may not be written in place while autograd records
+    (Note [how a view was made] in _ops/views.py): its node is the Function's."""
+    from .._ops.views import CUSTOM_FUNCTION_VIEW
+    extra = view._extra
+    extra.creation = CUSTOM_FUNCTION_VIEW
+    extra.grad_acc = None              # made under no_grad it had NO_ACCUMULATOR: no leaf now
 
 
 def _check_dirty(t):

@@ -16,6 +16,7 @@ import weakref
 
 from .accumulate import accumulate_into_grad
 from .hooks import RemovableHandle
+from .._tensor import NO_ACCUMULATOR
 
 _sequence = itertools.count()
 MAX_SEQUENCE = sys.maxsize
@@ -124,15 +125,19 @@ def gradient_edge(t):
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._requires_grad:
-        return (grad_accumulator(t), 0)
+        acc = grad_accumulator(t)
+        return (acc, 0) if acc is not None else None
     return None
 
 
 def grad_accumulator(tensor):
     """The AccumulateGrad node of a leaf that requires grad (one per leaf, held weakly
-    by the leaf so the graph owns it)."""
+    by the leaf so the graph owns it); None for a leaf that has none (NO_ACCUMULATOR)."""
     extra = tensor._extras()
-    acc = extra.grad_acc() if extra.grad_acc is not None else None
+    ref = extra.grad_acc
+    if ref is NO_ACCUMULATOR:
+        return None
+    acc = ref() if ref is not None else None
     if acc is None:
         acc = AccumulateGrad(tensor)
         extra.grad_acc = weakref.ref(acc)

@@ -137,10 +137,11 @@ class SavedTensor:
         fn, output_nr = self.history
         if output_nr is not None:
             return Tensor._make_output(t._data, fn, output_nr, vc_mod.counter_of(t))
+        from .node import NO_ACCUMULATOR
         leaf = Tensor._wrap(t._data)      # gradients reach the saved leaf's accumulator
         leaf._vc = vc_mod.counter_of(t)
         leaf._requires_grad = True
-        leaf._extras().grad_acc = weakref.ref(fn)
+        leaf._extras().grad_acc = weakref.ref(fn) if fn is not None else NO_ACCUMULATOR
         return leaf
 
     def detach_from_mutation(self):
@@ -262,14 +263,14 @@ def modified_message(saved, node):
     type_name = f"chainrule.{scalar_type_name(arr.dtype)}Tensor" if arr is not None \
         else "chainrule.Tensor"
     if saved.tensor is None:
-        owner = f", which is output {saved.output_nr} of {_op_name(node)}"
+        owner = f", which is output {saved.output_nr} of {_op_name(node)},"
     elif saved.tensor.grad_fn is not None:
-        owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)}"
+        owner = f", which is output {saved.tensor._output_nr} of {_op_name(saved.tensor.grad_fn)},"
     else:
-        owner = ""
+        owner = ""                      # a leaf: the reference names no op, and no comma
     return (
         "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{type_name} {shape}]{owner}, is at version {saved.counter.v}; "
+        f"inplace operation: [{type_name} {shape}]{owner} is at version {saved.counter.v}; "
         f"expected version {saved.version} instead. Hint: enable anomaly detection to find "
         "the operation that failed to compute its gradient, with "
         "chainrule.autograd.set_detect_anomaly(True, check_nan=False).")
