@@ -597,3 +597,16 @@ def test_lstsq_solution_runs_once(dims):
     g = cr.randn(*out.shape, dtype=cr.float64)
     for got, want in zip(cr.autograd.grad(out, (a, b), g), cr.autograd.grad(loop, (a, b), g)):
         assert _close(got, want)
+
+
+def test_every_level_decides_a_draw():
+    # Note [randomness of jacfwd]: an outer "error" level refuses the draw an inner
+    # "same" one allows, and an outer "different" one draws per outer entry
+    x = cr.ones(2, 2, 3)
+    draw = lambda r: r * cr.rand(3)        # noqa: E731
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        cr.vmap(cr.vmap(draw, randomness="same"))(x)
+    cr.manual_seed(0)
+    got = cr.vmap(cr.vmap(draw, randomness="same"), randomness="different")(x)
+    cr.manual_seed(0)
+    assert cr.equal(got, cr.rand(2, 1, 3).expand(2, 2, 3))

@@ -19,7 +19,8 @@ import functools
 
 import chainrule as cr
 from chainrule._batched import FUNC_TRANSFORMS, unwrap_all
-from chainrule._vmap import differentiable_input
+from chainrule._cpu_stream import one_draw_for
+from chainrule._vmap import DrawPerBasis, differentiable_input, random_mode
 
 from . import _forward_jacobian as _one_pass
 from ._closure import keeps_history, transform_leaf
@@ -515,14 +516,22 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         fwAD = forward_ad()
         if fwAD is None or _level_active():
             _check_real(_Args(args, argnums).leaves, "jacfwd")
-            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+            # one evaluation: "different" draws as "same" (Note [randomness of jacfwd])
+            with random_mode("same" if randomness == "different" else randomness):
+                return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         spec, outside = _Args(args, argnums), cr.is_grad_enabled()
         _check_real(spec.leaves, "jacfwd")
-        if not spec.nested and _one_pass.usable(spec.leaves):
-            result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
-            if result is not None:
-                return result
-        columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux, api)
+        with random_mode(randomness):
+            if not spec.nested and _one_pass.usable(spec.leaves):
+                try:
+                    result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
+                except DrawPerBasis:        # Note [randomness of jacfwd]
+                    spec._place(spec.leaves)
+                    result = None
+                if result is not None:
+                    return result
+            columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux,
+                                                            api, randomness)
         blocks = [spec.structure([_block(col, o, x) for col, x in zip(per_out, spec.leaves)])
                   for per_out, o in zip(columns, outs)]
         keep = spec.nested or keeps_history(outside, outs)
@@ -554,28 +563,35 @@ def _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside=False):
     return (jac, _plain(found["aux"], keep)) if has_aux else jac
 
 
-def _forward_columns(fwAD, func, spec, kwargs, has_aux, api):
-    """columns[i][j]: output i's tangents, one per basis tangent of input leaf j; and
-    the outputs of the last evaluation (for the shapes)."""
+def _forward_columns(fwAD, func, spec, kwargs, has_aux, api, randomness):
+    """columns[i][j]: output i's tangents, one per basis tangent of input leaf j; the
+    outputs of the last evaluation (for the shapes) and the first one's aux (the
+    reference's). Random draws are made once for every basis tangent (Note [randomness
+    of jacfwd])."""
     leaves = spec.leaves
-    columns, outs = [[] for _ in leaves], None
-    with fwAD.dual_level():
+    columns, outs, first_aux = [[] for _ in leaves], None, []
+    shared = randomness != "different"
+    with fwAD.dual_level(), random_mode("same"), \
+            one_draw_for(sum(x.numel() for x in leaves), shared) as draws:
         for j, x in enumerate(leaves):
             eye = cr.eye(max(x.numel(), 1), dtype=x.dtype)
             for k in range(x.numel()):
+                draws.start(sum(y.numel() for y in leaves[:j]) + k)
                 args = list(leaves)
                 args[j] = fwAD.make_dual(x, eye[k].reshape(x.shape))
                 spec._place(args)
                 output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
+                first_aux = first_aux or [aux]
                 outs, out_spec = _tensor_leaves(output, api, "f(*args)")
                 columns[j].append([fwAD.unpack_dual(o).tangent for o in outs])
     if outs is None:                             # no input element at all: one plain call
         spec._place(leaves)
         output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
         outs, out_spec = _tensor_leaves(output, api, "f(*args)")
+        first_aux = [aux]
     per_output = [[[col[i] for col in columns[j]] for j in range(len(leaves))]
                   for i in range(len(outs))]
-    return per_output, outs, out_spec, aux
+    return per_output, outs, out_spec, first_aux[0]
 
 
 def _block(tangents, out, x):

@@ -189,3 +189,46 @@ def test_integer_outputs_and_inputs_are_refused_as_in_the_reference():
         with pytest.raises(ValueError, match="Expected primal to be floating point or "
                                              "complex, but got: chainrule.int64"):
             transform(cr.tensor([1, 2]))
+
+
+def test_jacfwd_randomness_error_refuses_a_draw():
+    # Note [randomness of jacfwd], in the one-pass evaluation and the per-basis one
+    for f in [lambda x: x * cr.rand(3), lambda x: cr.nn.functional.dropout(x, 0.5),
+              lambda x: _scaled_in_place(x) * cr.rand(3)]:
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            func.jacfwd(f)(cr.ones(3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(func.jacfwd(lambda x: x * cr.rand(3), randomness="same"))(cr.ones(2, 3))
+
+
+def _scaled_in_place(x):
+    """x, through an in-place op on a view (jacfwd's one pass refuses those)."""
+    y = x.clone()
+    y[:2].mul_(1)
+    return y
+
+
+@pytest.mark.parametrize("per_basis", [False, True])
+def test_jacfwd_randomness_same_and_different(per_basis):
+    # "same": one draw for every basis tangent; "different": one (basis, 3) draw, a row
+    # per basis tangent
+    scale = _scaled_in_place if per_basis else (lambda x: x)
+    f = lambda x: scale(x) * cr.rand(3)         # noqa: E731
+    cr.manual_seed(0)
+    same = func.jacfwd(f, randomness="same")(cr.ones(3))
+    cr.manual_seed(0)
+    assert cr.equal(same, cr.diag(cr.rand(3)))
+    cr.manual_seed(0)
+    different = func.jacfwd(f, randomness="different")(cr.ones(3))
+    after = cr.rand(1)
+    cr.manual_seed(0)
+    assert cr.equal(different, cr.diag(cr.diag(cr.rand(3, 3))))
+    assert cr.equal(after, cr.rand(1))
+
+
+def test_jacfwd_aux_is_the_first_basis_evaluation():
+    cr.manual_seed(0)
+    _, aux = func.jacfwd(lambda x: (x * 2, cr.rand(2)), has_aux=True,
+                         randomness="different")(cr.ones(3))
+    cr.manual_seed(0)
+    assert cr.equal(aux, cr.rand(3, 2)[0])
