@@ -16,6 +16,7 @@ both filled only while a level is active.
 True
 """
 import collections
+import contextlib
 import functools
 
 from chainrule._ops import _registry
@@ -36,6 +37,15 @@ from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 #     level means "none" (unpack_dual returns the tensor itself), any level but 0 is
 #     invalid for make_dual, and for unpack_dual of a tensor with a tangent; exiting
 #     checks the level is the current one before it checks that one exists.
+#
+# Note [a transform's dual level]
+#     chainrule.func's jvp, jacfwd (hessian) and linearize run forward AD in a level
+#     marked ``by_transform`` (``transform_dual_level``). The reference's transforms
+#     have levels of their own beside forward_ad's one: a transform nests in a transform
+#     (here one inside another computes by reverse mode: Note [nested transforms] in the
+#     functional layer), but one called inside a user's dual_level raises the nesting
+#     error (``refuse_user_level``), as a user's dual_level inside a transform does.
+NESTED = "Nested forward mode AD is not supported at the moment"
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
 
@@ -49,7 +59,7 @@ def enter_dual_level():
     0
     """
     if CURRENT[0] is not None:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        raise RuntimeError(NESTED)
     engine.get_engine()     # Note [engine selection]: the C++ engine's dual fast methods
     level = Level(0)
     level.handles = (_registry.add_dispatcher(dispatch),
@@ -194,3 +204,19 @@ class dual_level:
             with dual_level():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+@contextlib.contextmanager
+def transform_dual_level():
+    """A transform's dual level (Note [a transform's dual level])."""
+    with dual_level():
+        CURRENT[0].by_transform = True
+        yield
+
+
+def refuse_user_level():
+    """Raise the nesting error inside a user's dual level (Note [a transform's dual
+    level])."""
+    current = CURRENT[0]
+    if current is not None and not current.by_transform:
+        raise RuntimeError(NESTED)

@@ -55,6 +55,7 @@ def batched_dual_level(batch, graph=True):
     CURRENT[0].batch = batch
     CURRENT[0].basis = {}
     CURRENT[0].tangent_graph = graph
+    CURRENT[0].by_transform = True      # Note [a transform's dual level]
     try:
         yield level
     finally:

@@ -409,9 +409,11 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if not isinstance(leaf, cr.Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
     fwAD, outside = forward_ad(), cr.is_grad_enabled()
+    if fwAD is not None:
+        fwAD.refuse_user_level()
     if fwAD is None or _level_active():
         return _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api, outside)
-    with fwAD.dual_level():
+    with fwAD.transform_dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
@@ -512,10 +514,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @_transform(batches_forward=True)
     def wrapper(*args, **kwargs):
-        _check_floating_primals(_Args(args, argnums).leaves)
+        given = _Args(args, argnums).leaves
         fwAD = forward_ad()
+        if fwAD is not None:
+            fwAD.refuse_user_level()
+        _check_floating_primals(given)
         if fwAD is None or _level_active():
-            _check_real(_Args(args, argnums).leaves, "jacfwd")
+            _check_real(given, "jacfwd")
             # one evaluation: "different" draws as "same" (Note [randomness of jacfwd])
             with random_mode("same" if randomness == "different" else randomness):
                 return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
@@ -571,7 +576,7 @@ def _forward_columns(fwAD, func, spec, kwargs, has_aux, api, randomness):
     leaves = spec.leaves
     columns, outs, first_aux = [[] for _ in leaves], None, []
     shared = randomness != "different"
-    with fwAD.dual_level(), random_mode("same"), \
+    with fwAD.transform_dual_level(), random_mode("same"), \
             one_draw_for(sum(x.numel() for x in leaves), shared) as draws:
         for j, x in enumerate(leaves):
             eye = cr.eye(max(x.numel(), 1), dtype=x.dtype)

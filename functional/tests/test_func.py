@@ -232,3 +232,35 @@ def test_jacfwd_aux_is_the_first_basis_evaluation():
                          randomness="different")(cr.ones(3))
     cr.manual_seed(0)
     assert cr.equal(aux, cr.rand(3, 2)[0])
+
+
+NESTED_FORWARD = "Nested forward mode AD is not supported at the moment"
+
+
+def test_forward_transforms_refuse_a_users_dual_level():
+    # Note [a transform's dual level]: the reference's error, before jacfwd's dtype check
+    import chainrule.autograd.forward_ad as fwAD
+    x, t = cr.tensor([1.0, 2.0]), cr.ones(2)
+    with fwAD.dual_level():
+        for call in [lambda: func.jvp(cr.sin, (x,), (t,)),
+                     lambda: func.jacfwd(cr.sin)(x),
+                     lambda: func.jacfwd(cr.sin)(cr.ones(2, dtype=cr.long)),
+                     lambda: func.hessian(lambda a: a.sin().sum())(x),
+                     lambda: func.linearize(cr.sin, x),
+                     lambda: func.vmap(lambda a: func.jvp(cr.sin, (a,), (a,))[1])(x[None])]:
+            with pytest.raises(RuntimeError, match=NESTED_FORWARD):
+                call()
+        assert cr.equal(func.jacrev(cr.sin)(x), cr.diag(x.cos()))
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        with fwAD.dual_level():
+            func.jvp(cr.sin, [x], (t,))
+
+
+def test_forward_transforms_nest_in_each_other():
+    x, t = cr.tensor([1.0, 2.0], dtype=cr.float64), cr.ones(2, dtype=cr.float64)
+    f = lambda a: (a ** 3).sin()        # noqa: E731
+    second = func.jvp(lambda a: func.jvp(f, (a,), (t,))[1], (x,), (t,))[1]
+    assert np.allclose(second.numpy(), func.hessian(lambda a: f(a).sum())(x).sum(0).numpy())
+    inner_jacfwd = func.jvp(lambda a: func.jacfwd(f)(a), (x,), (t,))[1]
+    assert np.allclose(inner_jacfwd.numpy(), np.diag(second.numpy()))
+    assert cr.equal(func.jacfwd(lambda a: func.jvp(f, (a,), (t,))[1])(x).diagonal(), second)
