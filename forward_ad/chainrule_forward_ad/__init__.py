@@ -20,13 +20,14 @@ import contextlib
 import functools
 
 from chainrule._ops import _registry
-from chainrule._ops.shape import ALIAS, _alias
-from chainrule._version_counter import counter_of
+from chainrule._ops._common import EMPTY
+from chainrule._ops.shape import _ALIAS_VIEW_FN, ALIAS
+from chainrule._ops.views import make_view
 from chainrule._tensor import Tensor, _differentiable_dtype
 from chainrule.autograd import engine, tangent_slot
 
 from ._slot import TangentSlot
-from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
+from ._tangents import CURRENT, PAUSED, Level, alias_for_dual, dispatch, paused
 from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 
 # Note [one dual level]
@@ -93,7 +94,8 @@ def exit_dual_level(*, level=None):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent``.
+    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent`` (recorded as
+    the reference records it, a ViewBackward0).
 
     Gradients flow back to ``tensor``; ``tangent`` is kept as is (not copied), so a
     tangent that requires grad makes the JVP differentiable. The dual shares
@@ -121,9 +123,7 @@ def make_dual(tensor, tangent, *, level=None):
                            f"gradient at the same level {current.index} is not supported.")
     if involves_vmap(tensor, tangent):          # Note [tangents of batched tensors]
         return make_physical_dual(current, tensor, tangent)
-    with paused():
-        dual = _registry.apply_op(ALIAS, (tensor,), {})
-    dual._vc = counter_of(tensor)
+    dual = alias_for_dual(tensor)
     current.set(dual, tangent)
     return dual
 
@@ -147,6 +147,12 @@ def _check_dual_args(tensor, tangent, level):
                            f"is of size {list(tangent._data.shape)}.")
 
 
+# unpack_dual's primal: an alias, recorded as the reference's torch::autograd::Identity
+# node (not a table op: vmap and forward AD take it for the alias it is)
+_PRIMAL = _registry.OpDef("alias", ALIAS.forward, ALIAS.inputs, (lambda F, g: g,),
+                          lambda F, t: t[0], (), "torch::autograd::Identity", False)
+
+
 class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
     """What ``unpack_dual`` returns: ``primal`` (a view of the dual without its
     tangent) and ``tangent`` (None when there is none).
@@ -159,7 +165,8 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
 
 
 def unpack_dual(tensor, *, level=None):
-    """Split a dual tensor into its primal and its tangent (at the current level).
+    """Split a dual tensor into its primal (an alias recorded as the reference's
+    ``torch::autograd::Identity`` node) and its tangent (at the current level).
 
     >>> import chainrule as cr
     >>> import chainrule.autograd.forward_ad as fwAD
@@ -175,7 +182,7 @@ def unpack_dual(tensor, *, level=None):
     if tangent is not None and level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _fw_primal")
     with paused():
-        primal = _alias(tensor)
+        primal = make_view(_PRIMAL, tensor, EMPTY, _ALIAS_VIEW_FN)
     if PAUSED.on:                 # e.g. in a Function's forward: no tangents there
         tangent = None
     return UnpackedDualTensor(primal, tangent)
