@@ -44,6 +44,7 @@ from ._printing import set_printoptions  # noqa: F401
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from ._ops._common import numpy_spellings as _numpy_spellings
+from ._ops._out import taking_out as _taking_out
 from ._sequences import *  # noqa: F401,F403  (tril_indices, logspace, windows, ...)
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
@@ -63,8 +64,8 @@ from ._vmap import vmap  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
-globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
-                  and k not in ("sum_to",)})
+globals().update(_taking_out({k: v for k, v in _FUNCTIONS.items()    # Note [out= arguments]
+                              if not k.startswith("_") and k not in ("sum_to",)}))
 globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
                  for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
