@@ -27,6 +27,7 @@ from ._closure import keeps_history, transform_leaf
 from ._common import forward_ad
 from ._functional import _jacobian_batched
 from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._mutation import captured_guard
 from ._program import debug_unwrap, functionalize, linearize
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -36,16 +37,20 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 vmap = cr.vmap
 
 
-def _transform(batches_forward=False):
+def _transform(batches_forward=False, func=None):
     """Run the decorated transform marked active (Note [custom Functions under
-    transforms] in core's _vmap.py: custom Functions then get the reference's checks)."""
+    transforms] in core's _vmap.py: custom Functions then get the reference's checks),
+    refusing writes into what ``func`` (else its first argument) captured (Note
+    [mutating captured tensors])."""
     def decorate(fn):
         @functools.wraps(fn)
         def transformed(*args, **kwargs):
+            transformed_fn, inputs = (func, args) if func is not None else (args[0], args[1:])
             FUNC_TRANSFORMS.active += 1
             FUNC_TRANSFORMS.batching += batches_forward
             try:
-                return fn(*args, **kwargs)
+                with captured_guard(transformed_fn, _flatten(list(inputs))[0]):
+                    return fn(*args, **kwargs)
             finally:
                 FUNC_TRANSFORMS.active -= 1
                 FUNC_TRANSFORMS.batching -= batches_forward
@@ -284,7 +289,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                "the vjp or jacrev APIs instead?")
         return output, aux
 
-    @_transform()
+    @_transform(func=func)
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         over = _untracked_over_reverse(spec)
@@ -470,7 +475,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     api = "jacrev(f, argnums)(*args)"
 
-    @_transform()
+    @_transform(func=func)
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
@@ -512,7 +517,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                            f"'same'. Got {randomness}")
     api = "jacfwd(f, argnums)(*args)"
 
-    @_transform(batches_forward=True)
+    @_transform(batches_forward=True, func=func)
     def wrapper(*args, **kwargs):
         given = _Args(args, argnums).leaves
         fwAD = forward_ad()
