@@ -23,6 +23,7 @@ Note [torch function slot]
     disabled and converts Tensor results to the caller's subclass.
 """
 import os
+import sys
 import threading
 import types
 
@@ -398,6 +399,22 @@ def is_wrapper(value):
 def site_of(wrapper):
     """The Site a wrapper dispatches as."""
     return wrapper.__closure__[wrapper.__code__.co_freevars.index("_tf_site")].cell_contents
+
+
+def inplace_method_on_stack():
+    """The name of the innermost in-place Tensor method (``add_``, ``__setitem__``)
+    running on this thread's stack, read from its wrapper's Site; None when there is
+    none. For error messages that name the reference's op (a slow walk: error paths
+    only)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        site = frame.f_locals.get("_tf_site") if frame.f_code.co_name == "dispatching" \
+            else None
+        method = getattr(site, "method", None)
+        if method is not None and (method.endswith("_") or method == "__setitem__"):
+            return method
+        frame = frame.f_back
+    return None
 
 
 def retarget(wrapper, impl):

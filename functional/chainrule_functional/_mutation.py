@@ -18,11 +18,11 @@ Note [mutating captured tensors]
     method the write came through.
 """
 import contextlib
-import sys
 import types
 
 import chainrule as cr
 from chainrule._batched import BatchedTensor, unwrap_all
+from chainrule._torch_function import inplace_method_on_stack
 from chainrule.autograd import saved_hooks
 
 MESSAGE = ("During a grad (vjp, jvp, grad, etc) transform, the function provided attempted "
@@ -142,14 +142,6 @@ def _names(code):
 
 
 def _inplace_op_name():
-    """The reference's name of the in-place op being run: the innermost in-place
-    Tensor method on the stack (its dispatching wrapper knows its name)."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        site = frame.f_locals.get("_tf_site") if frame.f_code.co_name == "dispatching" \
-            else None
-        method = getattr(site, "method", None)
-        if method is not None and (method.endswith("_") or method == "__setitem__"):
-            return "aten::" + _OVERLOADS.get(method, method)
-        frame = frame.f_back
-    return "aten::copy_"
+    """The reference's name of the in-place op being run (from its Tensor method)."""
+    method = inplace_method_on_stack() or "copy_"
+    return "aten::" + _OVERLOADS.get(method, method)

@@ -17,7 +17,9 @@ Note [out= arguments]
       reductions with a ``dtype`` argument (sum, prod, mean, ...) compute in
       ``out``'s dtype instead, as the reference's do, and the products, sorts and
       index results want ``out`` of the result's dtype;
-    - ``out`` is written in place: its version counter is bumped.
+    - ``out`` is written in place: its version counter is bumped;
+    - under vmap, a batched argument (or ``out``) raises the reference's "Batching rule
+      not implemented for aten::add.out".
     Only the module-level functions take ``out=`` (the reference's Tensor methods do
     not), each behind a wrapper with the function's own parameters plus ``out``, so a
     call without ``out`` pays one plain call (the operators and methods nothing).
@@ -31,6 +33,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _grad_mode, return_types
+from .._batched import BatchedTensor
 from .._tensor import Tensor
 
 # the functions that take ``out=`` (the reference's elementwise, comparison, reduction
@@ -177,7 +180,10 @@ def _outs(out, name):
 
 def refuse_grad(name, tensors):
     """Note [out= arguments]: no out= with an argument that requires grad (under grad
-    mode)."""
+    mode), nor with a batched one (under vmap, where the reference has no out= rule)."""
+    if any(type(t) is BatchedTensor for t in tensors):
+        raise RuntimeError(f"Batching rule not implemented for aten::{name}.out; the fallback "
+                           "path doesn't work on out= or view ops.")
     if _grad_mode.STATE.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
                                              for t in tensors):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
