@@ -44,7 +44,6 @@ from ._printing import set_printoptions  # noqa: F401
 from . import _ops
 from ._ops import FUNCTIONS as _FUNCTIONS
 from ._ops._common import numpy_spellings as _numpy_spellings
-from ._ops._out import taking_out as _taking_out
 from ._sequences import *  # noqa: F401,F403  (tril_indices, logspace, windows, ...)
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
@@ -64,8 +63,8 @@ from ._vmap import vmap  # noqa: F401
 from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
-globals().update(_taking_out({k: v for k, v in _FUNCTIONS.items()    # Note [out= arguments]
-                              if not k.startswith("_") and k not in ("sum_to",)}))
+globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
+                  and k not in ("sum_to",)})
 globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
                  for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...
@@ -108,7 +107,8 @@ def _install_torch_function():
     becomes a dispatching wrapper (last: after every layer of wrapping above)."""
     import sys
     from .nn import functional as _functional
-    _torch_function.install_functions(sys.modules[__name__])
+    from ._ops._out import out_form
+    _torch_function.install_functions(sys.modules[__name__], out_forms=out_form)
     for module in (linalg, fft, special):
         _torch_function.install_functions(module, prefix=module.__name__[10:] + "_")
     _torch_function.install_functions(_functional, plain_tensor=True, c_level=False)

@@ -45,10 +45,9 @@ def test_both_spellings_at_once_is_an_error_like_the_reference():
 def _python_function(fn):
     """The Python function behind an accelerated method (Note [method slot]: the
     replacement calls it for every call with keywords) and behind the dispatching
-    wrapper of Note [torch function slot], and the out= wrapper of Note [out= arguments]."""
+    wrapper of Note [torch function slot]."""
     fn = fn.__wrapped__ if type(fn).__name__ == "FastMethod" else fn
-    fn = fn.__wrapped__ if _torch_function.is_wrapper(fn) else fn
-    return fn.__wrapped__ if getattr(fn, "takes_out", False) else fn
+    return fn.__wrapped__ if _torch_function.is_wrapper(fn) else fn
 
 
 def _dim_and_keepdim_functions():

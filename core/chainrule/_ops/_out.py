@@ -21,10 +21,11 @@ Note [out= arguments]
     - under vmap, a batched argument (or ``out``) raises the reference's "Batching rule
       not implemented for aten::add.out".
     Only the module-level functions take ``out=`` (the reference's Tensor methods do
-    not), each behind a wrapper with the function's own parameters plus ``out``, so a
-    call without ``out`` pays one plain call (the operators and methods nothing).
+    not): their dispatching wrappers (Note [torch function slot]) have ``out`` as a
+    keyword-only parameter and send a call that gives it to ``out_form``; a call
+    without it costs one ``is not None`` more and reaches the function (or an
+    accelerator's replacement of it, Note [method slot]) as before.
 """
-import functools
 import inspect
 import os
 import sys
@@ -66,85 +67,23 @@ _SUMS, _MEANS = frozenset(("sum", "prod", "nansum", "cumsum", "cumprod")), \
     frozenset(("mean", "nanmean"))
 
 
-# Note [invisible wrapper frames] (in _torch_function.py): warnings skip the wrappers
-_WRAPPER_FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                 "<out= wrapper, skipped like importlib._bootstrap>")
-
-
-def taking_out(functions):
-    """``functions`` (name -> function) with those of OUT_FUNCTIONS taking ``out=``;
-    aliases stay one function (named by its first name)."""
-    made = {}
-    for name, fn in functions.items():
-        if name in OUT_FUNCTIONS:
-            made.setdefault(id(fn), with_out(fn, name))
-    return {name: made.get(id(fn), fn) if name in OUT_FUNCTIONS else fn
-            for name, fn in functions.items()}
-
-
-def with_out(fn, name):
-    """``fn`` (a public function without ``out``) taking ``out=`` (Note [out=
-    arguments]): a wrapper with ``fn``'s own parameters, plus ``out``.
+def out_form(fn, name):
+    """What the dispatching wrapper of the public function ``name`` (``fn``) calls when
+    given ``out=`` (Note [out= arguments]), or None where it takes no ``out``.
 
     >>> import chainrule as cr
     >>> y = cr.empty(2)
     >>> cr.add(cr.tensor([1., 2.]), 1, out=y) is y, y.tolist()
     (True, [2.0, 3.0])
     """
-    if not inspect.isfunction(fn) or "out" in inspect.signature(fn).parameters or \
-            "out" in inspect.signature(fn, follow_wrapped=False).parameters:
-        return fn
-    scope, signature = {}, inspect.signature(fn, follow_wrapped=False)
-    exec(compile(_source(name, signature), _WRAPPER_FILENAME, "exec"), scope)  # noqa: S102
-    wrapper = scope["_make"](fn, functools.partial(_call_with_out, fn, name))
-    params = signature.parameters.values()
-    wrapper.__defaults__ = tuple(p.default for p in params if p.default is not p.empty and
-                                 p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)) or None
-    wrapper.__kwdefaults__ = {**{p.name: p.default for p in params if p.kind is p.KEYWORD_ONLY
-                                 and p.default is not p.empty}, "out": None}
-    wrapper.__doc__, wrapper.__module__, wrapper.__wrapped__ = fn.__doc__, fn.__module__, fn
-    wrapper.takes_out = True
-    return wrapper
+    if name not in OUT_FUNCTIONS or not inspect.isfunction(fn) or \
+            "out" in inspect.signature(fn).parameters:
+        return None
 
-
-def _source(name, signature):
-    """The source of a maker of ``name``'s wrapper: its parameters (defaults are set
-    afterwards), plus the keyword-only ``out``."""
-    params, positional, keywords, star, starstar = [], [], [], None, None
-    for p in signature.parameters.values():
-        text = p.name + ("=None" if p.default is not p.empty else "")
-        if p.kind is p.VAR_POSITIONAL:
-            star = p.name
-            params.append("*" + star)
-        elif p.kind is p.VAR_KEYWORD:
-            starstar = p.name
-        elif p.kind is p.KEYWORD_ONLY:
-            if not (star or keywords):
-                params.append("*")
-            keywords.append(p.name)
-            params.append(text)
-        else:
-            positional.append(p.name)
-            params.append(text)
-            if p.kind is p.POSITIONAL_ONLY:
-                last_positional_only = len(params)
-    if any(p.kind is p.POSITIONAL_ONLY for p in signature.parameters.values()):
-        params.insert(last_positional_only, "/")
-    params += ([] if star or keywords else ["*"]) + ["out=None"] + \
-        (["**" + starstar] if starstar else [])
-    call = positional + ([f"*{star}"] if star else []) + [f"{k}={k}" for k in keywords] + \
-        ([f"**{starstar}"] if starstar else [])       # a plain call: no packing on this path
-    args = "(" + "".join(f"{p}, " for p in positional) + ")" + (f" + {star}" if star else "")
-    kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in keywords) + "}" + \
-        (f" | {starstar}" if starstar else "")
-    return f"""
-def _make(_impl, _with_out):
-    def {name}({', '.join(params)}):
-        if out is None:
-            return _impl({', '.join(call)})
-        return _with_out(out, {args}, {kwargs})
-    return {name}
-"""
+    def given_out(positional, star, kwonly, starstar, out):
+        return _call_with_out(fn, name, out, tuple(positional) + tuple(star),
+                              {**kwonly, **starstar})
+    return given_out
 
 
 def _call_with_out(fn, name, out, args, kwargs):
