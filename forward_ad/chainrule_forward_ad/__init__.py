@@ -175,6 +175,16 @@ def unpack_dual(tensor, *, level=None):
     ...     fwAD.unpack_dual(fwAD.make_dual(cr.tensor([1.0]), t)).tangent is t
     True
     """
+    return _unpacked(tensor, level, _PRIMAL)
+
+
+def unpack_transform_output(tensor):
+    """``unpack_dual`` of a chainrule.func transform's output: its primal is an alias
+    recorded as the reference's transforms record theirs (AliasBackward0)."""
+    return _unpacked(tensor, None, ALIAS)
+
+
+def _unpacked(tensor, level, primal_op):
     current = CURRENT[0]
     if ((current.index if current is not None else -1) if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
@@ -182,7 +192,7 @@ def unpack_dual(tensor, *, level=None):
     if tangent is not None and level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _fw_primal")
     with paused():
-        primal = make_view(_PRIMAL, tensor, EMPTY, _ALIAS_VIEW_FN)
+        primal = make_view(primal_op, tensor, EMPTY, _ALIAS_VIEW_FN)
     if PAUSED.on:                 # e.g. in a Function's forward: no tangents there
         tangent = None
     return UnpackedDualTensor(primal, tangent)

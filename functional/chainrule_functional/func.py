@@ -422,7 +422,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
-        unpacked = [fwAD.unpack_dual(o) for o in out_leaves]
+        unpacked = [fwAD.unpack_transform_output(o) for o in out_leaves]
     outs, tans = [], []
     for u in unpacked:
         if u.tangent is None and strict:

@@ -264,3 +264,11 @@ def test_forward_transforms_nest_in_each_other():
     inner_jacfwd = func.jvp(lambda a: func.jacfwd(f)(a), (x,), (t,))[1]
     assert np.allclose(inner_jacfwd.numpy(), np.diag(second.numpy()))
     assert cr.equal(func.jacfwd(lambda a: func.jvp(f, (a,), (t,))[1])(x).diagonal(), second)
+
+
+def test_jvp_outputs_are_aliases_as_the_references():
+    # the reference's transforms unwrap their outputs as aliases, where unpack_dual's
+    # primal is an Identity node
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    out, tangent = func.jvp(lambda a: a * 1, (x,), (cr.ones(2),))
+    assert out.grad_fn.name() == "AliasBackward0" and tangent.tolist() == [1.0, 1.0]
