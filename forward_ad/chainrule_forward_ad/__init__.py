@@ -41,7 +41,8 @@ from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 #
 # Note [a transform's dual level]
 #     chainrule.func's jvp, jacfwd (hessian) and linearize run forward AD in a level
-#     marked ``by_transform`` (``transform_dual_level``). The reference's transforms
+#     marked ``by_transform`` (``transform_dual_level``; set on the Level there, not
+#     in its class, which the C++ engine mirrors). The reference's transforms
 #     have levels of their own beside forward_ad's one: a transform nests in a transform
 #     (here one inside another computes by reverse mode: Note [nested transforms] in the
 #     functional layer), but one called inside a user's dual_level raises the nesting
@@ -235,5 +236,5 @@ def refuse_user_level():
     """Raise the nesting error inside a user's dual level (Note [a transform's dual
     level])."""
     current = CURRENT[0]
-    if current is not None and not current.by_transform:
+    if current is not None and not getattr(current, "by_transform", False):
         raise RuntimeError(NESTED)

@@ -89,7 +89,6 @@ class Level:
         self.batch = None           # Note [batched tangents] in _batched.py
         self.by_array = {}          # id(output array) -> (weakref, tangent) (set_output)
         self.handles = ()
-        self.by_transform = False   # Note [a transform's dual level] in __init__.py
         self._forget_cb = self._forget
         self._forget_array_cb = self._forget_array
 
