@@ -107,7 +107,8 @@ def _install_torch_function():
     becomes a dispatching wrapper (last: after every layer of wrapping above)."""
     import sys
     from .nn import functional as _functional
-    _torch_function.install_functions(sys.modules[__name__])
+    from ._ops._out import out_form
+    _torch_function.install_functions(sys.modules[__name__], out_forms=out_form)
     for module in (linalg, fft, special):
         _torch_function.install_functions(module, prefix=module.__name__[10:] + "_")
     _torch_function.install_functions(_functional, plain_tensor=True, c_level=False)

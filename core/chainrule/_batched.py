@@ -130,6 +130,9 @@ class _FuncTransforms(threading.local):
         self.active = 0
         self.batching = 0
         self.lowered = frozenset()
+        # the ``randomness`` of the running jacfwds, innermost last (Note [randomness
+        # of jacfwd] in _vmap.py)
+        self.randomness = []
 
 
 FUNC_TRANSFORMS = _FuncTransforms()

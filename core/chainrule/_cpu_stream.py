@@ -64,11 +64,24 @@ class BatchDraws:
         return self.drawn[k][self.entry]
 
 
+class SharedDraws(BatchDraws):
+    """The draws of the first entry, taken again by every next entry (a jacfwd's
+    randomness="same": Note [randomness of jacfwd] in _vmap.py)."""
+
+    def take(self, draw, shape):
+        if self.entry == 0:
+            self.drawn.append(draw(tuple(shape)))
+        k, self.next = self.next, self.next + 1
+        if k >= len(self.drawn) or self.drawn[k].shape != tuple(shape):
+            return draw(shape)
+        return self.drawn[k].copy()     # each entry may write into its own
+
+
 @contextlib.contextmanager
-def one_draw_for(size):
-    """Within: draws are made for ``size`` entries; ``start(i)`` before entry ``i``'s
-    work (Note [one draw for a batch])."""
-    draws, outer = BatchDraws(size), REPLAY[0]
+def one_draw_for(size, shared=False):
+    """Within: draws are made for ``size`` entries (the same one for all of them when
+    ``shared``); ``start(i)`` before entry ``i``'s work (Note [one draw for a batch])."""
+    draws, outer = (SharedDraws if shared else BatchDraws)(size), REPLAY[0]
     REPLAY[0] = draws
     try:
         yield draws

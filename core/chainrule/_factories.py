@@ -267,9 +267,13 @@ def _float_dtype(dtype):
 
 def written_out(out, result, name):
     """``result`` written into the ``out=`` tensor (which keeps its dtype), as the
-    reference's ``out=`` forms do; no autograd through it."""
-    from ._ops.reduction import _write_out
-    return _write_out(result, out, name)
+    reference's factories do: resized without a word, cast as needed; no autograd
+    through it (Note [out= arguments] for the other functions)."""
+    from ._ops._out import refuse_grad
+    refuse_grad(name, [result, out])
+    out._data = np.array(result._data, dtype=out._data.dtype)
+    out._bump_version()
+    return out
 
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):

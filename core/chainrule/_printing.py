@@ -141,7 +141,7 @@ def tensor_repr(t):
         body = "[]"
         extras.insert(0, f"size={tuple(arr.shape)}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        extras.append(f"grad_fn=<{_node_label(t.grad_fn)}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
     tangent = None if tangent_slot.SLOT is None else tangent_slot.SLOT.tangent_of(t)
@@ -181,7 +181,13 @@ def _meta_repr(t):
     if t.dtype != _dtypes.get_default_dtype():
         extras.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name()}>")
+        extras.append(f"grad_fn=<{_node_label(t.grad_fn)}>")
     elif t.requires_grad:
         extras.append("requires_grad=True")
     return _with_suffixes("tensor(" + extras[0], extras[1:])
+
+
+def _node_label(node):
+    """A node's name as a tensor's repr shows it: the reference's C++ nodes without
+    their namespace (``torch::autograd::Identity`` shows as ``Identity``)."""
+    return node.name().rsplit("::", 1)[-1]

@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from ._batched import LEVELS as _LEVELS
+from ._batched import FUNC_TRANSFORMS as _TRANSFORMS, LEVELS as _LEVELS
 
 from . import _cpu_stream as _stream
 
@@ -172,7 +172,7 @@ default_generator = Generator()
 
 def numpy_rng(generator=None):
     """The NumPy Generator behind ``generator`` (the default one when None)."""
-    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+    if _LEVELS.stack or _TRANSFORMS.randomness:    # vmap or jacfwd: ``randomness`` decides
         from ._vmap import check_random
         check_random()
     if generator is None:
@@ -192,7 +192,7 @@ def device_draw(kind, shape, dtype, like, generator=None, arg0=0.0, arg1=1.0):
     caller draws with NumPy)."""
     if type(like) is np.ndarray or type(like) not in DEVICE_ARRAY_TYPES:
         return None
-    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+    if _LEVELS.stack or _TRANSFORMS.randomness:    # vmap or jacfwd: ``randomness`` decides
         from ._vmap import check_random
         check_random()
     device = like.device
@@ -353,7 +353,7 @@ def draw_like(like, kind, arg0, arg1, generator, host_draw, shape=None, dtype=np
 
 def cpu_generator(generator=None):
     """The chainrule Generator to draw from on the host (the default one when None)."""
-    if _LEVELS.stack:                  # inside vmap: its ``randomness`` decides
+    if _LEVELS.stack or _TRANSFORMS.randomness:    # vmap or jacfwd: ``randomness`` decides
         from ._vmap import check_random
         check_random()
     if generator is None:

@@ -23,6 +23,7 @@ Note [torch function slot]
     disabled and converts Tensor results to the caller's subclass.
 """
 import os
+import sys
 import threading
 import types
 
@@ -156,12 +157,13 @@ class Site:
     words its failure, whether exact Tensors count (Python-level functions) and
     whether only modes see it (factories)."""
 
-    __slots__ = ("public", "method", "plain_tensor", "mode_only", "c_level", "module")
+    __slots__ = ("public", "method", "plain_tensor", "mode_only", "c_level", "module", "out")
 
     def __init__(self, public=None, method=None, plain_tensor=False, mode_only=False,
-                 c_level=True, module=None):
+                 c_level=True, module=None, out=None):
         self.public, self.method, self.module = public, method, module
         self.plain_tensor, self.mode_only, self.c_level = plain_tensor, mode_only, c_level
+        self.out = out        # Note [out= arguments]: the call given out=, or None
 
     def func(self):
         if self.method is not None:            # the method on Tensor now (Note [method slot])
@@ -325,13 +327,33 @@ _WRAPPER_FILENAME = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "<torch function wrapper, skipped like importlib._bootstrap>")
 
 
-def _template(sig):
-    """The code object of the wrapper for signature ``sig`` (compiled once per shape)."""
-    code = _TEMPLATES.get(sig)
+def _out_template_source(sig):
+    """``_template_source``'s wrapper with a keyword-only ``out`` as well: a call given
+    ``out`` goes to its Site's out form (Note [out= arguments] in _ops/_out.py), any
+    other is the plain wrapper's, which calls ``impl`` without it (so an accelerator's
+    replacement of ``impl``, Note [method slot], still takes the call)."""
+    pos, star, kwonly, starstar = sig[1:5]
+    source = _template_source(sig)
+    start = source.index("    def dispatching(") + len("    def dispatching(")
+    end = source.index("):\n", start)
+    params = source[start:end].split(", ") if end > start else []
+    keyword = ["out=None"] if star or kwonly else ["*", "out=None"]
+    params[len(params) - bool(starstar):len(params) - bool(starstar)] = keyword
+    given = (f"({', '.join(pos)}{',' if len(pos) == 1 else ''}), {star or '()'}, "
+             "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + "}, " + (starstar or "{}"))
+    return (source[:start] + ", ".join(params) + "):\n        if out is not None:\n"
+            f"            return _tf_site.out({given}, out)\n" + source[end + 3:])
+
+
+def _template(sig, out=False):
+    """The code object of the wrapper for signature ``sig`` (compiled once per shape),
+    taking ``out=`` too where ``out``."""
+    code = _TEMPLATES.get((sig, out))
     if code is None:
         scope = {}
-        exec(compile(_template_source(sig), _WRAPPER_FILENAME, "exec"), scope)  # noqa: S102
-        code = _TEMPLATES[sig] = scope["_tf_make"](*[None] * 7).__code__
+        source = _out_template_source(sig) if out else _template_source(sig)
+        exec(compile(source, _WRAPPER_FILENAME, "exec"), scope)  # noqa: S102
+        code = _TEMPLATES[(sig, out)] = scope["_tf_make"](*[None] * 7).__code__
     return code
 
 
@@ -374,7 +396,7 @@ def wrap(impl, site, name=None):
     [exact-signature wrappers]), named ``name``, with ``impl``'s docstring and
     globals (so that doctest finds it where ``impl`` lives); ``retarget`` may change
     what it calls (Note [method slot])."""
-    template = _template(_signature(impl))
+    template = _template(_signature(impl), site.out is not None)
     scope = getattr(impl, "__globals__", globals())
     name = name or getattr(impl, "__name__", "dispatching")
     # a code object of its own: the call to impl specializes for this impl alone
@@ -383,6 +405,8 @@ def wrap(impl, site, name=None):
     wrapper = types.FunctionType(code, scope, name, getattr(impl, "__defaults__", None),
                                  _closure(code, site, impl))    # Note [shared wrapper cells]
     wrapper.__kwdefaults__ = getattr(impl, "__kwdefaults__", None)
+    if site.out is not None:
+        wrapper.__kwdefaults__ = {**(wrapper.__kwdefaults__ or {}), "out": None}
     wrapper.__wrapped__ = impl
     wrapper.__doc__ = getattr(impl, "__doc__", None)
     wrapper.__module__ = getattr(impl, "__module__", None)
@@ -398,6 +422,22 @@ def is_wrapper(value):
 def site_of(wrapper):
     """The Site a wrapper dispatches as."""
     return wrapper.__closure__[wrapper.__code__.co_freevars.index("_tf_site")].cell_contents
+
+
+def inplace_method_on_stack():
+    """The name of the innermost in-place Tensor method (``add_``, ``__setitem__``)
+    running on this thread's stack, read from its wrapper's Site; None when there is
+    none. For error messages that name the reference's op (a slow walk: error paths
+    only)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        site = frame.f_locals.get("_tf_site") if frame.f_code.co_name == "dispatching" \
+            else None
+        method = getattr(site, "method", None)
+        if method is not None and (method.endswith("_") or method == "__setitem__"):
+            return method
+        frame = frame.f_back
+    return None
 
 
 def retarget(wrapper, impl):
@@ -505,10 +545,12 @@ def _public_function(value):
         (getattr(value, "__module__", None) or "").startswith("chainrule")
 
 
-def install_functions(module, plain_tensor=False, c_level=True, names=None, prefix=""):
+def install_functions(module, plain_tensor=False, c_level=True, names=None, prefix="",
+                      out_forms=None):
     """Replace ``module``'s public functions by dispatching wrappers (one per
     function object: aliases in a module stay one object), named ``prefix + name``
-    like the reference's (``linalg_norm``)."""
+    like the reference's (``linalg_norm``); ``out_forms(fn, name)`` gives the out=
+    form of the function ``name`` (None where it takes no ``out``)."""
     made = {}
     for name in names or list(vars(module)):
         value = vars(module).get(name)
@@ -520,7 +562,8 @@ def install_functions(module, plain_tensor=False, c_level=True, names=None, pref
             c_function = c_level or name in C_FUNCTIONAL
             site = Site(plain_tensor=plain_tensor and not c_function,
                         mode_only=name in FACTORIES, c_level=c_function,
-                        module=module.__name__)
+                        module=module.__name__,
+                        out=out_forms and out_forms(value, name))
             wrapper = site.public = made[id(value)] = wrap(value, site, prefix + name)
             FUNCTIONS.append(wrapper)
         setattr(module, name, wrapper)

@@ -93,15 +93,44 @@ class _DrawPerEntry(Exception):
 _PER_ENTRY = (_DrawPerEntry, _batched.ValuesOutsideTable)
 
 
+# Note [randomness of jacfwd]
+#     The reference's jacfwd is a vmap of jvp over the basis tangents, so its
+#     ``randomness`` works as vmap's: "error" makes a random draw raise vmap's error,
+#     "same" draws once for every basis tangent, "different" draws (basis, *shape) and
+#     gives each basis tangent its slice. jacfwd runs with its mode pushed on
+#     FUNC_TRANSFORMS.randomness (``random_mode``): its one-pass evaluation (one draw)
+#     is "same" as it is; under "different" a draw raises DrawPerBasis and jacfwd
+#     evaluates once per basis tangent, replaying one draw for all of them (Note [one
+#     draw for a batch]). A draw checks every active level, vmap's and jacfwd's: one in
+#     "error" mode raises, as each of the reference's levels sees the random op.
+class DrawPerBasis(Exception):
+    """A random op ran in a jacfwd with randomness="different" (Note [randomness of
+    jacfwd]): the jacobian is computed one basis tangent at a time."""
+
+
+@contextlib.contextmanager
+def random_mode(randomness):
+    """Within: random draws follow a jacfwd's ``randomness`` (Note [randomness of
+    jacfwd])."""
+    FUNC_TRANSFORMS.randomness.append(randomness)
+    try:
+        yield
+    finally:
+        FUNC_TRANSFORMS.randomness.pop()
+
+
 def check_random():
-    """Called by every random draw (``_random.numpy_rng``) while a level is active."""
-    mode = LEVELS.stack[-1].randomness
-    if mode == "error":
+    """Called by every random draw (``_random.numpy_rng``) while a vmap level or a
+    jacfwd is active (Note [randomness of jacfwd])."""
+    modes = FUNC_TRANSFORMS.randomness
+    if "error" in modes or any(level.randomness == "error" for level in LEVELS.stack):
         raise RuntimeError("vmap: called random operation while in randomness error mode. "
                            "Please either use the 'same' or 'different' randomness flags on "
                            "vmap or perform the randomness operation out of vmap")
-    if mode == "different":
-        raise _DrawPerEntry()
+    if any(level.randomness == "different" for level in LEVELS.stack):
+        raise _DrawPerEntry()         # the levels inside it draw from its entries' slices
+    if modes and modes[-1] == "different":
+        raise DrawPerBasis()
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

@@ -58,3 +58,15 @@ geqrf = _structseq("geqrf", ("a", "tau"))
 linalg_ldl_factor = _structseq("linalg_ldl_factor", ("LD", "pivots"))
 linalg_ldl_factor_ex = _structseq("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+
+
+_OUT_TYPES = {}
+
+
+def out_type(kind):
+    """The named tuple an op given ``out=`` returns: ``kind``'s fields, named like the
+    reference's (``max_out``)."""
+    found = _OUT_TYPES.get(kind)
+    if found is None:
+        found = _OUT_TYPES[kind] = _structseq(kind.__name__ + "_out", kind._fields)
+    return found

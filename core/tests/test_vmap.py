@@ -167,12 +167,28 @@ def test_randomness_modes():
     assert not np.allclose(different.numpy(), different.numpy()[0])
 
 
-def test_inplace_into_unbatched_tensor_is_the_reference_error():
+@pytest.mark.parametrize("write, message", [
+    (lambda b, row: b.add_(row), r"output with shape \[3\] doesn't match the broadcast shape "
+                                 r"\[2, 3\]"),
+    (lambda b, row: b[None].add_(row), r"output with shape \[1, 3\] doesn't match the "
+                                       r"broadcast shape \[2, 1, 3\]"),
+    (lambda b, row: b.mul_(row), r"vmap: inplace arithmetic\(self, \*extra_args\) is not "
+                                 r"possible .* not being vmapped over in a vmap"),
+    (lambda b, row: b.__setitem__(0, row[0]), "vmap: inplace arithmetic"),
+    (lambda b, row: b.copy_(row), "vmap: inplace arithmetic"),
+    (lambda b, row: b.fill_(row[0]), r"vmap: fill_\(self, .* operators instead of fill_\."),
+    (lambda b, row: b.index_put_((cr.tensor([0]),), row[:1]), r"vmap: index_put_\(self"),
+    (lambda b, row: b.pow_(row), r"vmap: aten::pow_\(self, .* not being vmapped over at "
+                                 r"level 1\. .* instead of aten::pow_\."),
+    (lambda b, row: cr.add(b, row, out=b), r"Batching rule not implemented for aten::add.out; "
+                                           r"the fallback path doesn't work on out= or view ops")])
+def test_inplace_into_unbatched_tensor_is_the_reference_error(write, message):
+    # Note [in-place writes of batched values]: worded as the op's batching rule words it
     def f(row):
         buffer = cr.zeros(3)
-        buffer.add_(row)
+        write(buffer, row)
         return buffer
-    with pytest.raises(RuntimeError, match="vmap: inplace arithmetic"):
+    with pytest.raises(RuntimeError, match=message):
         cr.vmap(f)(cr.ones(2, 3))
     out = cr.vmap(lambda row: row.clone().mul_(2))(cr.ones(2, 3))
     assert np.allclose(out.numpy(), 2)
@@ -597,3 +613,16 @@ def test_lstsq_solution_runs_once(dims):
     g = cr.randn(*out.shape, dtype=cr.float64)
     for got, want in zip(cr.autograd.grad(out, (a, b), g), cr.autograd.grad(loop, (a, b), g)):
         assert _close(got, want)
+
+
+def test_every_level_decides_a_draw():
+    # Note [randomness of jacfwd]: an outer "error" level refuses the draw an inner
+    # "same" one allows, and an outer "different" one draws per outer entry
+    x = cr.ones(2, 2, 3)
+    draw = lambda r: r * cr.rand(3)        # noqa: E731
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        cr.vmap(cr.vmap(draw, randomness="same"))(x)
+    cr.manual_seed(0)
+    got = cr.vmap(cr.vmap(draw, randomness="same"), randomness="different")(x)
+    cr.manual_seed(0)
+    assert cr.equal(got, cr.rand(2, 1, 3).expand(2, 2, 3))

@@ -16,16 +16,18 @@ both filled only while a level is active.
 True
 """
 import collections
+import contextlib
 import functools
 
 from chainrule._ops import _registry
-from chainrule._ops.shape import ALIAS, _alias
-from chainrule._version_counter import counter_of
+from chainrule._ops._common import EMPTY
+from chainrule._ops.shape import _ALIAS_VIEW_FN, ALIAS
+from chainrule._ops.views import make_view
 from chainrule._tensor import Tensor, _differentiable_dtype
 from chainrule.autograd import engine, tangent_slot
 
 from ._slot import TangentSlot
-from ._tangents import CURRENT, PAUSED, Level, dispatch, paused
+from ._tangents import CURRENT, PAUSED, Level, alias_for_dual, dispatch, paused
 from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 
 # Note [one dual level]
@@ -36,6 +38,16 @@ from ._vmapped import involves_vmap, make_physical_dual, wrapped_tangent
 #     level means "none" (unpack_dual returns the tensor itself), any level but 0 is
 #     invalid for make_dual, and for unpack_dual of a tensor with a tangent; exiting
 #     checks the level is the current one before it checks that one exists.
+#
+# Note [a transform's dual level]
+#     chainrule.func's jvp, jacfwd (hessian) and linearize run forward AD in a level
+#     marked ``by_transform`` (``transform_dual_level``; set on the Level there, not
+#     in its class, which the C++ engine mirrors). The reference's transforms
+#     have levels of their own beside forward_ad's one: a transform nests in a transform
+#     (here one inside another computes by reverse mode: Note [nested transforms] in the
+#     functional layer), but one called inside a user's dual_level raises the nesting
+#     error (``refuse_user_level``), as a user's dual_level inside a transform does.
+NESTED = "Nested forward mode AD is not supported at the moment"
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
 
@@ -49,7 +61,7 @@ def enter_dual_level():
     0
     """
     if CURRENT[0] is not None:
-        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        raise RuntimeError(NESTED)
     engine.get_engine()     # Note [engine selection]: the C++ engine's dual fast methods
     level = Level(0)
     level.handles = (_registry.add_dispatcher(dispatch),
@@ -83,7 +95,8 @@ def exit_dual_level(*, level=None):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent``.
+    """A dual tensor: an alias of ``tensor`` whose tangent is ``tangent`` (recorded as
+    the reference records it, a ViewBackward0).
 
     Gradients flow back to ``tensor``; ``tangent`` is kept as is (not copied), so a
     tangent that requires grad makes the JVP differentiable. The dual shares
@@ -111,9 +124,7 @@ def make_dual(tensor, tangent, *, level=None):
                            f"gradient at the same level {current.index} is not supported.")
     if involves_vmap(tensor, tangent):          # Note [tangents of batched tensors]
         return make_physical_dual(current, tensor, tangent)
-    with paused():
-        dual = _registry.apply_op(ALIAS, (tensor,), {})
-    dual._vc = counter_of(tensor)
+    dual = alias_for_dual(tensor)
     current.set(dual, tangent)
     return dual
 
@@ -137,6 +148,12 @@ def _check_dual_args(tensor, tangent, level):
                            f"is of size {list(tangent._data.shape)}.")
 
 
+# unpack_dual's primal: an alias, recorded as the reference's torch::autograd::Identity
+# node (not a table op: vmap and forward AD take it for the alias it is)
+_PRIMAL = _registry.OpDef("alias", ALIAS.forward, ALIAS.inputs, (lambda F, g: g,),
+                          lambda F, t: t[0], (), "torch::autograd::Identity", False)
+
+
 class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
     """What ``unpack_dual`` returns: ``primal`` (a view of the dual without its
     tangent) and ``tangent`` (None when there is none).
@@ -149,7 +166,8 @@ class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal",
 
 
 def unpack_dual(tensor, *, level=None):
-    """Split a dual tensor into its primal and its tangent (at the current level).
+    """Split a dual tensor into its primal (an alias recorded as the reference's
+    ``torch::autograd::Identity`` node) and its tangent (at the current level).
 
     >>> import chainrule as cr
     >>> import chainrule.autograd.forward_ad as fwAD
@@ -158,6 +176,16 @@ def unpack_dual(tensor, *, level=None):
     ...     fwAD.unpack_dual(fwAD.make_dual(cr.tensor([1.0]), t)).tangent is t
     True
     """
+    return _unpacked(tensor, level, _PRIMAL)
+
+
+def unpack_transform_output(tensor):
+    """``unpack_dual`` of a chainrule.func transform's output: its primal is an alias
+    recorded as the reference's transforms record theirs (AliasBackward0)."""
+    return _unpacked(tensor, None, ALIAS)
+
+
+def _unpacked(tensor, level, primal_op):
     current = CURRENT[0]
     if ((current.index if current is not None else -1) if level is None else level) < 0:
         return UnpackedDualTensor(tensor, None)
@@ -165,7 +193,7 @@ def unpack_dual(tensor, *, level=None):
     if tangent is not None and level is not None and level != current.index:
         raise RuntimeError("Invalid level given to _fw_primal")
     with paused():
-        primal = _alias(tensor)
+        primal = make_view(primal_op, tensor, EMPTY, _ALIAS_VIEW_FN)
     if PAUSED.on:                 # e.g. in a Function's forward: no tangents there
         tangent = None
     return UnpackedDualTensor(primal, tangent)
@@ -194,3 +222,19 @@ class dual_level:
             with dual_level():
                 return fn(*args, **kwargs)
         return wrapper
+
+
+@contextlib.contextmanager
+def transform_dual_level():
+    """A transform's dual level (Note [a transform's dual level])."""
+    with dual_level():
+        CURRENT[0].by_transform = True
+        yield
+
+
+def refuse_user_level():
+    """Raise the nesting error inside a user's dual level (Note [a transform's dual
+    level])."""
+    current = CURRENT[0]
+    if current is not None and not getattr(current, "by_transform", False):
+        raise RuntimeError(NESTED)

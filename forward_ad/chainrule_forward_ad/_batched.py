@@ -36,12 +36,10 @@ from chainrule._ops._common import FUNCTIONS
 from chainrule import _grad_mode
 from chainrule._batched import BatchedTensor
 from chainrule._ops._registry import NONDIFF
-from chainrule._ops.shape import ALIAS
 from chainrule._tensor import Tensor
-from chainrule._version_counter import counter_of
 
 from ._vmapped import involves_vmap, make_physical_dual
-from ._tangents import CURRENT, _data, _env, _fit_array, _fit_tensor, _same, paused
+from ._tangents import CURRENT, _data, _env, _fit_array, _fit_tensor, _same, alias_for_dual, paused
 
 
 @contextlib.contextmanager
@@ -55,6 +53,7 @@ def batched_dual_level(batch, graph=True):
     CURRENT[0].batch = batch
     CURRENT[0].basis = {}
     CURRENT[0].tangent_graph = graph
+    CURRENT[0].by_transform = True      # Note [a transform's dual level]
     try:
         yield level
     finally:
@@ -69,9 +68,7 @@ def make_batched_dual(tensor, tangents, basis=None):
     level = CURRENT[0]
     if involves_vmap(tensor, tangents):         # Note [tangents of batched tensors]
         return make_physical_dual(level, tensor, tangents, level.batch)
-    with paused():
-        dual = _registry.apply_op(ALIAS, (tensor,), {})
-    dual._vc = counter_of(tensor)
+    dual = alias_for_dual(tensor)
     level.set(dual, tangents)
     if basis is not None and tensor._data.ndim == 1:
         level.basis[id(tangents._data)] = (tangents._data, basis)

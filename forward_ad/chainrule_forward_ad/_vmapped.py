@@ -17,12 +17,9 @@ Note [tangents of batched tensors]
     broadcast to every level either has: the dual is batched wherever one of them is.
 """
 from chainrule._batched import BatchedTensor, rewrap, unwrap_all
-from chainrule._ops import _registry
 from chainrule._ops._common import FUNCTIONS
-from chainrule._ops.shape import ALIAS
-from chainrule._version_counter import counter_of
 
-from ._tangents import paused
+from ._tangents import alias_for_dual, paused
 
 
 def involves_vmap(primal, tangent):
@@ -41,8 +38,7 @@ def make_physical_dual(level, primal, tangent, batch=None):
             t_phys = _with_levels(t_phys, t_levels, levels, 0).clone()
         if batch is not None:           # the tangents' own batch dimension goes first
             t_phys = FUNCTIONS["movedim"](t_phys, len(levels), 0)
-        dual = _registry.apply_op(ALIAS, (p_phys,), {})
-    dual._vc = counter_of(p_phys)
+    dual = alias_for_dual(p_phys)
     level.set(dual, t_phys)
     return rewrap(dual, levels)
 

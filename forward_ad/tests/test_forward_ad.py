@@ -381,3 +381,20 @@ def test_a_dual_prints_its_tangent_like_the_reference():
             "tensor([3., 6.], grad_fn=<MulBackward0>,\n"
             "       tangent=tensor([3., 3.], grad_fn=<AddBackward0>))")
     assert repr(d) == "tensor([1., 2.])"
+
+
+def test_dual_and_primal_nodes_are_the_references():
+    # make_dual records a ViewBackward0 to the same shape, unpack_dual's primal the
+    # reference's torch::autograd::Identity (shown as <Identity> in a repr)
+    x = cr.tensor([1.0, 2.0], dtype=cr.float64, requires_grad=True)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x * 2, cr.ones(2, dtype=cr.float64))
+        primal = fwAD.unpack_dual(dual).primal
+        assert dual.grad_fn.name() == "ViewBackward0"
+        assert dual.grad_fn.next_functions[0][0].name() == "MulBackward0"
+        assert primal.grad_fn.name() == "torch::autograd::Identity"
+        assert primal.grad_fn.next_functions[0][0] is dual.grad_fn
+        assert "grad_fn=<Identity>" in repr(primal)
+        assert fwAD.unpack_dual(x).primal.grad_fn.name() == "torch::autograd::Identity"
+        (primal * 3).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0]

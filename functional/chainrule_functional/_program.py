@@ -6,6 +6,8 @@ import chainrule as cr
 from chainrule._batched import BatchedTensor, unwrap_all
 from chainrule._vmap import structure_repr
 
+from ._common import forward_ad
+
 _REMOVE_OPTIONS = ("mutations", "mutations_and_views")
 
 
@@ -25,6 +27,9 @@ def linearize(func, *primals):
     [1.0, 0.5403]
     """
     from .func import _flatten, jvp
+    fwAD = forward_ad()
+    if fwAD is not None:
+        fwAD.refuse_user_level()
     output = func(*primals)
     p_leaves, p_spec = _flatten(primals)
 

@@ -19,13 +19,15 @@ import functools
 
 import chainrule as cr
 from chainrule._batched import FUNC_TRANSFORMS, unwrap_all
-from chainrule._vmap import differentiable_input
+from chainrule._cpu_stream import one_draw_for
+from chainrule._vmap import DrawPerBasis, differentiable_input, random_mode
 
 from . import _forward_jacobian as _one_pass
 from ._closure import keeps_history, transform_leaf
 from ._common import forward_ad
 from ._functional import _jacobian_batched
 from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._mutation import captured_guard
 from ._program import debug_unwrap, functionalize, linearize
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -35,16 +37,20 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 vmap = cr.vmap
 
 
-def _transform(batches_forward=False):
+def _transform(batches_forward=False, func=None):
     """Run the decorated transform marked active (Note [custom Functions under
-    transforms] in core's _vmap.py: custom Functions then get the reference's checks)."""
+    transforms] in core's _vmap.py: custom Functions then get the reference's checks),
+    refusing writes into what ``func`` (else its first argument) captured (Note
+    [mutating captured tensors])."""
     def decorate(fn):
         @functools.wraps(fn)
         def transformed(*args, **kwargs):
+            transformed_fn, inputs = (func, args) if func is not None else (args[0], args[1:])
             FUNC_TRANSFORMS.active += 1
             FUNC_TRANSFORMS.batching += batches_forward
             try:
-                return fn(*args, **kwargs)
+                with captured_guard(transformed_fn, _flatten(list(inputs))[0]):
+                    return fn(*args, **kwargs)
             finally:
                 FUNC_TRANSFORMS.active -= 1
                 FUNC_TRANSFORMS.batching -= batches_forward
@@ -283,7 +289,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                "the vjp or jacrev APIs instead?")
         return output, aux
 
-    @_transform()
+    @_transform(func=func)
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         over = _untracked_over_reverse(spec)
@@ -408,13 +414,15 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if not isinstance(leaf, cr.Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
     fwAD, outside = forward_ad(), cr.is_grad_enabled()
+    if fwAD is not None:
+        fwAD.refuse_user_level()
     if fwAD is None or _level_active():
         return _jvp_by_reverse(func, p_leaves, p_spec, t_leaves, strict, has_aux, api, outside)
-    with fwAD.dual_level():
+    with fwAD.transform_dual_level():
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         output, aux = _split_aux(func(*_unflatten(duals, p_spec)), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
-        unpacked = [fwAD.unpack_dual(o) for o in out_leaves]
+        unpacked = [fwAD.unpack_transform_output(o) for o in out_leaves]
     outs, tans = [], []
     for u in unpacked:
         if u.tangent is None and strict:
@@ -467,7 +475,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     api = "jacrev(f, argnums)(*args)"
 
-    @_transform()
+    @_transform(func=func)
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
@@ -509,20 +517,31 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                            f"'same'. Got {randomness}")
     api = "jacfwd(f, argnums)(*args)"
 
-    @_transform(batches_forward=True)
+    @_transform(batches_forward=True, func=func)
     def wrapper(*args, **kwargs):
-        _check_floating_primals(_Args(args, argnums).leaves)
+        given = _Args(args, argnums).leaves
         fwAD = forward_ad()
+        if fwAD is not None:
+            fwAD.refuse_user_level()
+        _check_floating_primals(given)
         if fwAD is None or _level_active():
-            _check_real(_Args(args, argnums).leaves, "jacfwd")
-            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
+            _check_real(given, "jacfwd")
+            # one evaluation: "different" draws as "same" (Note [randomness of jacfwd])
+            with random_mode("same" if randomness == "different" else randomness):
+                return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         spec, outside = _Args(args, argnums), cr.is_grad_enabled()
         _check_real(spec.leaves, "jacfwd")
-        if not spec.nested and _one_pass.usable(spec.leaves):
-            result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
-            if result is not None:
-                return result
-        columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux, api)
+        with random_mode(randomness):
+            if not spec.nested and _one_pass.usable(spec.leaves):
+                try:
+                    result = _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside)
+                except DrawPerBasis:        # Note [randomness of jacfwd]
+                    spec._place(spec.leaves)
+                    result = None
+                if result is not None:
+                    return result
+            columns, outs, out_spec, aux = _forward_columns(fwAD, func, spec, kwargs, has_aux,
+                                                            api, randomness)
         blocks = [spec.structure([_block(col, o, x) for col, x in zip(per_out, spec.leaves)])
                   for per_out, o in zip(columns, outs)]
         keep = spec.nested or keeps_history(outside, outs)
@@ -554,28 +573,35 @@ def _jacobian_one_pass(func, spec, kwargs, has_aux, api, outside=False):
     return (jac, _plain(found["aux"], keep)) if has_aux else jac
 
 
-def _forward_columns(fwAD, func, spec, kwargs, has_aux, api):
-    """columns[i][j]: output i's tangents, one per basis tangent of input leaf j; and
-    the outputs of the last evaluation (for the shapes)."""
+def _forward_columns(fwAD, func, spec, kwargs, has_aux, api, randomness):
+    """columns[i][j]: output i's tangents, one per basis tangent of input leaf j; the
+    outputs of the last evaluation (for the shapes) and the first one's aux (the
+    reference's). Random draws are made once for every basis tangent (Note [randomness
+    of jacfwd])."""
     leaves = spec.leaves
-    columns, outs = [[] for _ in leaves], None
-    with fwAD.dual_level():
+    columns, outs, first_aux = [[] for _ in leaves], None, []
+    shared = randomness != "different"
+    with fwAD.transform_dual_level(), random_mode("same"), \
+            one_draw_for(sum(x.numel() for x in leaves), shared) as draws:
         for j, x in enumerate(leaves):
             eye = cr.eye(max(x.numel(), 1), dtype=x.dtype)
             for k in range(x.numel()):
+                draws.start(sum(y.numel() for y in leaves[:j]) + k)
                 args = list(leaves)
                 args[j] = fwAD.make_dual(x, eye[k].reshape(x.shape))
                 spec._place(args)
                 output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
+                first_aux = first_aux or [aux]
                 outs, out_spec = _tensor_leaves(output, api, "f(*args)")
                 columns[j].append([fwAD.unpack_dual(o).tangent for o in outs])
     if outs is None:                             # no input element at all: one plain call
         spec._place(leaves)
         output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
         outs, out_spec = _tensor_leaves(output, api, "f(*args)")
+        first_aux = [aux]
     per_output = [[[col[i] for col in columns[j]] for j in range(len(leaves))]
                   for i in range(len(outs))]
-    return per_output, outs, out_spec, aux
+    return per_output, outs, out_spec, first_aux[0]
 
 
 def _block(tangents, out, x):

@@ -189,3 +189,86 @@ def test_integer_outputs_and_inputs_are_refused_as_in_the_reference():
         with pytest.raises(ValueError, match="Expected primal to be floating point or "
                                              "complex, but got: chainrule.int64"):
             transform(cr.tensor([1, 2]))
+
+
+def test_jacfwd_randomness_error_refuses_a_draw():
+    # Note [randomness of jacfwd], in the one-pass evaluation and the per-basis one
+    for f in [lambda x: x * cr.rand(3), lambda x: cr.nn.functional.dropout(x, 0.5),
+              lambda x: _scaled_in_place(x) * cr.rand(3)]:
+        with pytest.raises(RuntimeError, match="randomness error mode"):
+            func.jacfwd(f)(cr.ones(3))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(func.jacfwd(lambda x: x * cr.rand(3), randomness="same"))(cr.ones(2, 3))
+
+
+def _scaled_in_place(x):
+    """x, through an in-place op on a view (jacfwd's one pass refuses those)."""
+    y = x.clone()
+    y[:2].mul_(1)
+    return y
+
+
+@pytest.mark.parametrize("per_basis", [False, True])
+def test_jacfwd_randomness_same_and_different(per_basis):
+    # "same": one draw for every basis tangent; "different": one (basis, 3) draw, a row
+    # per basis tangent
+    scale = _scaled_in_place if per_basis else (lambda x: x)
+    f = lambda x: scale(x) * cr.rand(3)         # noqa: E731
+    cr.manual_seed(0)
+    same = func.jacfwd(f, randomness="same")(cr.ones(3))
+    cr.manual_seed(0)
+    assert cr.equal(same, cr.diag(cr.rand(3)))
+    cr.manual_seed(0)
+    different = func.jacfwd(f, randomness="different")(cr.ones(3))
+    after = cr.rand(1)
+    cr.manual_seed(0)
+    assert cr.equal(different, cr.diag(cr.diag(cr.rand(3, 3))))
+    assert cr.equal(after, cr.rand(1))
+
+
+def test_jacfwd_aux_is_the_first_basis_evaluation():
+    cr.manual_seed(0)
+    _, aux = func.jacfwd(lambda x: (x * 2, cr.rand(2)), has_aux=True,
+                         randomness="different")(cr.ones(3))
+    cr.manual_seed(0)
+    assert cr.equal(aux, cr.rand(3, 2)[0])
+
+
+NESTED_FORWARD = "Nested forward mode AD is not supported at the moment"
+
+
+def test_forward_transforms_refuse_a_users_dual_level():
+    # Note [a transform's dual level]: the reference's error, before jacfwd's dtype check
+    import chainrule.autograd.forward_ad as fwAD
+    x, t = cr.tensor([1.0, 2.0]), cr.ones(2)
+    with fwAD.dual_level():
+        for call in [lambda: func.jvp(cr.sin, (x,), (t,)),
+                     lambda: func.jacfwd(cr.sin)(x),
+                     lambda: func.jacfwd(cr.sin)(cr.ones(2, dtype=cr.long)),
+                     lambda: func.hessian(lambda a: a.sin().sum())(x),
+                     lambda: func.linearize(cr.sin, x),
+                     lambda: func.vmap(lambda a: func.jvp(cr.sin, (a,), (a,))[1])(x[None])]:
+            with pytest.raises(RuntimeError, match=NESTED_FORWARD):
+                call()
+        assert cr.equal(func.jacrev(cr.sin)(x), cr.diag(x.cos()))
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        with fwAD.dual_level():
+            func.jvp(cr.sin, [x], (t,))
+
+
+def test_forward_transforms_nest_in_each_other():
+    x, t = cr.tensor([1.0, 2.0], dtype=cr.float64), cr.ones(2, dtype=cr.float64)
+    f = lambda a: (a ** 3).sin()        # noqa: E731
+    second = func.jvp(lambda a: func.jvp(f, (a,), (t,))[1], (x,), (t,))[1]
+    assert np.allclose(second.numpy(), func.hessian(lambda a: f(a).sum())(x).sum(0).numpy())
+    inner_jacfwd = func.jvp(lambda a: func.jacfwd(f)(a), (x,), (t,))[1]
+    assert np.allclose(inner_jacfwd.numpy(), np.diag(second.numpy()))
+    assert cr.equal(func.jacfwd(lambda a: func.jvp(f, (a,), (t,))[1])(x).diagonal(), second)
+
+
+def test_jvp_outputs_are_aliases_as_the_references():
+    # the reference's transforms unwrap their outputs as aliases, where unpack_dual's
+    # primal is an Identity node
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    out, tangent = func.jvp(lambda a: a * 1, (x,), (cr.ones(2),))
+    assert out.grad_fn.name() == "AliasBackward0" and tangent.tolist() == [1.0, 1.0]

@@ -78,7 +78,7 @@ def test_grad_of_grad_and_create_graph_results_are_differentiable():
 
 def test_forward_mode_jvp_returns_the_outputs_themselves():
     # with create_graph the outputs keep their own nodes (TanhBackward0), as the
-    # reference's are, rather than unpack_dual's aliases (AliasBackward0)
+    # reference's are, rather than unpack_dual's primals (torch::autograd::Identity)
     xr = cr.tensor(X, requires_grad=True)
     out, tangent = F.jvp(lambda x: cr.tanh(x), xr, cr.tensor(V), create_graph=True)
     assert out.grad_fn.name() == "TanhBackward0"

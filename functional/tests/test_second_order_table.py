@@ -96,6 +96,8 @@ def test_hvp_vhp_and_jvp_of_grad_equal_the_double_backward_trick(sample):
             assert name == "jvp(grad)" and "forward" in str(e), e
             continue
         except RuntimeError as e:
+            if name == "jvp(grad)" and "mutate a captured Tensor" in str(e):
+                continue          # running statistics updated in place: the reference's error
             wrong[name] = str(e)[:80]
             continue
         if not all(np.allclose(g, w, atol=atol, rtol=rtol) for g, w in zip(got, want)):

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtypes
 from .. import _tensor as _tensor_module
 from .._grad_mode import STATE as _MODE
-from .._batched import BatchedTensor
+from .._batched import BatchedTensor, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
@@ -419,6 +419,45 @@ def _keep_original_self(node, t):
                 _tangent_slot.SLOT.kept_original(t, saved.tensor)
 
 
+# Note [in-place writes of batched values]
+#     Writing batched values into a tensor not batched at their level is an error
+#     worded by the reference's batching rule of the op: a broadcasting rule (add_,
+#     atan2_, ...) compares the physical shapes; the rules written as "inplace
+#     arithmetic" (sub_, mul_, copy_, masked_fill_, indexing writes, ...) and the
+#     named ones (fill_, index_put_, ...) say so; the rest run its fallback, which
+#     names the aten op and the vmap level. The op is the in-place method running.
+_BROADCAST_RULES = frozenset(("add_", "atan2_", "copysign_", "bitwise_and_", "bitwise_or_",
+                              "bitwise_xor_"))
+_NAMED_RULES = frozenset(("fill_", "index_put_", "index_add_", "index_fill_"))
+_FALLBACK_RULES = frozenset((
+    "pow_", "fmod_", "remainder_", "hypot_", "floor_divide_", "xlogy_", "nextafter_",
+    "ldexp_", "float_power_", "lt_", "le_", "gt_", "ge_", "eq_", "ne_", "addcdiv_",
+    "addcmul_", "lerp_", "igamma_", "igammac_", "heaviside_", "subtract_", "clamp_",
+    "scatter_", "scatter_add_", "masked_scatter_"))
+
+
+def _unbatched_self_error(t, result, level):
+    """Note [in-place writes of batched values]."""
+    from .._batched import LEVELS
+    from .._torch_function import inplace_method_on_stack
+    name = inplace_method_on_stack()
+    if name in _BROADCAST_RULES:
+        shape = (unwrap_all(t)[0] if type(t) is BatchedTensor else t)._data.shape
+        return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast "
+                            f"shape {list(unwrap_all(result)[0]._data.shape)}")
+    where = "in a vmap"
+    if name in _FALLBACK_RULES:
+        name, where = f"aten::{name}", f"at level {LEVELS.stack.index(level) + 1}"
+    elif name not in _NAMED_RULES:
+        name = "inplace arithmetic"
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+        f"`other` in extra_args that has more elements than `self`. This happened due to "
+        f"`other` being vmapped over but `self` not being vmapped over {where}. Please try "
+        f"to use out-of-place operators instead of {name}. If said operator is being called "
+        f"inside the PyTorch framework, please file a bug report instead.")
+
+
 def commit_batched(t, result):
     """commit_inplace for batched tensors (Note [batched tensors]): the physical result
     is written into ``t``'s physical tensor; writing batched values into a tensor not
@@ -427,13 +466,7 @@ def commit_batched(t, result):
     from ._batching_rules import _expand_batch
     level = result._level if type(result) is BatchedTensor else None
     if level is not None and (type(t) is not BatchedTensor or t._level.id < level.id):
-        raise RuntimeError(
-            "vmap: inplace arithmetic(self, *extra_args) is not possible because there "
-            "exists a Tensor `other` in extra_args that has more elements than `self`. This "
-            "happened due to `other` being vmapped over but `self` not being vmapped over in "
-            "a vmap. Please try to use out-of-place operators instead of inplace arithmetic. "
-            "If said operator is being called inside the PyTorch framework, please file a "
-            "bug report instead.")
+        raise _unbatched_self_error(t, result, level)
     physical = result._value if batched_at(result, t._level) else \
         _expand_batch(result, t._level.size)
     commit_inplace(t._value, physical)

@@ -31,10 +31,11 @@ from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_in
                       formula_helper, method, public, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
+from ._out import write_out
 from ._registry import NONDIFF, apply_op, defop, not_implemented
 from .views import check_view_write, make_view, rebase_inplace
 from .shape import (_alias, _check_scatter_src, _dual, _expanded_shape, legacy_type_name,
-                    select_array, tril, triu, unsqueeze, write_out)
+                    select_array, tril, triu, unsqueeze)
 
 # --- the table -----------------------------------------------------------------------
 SELECT = defop("select", select_array,

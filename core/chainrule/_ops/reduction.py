@@ -21,7 +21,8 @@ import warnings
 import numpy as np
 
 from .._tensor import asarray, on_device_of, zeros_on
-from .. import _dtypes, _grad_mode, return_types
+from .. import _dtypes, return_types
+from ._out import refuse_grad, store
 from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
@@ -894,12 +895,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _write_out(result, out, name):
-    if _grad_mode.STATE.grad_enabled and (result.requires_grad or out.requires_grad):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    out._data = np.array(result._data, dtype=out._data.dtype)
-    out._bump_version()
-    return out
+    """``result`` (computed already) written into ``out`` (Note [out= arguments])."""
+    refuse_grad(name, [result, out])
+    return store(out, result)
 
 
 # --- cumsum -------------------------------------------------------------------------

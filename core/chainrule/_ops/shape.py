@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 
-from .. import _grad_mode
 from .._dtypes import dtype as _dtype_class, scalar_type_name
 from .._factories import keyword_sizes
 from .._batched import BatchedTensor, rewrap, unwrap_all
@@ -22,6 +21,7 @@ from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, kernel_
 from ._formula_helpers import helper
 from ._namespaces import ARRAY_NS          # its expand: Note [array function slot]
 from ._namespaces import array_fn
+from ._out import write_out
 from ._registry import OPS, OpDef, apply_op, defop
 from .views import make_view
 
@@ -671,22 +671,6 @@ def stack(tensors, dim=0, *, out=None):
                                f"{i}")
     d = wrap_dim(dim, len(first) + 1)
     return apply_op(_stack_op(len(tensors)), tuple(tensors), {"dim": d})
-
-
-def write_out(name, out, inputs, compute):
-    """The ``out=`` form: no autograd (like the reference), result written into out."""
-    inputs = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
-    if _grad_mode.STATE.grad_enabled and any(isinstance(t, Tensor) and t._requires_grad
-                                             for t in inputs):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
-                           "automatic differentiation, but one of the arguments requires grad.")
-    with _grad_mode.no_grad():
-        result = compute()
-    if out._data.shape != result._data.shape:
-        out._data = np.empty(result._data.shape, out._data.dtype)
-    np.copyto(out._data, result._data, casting="unsafe")
-    out._bump_version()
-    return out
 
 
 def _split_forward(a, dim, sizes):

@@ -1,0 +1,96 @@
+"""_ops/_out.py: Note [out= arguments] — the module-level functions' ``out=``, checked
+against the reference's behaviour (torch parity: tests/programs/out_arguments.py)."""
+import inspect
+import warnings
+
+import pytest
+
+import chainrule as cr
+from chainrule._ops._out import OUT_FUNCTIONS
+
+X, Y = cr.tensor([1.0, 2.0, 3.0]), cr.tensor([0.5, 0.5, 0.5])
+NO_GRAD = "functions with out=... arguments don't support automatic differentiation"
+RESIZED = "An output with one or more elements was resized since it had shape"
+
+
+def test_the_result_is_written_into_out_and_out_is_returned():
+    out = cr.empty(3)
+    assert cr.add(X, Y, alpha=2, out=out) is out and out.tolist() == [2.0, 3.0, 4.0]
+    assert out._version == 1
+    base = cr.zeros(3, 2)
+    cr.sin(cr.zeros(3), out=base[:, 1])              # a view of out's memory sees it
+    cr.mul(X, 2, out=base[:, 0])
+    assert base.tolist() == [[2.0, 0.0], [4.0, 0.0], [6.0, 0.0]]
+
+
+def test_resizing_warns_unless_out_was_empty():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cr.add(X, Y, out=cr.empty(0)).shape == (3,)
+        assert caught == []
+        assert cr.sum(cr.ones(2, 3), 1, out=cr.empty(3, 1)).tolist() == [3.0, 3.0]
+        assert cr.cat([X], out=cr.empty(2)).shape == (3,)       # the same mechanism
+    assert [str(w.message)[:len(RESIZED)] for w in caught] == [RESIZED] * 2
+    assert "had shape [3, 1], which does not match the required output shape [2]" in \
+        str(caught[0].message) and caught[0].filename == __file__
+
+
+def test_the_result_is_cast_to_outs_dtype_where_the_reference_casts():
+    assert cr.add(cr.tensor([1, 2]), 1, out=cr.empty(2)).tolist() == [2.0, 3.0]
+    assert cr.eq(X, Y, out=cr.empty(3, dtype=cr.int64)).tolist() == [0, 0, 0]
+    for call, message in [
+            (lambda: cr.add(X, Y, out=cr.empty(3, dtype=cr.int64)), "Float can't be cast to "
+             "the desired output type Long"),
+            (lambda: cr.sin(cr.tensor([1]), out=cr.empty(1, dtype=cr.bool)), "Float can't be "
+             "cast to the desired output type Bool"),
+            (lambda: cr.add(X, 1j, out=cr.empty(3)), "ComplexFloat can't be cast"),
+            (lambda: cr.mean(X, 0, out=cr.empty((), dtype=cr.int64)), "Float can't be cast"),
+            (lambda: cr.mm(cr.ones(1, 1), cr.ones(1, 1), out=cr.empty(1, 1, dtype=cr.float64)),
+             "Expected out tensor to have dtype float, but got double instead")]:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+
+
+def test_sums_and_means_compute_in_outs_dtype():
+    halves = cr.tensor([1.5, 2.5])
+    assert cr.sum(halves, 0, out=cr.empty((), dtype=cr.int64)).item() == 3
+    assert cr.cumsum(halves, 0, out=cr.empty(0, dtype=cr.int64)).tolist() == [1, 3]
+    spread = cr.tensor([1e8, 1.0, -1e8])
+    assert cr.mean(spread, 0, out=cr.empty((), dtype=cr.float64)).item() == pytest.approx(1 / 3)
+
+
+def test_out_refuses_autograd_under_grad_mode_only():
+    xr = X.clone().requires_grad_()
+    for call in [lambda: cr.add(xr, Y, out=cr.empty(3)),
+                 lambda: cr.sum(xr, 0, out=cr.empty(())),
+                 lambda: cr.sin(X, out=cr.empty(3, requires_grad=True))]:
+        with pytest.raises(RuntimeError, match=NO_GRAD):
+            call()
+    with cr.no_grad():
+        out = cr.empty(3, requires_grad=True)
+        assert cr.add(xr, Y, out=out).tolist() == [1.5, 2.5, 3.5] and out.grad_fn is None
+
+
+def test_several_results_go_into_a_tuple_of_outs():
+    values, indices = cr.empty(0), cr.empty(0, dtype=cr.int64)
+    got = cr.max(cr.tensor([[1.0, 5.0], [7.0, 2.0]]), 1, out=(values, indices))
+    assert type(got).__name__ == "max_out" and got.values is values and got[1] is indices
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
+    assert repr(got).startswith("chainrule.return_types.max_out(")
+    with pytest.raises(TypeError, match="expected tuple of 2 elements but got 1"):
+        cr.sort(X, out=(cr.empty(0),))
+    with pytest.raises(TypeError, match="argument 'out' must be a tuple of Tensors"):
+        cr.max(cr.ones(2, 2), 1, out=cr.empty(2))
+    assert cr.max(X, Y, out=cr.empty(3)).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_only_the_functions_take_out_and_keep_their_parameters():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        X.add(Y, out=cr.empty(3))
+    assert cr.greater is cr.gt                           # aliases stay one function
+    assert cr.sum(cr.ones(2, 3), axis=1, keepdims=True, out=cr.empty(0)).shape == (2, 1)
+    assert list(inspect.signature(cr.add, follow_wrapped=False).parameters) == \
+        ["input", "other", "alpha", "out"]
+    assert cr.add.__wrapped__ is cr.Tensor.add.__wrapped__    # one function below both
+    assert {"add", "sin", "sum", "max", "matmul", "where"} <= OUT_FUNCTIONS
+    assert all(callable(getattr(cr, name)) for name in OUT_FUNCTIONS)
