@@ -36,6 +36,7 @@ import numpy as np
 from .. import _dtypes, _grad_mode, return_types
 from .._batched import BatchedTensor
 from .._tensor import Tensor
+from ._common import check_inplace_cast
 
 # the functions that take ``out=`` (the reference's elementwise, comparison, reduction
 # and product functions; those that had ``out`` already keep their own)
@@ -149,9 +150,8 @@ def _store_one(out, result, same_dtype):
     if same_dtype and source != target:
         raise RuntimeError(f"Expected out tensor to have dtype {_dtypes.cpp_type_name(source)}, "
                            f"but got {_dtypes.cpp_type_name(target)} instead")
-    if not _dtypes.from_numpy_dtype(source).category <= _dtypes.from_numpy_dtype(target).category:
-        raise RuntimeError(f"result type {_dtypes.scalar_type_name(source)} can't be cast to "
-                           f"the desired output type {_dtypes.scalar_type_name(target)}")
+    if source != target:
+        check_inplace_cast(source, target)
     shape = result._data.shape
     if out._data.shape != shape:
         if out._data.size:
