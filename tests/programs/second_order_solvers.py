@@ -71,7 +71,9 @@ print("trained loss", round(train_loss(params).item(), 8))
 
 g_test = grad(lambda p: loss_fn(p, Xt, yt))(params)
 s_test, iters = cg(lambda v: hvp_func(params, v), g_test)
-print("cg iterations", iters)
+# the count itself depends on the last bits of the BLAS sums (the residual crosses the
+# tolerance near iteration 25 with no margin), so the program prints that it converged
+print("cg converged", iters < 29)
 res = {k: hvp_func(params, s_test)[k] - g_test[k] for k in names}
 print("cg residual small", all(r.abs().max().item() < 1e-6 for r in res.values()))
 for k in names:
