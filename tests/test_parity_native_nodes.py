@@ -1,6 +1,6 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
 upsampling, padding (reflect, replicate, circular), unfold/fold, max unpooling, pdist,
-pairwise_distance, embedding_bag, the margin losses and affine_grid record the
+pairwise_distance, embedding_bag, the margin losses, affine_grid and grid_sample record the
 reference's nodes (grad_fn names and their next_functions) and give its values,
 gradients, indices and running statistics, in float64 and float32, with ties (skips
 without torch)."""
@@ -560,3 +560,30 @@ def test_affine_grid_node_values_double_backward(size, align_corners, dtype):
         gg, = lib.autograd.grad((gt * gt).sum(), g)
         return _nodes(grid), [grid.detach().numpy(), gt.detach().numpy(), gg.numpy()]
     _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- grid_sample: GridSampler2DBackward0 / GridSampler3DBackward0, every mode and padding ----
+GRIDS = [(dims, mode, pad, align) for dims in (2, 3)
+         for mode in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")
+         for align in (True, False) if not (dims == 3 and mode == "bicubic")]
+
+
+def _grid_case(lib, dims, mode, pad, align, dtype):
+    x = np.sin(np.arange(2 * 3 * 4 * 5 * (3 if dims == 3 else 1)) * 0.7)
+    x = x.reshape((2, 3, 4, 5) + ((3,) if dims == 3 else ()))
+    g = np.cos(np.arange(2 * 12 * dims * (2 if dims == 3 else 1)) * 1.3) * 1.3
+    g = g.reshape((2, 4, 3) + ((2,) if dims == 3 else ()) + (dims,))
+    g.reshape(-1)[:6] = [-1.0, 1.0, 0.0, 1.0, -1.0, 0.5]           # borders and centres
+    X, G = (lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in (x, g))
+    y = lib.nn.functional.grid_sample(X, G, mode=mode, padding_mode=pad, align_corners=align)
+    w = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad(y, (X, G), w)
+    return _nodes(y), [y.detach().numpy()] + [t.numpy() for t in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dims, mode, pad, align", GRIDS, ids=["-".join(map(str, c)) for c in GRIDS])
+def test_grid_sample_node_values_gradients(dims, mode, pad, align, dtype):
+    _assert_same_nodes_and_values(_grid_case(cr, dims, mode, pad, align, dtype),
+                                  _grid_case(torch, dims, mode, pad, align, dtype),
+                                  1e-12 if dtype == "float64" else 2e-5)

@@ -38,6 +38,7 @@ from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
 from . import distance as _distance, im2col as _im2col, unpooling as _unpooling
+from . import grid_sampler as _grid_sampler
 from .._batched import PERFORMANCE_DROP
 from .._tensor import Tensor
 from ._common import FUNCTIONS
@@ -557,6 +558,14 @@ def fold_into_n(call, op, args, batched, attrs):
     return _batch_unfolded(out, 0, args[0].shape[0])
 
 
+def grid_sampler(call, op, args, batched, attrs):
+    """grid_sampler_2d/3d sample each of N on its own: the batch folds into N of both
+    the input and the grid (an unbatched one expanded to the batch first)."""
+    input, grid = _materialized(args, batched)
+    out = call(op, [_batch_folded(input, 0), _batch_folded(grid, 0)], attrs)
+    return _batch_unfolded(out, 0, input.shape[0])
+
+
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked (with the
     reference's warning where it falls back too)."""
@@ -639,6 +648,7 @@ RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
+RULES.update({n: grid_sampler for n in _grid_sampler.OP_NAMES})
 RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
 RULES.update({n: hinge_loss for n in ("multilabel_margin_loss", "multi_margin_loss")})
 RULES["affine_grid_generator"] = affine_grid

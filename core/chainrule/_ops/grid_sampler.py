@@ -1,0 +1,321 @@
+"""Derivative table: grid_sampler_2d and grid_sampler_3d, one op each like the
+reference's (GridSampler2DBackward0, GridSampler3DBackward0).
+
+Note [grid sampling as weighted taps]
+    Output point p of (N, C, *out) reads the input (N, C, *in) at the grid's position
+    (x, y[, z] in [-1, 1], unnormalized to pixels: ``scale * coord + shift``). The
+    position's integer part picks the taps (bilinear: the 2**k corners; nearest: the
+    rounded point; bicubic: the 4 x 4 neighbours) and its fraction f weighs them: per
+    dim, bilinear ``1 - f, f``, bicubic the cubic-convolution polynomials (A = -0.75),
+    nearest 1; a tap's weight is the product over dims, times 0 where the tap lies
+    outside the input. Padding moves the position (bilinear, nearest: 'border' clamps
+    it, 'reflection' folds it back then clamps; bicubic: each tap is moved) before
+    the taps are read. So, with the taps and the fraction's slope ``mult`` (scale,
+    times the padding's 0 / +-1, borders counted outside as in the reference) found
+    once from the grid's values:
+        out[n, c, p]      = sum_t w_t(f) * input[n, c, tap_t]
+        d input           = the output gradient times w_t, added back into tap_t
+        d grid (dim d)    = mult_d * sum_t w_t'(f)_d * sum_c g[n, c, p] * input[n, c, tap_t]
+    The formulas below run on arrays (the fast backward) and on tensors, where f is
+    a tensor of the grid with slope ``mult`` (its value the array's), so double
+    backward and tangents follow; the reference has no double backward here.
+"""
+import itertools
+
+import numpy as np
+
+from .._tensor import Tensor, on_device_of
+from ._namespaces import ARRAY_NS
+from ._registry import apply_op, defop
+
+_ATTRS = ("interpolation_mode", "padding_mode", "align_corners")
+_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+_ZEROS, _BORDER, _REFLECTION = 0, 1, 2
+_CUBIC_A = -0.75
+
+
+# --- positions (on the grid's values) --------------------------------------------------------
+def _scale_shift(size, align_corners, dtype):
+    """The unnormalization ``coord * scale + shift`` in the grid's dtype."""
+    if align_corners:
+        scale = dtype.type(size - 1) / dtype.type(2)
+        return scale, scale
+    scale = dtype.type(size) / dtype.type(2)
+    return scale, scale - dtype.type(0.5)
+
+
+def _clip(x, size):
+    """Clamp into [0, size - 1]; the slope is 0 at and beyond the borders."""
+    top = x.dtype.type(size - 1)
+    inside = (x > 0) & (x < top)
+    return np.minimum(np.maximum(x, 0), top), inside
+
+
+def _reflect(x, size, align_corners):
+    """Fold ``x`` back into the input by reflection at its edges (align_corners: at
+    the edge pixels' centres, else at their outer sides); the slope is +-1."""
+    if align_corners:
+        shift, twice_span = 0.0, 2 * (size - 1)
+    else:
+        shift, twice_span = 0.5, 2 * size
+    if twice_span == 0:
+        return np.zeros_like(x), np.zeros(x.shape, bool)
+    x = x + x.dtype.type(shift)
+    span = x.dtype.type(twice_span)
+    magnitude = np.abs(x)
+    extra = magnitude - np.trunc(magnitude / span) * span
+    flipped = span - extra
+    flip = extra > flipped
+    sign = np.where(flip ^ (x < 0), -1, 1).astype(x.dtype)
+    return np.where(flip, flipped, extra) - x.dtype.type(shift), sign
+
+
+def _padded(x, size, padding_mode, align_corners):
+    """The position after padding and its slope (None: 1)."""
+    if padding_mode == _BORDER:
+        x, inside = _clip(x, size)
+        return x, inside.astype(x.dtype)
+    if padding_mode == _REFLECTION:
+        x, sign = _reflect(x, size, align_corners)
+        x, inside = _clip(x, size)
+        return x, sign * inside
+    return x, None
+
+
+class _Taps:
+    """Where each output point reads (Note [grid sampling as weighted taps]):
+    ``index`` (T, N, P) flat input positions, ``inside`` (T, N, P) their 0/1 mask,
+    ``corners`` each tap's per-dim offset, ``fraction`` and ``mult`` per dim (N, P)."""
+
+    def __init__(self, grid, sizes, mode, padding_mode, align_corners):
+        n, k = grid.shape[0], len(sizes)
+        points = np.asarray(grid).reshape(n, -1, k)
+        self.fraction, self.mult, lows = [], [], []
+        for d, size in enumerate(sizes):
+            scale, shift = _scale_shift(size, align_corners, points.dtype)
+            x = points[..., k - 1 - d] * scale + shift
+            slope = None
+            if mode != _BICUBIC:
+                x, slope = _padded(x, size, padding_mode, align_corners)
+            low = np.rint(x) if mode == _NEAREST else np.floor(x)
+            self.fraction.append(x - low)
+            self.mult.append(scale if slope is None else slope * scale)
+            lows.append(low)
+        offsets = {_BILINEAR: (0, 1), _NEAREST: (0,), _BICUBIC: (-1, 0, 1, 2)}[mode]
+        self.corners = list(itertools.product(range(len(offsets)), repeat=k))
+        index, inside = [], []
+        for corner in self.corners:
+            taps = [low + offsets[c] for low, c in zip(lows, corner)]
+            if mode == _BICUBIC and padding_mode != _ZEROS:
+                taps = [_padded(t, size, padding_mode, align_corners)[0]
+                        for t, size in zip(taps, sizes)]
+            flat, ok = _flat_index(taps, sizes)
+            index.append(flat)
+            inside.append(ok)
+        self.index, self.inside = np.stack(index), np.stack(inside).astype(points.dtype)
+
+
+def _flat_index(taps, sizes):
+    """Row-major flat positions of integer taps (0 where outside) and the inside mask."""
+    ok, flat = True, 0
+    for tap, size in zip(taps, sizes):
+        ok = ok & (tap >= 0) & (tap <= size - 1)
+        flat = flat * size + np.clip(tap, 0, size - 1).astype(np.int64)
+    return np.where(ok, flat, 0), ok
+
+
+# --- weights (formulas: arrays or tensors) ---------------------------------------------------
+def _near(x):
+    a = _CUBIC_A
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _far(x):
+    a = _CUBIC_A
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def _near_slope(x):
+    a = _CUBIC_A
+    return (3 * (a + 2) * x - 2 * (a + 3)) * x
+
+
+def _far_slope(x):
+    a = _CUBIC_A
+    return (3 * a * x - 10 * a) * x + 8 * a
+
+
+def _dim_weights(f, mode):
+    """One dim's tap weights and their derivatives in f."""
+    if mode == _BILINEAR:
+        return [1 - f, f], [-1.0, 1.0]
+    if mode == _BICUBIC:
+        return ([_far(f + 1), _near(f), _near(1 - f), _far(2 - f)],
+                [_far_slope(f + 1), _near_slope(f), -_near_slope(1 - f), -_far_slope(2 - f)])
+    return [1.0], [0.0]
+
+
+def _fractions(F, grid, taps):
+    """The fractions as F values: arrays, or tensors of ``grid`` with slope ``mult``."""
+    if not F.is_tensor_path():
+        return taps.fraction
+    points = F.reshape(grid, (grid.shape[0], -1, grid.shape[-1]))
+    moved = points - points.detach()                          # value 0, slope 1
+    k = len(taps.fraction)
+    return [_const(F, f, grid) + F.select(moved, 2, k - 1 - d) * _const(F, m, grid)
+            for d, (f, m) in enumerate(zip(taps.fraction, taps.mult))]
+
+
+def _tap_weights(F, grid, taps, mode):
+    """Per tap, its weight and per dim the weight's derivative in the grid (N, P)."""
+    per_dim = [_dim_weights(f, mode) for f in _fractions(F, grid, taps)]
+    weights, slopes = [], []
+    for t, corner in enumerate(taps.corners):
+        inside = _const(F, taps.inside[t], grid)
+        weights.append(_product([w[c] for (w, _), c in zip(per_dim, corner)]) * inside)
+        slopes.append([_product([s[c] if e == d else w[c]
+                                 for e, ((w, s), c) in enumerate(zip(per_dim, corner))])
+                       * _const(F, taps.mult[d], grid) * inside for d in range(len(corner))])
+    return weights, slopes
+
+
+def _product(factors):
+    out = factors[0]
+    for f in factors[1:]:
+        out = f * out
+    return out
+
+
+def _const(F, array, like):
+    """A constant of the taps (array or scalar) on ``like``'s path and device."""
+    if np.ndim(array) == 0:
+        return array
+    if F.is_tensor_path():
+        return Tensor._wrap(on_device_of(array, like._data))
+    return on_device_of(array, like)
+
+
+def _raw(F, t):
+    return t._data if F.is_tensor_path() else t
+
+
+def _taps_of(F, input_shape, grid, attrs):
+    return _Taps(_raw(F, grid), tuple(input_shape)[2:], *attrs)
+
+
+def _reader(F, input):
+    """A function from taps (N, P) to the input's values there, (N, C, P). Arrays read
+    rows of a channels-last copy (one row per tap: twice as fast as gathering along
+    the last dim)."""
+    n, c = input.shape[0], input.shape[1]
+    flat = F.reshape(input, (n, c, -1))
+    if F.is_tensor_path():
+        return lambda index: F.gather(flat, 2, F.expand(_const(F, index[:, None, :], flat),
+                                                        (n, c, index.shape[-1])))
+    size = flat.shape[2]
+    rows = flat.transpose(0, 2, 1).reshape(n * size, c)
+    starts = on_device_of(np.arange(n)[:, None] * size, rows)
+    return lambda index: rows[starts + on_device_of(index, rows)].transpose(0, 2, 1)
+
+
+# --- forward, VJPs and JVP -------------------------------------------------------------------
+def _sample(F, input, grid, attrs, taps=None):
+    """The sampled (N, C, P) (Note [grid sampling as weighted taps])."""
+    n, c = input.shape[0], input.shape[1]
+    taps = taps or _taps_of(F, input.shape, grid, attrs)
+    read = _reader(F, input)
+    weights, _ = _tap_weights(F, grid, taps, attrs[0])
+    out = None
+    for t, w in enumerate(weights):
+        term = read(taps.index[t]) * F.unsqueeze(w, 1)
+        out = term if out is None else out + term
+    return out
+
+
+def _forward(input, grid, interpolation_mode, padding_mode, align_corners):
+    out = _sample(ARRAY_NS, input, grid, (interpolation_mode, padding_mode, align_corners))
+    return np.ascontiguousarray(out).reshape(input.shape[:2] + grid.shape[1:-1])
+
+
+def _input_grad(F, g, grid, input_shape, interpolation_mode, padding_mode, align_corners):
+    attrs = (interpolation_mode, padding_mode, align_corners)
+    taps = _taps_of(F, input_shape, grid, attrs)
+    n, c = input_shape[0], input_shape[1]
+    rows = F.reshape(g, (n, c, -1))
+    weights, _ = _tap_weights(F, grid, taps, interpolation_mode)
+    shares = [rows * F.unsqueeze(w, 1) for w in weights]
+    size = int(np.prod(input_shape[2:]))
+    return F.reshape(_spread(F, shares, taps.index, size), tuple(input_shape))
+
+
+def _spread(F, shares, index, size):
+    """Add each tap's (N, C, P) share into its input positions: (N, C, size)."""
+    n, c = shares[0].shape[0], shares[0].shape[1]
+    if F.is_tensor_path():
+        where = F.expand(_const(F, np.concatenate(list(index), 1)[:, None, :], shares[0]),
+                         (n, c, index.shape[0] * index.shape[2]))
+        return F.scatter_add(F._new_zeros(shares[0], (n, c, size)), 2, where, F.cat(shares, 2))
+    # one bincount per channel over the (N, T * P) taps: the keys are built once
+    keys = (np.arange(n)[:, None] * size + np.concatenate(list(index), 1)).reshape(-1)
+    values = np.concatenate(shares, 2).transpose(1, 0, 2).reshape(c, -1)
+    out = np.empty((c, n * size), values.dtype)
+    for channel in range(c):
+        out[channel] = np.bincount(keys, values[channel], minlength=n * size)
+    return np.ascontiguousarray(out.reshape(c, n, size).transpose(1, 0, 2))
+
+
+def _grid_grad(F, g, input, grid, interpolation_mode, padding_mode, align_corners):
+    attrs = (interpolation_mode, padding_mode, align_corners)
+    if interpolation_mode == _NEAREST:
+        return F._new_zeros(g, tuple(grid.shape))
+    taps = _taps_of(F, input.shape, grid, attrs)
+    n, c = input.shape[0], input.shape[1]
+    read, rows = _reader(F, input), F.reshape(g, (n, c, -1))
+    _, slopes = _tap_weights(F, grid, taps, interpolation_mode)
+    per_dim = [None] * len(taps.fraction)
+    for t in range(len(taps.corners)):
+        seen = F.sum(rows * read(taps.index[t]), 1)
+        for d, s in enumerate(slopes[t]):
+            term = seen * s
+            per_dim[d] = term if per_dim[d] is None else per_dim[d] + term
+    return F.reshape(F.stack(per_dim[::-1], 2), tuple(grid.shape))
+
+
+def _jvp(F, t, input, grid, interpolation_mode, padding_mode, align_corners):
+    attrs = (interpolation_mode, padding_mode, align_corners)
+    taps = _taps_of(F, input.shape, grid, attrs)
+    out = None if t[0] is None else _sample(F, t[0], grid, attrs, taps)
+    if t[1] is None or interpolation_mode == _NEAREST:
+        if out is None:                          # nearest: the grid moves nothing
+            return F._new_zeros(grid, tuple(input.shape)[:2] + tuple(grid.shape)[1:-1])
+        return _out_shaped(F, out, grid)
+    read, moves = _reader(F, input), F.reshape(t[1], (input.shape[0], -1, t[1].shape[-1]))
+    k = len(taps.fraction)
+    _, slopes = _tap_weights(F, grid, taps, interpolation_mode)
+    for i, tap_slopes in enumerate(slopes):
+        speed = sum(F.select(moves, 2, k - 1 - d) * s for d, s in enumerate(tap_slopes))
+        term = read(taps.index[i]) * F.unsqueeze(speed, 1)
+        out = term if out is None else out + term
+    return _out_shaped(F, out, grid)
+
+
+def _out_shaped(F, out, grid):
+    """(N, C, P) -> (N, C, *grid's points)."""
+    return F.reshape(out, tuple(out.shape)[:2] + tuple(grid.shape)[1:-1])
+
+
+GRID_SAMPLER_2D = defop("grid_sampler_2d", _forward, inputs=("input", "grid"), attrs=_ATTRS,
+                        node_name="GridSampler2DBackward0", vjp=(_input_grad, _grid_grad),
+                        jvp=_jvp)
+GRID_SAMPLER_3D = defop("grid_sampler_3d", _forward, inputs=("input", "grid"), attrs=_ATTRS,
+                        node_name="GridSampler3DBackward0", vjp=(_input_grad, _grid_grad),
+                        jvp=_jvp)
+OP_NAMES = ("grid_sampler_2d", "grid_sampler_3d")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """The table op for a 4-D or 5-D input (Note [grid sampling as weighted taps])."""
+    op = GRID_SAMPLER_2D if input.dim() == 4 else GRID_SAMPLER_3D
+    attrs = {"interpolation_mode": int(interpolation_mode), "padding_mode": int(padding_mode),
+             "align_corners": bool(align_corners)}
+    return apply_op(op, (input, grid), attrs)
