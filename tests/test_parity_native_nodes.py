@@ -1,6 +1,7 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
 upsampling, padding (reflect, replicate, circular), unfold/fold, max unpooling, pdist,
-pairwise_distance, embedding_bag, the margin losses, affine_grid and grid_sample record the
+pairwise_distance, embedding_bag, the margin losses, affine_grid, grid_sample and
+scaled_dot_product_attention (where the reference fuses it) record the
 reference's nodes (grad_fn names and their next_functions) and give its values,
 gradients, indices and running statistics, in float64 and float32, with ties (skips
 without torch)."""
@@ -587,3 +588,42 @@ def test_grid_sample_node_values_gradients(dims, mode, pad, align, dtype):
     _assert_same_nodes_and_values(_grid_case(cr, dims, mode, pad, align, dtype),
                                   _grid_case(torch, dims, mode, pad, align, dtype),
                                   1e-12 if dtype == "float64" else 2e-5)
+
+
+# --- scaled_dot_product_attention: the fused CPU node where the reference fuses -------------
+ATTENTION = [((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {}),
+             ((2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"is_causal": True, "scale": 0.3}),
+             ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"attn_mask": "bool"}),
+             ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"attn_mask": "float"}),
+             ((2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"enable_gqa": True}),
+             ((2, 3, 4), (2, 5, 4), (2, 5, 6), {"attn_mask": "bool", "scale": 0.7}),   # math
+             ((2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6), {"enable_gqa": True}),          # math
+             ((2, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4), {"is_causal": True})]            # math
+
+
+def _attention_case(lib, q_shape, k_shape, v_shape, kwargs, dtype):
+    kwargs = dict(kwargs)
+    arrays = [np.sin(np.arange(np.prod(s)) * (0.3 + i)).reshape(s) * 2
+              for i, s in enumerate((q_shape, k_shape, v_shape))]
+    inputs = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays]
+    length, source = q_shape[-2], k_shape[-2]
+    if kwargs.get("attn_mask") == "bool":
+        kept = np.cos(np.arange(length * source)).reshape(length, source) > -0.3
+        kept[1] = False                                          # a query attending to nothing
+        kwargs["attn_mask"] = lib.tensor(kept)
+    elif kwargs.get("attn_mask") == "float":
+        kwargs["attn_mask"] = lib.tensor(np.cos(np.arange(length * source)).reshape(
+            length, source), dtype=getattr(lib, dtype))
+    y = lib.nn.functional.scaled_dot_product_attention(*inputs, **kwargs)
+    w = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad(y, inputs, w)
+    fused = type(y.grad_fn).__name__.startswith("ScaledDotProduct")
+    return (_nodes(y) if fused else "math"), [y.detach().numpy()] + [t.numpy() for t in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", ATTENTION, ids=[str(i) for i in range(len(ATTENTION))])
+def test_attention_node_values_gradients(case, dtype):
+    _assert_same_nodes_and_values(_attention_case(cr, *case, dtype),
+                                  _attention_case(torch, *case, dtype),
+                                  1e-12 if dtype == "float64" else 1e-5)

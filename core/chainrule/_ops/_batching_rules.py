@@ -566,6 +566,18 @@ def grid_sampler(call, op, args, batched, attrs):
     return _batch_unfolded(out, 0, input.shape[0])
 
 
+def flash_attention(call, op, args, batched, attrs):
+    """The fused attention op over (B, H, L, E): the batch folds into B (a mask with
+    its own B repeated once per entry; a fresh scratch for the folded call)."""
+    query, key, value = _materialized(args, batched)
+    size, mask = query.shape[0], attrs["attn_mask"]
+    if mask is not None and mask.ndim == 4 and mask.shape[0] > 1:
+        mask = np.concatenate([mask] * size)
+    out = call(op, [_batch_folded(t, 0) for t in (query, key, value)],
+               dict(attrs, attn_mask=mask, scratch={}))
+    return _batch_unfolded(out, 0, size)
+
+
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked (with the
     reference's warning where it falls back too)."""
@@ -598,7 +610,7 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "pre
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
-               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "norm_dim", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
+               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "norm_dim", "nansum", "softmax", "_safe_softmax", "log_softmax", "cumsum", "cumprod",
                "logcumsumexp", "median", "nanmedian"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
@@ -649,6 +661,7 @@ RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _sh
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
 RULES.update({n: grid_sampler for n in _grid_sampler.OP_NAMES})
+RULES["_scaled_dot_product_flash_attention_for_cpu"] = flash_attention
 RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
 RULES.update({n: hinge_loss for n in ("multilabel_margin_loss", "multi_margin_loss")})
 RULES["affine_grid_generator"] = affine_grid
