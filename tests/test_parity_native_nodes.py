@@ -627,3 +627,19 @@ def test_attention_node_values_gradients(case, dtype):
     _assert_same_nodes_and_values(_attention_case(cr, *case, dtype),
                                   _attention_case(torch, *case, dtype),
                                   1e-12 if dtype == "float64" else 1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("pad", ["zeros", "reflection"])
+def test_grid_sample_16_bit_rounds_like_the_reference(pad, dtype):
+    """Step-by-step rounding: the output and the input gradient to the bit."""
+    def run(lib):
+        x = lib.tensor(np.sin(np.arange(2 * 2 * 4 * 5) * 0.7).reshape(2, 2, 4, 5),
+                       dtype=getattr(lib, dtype)).requires_grad_()
+        grid = lib.tensor(np.cos(np.arange(2 * 3 * 3 * 2) * 1.3).reshape(2, 3, 3, 2) * 1.1,
+                          dtype=getattr(lib, dtype))
+        y = lib.nn.functional.grid_sample(x, grid, padding_mode=pad, align_corners=False)
+        (g,) = lib.autograd.grad(y, x, lib.ones_like(y))
+        return [y.detach().float().numpy(), g.float().numpy()]
+    for ours, theirs in zip(run(cr), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)

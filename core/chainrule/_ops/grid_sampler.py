@@ -3,7 +3,7 @@ reference's (GridSampler2DBackward0, GridSampler3DBackward0).
 
 Note [grid sampling as weighted taps]
     Output point p of (N, C, *out) reads the input (N, C, *in) at the grid's position
-    (x, y[, z] in [-1, 1], unnormalized to pixels: ``scale * coord + shift``). The
+    (x, y[, z] in [-1, 1], unnormalized to pixels with slope ``scale``). The
     position's integer part picks the taps (bilinear: the 2**k corners; nearest: the
     rounded point; bicubic: the 4 x 4 neighbours) and its fraction f weighs them: per
     dim, bilinear ``1 - f, f``, bicubic the cubic-convolution polynomials (A = -0.75),
@@ -18,7 +18,9 @@ Note [grid sampling as weighted taps]
         d grid (dim d)    = mult_d * sum_t w_t'(f)_d * sum_c g[n, c, p] * input[n, c, tap_t]
     The formulas below run on arrays (the fast backward) and on tensors, where f is
     a tensor of the grid with slope ``mult`` (its value the array's), so double
-    backward and tangents follow; the reference has no double backward here.
+    backward and tangents follow; the reference has no double backward here. Positions
+    are computed in the grid's dtype with the reference's steps, and 16-bit input
+    gradients are summed in its order, so bfloat16 and float16 round as it does.
 """
 import itertools
 
@@ -35,13 +37,14 @@ _CUBIC_A = -0.75
 
 
 # --- positions (on the grid's values) --------------------------------------------------------
-def _scale_shift(size, align_corners, dtype):
-    """The unnormalization ``coord * scale + shift`` in the grid's dtype."""
+def _unnormalize(coord, size, align_corners):
+    """Grid coordinates in [-1, 1] as pixel positions (in the grid's dtype, rounded
+    step by step as the reference does) and the slope of that map."""
+    one, two = coord.dtype.type(1), coord.dtype.type(2)
     if align_corners:
-        scale = dtype.type(size - 1) / dtype.type(2)
-        return scale, scale
-    scale = dtype.type(size) / dtype.type(2)
-    return scale, scale - dtype.type(0.5)
+        return (coord + one) / two * coord.dtype.type(size - 1), \
+            coord.dtype.type(size - 1) / two
+    return ((coord + one) * coord.dtype.type(size) - one) / two, coord.dtype.type(size) / two
 
 
 def _clip(x, size):
@@ -92,8 +95,7 @@ class _Taps:
         points = np.asarray(grid).reshape(n, -1, k)
         self.fraction, self.mult, lows = [], [], []
         for d, size in enumerate(sizes):
-            scale, shift = _scale_shift(size, align_corners, points.dtype)
-            x = points[..., k - 1 - d] * scale + shift
+            x, scale = _unnormalize(points[..., k - 1 - d], size, align_corners)
             slope = None
             if mode != _BICUBIC:
                 x, slope = _padded(x, size, padding_mode, align_corners)
@@ -255,6 +257,8 @@ def _spread(F, shares, index, size):
         where = F.expand(_const(F, np.concatenate(list(index), 1)[:, None, :], shares[0]),
                          (n, c, index.shape[0] * index.shape[2]))
         return F.scatter_add(F._new_zeros(shares[0], (n, c, size)), 2, where, F.cat(shares, 2))
+    if shares[0].dtype.itemsize == 2:
+        return _spread_in_order(shares, index, size)
     # one bincount per channel over the (N, T * P) taps: the keys are built once
     keys = (np.arange(n)[:, None] * size + np.concatenate(list(index), 1)).reshape(-1)
     values = np.concatenate(shares, 2).transpose(1, 0, 2).reshape(c, -1)
@@ -262,6 +266,17 @@ def _spread(F, shares, index, size):
     for channel in range(c):
         out[channel] = np.bincount(keys, values[channel], minlength=n * size)
     return np.ascontiguousarray(out.reshape(c, n, size).transpose(1, 0, 2))
+
+
+def _spread_in_order(shares, index, size):
+    """:func:`_spread` for 16-bit dtypes, rounding after each addition in the
+    reference's order (output point by point, its taps in turn), so the sums match."""
+    n, c = shares[0].shape[0], shares[0].shape[1]
+    keys = np.arange(n)[:, None, None] * size + np.stack(list(index), 2)      # (N, P, T)
+    values = np.stack(shares, 3).transpose(0, 2, 3, 1)                        # (N, P, T, C)
+    out = np.zeros((n * size, c), shares[0].dtype)
+    np.add.at(out, keys.reshape(-1), values.reshape(-1, c))
+    return np.ascontiguousarray(out.reshape(n, size, c).transpose(0, 2, 1))
 
 
 def _grid_grad(F, g, input, grid, interpolation_mode, padding_mode, align_corners):
