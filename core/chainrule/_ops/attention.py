@@ -22,11 +22,14 @@ Note [attention as one op]
     differentiable ops, so double backward and tangents follow (the reference
     refuses double backward through this node).
 """
+import functools
+
 import numpy as np
 
 from ._common import public
 from ._namespaces import ARRAY_NS
 from ._registry import apply_op, defop
+from .linalg import _low_precision, in_float32
 
 
 # --- safe softmax ----------------------------------------------------------------------------
@@ -100,6 +103,20 @@ def _weights(F, query, key, result, attn_mask, scale, groups, scratch):
     return F._safe_softmax(scores, -1)
 
 
+def _in_float32(vjp):
+    """A VJP on the array path run on float32 copies of 16-bit arrays, its result
+    rounded once (the reference accumulates them in float32; see linalg.in_float32)."""
+    @functools.wraps(vjp)
+    def run(F, g, *rest):
+        if F.is_tensor_path() or not _low_precision(g.dtype):
+            return vjp(F, g, *rest)
+        rest = [r.astype(np.float32) if hasattr(r, "dtype") and _low_precision(r.dtype) else r
+                for r in rest]
+        return vjp(F, g.astype(np.float32), *rest).astype(g.dtype)
+    return run
+
+
+@in_float32
 def _flash_forward(query, key, value, attn_mask, scale, groups, scratch):
     weights = _array_weights(query, key, attn_mask, scale, groups)
     out = np.matmul(weights, _heads(ARRAY_NS, value, groups))
@@ -113,6 +130,7 @@ def _score_grad(F, g, query, key, value, result, attn_mask, scale, groups, scrat
     return weights * (moved - F.sum(g * result, -1, True))
 
 
+@_in_float32
 def _query_grad(F, g, query, key, value, result, attn_mask, scale, groups, scratch):
     scores = _score_grad(F, g, query, key, value, result, attn_mask, scale, groups, scratch)
     if not F.is_tensor_path():
@@ -120,6 +138,7 @@ def _query_grad(F, g, query, key, value, result, attn_mask, scale, groups, scrat
     return F.matmul(scores, _heads(F, key, groups)) * scale
 
 
+@_in_float32
 def _key_grad(F, g, query, key, value, result, attn_mask, scale, groups, scratch):
     kept = None if F.is_tensor_path() else scratch.pop("score_grad", None)
     if kept is not None and kept[0] is g and kept[1] is result:
@@ -129,6 +148,7 @@ def _key_grad(F, g, query, key, value, result, attn_mask, scale, groups, scratch
     return _group_sum(F, F.matmul(F.transpose(scores, -1, -2), query) * scale, groups)
 
 
+@_in_float32
 def _value_grad(F, g, query, key, result, attn_mask, scale, groups, scratch):
     weights = _weights(F, query, key, result, attn_mask, scale, groups, scratch)
     return _group_sum(F, F.matmul(F.transpose(weights, -1, -2), g), groups)

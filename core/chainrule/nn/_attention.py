@@ -13,8 +13,6 @@ from .._ops._common import FUNCTIONS as _FUNCTIONS
 from .._tensor import Tensor as _Tensor, on_device_of
 from ._dropout import _apply as _dropout, _check_p
 
-_FUSED_DTYPES = (np.float32, np.float64)
-
 
 def _repeat_heads(t, times):
     """(..., H, S, E) -> (..., H * times, S, E), each head repeated ``times`` in a row."""
@@ -51,7 +49,7 @@ def _fused(query, key, value, attn_mask, dropout_p, enable_gqa):
     if any(t.dim() != 4 or t.is_meta or (type(t) is not BatchedTensor and t.stride(-1) != 1)
            for t in (query, key, value)):
         return False
-    if query._data.dtype.type not in _FUSED_DTYPES or key.dtype != query.dtype or \
+    if not query.is_floating_point() or key.dtype != query.dtype or \
             value.dtype != query.dtype or (attn_mask is not None and attn_mask.requires_grad):
         return False
     (b, h, length, e), (bk, hk, source, ek) = tuple(query.shape), tuple(key.shape)
