@@ -45,13 +45,13 @@ def test_reflection_folds_back_with_a_negative_slope():
 
 
 def test_spreading_matches_adding_at_each_tap(rng):
-    shares = [rng.standard_normal((2, 3, 4)) for _ in range(2)]
-    index = rng.integers(0, 5, (2, 2, 4))
+    index = rng.integers(0, 5, (2, 2, 4))                          # (taps, N, points)
+    rows, weights = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 2, 4))
     expected = np.zeros((2, 3, 5))
-    for share, taps in zip(shares, index):
+    for w, taps in zip(weights, index):
         for n in range(2):
-            np.add.at(expected[n], (slice(None), taps[n]), share[n])
-    got = sampler_op._spread(sampler_op.ARRAY_NS, shares, index, 5)
+            np.add.at(expected[n], (slice(None), taps[n]), rows[n] * w[n])
+    got = sampler_op._spread(rows, weights, index, 5)
     np.testing.assert_allclose(got, expected, atol=1e-14)
 
 

@@ -169,16 +169,22 @@ def _fractions(F, grid, taps):
 
 
 def _tap_weights(F, grid, taps, mode):
-    """Per tap, its weight and per dim the weight's derivative in the grid (N, P)."""
+    """Per tap, its weight (N, P)."""
+    per_dim = [_dim_weights(f, mode)[0] for f in _fractions(F, grid, taps)]
+    return [_product([w[c] for w, c in zip(per_dim, corner)]) * _const(F, inside, grid)
+            for corner, inside in zip(taps.corners, taps.inside)]
+
+
+def _tap_slopes(F, grid, taps, mode):
+    """Per tap and dim, the derivative of the tap's weight in the grid (N, P)."""
     per_dim = [_dim_weights(f, mode) for f in _fractions(F, grid, taps)]
-    weights, slopes = [], []
-    for t, corner in enumerate(taps.corners):
-        inside = _const(F, taps.inside[t], grid)
-        weights.append(_product([w[c] for (w, _), c in zip(per_dim, corner)]) * inside)
-        slopes.append([_product([s[c] if e == d else w[c]
-                                 for e, ((w, s), c) in enumerate(zip(per_dim, corner))])
-                       * _const(F, taps.mult[d], grid) * inside for d in range(len(corner))])
-    return weights, slopes
+    out = []
+    for corner, inside in zip(taps.corners, taps.inside):
+        inside = _const(F, inside, grid)
+        out.append([_product([s[c] if e == d else w[c]
+                              for e, ((w, s), c) in enumerate(zip(per_dim, corner))])
+                    * _const(F, taps.mult[d], grid) * inside for d in range(len(corner))])
+    return out
 
 
 def _product(factors):
@@ -205,31 +211,46 @@ def _taps_of(F, input_shape, grid, attrs):
     return _Taps(_raw(F, grid), tuple(input_shape)[2:], *attrs)
 
 
-def _reader(F, input):
-    """A function from taps (N, P) to the input's values there, (N, C, P). Arrays read
-    rows of a channels-last copy (one row per tap: twice as fast as gathering along
-    the last dim)."""
+def _pixels(input):
+    """(N, C, *in) -> its channels-last rows (N * S, C) and each sample's first row
+    (N, 1): a tap reads one row (twice as fast as gathering along the last dim)."""
     n, c = input.shape[0], input.shape[1]
-    flat = F.reshape(input, (n, c, -1))
+    size = int(np.prod(input.shape[2:]))
+    pixels = input.reshape(n, c, size).transpose(0, 2, 1).reshape(n * size, c)
+    return pixels, on_device_of(np.arange(n)[:, None] * size, pixels)
+
+
+def _reader(F, input):
+    """A function from taps (N, P) to the input's values there, (N, C, P)."""
+    n, c = input.shape[0], input.shape[1]
     if F.is_tensor_path():
+        flat = F.reshape(input, (n, c, -1))
         return lambda index: F.gather(flat, 2, F.expand(_const(F, index[:, None, :], flat),
                                                         (n, c, index.shape[-1])))
-    size = flat.shape[2]
-    rows = flat.transpose(0, 2, 1).reshape(n * size, c)
-    starts = on_device_of(np.arange(n)[:, None] * size, rows)
-    return lambda index: rows[starts + on_device_of(index, rows)].transpose(0, 2, 1)
+    pixels, starts = _pixels(input)
+    return lambda index: pixels[starts + on_device_of(index, pixels)].transpose(0, 2, 1)
 
 
 # --- forward, VJPs and JVP -------------------------------------------------------------------
 def _sample(F, input, grid, attrs, taps=None):
-    """The sampled (N, C, P) (Note [grid sampling as weighted taps])."""
-    n, c = input.shape[0], input.shape[1]
+    """The sampled (N, C, P) (Note [grid sampling as weighted taps]); arrays are summed
+    channels-last, in place."""
     taps = taps or _taps_of(F, input.shape, grid, attrs)
-    read = _reader(F, input)
-    weights, _ = _tap_weights(F, grid, taps, attrs[0])
-    out = None
-    for t, w in enumerate(weights):
-        term = read(taps.index[t]) * F.unsqueeze(w, 1)
+    weights = _tap_weights(F, grid, taps, attrs[0])
+    if not F.is_tensor_path():
+        pixels, starts = _pixels(input)
+        out = None
+        for index, w in zip(taps.index, weights):
+            term = pixels[starts + on_device_of(index, pixels)]        # a fresh array
+            term *= w[..., None]
+            if out is None:
+                out = term
+            else:
+                out += term
+        return out.transpose(0, 2, 1)
+    read, out = _reader(F, input), None
+    for index, w in zip(taps.index, weights):
+        term = read(index) * F.unsqueeze(w, 1)
         out = term if out is None else out + term
     return out
 
@@ -244,39 +265,58 @@ def _input_grad(F, g, grid, input_shape, interpolation_mode, padding_mode, align
     taps = _taps_of(F, input_shape, grid, attrs)
     n, c = input_shape[0], input_shape[1]
     rows = F.reshape(g, (n, c, -1))
-    weights, _ = _tap_weights(F, grid, taps, interpolation_mode)
-    shares = [rows * F.unsqueeze(w, 1) for w in weights]
+    weights = _tap_weights(F, grid, taps, interpolation_mode)
     size = int(np.prod(input_shape[2:]))
-    return F.reshape(_spread(F, shares, taps.index, size), tuple(input_shape))
-
-
-def _spread(F, shares, index, size):
-    """Add each tap's (N, C, P) share into its input positions: (N, C, size)."""
-    n, c = shares[0].shape[0], shares[0].shape[1]
     if F.is_tensor_path():
-        where = F.expand(_const(F, np.concatenate(list(index), 1)[:, None, :], shares[0]),
-                         (n, c, index.shape[0] * index.shape[2]))
-        return F.scatter_add(F._new_zeros(shares[0], (n, c, size)), 2, where, F.cat(shares, 2))
-    if shares[0].dtype.itemsize == 2:
-        return _spread_in_order(shares, index, size)
-    # one bincount per channel over the (N, T * P) taps: the keys are built once
-    keys = (np.arange(n)[:, None] * size + np.concatenate(list(index), 1)).reshape(-1)
-    values = np.concatenate(shares, 2).transpose(1, 0, 2).reshape(c, -1)
-    out = np.empty((c, n * size), values.dtype)
+        spread = _scattered(F, [rows * F.unsqueeze(w, 1) for w in weights], taps.index, size)
+    else:
+        spread = _spread(rows, np.stack(weights), taps.index, size)
+    return F.reshape(spread, tuple(input_shape))
+
+
+def _scattered(F, shares, index, size):
+    """Each tap's (N, C, P) share added into its input positions: (N, C, size)."""
+    n, c = shares[0].shape[0], shares[0].shape[1]
+    where = F.expand(_const(F, np.concatenate(list(index), 1)[:, None, :], shares[0]),
+                     (n, c, index.shape[0] * index.shape[2]))
+    return F.scatter_add(F._new_zeros(shares[0], (n, c, size)), 2, where, F.cat(shares, 2))
+
+
+def _spread(rows, weights, index, size):
+    """:func:`_scattered` on arrays, from the output gradient ``rows`` (N, C, P) and
+    the taps' ``weights`` (T, N, P): one bincount per channel over all taps."""
+    n, c = rows.shape[0], rows.shape[1]
+    keys = index + np.arange(n)[:, None] * size                               # (T, N, P)
+    if rows.dtype.itemsize == 2:
+        return _spread_in_order(rows, weights, keys, size)
+    out, flat_keys = np.empty((c, n * size), rows.dtype), keys.reshape(-1)
     for channel in range(c):
-        out[channel] = np.bincount(keys, values[channel], minlength=n * size)
+        out[channel] = np.bincount(flat_keys, (weights * rows[:, channel]).reshape(-1),
+                                   minlength=n * size)
     return np.ascontiguousarray(out.reshape(c, n, size).transpose(1, 0, 2))
 
 
-def _spread_in_order(shares, index, size):
+def _spread_in_order(rows, weights, keys, size):
     """:func:`_spread` for 16-bit dtypes, rounding after each addition in the
     reference's order (output point by point, its taps in turn), so the sums match."""
-    n, c = shares[0].shape[0], shares[0].shape[1]
-    keys = np.arange(n)[:, None, None] * size + np.stack(list(index), 2)      # (N, P, T)
-    values = np.stack(shares, 3).transpose(0, 2, 3, 1)                        # (N, P, T, C)
-    out = np.zeros((n * size, c), shares[0].dtype)
-    np.add.at(out, keys.reshape(-1), values.reshape(-1, c))
+    n, c = rows.shape[0], rows.shape[1]
+    values = weights.transpose(1, 2, 0)[..., None] * rows.transpose(0, 2, 1)[:, :, None, :]
+    out = np.zeros((n * size, c), rows.dtype)
+    np.add.at(out, keys.transpose(1, 2, 0).reshape(-1), values.reshape(-1, c))
     return np.ascontiguousarray(out.reshape(n, size, c).transpose(0, 2, 1))
+
+
+def _seen(F, input, g, taps):
+    """Per tap, sum over channels of the output gradient times the input there (N, P)."""
+    n, c = input.shape[0], input.shape[1]
+    if F.is_tensor_path():
+        read, rows = _reader(F, input), F.reshape(g, (n, c, -1))
+        return [F.sum(rows * read(index), 1) for index in taps.index]
+    pixels, starts = _pixels(input)
+    points = np.ascontiguousarray(g.reshape(n, c, -1).transpose(0, 2, 1))       # (N, P, C)
+    if points.dtype.itemsize == 2:                   # (no einsum for bfloat16)
+        return [F.sum(pixels[starts + index] * points, 2) for index in taps.index]
+    return [np.einsum("npc,npc->np", pixels[starts + index], points) for index in taps.index]
 
 
 def _grid_grad(F, g, input, grid, interpolation_mode, padding_mode, align_corners):
@@ -284,13 +324,10 @@ def _grid_grad(F, g, input, grid, interpolation_mode, padding_mode, align_corner
     if interpolation_mode == _NEAREST:
         return F._new_zeros(g, tuple(grid.shape))
     taps = _taps_of(F, input.shape, grid, attrs)
-    n, c = input.shape[0], input.shape[1]
-    read, rows = _reader(F, input), F.reshape(g, (n, c, -1))
-    _, slopes = _tap_weights(F, grid, taps, interpolation_mode)
+    slopes = _tap_slopes(F, grid, taps, interpolation_mode)
     per_dim = [None] * len(taps.fraction)
-    for t in range(len(taps.corners)):
-        seen = F.sum(rows * read(taps.index[t]), 1)
-        for d, s in enumerate(slopes[t]):
+    for seen, tap_slopes in zip(_seen(F, input, g, taps), slopes):
+        for d, s in enumerate(tap_slopes):
             term = seen * s
             per_dim[d] = term if per_dim[d] is None else per_dim[d] + term
     return F.reshape(F.stack(per_dim[::-1], 2), tuple(grid.shape))
@@ -306,7 +343,7 @@ def _jvp(F, t, input, grid, interpolation_mode, padding_mode, align_corners):
         return _out_shaped(F, out, grid)
     read, moves = _reader(F, input), F.reshape(t[1], (input.shape[0], -1, t[1].shape[-1]))
     k = len(taps.fraction)
-    _, slopes = _tap_weights(F, grid, taps, interpolation_mode)
+    slopes = _tap_slopes(F, grid, taps, interpolation_mode)
     for i, tap_slopes in enumerate(slopes):
         speed = sum(F.select(moves, 2, k - 1 - d) * s for d, s in enumerate(tap_slopes))
         term = read(taps.index[i]) * F.unsqueeze(speed, 1)
