@@ -87,3 +87,27 @@ def test_vmap_folds_the_batch_and_repeats_a_batched_mask(rng):
     fn = lambda a: F.scaled_dot_product_attention(a, kv, kv, attn_mask=mask)  # noqa: E731
     expected = cr.stack([fn(a) for a in q])
     np.testing.assert_allclose(cr.vmap(fn)(q).numpy(), expected.numpy(), atol=1e-14)
+
+
+def test_errors_as_the_reference_gives_them(rng):
+    q, k = (cr.tensor(rng.standard_normal(s)) for s in ((2, 2, 3, 4), (2, 2, 5, 4)))
+    with pytest.raises(RuntimeError, match="^dropout probability has to be between 0 and 1, "
+                                           "but got 1.5$"):
+        F.scaled_dot_product_attention(q, k, k, dropout_p=1.5)
+    with pytest.raises(RuntimeError, match="flash_attention: Currently do not support dropout"):
+        F.scaled_dot_product_attention(q, k, k, dropout_p=-0.1)     # the fused path's check
+    assert F.scaled_dot_product_attention(q[0], k[0], k[0], dropout_p=-0.1).shape == (2, 3, 4)
+    with pytest.raises(RuntimeError, match="^Number of heads in key and value must divide"):
+        F.scaled_dot_product_attention(cr.ones(2, 3, 3, 4), k, k, enable_gqa=True)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b \\(4\\) at "
+                                           "non-singleton dimension 2"):
+        F.scaled_dot_product_attention(q, k, k, attn_mask=cr.zeros(4, 5))
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
+        F.scaled_dot_product_attention(q[0], k[0], k[0], attn_mask=cr.zeros(3, 5), is_causal=True)
+
+
+def test_the_fused_path_reads_is_causal_alone_when_a_mask_comes_too(rng):
+    q, k = (cr.tensor(rng.standard_normal(s)) for s in ((2, 2, 3, 4), (2, 2, 5, 4)))
+    both = F.scaled_dot_product_attention(q, k, k, attn_mask=cr.zeros(3, 5) - 5, is_causal=True)
+    np.testing.assert_array_equal(both.numpy(),
+                                  F.scaled_dot_product_attention(q, k, k, is_causal=True).numpy())
