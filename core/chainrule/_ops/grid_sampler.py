@@ -16,9 +16,11 @@ Note [grid sampling as weighted taps]
         out[n, c, p]      = sum_t w_t(f) * input[n, c, tap_t]
         d input           = the output gradient times w_t, added back into tap_t
         d grid (dim d)    = mult_d * sum_t w_t'(f)_d * sum_c g[n, c, p] * input[n, c, tap_t]
-    The formulas below run on arrays (the fast backward) and on tensors, where f is
-    a tensor of the grid with slope ``mult`` (its value the array's), so double
-    backward and tangents follow; the reference has no double backward here. Positions
+    The weights and slopes are one formula for arrays (the fast backward) and tensors,
+    where f is a tensor of the grid with slope ``mult`` (its value the array's);
+    reading and adding back are gather / scatter_add / sum on tensors, so double
+    backward and tangents follow (the reference has no double backward here), and
+    channels-last row reads, a bincount per channel and einsum on arrays. Positions
     are computed in the grid's dtype with the reference's steps, and 16-bit input
     gradients are summed in its order, so bfloat16 and float16 round as it does.
 """
