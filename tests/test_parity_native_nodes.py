@@ -1,6 +1,7 @@
 """Parity tier: batch norm, instance norm, group norm, the poolings, the convolutions,
 upsampling, padding (reflect, replicate, circular), unfold/fold, max unpooling, pdist,
-pairwise_distance, embedding_bag, the margin losses and affine_grid record the
+pairwise_distance, embedding_bag, the margin losses, affine_grid, grid_sample and
+scaled_dot_product_attention (where the reference fuses it) record the
 reference's nodes (grad_fn names and their next_functions) and give its values,
 gradients, indices and running statistics, in float64 and float32, with ties (skips
 without torch)."""
@@ -560,3 +561,87 @@ def test_affine_grid_node_values_double_backward(size, align_corners, dtype):
         gg, = lib.autograd.grad((gt * gt).sum(), g)
         return _nodes(grid), [grid.detach().numpy(), gt.detach().numpy(), gg.numpy()]
     _assert_same_nodes_and_values(run(cr), run(torch), 1e-12 if dtype == "float64" else 1e-5)
+
+
+# --- grid_sample: GridSampler2DBackward0 / GridSampler3DBackward0, every mode and padding ----
+GRIDS = [(dims, mode, pad, align) for dims in (2, 3)
+         for mode in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")
+         for align in (True, False) if not (dims == 3 and mode == "bicubic")]
+
+
+def _grid_case(lib, dims, mode, pad, align, dtype):
+    x = np.sin(np.arange(2 * 3 * 4 * 5 * (3 if dims == 3 else 1)) * 0.7)
+    x = x.reshape((2, 3, 4, 5) + ((3,) if dims == 3 else ()))
+    g = np.cos(np.arange(2 * 12 * dims * (2 if dims == 3 else 1)) * 1.3) * 1.3
+    g = g.reshape((2, 4, 3) + ((2,) if dims == 3 else ()) + (dims,))
+    g.reshape(-1)[:6] = [-1.0, 1.0, 0.0, 1.0, -1.0, 0.5]           # borders and centres
+    X, G = (lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in (x, g))
+    y = lib.nn.functional.grid_sample(X, G, mode=mode, padding_mode=pad, align_corners=align)
+    w = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad(y, (X, G), w)
+    return _nodes(y), [y.detach().numpy()] + [t.numpy() for t in grads]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dims, mode, pad, align", GRIDS, ids=["-".join(map(str, c)) for c in GRIDS])
+def test_grid_sample_node_values_gradients(dims, mode, pad, align, dtype):
+    _assert_same_nodes_and_values(_grid_case(cr, dims, mode, pad, align, dtype),
+                                  _grid_case(torch, dims, mode, pad, align, dtype),
+                                  1e-12 if dtype == "float64" else 2e-5)
+
+
+# --- scaled_dot_product_attention: the fused CPU node where the reference fuses -------------
+ATTENTION = [((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {}),
+             ((2, 2, 5, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"is_causal": True, "scale": 0.3}),
+             ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"attn_mask": "bool"}),
+             ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"attn_mask": "float"}),
+             ((2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), {"enable_gqa": True}),
+             ((2, 3, 4), (2, 5, 4), (2, 5, 6), {"attn_mask": "bool", "scale": 0.7}),   # math
+             ((2, 4, 3, 4), (2, 2, 5, 4), (2, 2, 5, 6), {"enable_gqa": True}),          # math
+             ((2, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4), {"is_causal": True})]            # math
+
+
+def _attention_case(lib, q_shape, k_shape, v_shape, kwargs, dtype):
+    kwargs = dict(kwargs)
+    arrays = [np.sin(np.arange(np.prod(s)) * (0.3 + i)).reshape(s) * 2
+              for i, s in enumerate((q_shape, k_shape, v_shape))]
+    inputs = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in arrays]
+    length, source = q_shape[-2], k_shape[-2]
+    if kwargs.get("attn_mask") == "bool":
+        kept = np.cos(np.arange(length * source)).reshape(length, source) > -0.3
+        kept[1] = False                                          # a query attending to nothing
+        kwargs["attn_mask"] = lib.tensor(kept)
+    elif kwargs.get("attn_mask") == "float":
+        kwargs["attn_mask"] = lib.tensor(np.cos(np.arange(length * source)).reshape(
+            length, source), dtype=getattr(lib, dtype))
+    y = lib.nn.functional.scaled_dot_product_attention(*inputs, **kwargs)
+    w = lib.tensor(np.sin(np.arange(y.numel())).reshape(tuple(y.shape)), dtype=y.dtype)
+    grads = lib.autograd.grad(y, inputs, w)
+    fused = type(y.grad_fn).__name__.startswith("ScaledDotProduct")
+    return (_nodes(y) if fused else "math"), [t.detach().to(lib.float64).numpy()
+                                              for t in (y,) + tuple(grads)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+@pytest.mark.parametrize("case", ATTENTION, ids=[str(i) for i in range(len(ATTENTION))])
+def test_attention_node_values_gradients(case, dtype):
+    """(bfloat16: both accumulate in float32; their roundings differ by a unit or two)"""
+    tol = {"float64": 1e-12, "float32": 1e-5, "bfloat16": 4e-2}[dtype]
+    _assert_same_nodes_and_values(_attention_case(cr, *case, dtype),
+                                  _attention_case(torch, *case, dtype), tol)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("pad", ["zeros", "reflection"])
+def test_grid_sample_16_bit_rounds_like_the_reference(pad, dtype):
+    """Step-by-step rounding: the output and the input gradient to the bit."""
+    def run(lib):
+        x = lib.tensor(np.sin(np.arange(2 * 2 * 4 * 5) * 0.7).reshape(2, 2, 4, 5),
+                       dtype=getattr(lib, dtype)).requires_grad_()
+        grid = lib.tensor(np.cos(np.arange(2 * 3 * 3 * 2) * 1.3).reshape(2, 3, 3, 2) * 1.1,
+                          dtype=getattr(lib, dtype))
+        y = lib.nn.functional.grid_sample(x, grid, padding_mode=pad, align_corners=False)
+        (g,) = lib.autograd.grad(y, x, lib.ones_like(y))
+        return [y.detach().float().numpy(), g.float().numpy()]
+    for ours, theirs in zip(run(cr), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)

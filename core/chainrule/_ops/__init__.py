@@ -19,6 +19,8 @@ from . import im2col  # noqa: F401
 from . import unpooling  # noqa: F401
 from . import distance  # noqa: F401
 from . import embedding_bag  # noqa: F401
+from . import grid_sampler  # noqa: F401
+from . import attention  # noqa: F401
 from . import margin_losses  # noqa: F401
 from . import affine_grid  # noqa: F401
 from . import ctc  # noqa: F401

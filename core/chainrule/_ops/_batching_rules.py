@@ -38,6 +38,7 @@ from . import nn as _nn
 from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
 from . import distance as _distance, im2col as _im2col, unpooling as _unpooling
+from . import grid_sampler as _grid_sampler
 from .._batched import PERFORMANCE_DROP
 from .._tensor import Tensor
 from ._common import FUNCTIONS
@@ -557,6 +558,26 @@ def fold_into_n(call, op, args, batched, attrs):
     return _batch_unfolded(out, 0, args[0].shape[0])
 
 
+def grid_sampler(call, op, args, batched, attrs):
+    """grid_sampler_2d/3d sample each of N on its own: the batch folds into N of both
+    the input and the grid (an unbatched one expanded to the batch first)."""
+    input, grid = _materialized(args, batched)
+    out = call(op, [_batch_folded(input, 0), _batch_folded(grid, 0)], attrs)
+    return _batch_unfolded(out, 0, input.shape[0])
+
+
+def flash_attention(call, op, args, batched, attrs):
+    """The fused attention op over (B, H, L, E): the batch folds into B (a mask with
+    its own B repeated once per entry; a fresh scratch for the folded call)."""
+    query, key, value = _materialized(args, batched)
+    size, mask = query.shape[0], attrs["attn_mask"]
+    if mask is not None and mask.ndim == 4 and mask.shape[0] > 1:
+        mask = np.concatenate([mask] * size)
+    out = call(op, [_batch_folded(t, 0) for t in (query, key, value)],
+               dict(attrs, attn_mask=mask, scratch={}))
+    return _batch_unfolded(out, 0, size)
+
+
 def per_entry(call, op, args, batched, attrs):
     """The fallback: the op once per batch entry, the results stacked (with the
     reference's warning where it falls back too)."""
@@ -589,7 +610,7 @@ _NN_ELEMENTWISE = {"gelu", "silu", "softplus", "leaky_relu", "elu", "celu", "pre
                    "hardsigmoid", "hardswish", "mish", "softsign", "tanhshrink", "softshrink",
                    "hardshrink", "threshold", "log_sigmoid"}
 _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", "std",
-               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "norm_dim", "nansum", "softmax", "log_softmax", "cumsum", "cumprod",
+               "amax", "amin", "max", "min", "logsumexp", "linalg_vector_norm", "norm_dim", "nansum", "softmax", "_safe_softmax", "log_softmax", "cumsum", "cumprod",
                "logcumsumexp", "median", "nanmedian"}
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
@@ -639,6 +660,8 @@ RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
 RULES["_embedding_bag"] = embedding_bag
+RULES.update({n: grid_sampler for n in _grid_sampler.OP_NAMES})
+RULES["_scaled_dot_product_flash_attention_for_cpu"] = flash_attention
 RULES["soft_margin_loss"] = mse_loss                 # element-wise losses, then the reduction
 RULES.update({n: hinge_loss for n in ("multilabel_margin_loss", "multi_margin_loss")})
 RULES["affine_grid_generator"] = affine_grid

@@ -602,18 +602,35 @@ def _upsample_backward_samples():
         ((1, 2, 3), (1, 2, 5), {"size": (5,), "mode": "nearest"}, "nearest")))
 
 
+_DEAD_ROW_MASK = cr.tensor([[True, False, True, True, False], [False] * 5,
+                            [True, True, False, True, True]])
+_FLOAT_MASK = cr.tensor([[0.5, -1.0, 0.0, 2.0, -float("inf")]], dtype=cr.float64)
+_FLASH = "_scaled_dot_product_flash_attention_for_cpu"
+
+
 def _attention_samples():
-    qkv = ((2, 3, 4), (2, 4, 4), (2, 4, 5))
+    """The math path's samples name _safe_softmax, the fused path's (4-D, one head size,
+    no dropout, a constant mask) the fused op (Note [attention as one op])."""
+    qkv, qkv4 = ((2, 3, 4), (2, 4, 4), (2, 4, 5)), ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4))
     return [
-        _both("softmax", "scaled_dot_product_attention", qkv),
-        _both("softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
+        _both("_safe_softmax", "scaled_dot_product_attention", qkv),
+        _both("_safe_softmax", "scaled_dot_product_attention", ((2, 3, 4), (2, 3, 4), (2, 3, 5)),
               {"is_causal": True}),
-        _both("softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
-                                                              "scale": 0.5}, note="bool mask"),
-        _both("softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
+        _both("_safe_softmax", "scaled_dot_product_attention", qkv, {"attn_mask": _BOOL_MASK,
+                                                                    "scale": 0.5}, note="bool mask"),
+        _both("_safe_softmax", "scaled_dot_product_attention", qkv + ((3, 4),),
               keywords=("attn_mask",), note="float mask"),
-        _both("softmax", "scaled_dot_product_attention",
+        _both("_safe_softmax", "scaled_dot_product_attention",
               ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 3)), {"enable_gqa": True}),
+        _both(_FLASH, "scaled_dot_product_attention", qkv4),
+        _both(_FLASH, "scaled_dot_product_attention", ((1, 2, 4, 3),) * 3, {"is_causal": True,
+                                                                            "scale": 0.7}),
+        _both(_FLASH, "scaled_dot_product_attention", qkv4, {"attn_mask": _DEAD_ROW_MASK},
+              note="a query attending to nothing"),
+        _both(_FLASH, "scaled_dot_product_attention", qkv4, {"attn_mask": _FLOAT_MASK},
+              note="float mask"),
+        _both(_FLASH, "scaled_dot_product_attention", ((1, 4, 3, 2), (1, 2, 4, 2), (1, 2, 4, 2)),
+              {"enable_gqa": True}),
     ]
 
 

@@ -19,7 +19,8 @@ def _conv_transpose3d_samples():
 
 def _grid_sample(x_shape, grid_shape, **kwargs):
     note = "grid_sample " + " ".join(f"{v}" for v in kwargs.values())
-    return _both("gather", "grid_sample", (x_shape, grid_shape), dict(kwargs), note=note,
+    op = f"grid_sampler_{len(x_shape) - 2}d"
+    return _both(op, "grid_sample", (x_shape, grid_shape), dict(kwargs), note=note,
                  domain=(-1.3, 1.3))
 
 
@@ -28,9 +29,12 @@ def _grid_samples():
                for m in ("bilinear", "bicubic") for p in ("zeros", "border", "reflection")
                for a in (True, False)]
     samples += [_grid_sample((1, 2, 2, 3, 3), (1, 2, 2, 1, 3), mode="bilinear", padding_mode=p,
-                             align_corners=a) for p in ("zeros", "reflection") for a in (True, False)]
-    samples.append(_grid_sample((2, 1, 3, 3), (2, 2, 2, 2), mode="nearest", padding_mode="border",
-                                align_corners=False))
+                             align_corners=a) for p in ("zeros", "border", "reflection")
+                for a in (True, False)]
+    samples += [_grid_sample((2, 1, 3, 3), (2, 2, 2, 2), mode="nearest", padding_mode=p,
+                             align_corners=False) for p in ("zeros", "border", "reflection")]
+    samples.append(_grid_sample((1, 2, 2, 3, 2), (1, 1, 2, 2, 3), mode="nearest",
+                                padding_mode="reflection", align_corners=True))
     samples += [_both("affine_grid_generator", "affine_grid", ((2, 2, 3),), {"size": (2, 1, 3, 4),
                                                              "align_corners": a}) for a in (True, False)]
     samples.append(_both("affine_grid_generator", "affine_grid", ((1, 3, 4),),
