@@ -219,3 +219,17 @@ def _normal(record):
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name):
     assert _normal(SCENARIOS[name](cr)) == _normal(SCENARIOS[name](torch))
+
+
+def test_torch_tensors_do_not_dispatch_back_into_chainrule():
+    """A torch tensor handed to a chainrule function (dlpack, array interop) is data:
+    its default __torch_function__ would only call the function again, so it does not
+    take part in dispatch, also once an overriding subclass has switched dispatch on."""
+    class Overriding(cr.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    assert isinstance(Overriding, type)
+    assert cr.from_dlpack(torch.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+    assert cr.as_tensor(torch.arange(2.0).numpy()).tolist() == [0.0, 1.0]

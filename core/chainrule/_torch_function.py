@@ -110,7 +110,17 @@ def _kind(t):
     from ._tensor import Tensor
     if t is Tensor:
         return _EXACT
-    return getattr(t, "__torch_function__", DISABLED) is not DISABLED
+    method = getattr(t, "__torch_function__", DISABLED)
+    return method is not DISABLED and not _reference_default(method)
+
+
+def _reference_default(method):
+    """Whether ``method`` is the reference library's own Tensor.__torch_function__ (a
+    torch tensor handed to a chainrule function, by dlpack or numpy interop): it only
+    calls the function again, which would dispatch back to it without end."""
+    fn = getattr(method, "__func__", method)
+    return getattr(fn, "__qualname__", None) == "Tensor.__torch_function__" and \
+        getattr(fn, "__module__", None) == "torch._tensor"
 
 
 def _candidates(args, kwargs):
