@@ -110,7 +110,8 @@ DIV = defop("div", np.true_divide, inputs=("self", "other"),
             vjp=(lambda F, g, other: g / F.conj(other),
                  lambda F, g, self, other: -g * F.conj(self / (other * other))),
             jvp=lambda F, t, self, other: t[0] / other - t[1] * self / (other * other))
-DIV_ROUNDED = defop("div_rounded", lambda a, b, rounding_mode: _DIV_ROUNDED_KERNELS[rounding_mode](
+DIV_ROUNDED = defop("div_rounded",
+                    lambda a, b, rounding_mode: _DIV_ROUNDED_KERNELS[rounding_mode](
                         a, b, rounding_mode),
                     inputs=("self", "other"), attrs=("rounding_mode",), node_name="DivBackward1",
                     vjp=(lambda F, g: g * 0, lambda F, g: g * 0), jvp=lambda F, t: t[0] * 0)
@@ -217,11 +218,12 @@ SIGMOID = _unary("sigmoid", lambda a: _sigmoid(a),
                  lambda F, t, result: t[0] * (result * (1 - result)))
 RELU = _unary("relu", refusing(refusing(_relu_forward, BOOL_KIND, raising(
                   RuntimeError, "Boolean inputs not supported for relu")), COMPLEX_KIND,
-                  raising(NotImplementedError, "clamp is not supported for complex types")),
+                  _CLAMP_COMPLEX),
               lambda F, g, result: g * (result > 0), lambda F, t, result: t[0] * (result > 0))
 ERF = _unary("erf", _erf, lambda F, g, self: g * F.erf_prime(self),
              lambda F, t, self: t[0] * F.erf_prime(self))
-ABS = _unary("abs", refusing(np.abs, BOOL_KIND, kernel_error("abs_cpu")), lambda F, g, self: g * F.sgn(self),
+ABS = _unary("abs", refusing(np.abs, BOOL_KIND, kernel_error("abs_cpu")),
+             lambda F, g, self: g * F.sgn(self),
              lambda F, t, self: F.real(F.conj(F.sgn(self)) * t[0]) if F.is_complex(self)
              else t[0] * F.sgn(self))
 SIGN = _unary("sign", _sign_forward, lambda F, g: g * 0, lambda F, t: t[0] * 0)
@@ -235,7 +237,8 @@ RSUB = defop("rsub", lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
              vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha),
                   lambda F, g: g),
              jvp=lambda F, t, alpha: t[1] - alpha * t[0])
-POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e), inputs=("exponent",),
+POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e),
+                        inputs=("exponent",),
                         attrs=("base",), node_name="PowBackward2",
                         vjp=(lambda F, g, result, base:
                              g * F.conj(F.pow_grad_scalar_base(result, base)),),
@@ -259,8 +262,9 @@ CLAMP_TENSOR = defop("clamp_tensor", refusing(refusing(
                      + t[1] * ((self < min) * (min <= max)) + t[2] * ((self > max) + (min > max)))
 FLOOR = _unary("floor", _rounding(np.floor, "floor"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 CEIL = _unary("ceil", _rounding(np.ceil, "ceil"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
-ROUND = _unary("round", refusing(np.round, BOOL_KIND + COMPLEX_KIND,
-                                kernel_error("round_vml_cpu")), lambda F, g: g * 0, lambda F, t: t[0] * 0)
+ROUND = _unary("round",
+               refusing(np.round, BOOL_KIND + COMPLEX_KIND, kernel_error("round_vml_cpu")),
+               lambda F, g: g * 0, lambda F, t: t[0] * 0)
 TRUNC = _unary("trunc", _rounding(np.trunc, "trunc"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 
 
@@ -776,22 +780,26 @@ LOGIT = defop("logit", refusing(lambda a, eps: _logit_forward(a, eps), COMPLEX_K
 SINC = _unary("sinc", lambda a: _sinc_forward(a),
               lambda F, g, self, result: g * F.conj(F.sinc_prime(self, result)),
               lambda F, t, self, result: t[0] * F.sinc_prime(self, result))
-FRAC = _unary("frac", refusing(lambda a: a - np.trunc(a), BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND,
-                              kernel_error("frac_cpu")), lambda F, g: g, lambda F, t: t[0])
+FRAC = _unary("frac", refusing(lambda a: a - np.trunc(a),
+                              BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND, kernel_error("frac_cpu")),
+              lambda F, g: g, lambda F, t: t[0])
 NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
                    np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
                    attrs=("nan", "posinf", "neginf"),
                    vjp=(lambda F, g, self: g * ((self - self) == 0),),       # finite self
                    jvp=lambda F, t, self: t[0] * ((self - self) == 0))
 ROUND_DECIMALS = defop("round_decimals", refusing(lambda a, decimals: np.round(a, decimals),
-                                                  BOOL_KIND + COMPLEX_KIND, kernel_error("round_cpu")),
+                                                  BOOL_KIND + COMPLEX_KIND,
+                                                  kernel_error("round_cpu")),
                        attrs=("decimals",), node_name="RoundBackward1",
                        vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
 RAD2DEG = _unary("rad2deg", refusing(np.rad2deg, COMPLEX_KIND, raising(
-                     RuntimeError, "rad2deg is not supported for complex tensors.")), lambda F, g: g * (180 / math.pi),
+                     RuntimeError, "rad2deg is not supported for complex tensors.")),
+                 lambda F, g: g * (180 / math.pi),
                  lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
 DEG2RAD = _unary("deg2rad", refusing(np.deg2rad, COMPLEX_KIND, raising(
-                     RuntimeError, "deg2rad is not supported for complex tensors.")), lambda F, g: g * (math.pi / 180),
+                     RuntimeError, "deg2rad is not supported for complex tensors.")),
+                 lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
 CLAMP_MIN = defop("clamp_min", refusing(lambda a, min: np.maximum(a, asarray(min, a.dtype)),
                                         COMPLEX_KIND, _CLAMP_COMPLEX),
@@ -892,7 +900,8 @@ LOGADDEXP = _binary("logaddexp", lambda a, b: _logaddexp_forward(a, b),
                      lambda F, g, self, other: g * F.conj(F.sigmoid(other - self))),
                     lambda F, t, self, other: t[0] * F.sigmoid(self - other)
                     + t[1] * F.sigmoid(other - self))
-LOGADDEXP2 = _binary("logaddexp2", refusing(np.logaddexp2, COMPLEX_KIND, kernel_error("logaddexp2_cpu")),
+LOGADDEXP2 = _binary("logaddexp2",
+                     refusing(np.logaddexp2, COMPLEX_KIND, kernel_error("logaddexp2_cpu")),
                      (lambda F, g, self, other: g * F.sigmoid((self - other) * _LN2),
                       lambda F, g, self, other: g * F.sigmoid((other - self) * _LN2)),
                      lambda F, t, self, other: t[0] * F.sigmoid((self - other) * _LN2)
@@ -1237,7 +1246,8 @@ def positive(input):
 
 # --- more of the reference's elementwise names ------------------------------------------
 # heaviside has no derivative in the reference either (its backward raises)
-HEAVISIDE = _binary("heaviside", lambda a, b: np.heaviside(a, b).astype(a.dtype, copy=False), (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
+HEAVISIDE = _binary("heaviside", lambda a, b: np.heaviside(a, b).astype(a.dtype, copy=False),
+                    (NOT_IMPLEMENTED, NOT_IMPLEMENTED),
                     NOT_IMPLEMENTED)
 
 

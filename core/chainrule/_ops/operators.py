@@ -430,7 +430,7 @@ def _check_scalar_bound_cast(self, args, kwargs):
     own = self.dtype
     out = _dtypes.result_type([own] if self._data.ndim else [], [] if self._data.ndim else [own],
                               bounds)
-    if out is own or np.can_cast(out.np, own.np, "same_kind"):
+    if _dtypes.can_cast(out, own):
         return
     raise RuntimeError(f"result type {_dtypes.scalar_type_name(out.np)} can't be cast "
                        f"to the desired output type {_dtypes.cpp_type_name(self._data.dtype)}")
