@@ -382,6 +382,71 @@ def test_plain_setitem_of_numbers_bumps_the_version_and_checks_bounds():
         z[0] = 1.0
 
 
+# --- views made in inference mode (Note [how a view was made]) -----------------------------
+_INFERENCE_VIEWS = {"slice": lambda b: b[:2], "t": lambda b: b.t(),
+                    "unsqueeze": lambda b: b[None], "split": lambda b: b.split(2)[0],
+                    "unbind": lambda b: b.unbind(0)[0], "view of a view": lambda b: b[:3][1:]}
+
+
+@pytest.mark.parametrize("requires_grad", [True, False], ids=["recorded", "plain"])
+@pytest.mark.parametrize("name", list(_INFERENCE_VIEWS))
+def test_a_view_made_in_inference_mode_of_a_normal_tensor_is_a_normal_view(name, requires_grad):
+    x = cr.ones(4, requires_grad=requires_grad)
+    b = x * 1
+    with cr.inference_mode():
+        v = _INFERENCE_VIEWS[name](b)
+        assert (v * 2).is_inference()          # what it makes in the mode is
+        assert [v.is_inference(), v._is_view(), v._base is b, v.grad_fn, v.is_leaf,
+                v.requires_grad] == [False, True, True, None, True, requires_grad]
+        v.add_(1)                               # written in the mode: versions shared
+    assert b._version == v._version == 1 and b.sum().item() == 4 + v.numel()
+    if requires_grad:                           # what flows to it goes nowhere
+        (v * 2).sum().backward()
+        assert x.grad is None and v.grad is None
+
+
+_INFERENCE_WRITE = ("A view was created in inference mode and is being modified inplace in "
+                    "normal mode. Given that this use case is ambiguous and error-prone, it is "
+                    "forbidden. You can clarify your code by moving both the view and the "
+                    "inplace either both inside the inference_mode block (if you don't want "
+                    "the inplace to be tracked) or both outside (if you want the inplace to "
+                    "be tracked).")
+
+
+def test_writing_an_inference_mode_view_outside_the_mode_is_refused_while_recording():
+    x = cr.ones(4, requires_grad=True)
+    b, c = x * 1, cr.ones(4)
+    with cr.inference_mode():
+        xv, plain = x[:3], c[:2]
+        parts = b.split(2)
+    with cr.no_grad():
+        later = xv[:2]                          # the inference mark is kept
+    for view in (xv, parts[0], later):
+        with pytest.raises(RuntimeError) as info:
+            view.mul_(2)
+        assert str(info.value) == _INFERENCE_WRITE
+    w = xv[:2]                                  # a view of it, made with grad on
+    assert type(w.grad_fn).__name__ == "SliceBackward0"
+    with pytest.raises(RuntimeError, match="^Output 0 of Slice is a view of a view which was "
+                                           "created in inference mode and is being modified "
+                                           "inplace in normal mode. Given"):
+        w.mul_(2)
+    with cr.no_grad():
+        xv.mul_(2)                              # not recorded: allowed
+    assert x.tolist() == [2.0, 2.0, 2.0, 1.0] and plain.mul_(2).tolist() == [2.0, 2.0]
+
+
+def test_a_view_made_in_inference_mode_of_a_no_grad_view_gets_the_inference_mark():
+    b = cr.ones(4, requires_grad=True) * 1
+    with cr.no_grad():
+        nv = b[:3]
+    with cr.inference_mode():
+        iv = nv[:2]
+    with pytest.raises(RuntimeError) as info:
+        iv.mul_(2)
+    assert str(info.value) == _INFERENCE_WRITE
+
+
 # --- Note [view fast path] ----------------------------------------------------------------
 _VIEW_OPS = {
     "view": lambda y: y.view(-1, 2), "reshape": lambda y: y.reshape(2, 6), "t": lambda y: y.t(),

@@ -42,6 +42,7 @@ struct ViewNames {
   PyObject* inference = PyUnicode_InternFromString("inference");
   PyObject* wrap = PyUnicode_InternFromString("_wrap");
   PyObject* no_grad_view = PyUnicode_InternFromString("NO_GRAD_VIEW");
+  PyObject* inference_view = PyUnicode_InternFromString("INFERENCE_VIEW");
   PyObject* no_accumulator = PyUnicode_InternFromString("NO_ACCUMULATOR");
 };
 const ViewNames& vn() {
@@ -120,14 +121,19 @@ PyObject* view_extras(PyObject* base_extra, PyObject* view_fn) {
 }
 
 // _made_under_no_grad(view, base) for a view made with grad mode off (Note [how a view
-// was made]): its creation mark and, where the base requires grad, requires_grad with
-// no accumulator; nothing for a view of an inference tensor.
+// was made]): its creation mark (an INFERENCE_VIEW mark is kept) and, where the base
+// requires grad, requires_grad with no accumulator; nothing for a view of an inference
+// tensor.
 bool mark_no_grad(PyObject* view, PyObject* base) {
   PyObject* extra = slot(view, vc.t.extra);
   if (slot(extra, vc.e_inference) != Py_False) return true;
   PyObject* mark = global(vc.views_dict, vn().no_grad_view);
-  if (mark == nullptr) return false;
-  set_slot(extra, vc.e_creation, mark);
+  PyObject* inference_mark = global(vc.views_dict, vn().inference_view);
+  if (mark == nullptr || inference_mark == nullptr) return false;
+  PyObject* previous = slot(extra, vc.e_creation);
+  int kept = PyObject_RichCompareBool(previous, inference_mark, Py_EQ);
+  if (kept < 0) return false;
+  if (!kept) set_slot(extra, vc.e_creation, mark);
   if (slot(base, vc.t.requires_grad) != Py_True) return true;
   PyObject* no_accumulator = global(vc.views_dict, vn().no_accumulator);
   if (no_accumulator == nullptr) return false;

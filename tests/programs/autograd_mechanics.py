@@ -93,6 +93,12 @@ print(torch.is_inference(t), torch.is_inference(x), t.is_inference())
 report("inference tensor saved", lambda: (x * t).sum().backward())
 report("inference in-place outside", lambda: t.add_(1))
 report("clone is normal", lambda: torch.is_inference(t.clone()))
+with torch.inference_mode():        # views of normal tensors stay normal tensors
+    front, rows = x[:2], x.unsqueeze(0).unbind(0)
+print(front.is_inference(), front.requires_grad, front.is_leaf, front._base is x,
+      rows[0].is_inference())
+print((front * 3).sum().requires_grad)
+report("inference-mode view written outside", lambda: front.mul_(2))
 drop = nn.Dropout(0.5)
 drop.eval()
 print(drop(x).requires_grad, drop.training)

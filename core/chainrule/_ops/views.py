@@ -42,10 +42,14 @@ Note [how a view was made]
       flows to it goes nowhere, neither to it nor to its base;
     - MULTI_OUTPUT_VIEW: one of the views of Note [multi-output views], with grad mode
       on (under no_grad they are NO_GRAD_VIEW, as in the reference);
-    - CUSTOM_FUNCTION_VIEW: returned by a custom Function's forward.
-    A view of a view keeps its base's mark unless its own making gives one (the
-    reference's creation meta propagates the same way). Inference tensors keep no
-    view links and no mark.
+    - CUSTOM_FUNCTION_VIEW: returned by a custom Function's forward;
+    - INFERENCE_VIEW: in inference mode, of a tensor that is not an inference tensor.
+      Such a view is a normal tensor (not an inference tensor), shares its base's
+      memory and version, and is otherwise made like a NO_GRAD_VIEW; the errors word
+      the mode "inference mode" and the other one "normal mode".
+    A view of a view keeps its base's mark unless its own making gives one, and an
+    INFERENCE_VIEW mark is never replaced (the reference's creation meta propagates
+    the same way). Inference tensors keep no view links and no mark.
 """
 import re
 import weakref
@@ -65,6 +69,7 @@ from ._registry import OpNode, apply_op, edge_of
 NO_GRAD_VIEW = "no_grad"                    # Note [how a view was made]
 MULTI_OUTPUT_VIEW = "multi_output"
 CUSTOM_FUNCTION_VIEW = "custom_function"
+INFERENCE_VIEW = "inference_mode"
 
 
 def make_view(op, base, attrs, view_fn):
@@ -83,9 +88,9 @@ def make_view(op, base, attrs, view_fn):
     extra = base._extra
     if state.grad_enabled and base._requires_grad:
         out = _registry._recorder(op, (base,), attrs, arr, None)
-    elif state.inference:
+    elif state.inference and extra is not None and extra.inference:
         out = _registry._wrap_inference(op, arr)
-        out._extra.view_fn = view_fn if extra is None else _compose(extra.view_fn, view_fn)
+        out._extra.view_fn = _compose(extra.view_fn, view_fn)
         return out
     else:
         out = Tensor._wrap(arr)
@@ -104,6 +109,8 @@ def make_view(op, base, attrs, view_fn):
         out_extra.creation = extra.creation        # Note [how a view was made]
     if state.grad_enabled:
         _register(out)
+    elif state.inference:
+        _made_in_inference_mode(out, base)
     else:
         _made_under_no_grad(out, base)
     return out
@@ -114,7 +121,23 @@ def _made_under_no_grad(view, base):
     extra = view._extra
     if extra.inference:
         return                    # inference tensors keep no view links, nor marks
-    extra.creation = NO_GRAD_VIEW
+    if extra.creation != INFERENCE_VIEW:
+        extra.creation = NO_GRAD_VIEW
+    if base._requires_grad:
+        view._requires_grad = True
+        extra.grad_acc = NO_ACCUMULATOR
+
+
+def _made_in_inference_mode(view, base):
+    """Mark a view made in inference mode of a tensor that is not an inference tensor
+    (Note [how a view was made]); apply_op made it an inference tensor, with no links."""
+    if base._extra is not None and base._extra.inference:
+        return                    # a view of an inference tensor is one
+    extra = view._extras()
+    if extra.inference:
+        extra.inference = False
+        _registry._link_view(view, base)
+    extra.creation = INFERENCE_VIEW
     if base._requires_grad:
         view._requires_grad = True
         extra.grad_acc = NO_ACCUMULATOR
@@ -189,9 +212,13 @@ def _link_extras(view, base, view_fn, creation):
     out_extra.view_fn = _compose(extra.view_fn if extra is not None else None, view_fn)
     out_extra.inference = out_extra.inference or (extra is not None and extra.inference)
     if _grad_mode.STATE.grad_enabled:
-        out_extra.creation = creation or (extra.creation if extra is not None else None)
+        previous = extra.creation if extra is not None else None
+        out_extra.creation = previous if previous == INFERENCE_VIEW else creation or previous
         _register(view)
+    elif _grad_mode.STATE.inference:
+        _made_in_inference_mode(view, base)
     else:
+        out_extra.creation = extra.creation if extra is not None else None
         _made_under_no_grad(view, base)
 
 
@@ -240,6 +267,10 @@ _CREATION_ADVICE = {
     "You can clarify your code by moving both the view and the inplace either both inside "
     "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
     "you want the inplace to be tracked).",
+    INFERENCE_VIEW: " Given that this use case is ambiguous and error-prone, it is "
+    "forbidden. You can clarify your code by moving both the view and the inplace either "
+    "both inside the inference_mode block (if you don't want the inplace to be tracked) or "
+    "both outside (if you want the inplace to be tracked).",
     MULTI_OUTPUT_VIEW: " This view is the output of a function that returns multiple views. "
     "Such functions do not allow the output views to be modified inplace. You should "
     "replace the inplace operation by an out-of-place one.",
@@ -251,15 +282,20 @@ _CREATION_ADVICE = {
 }
 
 
+_MODE_WORDS = {NO_GRAD_VIEW: ("no_grad mode", "with grad mode enabled"),
+               INFERENCE_VIEW: ("inference mode", "in normal mode")}
+
+
 def view_write_error(t):
     """The reference's refusal of an in-place write into view ``t`` that autograd would
     record, worded after how t was made (Note [how a view was made])."""
     creation, fn = t._extra.creation, t.grad_fn
     name = f"Output {t._output_nr} of {_forward_name(fn)}" if fn is not None else None
-    if fn is None or creation == NO_GRAD_VIEW:
+    if fn is None or creation in _MODE_WORDS:
         prefix = "A view was created in" if fn is None else \
             f"{name} is a view of a view which was created in"
-        head = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+        made_in, written_in = _MODE_WORDS.get(creation, _MODE_WORDS[NO_GRAD_VIEW])
+        head = f"{prefix} {made_in} and is being modified inplace {written_in}."
     else:
         head = f"{name} is a view and is being modified inplace."
     return RuntimeError(head + _CREATION_ADVICE[creation])
