@@ -2,7 +2,6 @@
 dual level (Note [dual fast methods] in engine_cpp/src/fast_methods.cc): they must
 equal the closed forms and, under that engine, what the layer's Python dispatcher
 gives with the C path off, fallbacks included."""
-import os
 import sys
 
 import numpy as np
@@ -114,8 +113,15 @@ def test_tangents_equal_the_closed_forms():
     assert got["paused"] is None
 
 
+def _cpp_engine_selected():
+    """Whether the engine in use is the C++ one (CHAINRULE_ENGINE=cpp, or unset with the
+    C++ engine installed: Note [engine selection])."""
+    from chainrule.autograd import engine
+    return not isinstance(engine.get_engine(), engine.PythonEngine)
+
+
 def test_the_engines_dual_path_gives_the_python_paths_tangents():
-    if os.environ.get("CHAINRULE_ENGINE") != "cpp":
+    if not _cpp_engine_selected():
         # the Python engine has no C path: a second pass (the raw plans now cached)
         # gives the first pass's tangents
         fast, slow = _cases(), _cases()
@@ -150,9 +156,7 @@ def test_the_engine_runs_jvp_programs_without_python_frames():
     def profile(frame, event, arg):
         if event == "call" and frame.f_code.co_name == "_raw_tangent":
             calls.append(frame)
-    if os.environ.get("CHAINRULE_ENGINE") == "cpp":
-        from chainrule.autograd import engine
-        engine.get_engine()
+    cpp = _cpp_engine_selected()
     x, t = cr.tensor(X), cr.tensor(T)
     with fwAD.dual_level():
         d = fwAD.make_dual(x, t)
@@ -163,7 +167,7 @@ def test_the_engine_runs_jvp_programs_without_python_frames():
         finally:
             sys.setprofile(None)
         assert _tangent(y) is not None
-    assert len(calls) == (0 if os.environ.get("CHAINRULE_ENGINE") == "cpp" else 4)
+    assert len(calls) == (0 if cpp else 4)
 
 
 def test_the_engine_runs_untracked_and_no_grad_duals_without_dispatch_frames():
@@ -177,9 +181,7 @@ def test_the_engine_runs_untracked_and_no_grad_duals_without_dispatch_frames():
     def profile(frame, event, arg):
         if event == "call" and frame.f_code.co_name in names:
             calls.append(frame.f_code.co_name)
-    if os.environ.get("CHAINRULE_ENGINE") == "cpp":
-        from chainrule.autograd import engine
-        engine.get_engine()
+    cpp = _cpp_engine_selected()
     x = cr.tensor(X, requires_grad=True)
 
     def run():
@@ -198,5 +200,5 @@ def test_the_engine_runs_untracked_and_no_grad_duals_without_dispatch_frames():
     run()                                          # the raw plans are made on first use
     calls.clear()
     run()
-    expected = 0 if os.environ.get("CHAINRULE_ENGINE") == "cpp" else 12   # 6 ops, 2 frames each
+    expected = 0 if cpp else 12                    # 6 ops, 2 frames each
     assert len(calls) == expected, calls
