@@ -64,7 +64,7 @@ from . import serialization  # noqa: F401
 from .serialization import load, save  # noqa: F401
 
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")
-                  and k not in ("sum_to",)})
+                  and k != "sum_to" and v is not _ops._common.NOT_EXPORTED.get(k)})
 globals().update({name: _numpy_spellings(fn)     # cr.conv2d, cr.dropout, cr.layer_norm, ...
                  for name, fn in nn.functional.TOP_LEVEL.items()})
 globals().update(_random.FUNCTIONS)            # cr.randperm, cr.normal, cr.bernoulli, ...

@@ -102,3 +102,17 @@ def test_scalar_constants_stay_cached_after_many_distinct_numbers():
     x * 1.0001
     assert (float, 1.0001, np.dtype(np.float32)) in _common._SCALARS
     assert len(_common._SCALARS) <= 1024
+
+
+def test_formula_helpers_and_method_only_functions_stay_off_the_top_level():
+    # formulas find view/expand/repeat/to_device in TENSOR_NS; the reference has them
+    # as Tensor methods (view, expand, repeat) or not at all (to_device)
+    from chainrule._ops import TENSOR_NS, _common
+    for name in ("view", "expand", "repeat", "to_device", "sum_to"):
+        assert not hasattr(cr, name), name
+        assert callable(getattr(TENSOR_NS, name))
+    assert set(_common.NOT_EXPORTED) >= {"view", "expand", "repeat", "to_device"}
+    assert [n for n in _common.NOT_EXPORTED if hasattr(cr, n) and not n.startswith("_")
+            and getattr(cr, n) is _common.NOT_EXPORTED[n]] == []
+    x = cr.ones(3, 1)
+    assert x.view(3).shape == (3,) and x.expand(3, 2).shape == x.repeat(1, 2).shape == (3, 2)

@@ -17,15 +17,20 @@ from ._registry import apply_op
 from .views import check_view_inplace, rebase_inplace, view_write_error
 
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
+NOT_EXPORTED = {}  # name -> what FUNCTIONS holds only for TENSOR_NS (not chainrule.<name>)
 EMPTY = {}
 
 
-def public(fn=None, *, name=None, method=True):
-    """Register a public function (``chainrule.<name>``), optionally as a Tensor method
-    (both accept NumPy's argument spellings, Note [NumPy spellings of arguments])."""
+def public(fn=None, *, name=None, method=True, top_level=True):
+    """Register a public function (``chainrule.<name>``, unless ``top_level`` is False:
+    a Tensor method only, like the reference's ``Tensor.view``, which formulas still
+    find in FUNCTIONS), optionally as a Tensor method (both accept NumPy's argument
+    spellings, Note [NumPy spellings of arguments])."""
     def register(f):
         key = name or f.__name__
         FUNCTIONS[key] = g = numpy_spellings(f)
+        if not top_level:
+            NOT_EXPORTED[key] = g
         if method and not hasattr(Tensor, key):
             setattr(Tensor, key, g)
         return f
@@ -34,7 +39,7 @@ def public(fn=None, *, name=None, method=True):
 
 def formula_helper(fn):
     """Register a helper for formulas on the tensor path only (not public)."""
-    FUNCTIONS[fn.__name__] = fn
+    FUNCTIONS[fn.__name__] = NOT_EXPORTED[fn.__name__] = fn
     return fn
 
 

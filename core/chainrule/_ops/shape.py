@@ -187,7 +187,7 @@ def _view(input, shape):
     return make_view(VIEW, input, attrs, _view_fn(VIEW, attrs, _view, shape))
 
 
-@public
+@public(top_level=False)             # a Tensor method only, as in the reference
 def view(input, *shape, size=None):
     """The same data with a new shape; always a view (fails where the layout does not
     allow one: use ``reshape``). One dimension may be -1 (inferred). ``view(dtype)``
@@ -293,7 +293,7 @@ def unflatten(input, dim, sizes):
     return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
-@public
+@public(top_level=False)             # a Tensor method only, as in the reference
 def expand(input, *sizes, size=None):
     """Broadcast singleton dims to ``sizes`` (-1 keeps a dim) without copying.
 
@@ -887,7 +887,7 @@ def roll(input, shifts, dims=None):
     return apply_op(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
 
-@public
+@public(top_level=False)             # a Tensor method only, as in the reference
 def repeat(input, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dimension (extra leading sizes
     add dimensions); a copy.
