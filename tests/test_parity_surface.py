@@ -349,3 +349,24 @@ def test_foreach_as_the_reference(statement):
         except RuntimeError as error:
             return str(error)
     assert run(cr) == run(torch)
+
+
+@pytest.mark.parametrize("ours, theirs", [("chainrule", "torch"), ("chainrule.Tensor", "torch.Tensor"),
+                                          ("chainrule.nn.functional", "torch.nn.functional"),
+                                          ("chainrule.linalg", "torch.linalg"),
+                                          ("chainrule.special", "torch.special"),
+                                          ("chainrule.fft", "torch.fft")])
+def test_no_public_name_the_reference_lacks(ours, theirs):
+    # a name torch lacks is one a torch program cannot reach, and one that hides a typo
+    # (``x.cat(...)``, ``cr.view(...)``) that would fail on torch
+    import importlib
+    import chainrule.nn.functional  # noqa: F401
+
+    def resolve(path):
+        head, _, attr = path.rpartition(".")
+        if attr == "Tensor":
+            return getattr(importlib.import_module(head), attr)
+        return importlib.import_module(path)
+    a, b = resolve(ours), resolve(theirs)
+    own = {n for n in dir(a) if not n.startswith("_") and n != "TOP_LEVEL"}
+    assert sorted(n for n in own if not hasattr(b, n)) == []

@@ -6,7 +6,7 @@ compositions of them.
 >>> round(cr.special.expit(cr.tensor([0.0])).item(), 3), cr.special.gammaln(cr.tensor(1.0))
 (0.5, tensor(0.))
 """
-import math
+import math as _math
 
 from ._factories import full_like as _full_like
 from ._ops import FUNCTIONS as _F
@@ -43,7 +43,7 @@ from ._ops.special_functions import (i0, i0e, i1, i1e, erfcx, log_ndtr,  # noqa:
 globals().update(_special_functions.UNDIFFERENTIATED)    # bessel_j0, airy_ai, ...
 globals().update(_special_functions.POLYNOMIALS)         # chebyshev_polynomial_t, ...
 
-_SQRT2 = math.sqrt(2.0)
+_SQRT2 = _math.sqrt(2.0)
 
 
 def ndtr(input):
@@ -100,4 +100,4 @@ def entr(input):
         raise _kernel_error("entr_cpu")(input._data.dtype)
     x = _float_input(input)
     where = _F["where"]
-    return where(x < 0, _full_like(x, -math.inf), where(x == 0, x * 0 + 0.0, -xlogy(x, x)))
+    return where(x < 0, _full_like(x, -_math.inf), where(x == 0, x * 0 + 0.0, -xlogy(x, x)))

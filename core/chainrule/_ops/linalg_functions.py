@@ -1119,7 +1119,7 @@ def matrix_power(input, n, *, out=None):
     return LINALG["matrix_power"](input, n, out=out)
 
 
-@public
+@public(method=False)
 @writes_out
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices in the cheapest order (``linalg.multi_dot``).

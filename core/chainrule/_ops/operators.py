@@ -439,7 +439,7 @@ def _check_scalar_bound_cast(self, args, kwargs):
 _UNARY = {"neg", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
           "sigmoid", "relu", "erf", "abs", "sign", "floor", "ceil", "round", "trunc"}
 for _name in sorted(_UNARY | {"add", "sub", "mul", "div", "pow", "clamp", "remainder",
-                              "floor_divide", "maximum", "minimum"}):
+                              "floor_divide"}):
     _inplace(_name)
 _UNARY_MORE = ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
                "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",

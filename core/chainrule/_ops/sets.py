@@ -160,7 +160,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return result if out is None else _write_out(result, out, "searchsorted")
 
 
-@public
+@public(method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each value given sorted 1-D ``boundaries`` (``searchsorted`` with
     the arguments swapped).

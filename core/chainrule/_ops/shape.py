@@ -630,7 +630,7 @@ def _cat_sizes(tensors, dim):
     return d, tuple(sizes)
 
 
-@public
+@public(method=False)
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dimension (dtypes promote; empty 1-d tensors
     are skipped, like the reference).
@@ -646,11 +646,11 @@ def cat(tensors, dim=0, *, out=None):
     return apply_op(_cat_op(len(tensors)), tuple(tensors), {"dim": d, "sizes": sizes})
 
 
-concat = public(cat, name="concat")
-concatenate = public(cat, name="concatenate")
+concat = public(cat, name="concat", method=False)
+concatenate = public(cat, name="concatenate", method=False)
 
 
-@public
+@public(method=False)
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dimension ``dim``.
 
