@@ -626,3 +626,64 @@ def test_every_level_decides_a_draw():
     got = cr.vmap(cr.vmap(draw, randomness="same"), randomness="different")(x)
     cr.manual_seed(0)
     assert cr.equal(got, cr.rand(2, 1, 3).expand(2, 2, 3))
+
+
+def _once_like_a_loop(fn, args, in_dims):
+    """vmap(fn) ran without a per-entry loop and equals the loop, values and gradients
+    (with respect to every floating argument)."""
+    out, log = _once(lambda: cr.vmap(fn, in_dims=in_dims)(*args))
+    size = next(a.shape[d] for a, d in zip(args, in_dims) if d is not None)
+    loop = cr.stack([fn(*[a if d is None else a.select(d, i) for a, d in zip(args, in_dims)])
+                     for i in range(size)])
+    assert not log, log
+    assert np.allclose(out.detach().numpy(), loop.detach().numpy(), atol=1e-12)
+    wrt = [a for a in args if a.requires_grad]
+    g = cr.randn(*out.shape, dtype=cr.float64)
+    for got, want in zip(cr.autograd.grad(out, wrt, g), cr.autograd.grad(loop, wrt, g)):
+        assert np.allclose(got.numpy(), want.numpy(), atol=1e-12)
+
+
+def _f64(*shape):
+    return cr.randn(*shape, dtype=cr.float64, requires_grad=True)
+
+
+_F = cr.nn.functional
+_PER_ENTRY_WEIGHTS = {     # model ensembles: a weight or bias per entry (Note [affine after
+    "layer_norm": (lambda x, w, b: _F.layer_norm(x, (5,), w, b), (4, 5), (5,)),   # normalising])
+    "group_norm": (lambda x, w, b: _F.group_norm(x, 2, w, b), (2, 4, 3), (4,)),
+    "group_norm 4-D": (lambda x, w, b: _F.group_norm(x, 2, w, b), (2, 4, 3, 2), (4,)),
+}
+
+
+@pytest.mark.parametrize("dims", [(0, 0, 0), (None, 0, 0), (0, 0, None), (0, None, 0)])
+@pytest.mark.parametrize("name", list(_PER_ENTRY_WEIGHTS))
+def test_norms_with_per_entry_weights_run_once(name, dims):
+    fn, x_shape, w_shape = _PER_ENTRY_WEIGHTS[name]
+    args = [_f64(*((3,) if d == 0 else ()) + shape) for d, shape in
+            zip(dims, (x_shape, w_shape, w_shape))]
+    _once_like_a_loop(fn, args, dims)
+    _once_like_a_loop(lambda x, w: fn(x, w, None), args[:2], dims[:2])
+    _once_like_a_loop(lambda x, b: fn(x, None, b), args[::2], dims[::2])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("x_batched", [True, False])
+def test_index_select_with_an_index_per_entry_runs_once(dim, x_batched):
+    x = _f64(*((3,) if x_batched else ()), 4, 5)
+    index = cr.tensor([[0, 3], [1, 1], [3, 0]])
+    _once_like_a_loop(lambda xi, i: cr.index_select(xi, dim, i), [x, index],
+                      (0 if x_batched else None, 0))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        cr.vmap(lambda xi, i: xi.index_select(0, i), in_dims=(None, 0))(
+            x.detach()[0] if x_batched else x.detach(), cr.tensor([[0], [9], [1]]))
+
+
+@pytest.mark.parametrize("equation", ["...ij,jk->...ik", "bij,jk", "...j,jk", "Bij,jA",
+                                      "ij,jk->", "i...,i..."])
+@pytest.mark.parametrize("dims", [(0, 0), (0, None), (None, 0)])
+def test_einsum_with_ellipses_and_implicit_outputs_runs_once(equation, dims):
+    shapes = {"...ij,jk->...ik": ((2, 4, 5), (5, 6)), "bij,jk": ((2, 4, 5), (5, 6)),
+              "...j,jk": ((2, 4, 5), (5, 6)), "Bij,jA": ((2, 4, 5), (5, 6)),
+              "ij,jk->": ((4, 5), (5, 6)), "i...,i...": ((3, 2), (3, 2))}[equation]
+    args = [_f64(*((3,) if d == 0 else ()) + s) for d, s in zip(dims, shapes)]
+    _once_like_a_loop(lambda a, b: cr.einsum(equation, a, b), args, dims)

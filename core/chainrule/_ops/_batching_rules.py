@@ -143,18 +143,32 @@ def reduction(call, op, args, batched, attrs):
     return call(op, args, attrs)
 
 
-def unbatched_index(index_name):
+def unbatched_index(index_name, batched_index_rule=None):
     """Ops with a 1-D index input (index_select, index_add, ...): batched data inputs
-    only; a batched index runs per entry."""
+    as they are; a batched index by ``batched_index_rule``, else per entry."""
     def rule(call, op, args, batched, attrs):
         if batched[op.inputs.index(index_name)]:
-            return per_entry(call, op, args, batched, attrs)
+            return (batched_index_rule or per_entry)(call, op, args, batched, attrs)
         keep = [n == index_name for n in op.inputs]
         size = _batch_size(args, batched)
         args = [a if b or k or a is None else _expand_batch(a, size)
                 for a, b, k in zip(args, batched, keep)]
         return call(op, args, _shifted(attrs))
     return rule
+
+
+def index_select_by_entry(call, op, args, batched, attrs):
+    """index_select with an index per entry: a gather whose index holds each entry's
+    positions along ``dim``, broadcast over the other dimensions."""
+    x, index = args
+    rank = _lnd(x, batched[0])
+    if rank == 0:
+        return per_entry(call, op, args, batched, attrs)
+    size, k, dim = index.shape[0], index.shape[1], attrs["dim"] % rank
+    x = x if batched[0] else _expand_batch(x, size)
+    shape = tuple(x.shape[:dim + 1]) + (k,) + tuple(x.shape[dim + 2:])
+    positions = FUNCTIONS["reshape"](index, (size,) + (1,) * dim + (k,) + (1,) * (rank - dim - 1))
+    return call(OPS["gather"], [x, FUNCTIONS["expand"](positions, shape)], {"dim": dim + 1})
 
 
 def filled_in_0d(rule):
@@ -257,17 +271,41 @@ def addmm(call, op, args, batched, attrs):
 
 
 def layer_norm(call, op, args, batched, attrs):
-    """Normalises the last dims: a batched input runs as is (weight and bias, per entry)."""
-    if batched[1] or batched[2]:
-        return per_entry(call, op, args, batched, attrs)
-    return call(op, args, attrs)
+    """Normalises the last dims: a batched input runs as is; a batched weight or bias
+    applies after the normalisation (Note [affine after normalising])."""
+    if not (batched[1] or batched[2]):
+        return call(op, args, attrs)
+    out = call(op, [args[0], _nn._ABSENT, _nn._ABSENT], attrs)
+    return _affine(call, out, batched[0], args[1:], batched[1:], ())
 
 
 def group_norm(call, op, args, batched, attrs):
-    """Statistics per sample: the batch folds into the samples (N)."""
-    if batched[1] or batched[2]:
-        return per_entry(call, op, args, batched, attrs)
-    return fold_into_n(call, op, args, batched, attrs)
+    """Statistics per sample: the batch folds into the samples (N); a batched weight
+    or bias applies after the normalisation (Note [affine after normalising])."""
+    if not (batched[1] or batched[2]):
+        return fold_into_n(call, op, args, batched, attrs)
+    plain = [args[0], _nn._ABSENT, _nn._ABSENT]
+    out = (fold_into_n(call, op, plain, (True, False, False), attrs) if batched[0] else
+           call(op, plain, attrs))
+    trailing = (1,) * (_lnd(args[0], batched[0]) - 2)       # (C,) -> (C, 1, ..., 1)
+    return _affine(call, out, batched[0], args[1:], batched[1:], trailing)
+
+
+# Note [affine after normalising]
+#     layer_norm and group_norm end with ``xhat * weight + bias``. With a weight or
+#     bias per batch entry the op runs without them, and the product and sum run as
+#     the element-wise ops they are, which broadcast the entries' weights (their own
+#     shape, then ``trailing`` singleton dims) over the normalised values.
+def _affine(call, out, out_batched, params, params_batched, trailing):
+    for param, is_batched, name in zip(params, params_batched, ("mul", "add")):
+        if tuple(param.shape) == (0,):                       # absent
+            continue
+        if trailing:
+            param = FUNCTIONS["reshape"](param, tuple(param.shape) + trailing)
+        attrs = {"alpha": 1} if name == "add" else {}
+        out = elementwise(call, OPS[name], [out, param], [out_batched, is_batched], attrs)
+        out_batched = out_batched or is_batched
+    return out
 
 
 
@@ -325,13 +363,23 @@ def pooling(call, op, args, batched, attrs):
 
 
 def einsum(call, op, args, batched, attrs):
-    equation = attrs["equation"].replace(" ", "")
-    if "->" not in equation or "." in equation:
-        return per_entry(call, op, args, batched, attrs)
+    """A fresh label for the batch, before each batched operand's labels (and its
+    ellipsis) and first in the output, once the output is spelled out."""
+    equation = _explicit_output(attrs["equation"].replace(" ", ""))
     letter = next(c for c in string.ascii_letters if c not in equation)
     lhs, out = equation.split("->")
     terms = [letter + t if b else t for t, b in zip(lhs.split(","), batched)]
     return call(op, args, dict(attrs, equation=",".join(terms) + "->" + letter + out))
+
+
+def _explicit_output(equation):
+    """``equation`` with its output written out: in implicit mode the output is the
+    ellipsis (if any), then the labels used once, in ASCII order (upper case first)."""
+    if "->" in equation:
+        return equation
+    labels = equation.replace(",", "").replace(".", "")
+    once = sorted(c for c in set(labels) if labels.count(c) == 1)
+    return equation + "->" + ("..." if "..." in equation else "") + "".join(once)
 
 
 def index_key(call, op, args, batched, attrs):
@@ -634,8 +682,8 @@ RULES.update({n: elementwise for n in _module_ops(_special_functions)})
 RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
-RULES.update({n: unbatched_index("index") for n in ("index_select", "index_add",
-                                                    "index_copy")})
+RULES.update({n: unbatched_index("index") for n in ("index_add", "index_copy")})
+RULES["index_select"] = unbatched_index("index", index_select_by_entry)
 RULES["index_fill"] = filled_in_0d(unbatched_index("index"))
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,

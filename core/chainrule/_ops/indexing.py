@@ -674,10 +674,16 @@ def _index_tensor(index, name, allow_matrix=True):
 _INDEX_CHECK_NAMES = {"scatter_add": "scatter", "scatter_reduce": "scatter"}
 
 
+def _all_values(index):
+    """An index's values for a bounds check: every entry's for a batched index (inside
+    vmap), so the check needs no per-entry evaluation."""
+    return index._data if type(index) is not BatchedTensor else unwrap_all(index)[0]._data
+
+
 def _check_bounds(index, n, dim):
     """Indices of gather/scatter/index_add must lie in [0, n) (no negative ones); a
     batched index (inside vmap) is checked on all its entries."""
-    idx = index._data if type(index) is not BatchedTensor else unwrap_all(index)[0]._data
+    idx = _all_values(index)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
@@ -698,10 +704,10 @@ def index_select(input, dim, index, *, out=None):
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input._data.ndim)
     n = input._data.shape[d] if input._data.ndim else 1
-    idx = index._data
-    if input._data.ndim == 0 and idx.size != 1:
+    if input._data.ndim == 0 and index._data.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
-                           f"{idx.size} value(s)")
+                           f"{index._data.size} value(s)")
+    idx = _all_values(index)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
     return apply_op(INDEX_SELECT, (input, index), {"dim": d})
