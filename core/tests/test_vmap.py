@@ -234,6 +234,22 @@ def test_batch_norm_with_a_batched_input_runs_once(training, rest):
     assert np.allclose(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("dims", [(0, 0, 0, None, None), (None, 0, None, None, None),
+                                  (0, None, 0, None, None), (0, None, None, 0, 0),
+                                  (None, None, None, 0, 0), (0, 0, 0, 0, 0)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_with_per_entry_parameters_runs_once(training, dims):
+    # model ensembles: each entry's weight, bias or running statistics (stacked buffers)
+    x, w, b, rm = [_f64(*((3,) if d == 0 else ()) + s)
+                   for d, s in zip(dims, [(2, 4, 3), (4,), (4,), (4,)])]
+    rv = cr.rand(*((3,) if dims[4] == 0 else ()), 4, dtype=cr.float64) + 0.5
+
+    def bn(x, w, b, rm, rv):
+        return cr.nn.functional.batch_norm(x, None if training else rm,
+                                           None if training else rv, w, b, training)
+    _once_like_a_loop(bn, [x, w, b, rm.detach(), rv], dims)
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2, "scale_grad_by_freq": True}])
 def test_embedding_with_a_batched_weight_runs_once(kwargs):
     # model ensembles: a weight per entry, the indices shared
@@ -676,6 +692,28 @@ def test_index_select_with_an_index_per_entry_runs_once(dim, x_batched):
     with pytest.raises(IndexError, match="index out of range in self"):
         cr.vmap(lambda xi, i: xi.index_select(0, i), in_dims=(None, 0))(
             x.detach()[0] if x_batched else x.detach(), cr.tensor([[0], [9], [1]]))
+
+
+_INDEX_PER_ENTRY = {       # (fn, its arguments after x and the index, their batch dims)
+    "index_add": (lambda x, i, s: x.index_add(1, i, s, alpha=2.0), [(3, 4, 2)], [0]),
+    "index_add shared source": (lambda x, i, s: x.index_add(-1, i, s), [(4, 2)], [None]),
+    "index_copy": (lambda x, i, s: x.index_copy(1, i, s), [(3, 4, 2)], [0]),
+    "index_fill": (lambda x, i: x.index_fill(1, i, -1.5), [], []),
+    "index_fill of a 1-D entry": (lambda x, i: x[0].index_fill(0, i, -1.5), [], []),
+    "index_fill with a value per entry": (lambda x, i, v: x.index_fill(1, i, v), [(3,)], [0]),
+    "index_fill with a shared value": (lambda x, i, v: x.index_fill(-1, i, v), [()], [None]),
+}
+
+
+@pytest.mark.parametrize("x_batched", [True, False])
+@pytest.mark.parametrize("name", list(_INDEX_PER_ENTRY))
+def test_index_ops_with_an_index_per_entry_run_once(name, x_batched):
+    # Note [an index per entry]; distinct positions per entry (index_copy writes each once)
+    fn, shapes, dims = _INDEX_PER_ENTRY[name]
+    x = _f64(*((3,) if x_batched else ()), 4, 5)
+    index = cr.tensor([[0, 3], [1, 2], [3, 0]])
+    _once_like_a_loop(fn, [x, index] + [_f64(*s) for s in shapes],
+                      (0 if x_batched else None, 0, *dims))
 
 
 @pytest.mark.parametrize("equation", ["...ij,jk->...ik", "bij,jk", "...j,jk", "Bij,jA",

@@ -29,11 +29,9 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "multilabel_margin_loss": "a 0-d entry",
     "index": "advanced indices separated by a slice move the batch dimension",
     "unfold": "a 0-d entry", "index_select": "a 0-d entry with a batched index",
-    "index_add": "a batched index",
-    "index_copy": "a batched index", "index_fill": "a batched index",
-    "index_fill_tensor": "a batched index",
+    "index_add": "a 0-d entry with a batched index",
+    "index_copy": "a 0-d entry with a batched index",
     "convolution": "a batched weight or bias of a transposed convolution, an unbatched entry",
-    "native_batch_norm": "a batched weight, bias or running statistics",
     "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
     "_embedding_bag": "batched per_sample_weights",
 }

@@ -157,18 +157,50 @@ def unbatched_index(index_name, batched_index_rule=None):
     return rule
 
 
-def index_select_by_entry(call, op, args, batched, attrs):
-    """index_select with an index per entry: a gather whose index holds each entry's
-    positions along ``dim``, broadcast over the other dimensions."""
-    x, index = args
-    rank = _lnd(x, batched[0])
-    if rank == 0:
-        return per_entry(call, op, args, batched, attrs)
-    size, k, dim = index.shape[0], index.shape[1], attrs["dim"] % rank
-    x = x if batched[0] else _expand_batch(x, size)
-    shape = tuple(x.shape[:dim + 1]) + (k,) + tuple(x.shape[dim + 2:])
+# Note [an index per entry]
+#     index_select/index_add/index_copy/index_fill take a 1-D index of positions along
+#     ``dim``. With one index per entry (physical (B, K)) they are the gather/scatter
+#     ops whose index holds each entry's positions at every place of the other
+#     dimensions: the index reshaped to (B, 1.., K, 1..) and expanded (no copy).
+def _entry_positions(index, dim, rank, shape):
+    size, k = index.shape
     positions = FUNCTIONS["reshape"](index, (size,) + (1,) * dim + (k,) + (1,) * (rank - dim - 1))
-    return call(OPS["gather"], [x, FUNCTIONS["expand"](positions, shape)], {"dim": dim + 1})
+    return FUNCTIONS["expand"](positions, tuple(shape[:dim + 1]) + (k,) + tuple(shape[dim + 2:]))
+
+
+def _by_entry(build):
+    """A rule for a batched index (Note [an index per entry]); 0-d entries run per entry.
+    ``build(call, x, positions_for, dim, args, attrs)`` makes the result."""
+    def rule(call, op, args, batched, attrs):
+        rank = _lnd(args[0], batched[0])
+        if rank == 0:
+            return per_entry(call, op, args, batched, attrs)
+        size, dim = _batch_size(args, batched), attrs["dim"] % rank
+        args = [a if b or a is None or not isinstance(a, Tensor) or i == 1 else
+                _expand_batch(a, size) for i, (a, b) in enumerate(zip(args, batched))]
+        positions_for = lambda shape: _entry_positions(args[1], dim, rank, shape)  # noqa: E731
+        return build(call, args[0], positions_for, dim, args, attrs)
+    return rule
+
+
+index_select_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
+    OPS["gather"], [x, at(x.shape)], {"dim": dim + 1}))
+index_add_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
+    OPS["scatter_add"], [x, at(args[2].shape), args[2] if attrs["alpha"] == 1 else
+                         FUNCTIONS["mul"](args[2], attrs["alpha"])], {"dim": dim + 1}))
+index_copy_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
+    OPS["scatter"], [x, at(args[2].shape), args[2]], {"dim": dim + 1}))
+index_fill_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
+    OPS["scatter_value"], [x, at(x.shape)], {"dim": dim + 1, "value": attrs["value"]}))
+
+
+def _fill_tensor_by_entry(call, x, at, dim, args, attrs):
+    """``where`` an index_fill of a mask is, the entry's value, else ``x``."""
+    mask = call(OPS["scatter_value"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)),
+                                       at(x.shape)], {"dim": dim + 1, "value": True})
+    value = args[2]
+    value = _pad(value, x.ndim - 1) if value.ndim == 1 else value   # a batch of 0-d values
+    return call(OPS["where"], [mask, value, x], {})
 
 
 def filled_in_0d(rule):
@@ -185,10 +217,10 @@ def filled_in_0d(rule):
 def index_fill_tensor(call, op, args, batched, attrs):
     """A batched fill value: ``where`` the positions (an index_fill of a mask) are, the
     entry's value, else ``self``; an unbatched one: as index_fill."""
+    if batched[1]:
+        return _by_entry(_fill_tensor_by_entry)(call, op, args, batched, attrs)
     if not batched[2]:
         return unbatched_index("index")(call, op, args, batched, attrs)
-    if batched[1]:
-        return per_entry(call, op, args, batched, attrs)
     x, index, value = args
     x = x if batched[0] else _expand_batch(x, value.shape[0])
     mask = call(OPS["index_fill"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)), index],
@@ -310,17 +342,18 @@ def _affine(call, out, out_batched, params, params_batched, trailing):
 
 
 def batch_norm(call, op, args, batched, attrs):
-    """A batched input only. In evaluation the statistics are the running ones, shared
+    """In evaluation with shared parameters the statistics are the running ones, shared
     by every entry: the batch folds into the samples (N). In training each entry has
-    its own statistics per channel: the batch folds into the channels (C), with the
-    per-channel weight, bias and running values tiled to match."""
-    if any(batched[1:]):
-        return per_entry(call, op, args, batched, attrs)
-    if not attrs["training"]:
+    its own statistics per channel, and with a weight, bias or running statistics per
+    entry (model ensembles) its own parameters: the batch folds into the channels (C),
+    the entries' parameters side by side (shared ones tiled to match)."""
+    if not any(batched[1:]) and not attrs["training"]:
         return fold_into_n(call, op, args, batched, attrs)
-    size = args[0].shape[0]
-    tiled = [a if a.numel() == 0 else FUNCTIONS["repeat"](a, (size,)) for a in args[1:]]
-    return _batch_unfolded(call(op, [_batch_folded(args[0], 1)] + tiled, attrs), 1, size)
+    size = _batch_size(args, batched)
+    x = args[0] if batched[0] else _expand_batch(args[0], size)
+    params = [a if a.numel() == 0 else FUNCTIONS["reshape"](a, (-1,)) if b else
+              FUNCTIONS["repeat"](a, (size,)) for a, b in zip(args[1:], batched[1:])]
+    return _batch_unfolded(call(op, [_batch_folded(x, 1)] + params, attrs), 1, size)
 
 
 def embedding(call, op, args, batched, attrs):
@@ -682,9 +715,10 @@ RULES.update({n: elementwise for n in _module_ops(_special_functions)})
 RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
-RULES.update({n: unbatched_index("index") for n in ("index_add", "index_copy")})
 RULES["index_select"] = unbatched_index("index", index_select_by_entry)
-RULES["index_fill"] = filled_in_0d(unbatched_index("index"))
+RULES["index_add"] = unbatched_index("index", index_add_by_entry)
+RULES["index_copy"] = unbatched_index("index", index_copy_by_entry)
+RULES["index_fill"] = filled_in_0d(unbatched_index("index", index_fill_by_entry))
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,

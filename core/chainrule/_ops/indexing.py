@@ -1186,7 +1186,7 @@ def _check_index_copy(input, d, index, source):
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {scalar_type_name(input._data.dtype)} and (source) "
                            f"{scalar_type_name(source._data.dtype)}")
-    n, idx = shape[d] if shape else 1, index._data
+    n, idx = shape[d] if shape else 1, _all_values(index)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx.min() if idx.min() < 0 else idx.max()
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
@@ -1205,11 +1205,12 @@ def index_fill(input, dim, index, value):
     index = _index_vector(index, "index_fill_", "Expected dtype int64 for index.")
     d = wrap_dim(dim, max(input._data.ndim, 1))
     n = input._data.shape[d] if input._data.ndim else 1
-    idx = index._data
+    idx = _all_values(index)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx.min() if idx.min() < -n else idx.max()
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    index = Tensor._wrap(idx % max(n, 1))
+    index = (Tensor._wrap(idx % max(n, 1)) if type(index) is not BatchedTensor else
+             index.remainder(max(n, 1)))          # inside vmap: on every entry, in one op
     if not isinstance(value, Tensor):
         return apply_op(INDEX_FILL, (input, index), {"dim": d, "value": value})
     if value._data.ndim:
