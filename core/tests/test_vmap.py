@@ -725,3 +725,28 @@ def test_einsum_with_ellipses_and_implicit_outputs_runs_once(equation, dims):
               "ij,jk->": ((4, 5), (5, 6)), "i...,i...": ((3, 2), (3, 2))}[equation]
     args = [_f64(*((3,) if d == 0 else ()) + s) for d, s in zip(dims, shapes)]
     _once_like_a_loop(lambda a, b: cr.einsum(equation, a, b), args, dims)
+
+
+_I, _J = cr.tensor([0, 2]), cr.tensor([1, 3])
+_APART = {             # advanced indices apart: NumPy puts their dims first, then the batch
+    "getitem": (lambda x: x[_I, :, _J], [], []),      # (fn, other args' shapes, batch dims)
+    "getitem with None": (lambda x: x[_I, None, _J], [], []),
+    "getitem 2-D index": (lambda x: x[cr.tensor([[0], [2]]), :, _J], [], []),
+    "getitem mask": (lambda x: x[cr.tensor([True, False, True]), :, _J], [], []),
+    "setitem values per entry": (lambda x, v: _written(x, v), [(3, 2, 4)], [0]),
+    "setitem a value per entry": (lambda x, v: _written(x, v), [(3,)], [0]),
+    "setitem shared values": (lambda x, v: _written(x, v), [(2, 4)], [None]),
+    "setitem shared row": (lambda x, v: _written(x, v), [(4,)], [None]),
+}
+
+
+def _written(x, v):
+    x = x.clone()
+    x[_I, :, _J] = v
+    return x
+
+
+@pytest.mark.parametrize("name", list(_APART))
+def test_advanced_indices_apart_run_once(name):
+    fn, shapes, dims = _APART[name]
+    _once_like_a_loop(fn, [_f64(3, 3, 4, 5)] + [_f64(*s) for s in shapes], (0, *dims))

@@ -27,12 +27,11 @@ LOOPED = {
 SOME_ARGUMENTS_PER_ENTRY = {
     "multi_margin_loss": "a batched class weight, a 0-d entry",
     "multilabel_margin_loss": "a 0-d entry",
-    "index": "advanced indices separated by a slice move the batch dimension",
     "unfold": "a 0-d entry", "index_select": "a 0-d entry with a batched index",
     "index_add": "a 0-d entry with a batched index",
     "index_copy": "a 0-d entry with a batched index",
     "convolution": "a batched weight or bias of a transposed convolution, an unbatched entry",
-    "scatter_add": "a 0-d entry", "index_put": "separated advanced indices",
+    "scatter_add": "a 0-d entry",
     "_embedding_bag": "batched per_sample_weights",
 }
 # Ops some of whose public functions compute on values outside the table (indices,

@@ -416,24 +416,38 @@ def _explicit_output(equation):
 
 
 def index_key(call, op, args, batched, attrs):
+    """A full slice for the batch before the key. Where the key's advanced indices are
+    apart, NumPy puts their dimensions first, before the batch one: it moves back."""
     key = attrs["key"]
     key = key if isinstance(key, tuple) else (key,)
-    if not _advanced_adjacent(key):
-        return per_entry(call, op, args, batched, attrs)
-    if op.name == "index_put":
-        args = _materialized(args, batched)
-        if batched[1]:
-            rank = args[0]._data[0][key].ndim if args[0].shape[0] else 0
-            args[1] = _pad(args[1], rank)
-    return call(op, args, dict(attrs, key=(slice(None),) + key))
+    lead = 0 if _advanced_adjacent(key) else _advanced_ndim(key)
+    attrs = dict(attrs, key=(slice(None),) + key)
+    if op.name != "index_put":                          # index, masked_select
+        out = call(op, args, attrs)
+        return FUNCTIONS["movedim"](out, lead, 0) if lead else out
+    args = _materialized(args, batched)
+    if batched[1] or lead:          # values laid out like the result, batch dim included
+        rank = args[0]._data[0][key].ndim if args[0].shape[0] else 0
+        args[1] = _pad(args[1], rank)
+        args[1] = FUNCTIONS["movedim"](args[1], 0, lead) if lead else args[1]
+    return call(op, args, attrs)
+
+
+def _is_advanced(k):
+    return not isinstance(k, (slice, int, type(None), type(Ellipsis)))
 
 
 def _advanced_adjacent(key):
     """Whether the advanced (array) indices of ``key`` sit side by side: then NumPy
     keeps the dimensions before them, the batch one included, in place."""
-    positions = [i for i, k in enumerate(key)
-                 if not isinstance(k, (slice, int, type(None), type(Ellipsis)))]
+    positions = [i for i, k in enumerate(key) if _is_advanced(k)]
     return not positions or positions[-1] - positions[0] == len(positions) - 1
+
+
+def _advanced_ndim(key):
+    """How many dimensions the advanced indices give (a mask of any rank gives one)."""
+    arrays = [np.asarray(k) for k in key if _is_advanced(k)]
+    return max(1 if a.dtype == np.bool_ else a.ndim for a in arrays)
 
 
 def solve(call, op, args, batched, attrs):
