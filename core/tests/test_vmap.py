@@ -750,3 +750,26 @@ def _written(x, v):
 def test_advanced_indices_apart_run_once(name):
     fn, shapes, dims = _APART[name]
     _once_like_a_loop(fn, [_f64(3, 3, 4, 5)] + [_f64(*s) for s in shapes], (0, *dims))
+
+
+_CONV_PER_ENTRY = {    # Note [entries as groups]: (fn, argument shapes, batch dims)
+    "transposed": (lambda x, w, b: _F.conv_transpose2d(x, w, b, stride=2, padding=1),
+                   [(3, 2, 4, 5, 5), (3, 4, 6, 3, 3), (3, 6)], (0, 0, 0)),
+    "transposed, grouped, shared input": (
+        lambda x, w: _F.conv_transpose2d(x, w, groups=2, output_padding=1, stride=2),
+        [(2, 4, 5, 5), (3, 4, 3, 3, 3)], (None, 0)),
+    "transposed, a bias per entry": (lambda x, w, b: _F.conv_transpose1d(x, w, b),
+                                     [(3, 2, 4, 5), (4, 6, 3), (3, 6)], (0, None, 0)),
+    "entries without N": (lambda x, w: _F.conv2d(x, w, padding=1),
+                          [(3, 4, 5, 5), (3, 6, 4, 3, 3)], (0, 0)),
+    "a shared input without N": (lambda x, w: _F.conv2d(x, w), [(4, 5, 5), (3, 6, 4, 3, 3)],
+                                 (None, 0)),
+    "transposed, entries without N": (lambda x, w, b: _F.conv_transpose2d(x, w, b),
+                                      [(3, 4, 5, 5), (3, 4, 6, 3, 3), (3, 6)], (0, 0, 0)),
+}
+
+
+@pytest.mark.parametrize("name", list(_CONV_PER_ENTRY))
+def test_convolutions_with_per_entry_weights_run_once(name):
+    fn, shapes, dims = _CONV_PER_ENTRY[name]
+    _once_like_a_loop(fn, [_f64(*s) for s in shapes], dims)

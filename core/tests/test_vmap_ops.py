@@ -30,7 +30,6 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "unfold": "a 0-d entry", "index_select": "a 0-d entry with a batched index",
     "index_add": "a 0-d entry with a batched index",
     "index_copy": "a 0-d entry with a batched index",
-    "convolution": "a batched weight or bias of a transposed convolution, an unbatched entry",
     "scatter_add": "a 0-d entry",
     "_embedding_bag": "batched per_sample_weights",
 }

@@ -605,11 +605,14 @@ def _stacked_rows(t):
 #     (one weight gradient per entry) and the input gradient of batched weights.
 def convolution(call, op, args, batched, attrs):
     """A batched input only: the batch folds into the convolution's own batch (N); a
-    batched weight or bias: Note [entries as groups] (not for transposed ones)."""
+    batched weight or bias: Note [entries as groups] (transposed ones too: their
+    weights' first dimension is the input channels, which the groups split alike)."""
     x, w, bias = args
     if batched[1] or batched[2]:
-        if attrs["transposed"] or x.ndim - batched[0] != w.ndim - batched[1]:
-            return per_entry(call, op, args, batched, attrs)
+        if x.ndim - batched[0] != w.ndim - batched[1]:         # an entry without N
+            out = convolution(call, op, [FUNCTIONS["unsqueeze"](x, int(batched[0])), w, bias],
+                              batched, attrs)
+            return FUNCTIONS["squeeze"](out, 1)
         size = _batch_size(args, batched)
         x, w = [a if b else _expand_batch(a, size) for a, b in zip((x, w), batched)]
         if bias is not None and bias.numel():
