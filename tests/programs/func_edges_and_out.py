@@ -195,3 +195,13 @@ with fwAD.dual_level():
     print("view of the dual", fwAD.unpack_dual(dual.view(3, 1)).tangent.flatten())
     leaf = torch.tensor([1.0, 2.0], requires_grad=True)
     attempt("in place on a dual of a leaf", lambda: fwAD.make_dual(leaf, torch.ones(2)).add_(1))
+
+# --- vmap of as_strided: strides relative to each entry's storage -----------------------
+grid = torch.arange(24.).reshape(4, 6)
+attempt("vmap as_strided", lambda: vmap(lambda t: t.as_strided((2, 2), (1, 2), 1))(grid))
+attempt("vmap as_strided in_dims=1", lambda: vmap(lambda t: t.as_strided((2,), (1,), 1), in_dims=1)(grid))
+attempt("vmap as_strided of a view", lambda: vmap(lambda t: t.as_strided((2,), (1,), 1))(grid[:, 1:]))
+attempt("vmap as_strided outside the entry", lambda: vmap(lambda t: t.as_strided((3, 3), (3, 1)))(grid))
+attempt("vmap as_strided before the entry", lambda: vmap(lambda t: t[1:].as_strided((2,), (1,), 0))(grid))
+attempt("vmap of vmap as_strided", lambda: vmap(vmap(lambda t: t.as_strided((2,), (2,))))(grid.reshape(2, 3, 4)))
+attempt("vmap grad as_strided", lambda: vmap(grad(lambda t: t.as_strided((2,), (2,), 1).sum()))(grid[:2]))
