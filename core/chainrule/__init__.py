@@ -107,10 +107,11 @@ def _install_torch_function():
     becomes a dispatching wrapper (last: after every layer of wrapping above)."""
     import sys
     from .nn import functional as _functional
-    from ._ops._out import out_form
+    from ._ops._out import out_form, special_out_form
     _torch_function.install_functions(sys.modules[__name__], out_forms=out_form)
-    for module in (linalg, fft, special):
+    for module in (linalg, fft):
         _torch_function.install_functions(module, prefix=module.__name__[10:] + "_")
+    _torch_function.install_functions(special, prefix="special_", out_forms=special_out_form)
     _torch_function.install_functions(_functional, plain_tensor=True, c_level=False)
     _torch_function.install_functions(autograd, plain_tensor=True, c_level=False,
                                       names=("backward", "grad"))

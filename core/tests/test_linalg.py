@@ -780,13 +780,32 @@ def test_out_arguments_receive_the_result():
     np.testing.assert_array_equal(out.numpy(), np.eye(2) / 2)
     parts = (cr.empty(0), cr.empty(0), cr.empty(0))
     result = LA.svd(cr.eye(2), out=parts)
-    assert type(result).__name__ == "linalg_svd" and result.S is parts[1]
+    assert type(result).__name__ == "linalg_svd_out" and result.S is parts[1]
     out = cr.empty(2, 2)
     cr.addmm(cr.ones(2, 2), cr.ones(2, 3), cr.ones(3, 2), out=out)
     np.testing.assert_array_equal(out.numpy(), np.full((2, 2), 4.0))
     with pytest.raises(RuntimeError, match="functions with out=... arguments don't support "
                                            "automatic differentiation"):
         LA.inv(cr.eye(2, requires_grad=True), out=cr.empty(2, 2))
+
+
+def test_out_arguments_follow_the_shared_out_rules():
+    a = cr.tensor([[2.0, 1.0], [1.0, 3.0]])
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but got "
+                                           "double instead"):
+        LA.inv(a, out=cr.empty(0, dtype=cr.float64))     # LAPACK's results: no cast
+    with pytest.raises(TypeError, match="linalg_eigh\\(\\): argument 'out' must be tuple of "
+                                        "Tensors, not Tensor"):
+        LA.eigh(a, out=cr.empty(0))
+    with pytest.raises(TypeError, match="linalg_inv\\(\\): argument 'out' must be Tensor, "
+                                        "not tuple"):
+        LA.inv(a, out=(cr.empty(0),))
+    w, v = cr.empty(0), cr.empty(0)
+    got = LA.eigh(a, out=(w, v))
+    assert type(got).__name__ == "linalg_eigh_out" and got.eigenvalues is w
+    assert got.eigenvectors is v and w._version == 1
+    with pytest.warns(UserWarning, match="resized since it had shape \\[3\\]"):
+        LA.vector_norm(a, out=cr.empty(3))
 
 
 def test_cdist_direct_and_matmul_forms_and_their_nodes():

@@ -79,7 +79,7 @@ def test_several_results_go_into_a_tuple_of_outs():
     assert repr(got).startswith("chainrule.return_types.max_out(")
     with pytest.raises(TypeError, match="expected tuple of 2 elements but got 1"):
         cr.sort(X, out=(cr.empty(0),))
-    with pytest.raises(TypeError, match="argument 'out' must be a tuple of Tensors"):
+    with pytest.raises(TypeError, match="argument 'out' must be tuple of Tensors"):
         cr.max(cr.ones(2, 2), 1, out=cr.empty(2))
     assert cr.max(X, Y, out=cr.empty(3)).tolist() == [1.0, 2.0, 3.0]
 
@@ -94,3 +94,45 @@ def test_only_the_functions_take_out_and_keep_their_parameters():
     assert cr.add.__wrapped__ is cr.Tensor.add.__wrapped__    # one function below both
     assert {"add", "sin", "sum", "max", "matmul", "where"} <= OUT_FUNCTIONS
     assert all(callable(getattr(cr, name)) for name in OUT_FUNCTIONS)
+
+
+def test_sum_prod_and_medians_take_out_only_with_dim():
+    x = cr.ones(2, 3)
+    with pytest.raises(TypeError, match=r"^sum\(\) received an invalid combination of "
+                       r"arguments - got \(Tensor, out=Tensor\), but expected one of:\n"):
+        cr.sum(x, out=cr.empty(0))
+    with pytest.raises(TypeError, match="tuple of ints dim"):
+        cr.sum(x, keepdim=False, out=cr.empty(0))
+    with pytest.raises(TypeError, match=r"\(Tensor input, int dim, bool keepdim"):
+        cr.prod(x, out=cr.empty(0))
+    for call in [lambda: cr.sum(x, dtype=cr.float64, out=cr.empty(0, dtype=cr.float64)),
+                 lambda: cr.prod(x, keepdim=True, out=cr.empty(0)),
+                 lambda: cr.median(x, out=cr.empty(0)),
+                 lambda: cr.nanmedian(x, out=cr.empty(0))]:
+        with pytest.raises(TypeError, match='missing 1 required positional arguments: "dim"'):
+            call()
+    assert cr.sum(x, 1, out=cr.empty(0)).tolist() == [3.0, 3.0]
+    assert cr.sum(x, axis=0, out=cr.empty(0)).tolist() == [2.0, 2.0, 2.0]
+    assert cr.mean(x, out=cr.empty(0)).item() == 1.0     # the means and extremes take it
+    assert cr.amax(x, out=cr.empty(0)).item() == 1.0
+
+
+def test_special_functions_take_out_like_the_table_functions():
+    x = cr.tensor([0.0, 1.0])
+    y = cr.empty(0, dtype=cr.float64)
+    assert cr.special.expit(x, out=y) is y and y.dtype == cr.float64
+    assert y.tolist() == pytest.approx([0.5, 0.7310585786])
+    assert cr.special.ndtr(x, out=y)[0].item() == 0.5
+    assert cr.special.logsumexp(cr.zeros(2, 2), 1, out=y).tolist() == \
+        pytest.approx([0.6931471805599453] * 2)
+    with pytest.raises(RuntimeError, match="^sigmoid\\(\\): " + NO_GRAD):
+        cr.special.expit(x.clone().requires_grad_(), out=cr.empty(0))
+    with pytest.raises(RuntimeError, match="^special_entr\\(\\): " + NO_GRAD):
+        cr.special.entr(x.clone().requires_grad_(), out=cr.empty(0))
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        cr.special.i0e(x, out=cr.empty(0, dtype=cr.int64))
+    with pytest.raises(TypeError, match="special_ndtr\\(\\): argument 'out' must be Tensor, "
+                       "not tuple"):
+        cr.special.ndtr(x, out=(cr.empty(0),))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
+        cr.special.softmax(x, 0, out=cr.empty(0))

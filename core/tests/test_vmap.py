@@ -773,3 +773,27 @@ _CONV_PER_ENTRY = {    # Note [entries as groups]: (fn, argument shapes, batch d
 def test_convolutions_with_per_entry_weights_run_once(name):
     fn, shapes, dims = _CONV_PER_ENTRY[name]
     _once_like_a_loop(fn, [_f64(*s) for s in shapes], dims)
+
+
+def test_as_strided_reads_each_entrys_storage_from_the_batch_stride():
+    # Note [as_strided under vmap]: offsets count in the physical storage, entry i
+    # shifted by i batch strides, as in the reference's rule
+    x = cr.arange(24.).reshape(4, 6)
+    got = cr.vmap(lambda t: t.as_strided((2, 2), (1, 2), 1))(x)
+    assert got.tolist()[1] == [[7.0, 9.0], [8.0, 10.0]]
+    across = cr.vmap(lambda t: t.as_strided((2,), (1,), 1), in_dims=1)(x)
+    assert across.tolist()[:2] == [[1.0, 2.0], [2.0, 3.0]]
+    of_view = cr.vmap(lambda t: t.as_strided((2,), (1,), 1))(x[:, 1:])
+    assert of_view.tolist() == [[1.0, 2.0], [7.0, 8.0], [13.0, 14.0], [19.0, 20.0]]
+    nested = cr.vmap(cr.vmap(lambda t: t.as_strided((2,), (2,))))(cr.arange(24.).reshape(2, 3, 4))
+    assert nested[1, 2].tolist() == [20.0, 22.0]
+    with pytest.raises(RuntimeError, match=r"as_strided\(\[3, 3\], \[3, 1\], 0\) can access "
+                       r"memory outside of `tensor`. `result` can access some memory in "
+                       r"range \[0, 9\], but `tensor` can only access some memory in range "
+                       r"\[0, 6\]"):
+        cr.vmap(lambda t: t.as_strided((3, 3), (3, 1)))(x)
+    with pytest.raises(RuntimeError, match=r"range \[0, 2\], but .* range \[1, 6\]"):
+        cr.vmap(lambda t: t[1:].as_strided((2,), (1,), 0))(x)
+    written = x.clone()
+    cr.vmap(lambda t: t.as_strided((2,), (2,), 1).mul_(0))(written)
+    assert written[2].tolist() == [12.0, 0.0, 14.0, 0.0, 16.0, 17.0]

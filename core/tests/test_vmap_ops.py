@@ -19,7 +19,6 @@ BATCH = 3
 
 # Ops whose batching rule is the per-entry loop, and why (asserted exactly below).
 LOOPED = {
-    "as_strided": "strides address the whole batch's storage",
     "masked_scatter": "how much of the source an entry uses depends on its mask (the "
                       "reference loops too)",
 }
@@ -38,7 +37,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
 # call once per entry (Note [batched tensors]).
 WHOLE_CALL_PER_ENTRY = {
     "add": "alpha_dropout draws per entry", "mul": "dropout draws per entry",
-    "where": "rrelu draws per entry", "as_strided": "reads strides",
+    "where": "rrelu draws per entry",
     "view_as_complex": "checks strides", "embedding": "max_norm renormalises by value",
     "linalg_lstsq": "the residuals' shape depends on every entry's rank",
 }

@@ -99,10 +99,10 @@ def make_dual(tensor, tangent, *, level=None):
     the reference records it, a ViewBackward0).
 
     Gradients flow back to ``tensor``; ``tangent`` is kept as is (not copied), so a
-    tangent that requires grad makes the JVP differentiable. The dual shares
-    ``tensor``'s memory and version counter but is not registered as its view (the
-    reference's is): ops that read a view's root storage, like ``as_strided``, then
-    see the dual itself, whose tangent they can follow.
+    tangent that requires grad makes the JVP differentiable. The dual is a view of
+    ``tensor`` (of its root, where ``tensor`` is a view itself), as the reference's:
+    ``dual._base``, the version counter and in-place writes are shared; the tangent
+    belongs to the dual alone.
 
     >>> import chainrule as cr
     >>> import chainrule.autograd.forward_ad as fwAD

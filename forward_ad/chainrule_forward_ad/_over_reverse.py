@@ -133,3 +133,15 @@ def gradient_with_tangents(output, inputs):
         state.grad_enabled = previous
     return [None if g is None else g if isinstance(g, Tensor) else Tensor._wrap(g)
             for g in captured]
+
+
+def detached_with_tangent(t):
+    """``t`` without its history, with its tangent (without history either): how a
+    result leaves a reverse transform run inside a user's dual level (the
+    reference's transforms unwrap their own level and keep the dual's tangent)."""
+    level = CURRENT[0]
+    tangent = level.get(t) if level is not None else None
+    plain = t.detach()
+    if tangent is not None:
+        level.set(plain, tangent.detach())
+    return plain

@@ -64,7 +64,7 @@ import numpy as np
 from chainrule import _grad_mode
 from chainrule._ops import _registry
 from chainrule._ops._registry import NONDIFF, Formula
-from chainrule._ops.shape import VIEW
+from chainrule._ops.shape import _view
 from chainrule._tensor import Tensor, _differentiable_dtype
 from chainrule._version_counter import counter_of
 
@@ -150,13 +150,10 @@ class paused:
 
 
 def alias_for_dual(tensor):
-    """What make_dual returns before its tangent is set: an alias of ``tensor`` sharing
-    its version counter, recorded as the reference records it (a ViewBackward0 to the
-    same shape)."""
+    """What make_dual returns before its tangent is set: a view of ``tensor`` to the same
+    shape, recorded as the reference records it (a ViewBackward0)."""
     with paused():
-        dual = _registry.apply_op(VIEW, (tensor,), {"shape": tuple(tensor._data.shape)})
-    dual._vc = counter_of(tensor)
-    return dual
+        return _view(tensor, tuple(tensor._data.shape))
 
 
 def dispatch(run, op, inputs, attrs, view_base):

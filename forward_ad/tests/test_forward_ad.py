@@ -159,10 +159,26 @@ def test_unpack_dual_returns_named_tuple_with_the_tangent_itself():
         unpacked = fwAD.unpack_dual(d)
         assert isinstance(unpacked, fwAD.UnpackedDualTensor)
         assert unpacked.tangent is t and unpacked[1] is t
-        assert unpacked.primal._base is d and _tangent(unpacked.primal) is None
+        assert unpacked.primal._base is x and _tangent(unpacked.primal) is None
         assert np.shares_memory(d.numpy(), x.numpy())
         d.add_(1)
         assert x._version == d._version == 1 and x.tolist() == [2.0]
+
+
+def test_make_dual_returns_a_view_of_the_primal_as_the_reference_does():
+    root = _f64([1.0, 2.0, 3.0])
+    with fwAD.dual_level():
+        d = fwAD.make_dual(root, _f64([1.0, 1.0, 1.0]))
+        assert d._is_view() and d._base is root and _tangent(root) is None
+        of_view = fwAD.make_dual(root[1:], _f64([5.0, 5.0]))
+        assert of_view._base is root                   # linked to the root, like any view
+        s = of_view.as_strided((2,), (1,), 1)          # strides into the root's memory
+        assert s.tolist() == [2.0, 3.0] and _tangent(s).tolist() == [5.0, 5.0]
+        leaf = cr.tensor([1.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            fwAD.make_dual(leaf, _f64([1.0]).float()).add_(1)
+        made = fwAD.make_dual(leaf * 2, _f64([1.0]).float())
+        assert made._base.grad_fn.name() == "MulBackward0"
 
 
 def test_make_dual_keeps_the_gradient_path_to_the_primal():

@@ -11,7 +11,10 @@ Note [nested transforms]
     rather than detached copies. So ``vmap(grad(f))``, ``grad(grad(f))``,
     ``jacfwd(jacrev(f))`` compose. Only one dual level exists at a time (as in
     forward_ad): a jvp/jacfwd inside another one computes its result in reverse mode
-    (the double-backward trick / jacrev), which gives the same values.
+    (the double-backward trick / jacrev), which gives the same values. A reverse
+    transform nested only because of a user's dual level (nothing outside may
+    differentiate: ``_only_for_dual_level``) returns its results without history but
+    with their tangents, as the reference's unwrap their own level only.
 
 Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
@@ -258,12 +261,24 @@ def _grads_or_zeros(outputs, inputs, grad_outputs, create_graph):
     return [cr.zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
-def _plain(tree, nested):
-    """Results leave a transform without this level's history (unless nested)."""
-    if nested:
+def _plain(tree, nested, over=None):
+    """Results leave a transform without this level's history (unless nested); with
+    ``over`` (nested only for a user's dual level, ``_untracked_over_reverse``), without
+    history but with their tangents."""
+    if nested and over is None:
         return tree
     leaves, spec = _flatten(tree)
+    if over is not None:
+        return _unflatten([over.detached_with_tangent(x) if isinstance(x, cr.Tensor) else x
+                           for x in leaves], spec)
     return _unflatten([x.detach() if isinstance(x, cr.Tensor) else x for x in leaves], spec)
+
+
+def _only_for_dual_level(over, outside, out_leaves):
+    """``over`` (``_untracked_over_reverse`` of the inputs, before they were freshened)
+    unless a captured tensor may be differentiated by an outer reverse pass (Note
+    [captured tensors keep their history])."""
+    return None if over is None or keeps_history(outside, out_leaves) else over
 
 
 # --- grad ----------------------------------------------------------------------------
@@ -309,8 +324,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 spec.nested = spec.nested or keeps_history(outside, [output])
                 grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
         grads = _plain(spec.structure(grads), spec.nested)
-        value = _plain(output, spec.nested)
-        return (grads, (value, _plain(aux, spec.nested))) if has_aux else (grads, value)
+        over = _only_for_dual_level(over, outside, [output])
+        value = _plain(output, spec.nested, over)
+        return (grads, (value, _plain(aux, spec.nested, over))) if has_aux else (grads, value)
     return wrapper
 
 
@@ -356,12 +372,13 @@ def vjp(func, *primals, has_aux=False):
     spec = _Args(primals, tuple(range(len(primals))) or 0) if primals else None
     if spec is None:
         raise RuntimeError(f"{api}: Expected primals to be a non-empty tuple of Tensors.")
-    outside = cr.is_grad_enabled()
+    outside, over = cr.is_grad_enabled(), _untracked_over_reverse(spec)
     with cr.enable_grad():
         spec.freshen()
         output, aux = _split_aux(func(*spec.args), has_aux, api)
         out_leaves, out_spec = _tensor_leaves(output, api, "f(*primals)")
         _check_differentiable_outputs(out_leaves)
+    over = _only_for_dual_level(over, outside, out_leaves)
     # Note [captured tensors keep their history]
     spec.nested = spec.nested or keeps_history(outside, out_leaves)
 
@@ -375,15 +392,15 @@ def vjp(func, *primals, has_aux=False):
         nested = spec.nested if create_graph is None else create_graph or spec.nested
         with cr.enable_grad():
             grads = _grads_or_zeros(out_leaves, spec.leaves, leaves, nested)
-        grads = [_plain(g, nested) for g in grads]
+        grads = [_plain(g, nested, over) for g in grads]
         start, per_primal = 0, []
         for n, sub in spec.specs:
             per_primal.append(_unflatten(grads[start:start + n], sub))
             start += n
         return tuple(per_primal)
 
-    output = _plain(output, spec.nested)
-    return (output, vjp_fn, _plain(aux, spec.nested)) if has_aux else (output, vjp_fn)
+    output = _plain(output, spec.nested, over)
+    return (output, vjp_fn, _plain(aux, spec.nested, over)) if has_aux else (output, vjp_fn)
 
 
 # --- jvp ----------------------------------------------------------------------------
@@ -480,11 +497,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
         given, outside = list(spec.leaves), cr.is_grad_enabled()
+        over = _untracked_over_reverse(spec)
         with cr.enable_grad():
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)
             out_leaves, out_spec = _tensor_leaves(output, api, "f(*args)")
             _check_differentiable_outputs(out_leaves)
+            over = _only_for_dual_level(over, outside, out_leaves)
             # Note [captured tensors keep their history]
             spec.nested = spec.nested or keeps_history(outside, out_leaves)
             if not spec.nested and _one_pass.worth_it(out_leaves, given) and \
@@ -496,8 +515,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 spec.leaves = fresh
             rows = _jacobian_batched(out_leaves, spec.leaves, spec.nested)
         jac = _unflatten([spec.structure(list(row)) for row in rows], out_spec)
-        jac = _plain(jac, spec.nested)
-        return (jac, _plain(aux, spec.nested)) if has_aux else jac
+        jac = _plain(jac, spec.nested, over)
+        return (jac, _plain(aux, spec.nested, over)) if has_aux else jac
     return wrapper
 
 

@@ -256,6 +256,32 @@ def test_forward_transforms_refuse_a_users_dual_level():
             func.jvp(cr.sin, [x], (t,))
 
 
+def test_reverse_transforms_of_duals_return_plain_results_with_tangents():
+    # the reference's jacrev/vjp/grad unwrap their own level: no history leaves them,
+    # the user's dual's tangent does
+    import chainrule.autograd.forward_ad as fwAD
+    p = cr.tensor([0.5, 1.5], dtype=cr.float64)
+    f = lambda a: (a ** 3).sin()        # noqa: E731
+    with fwAD.dual_level():
+        d = fwAD.make_dual(p, cr.tensor([1.0, 2.0], dtype=cr.float64))
+        jac, aux = func.jacrev(lambda a: (f(a), a), has_aux=True)(d)
+        out, vjp_fn = func.vjp(f, d)
+        (back,) = vjp_fn(cr.ones(2, dtype=cr.float64))
+        (made,) = vjp_fn(cr.ones(2, dtype=cr.float64), create_graph=True)
+        g, value = func.grad_and_value(lambda a: f(a).sum())(d)
+        results = [jac, aux, out, back, made, g, value]
+        assert not any(r.requires_grad or r.grad_fn is not None for r in results)
+        tangents = [fwAD.unpack_dual(r).tangent for r in results]
+        assert not any(t is None or t.requires_grad for t in tangents)
+        assert np.allclose(tangents[0].diagonal().numpy(), tangents[3].numpy())
+        assert np.allclose(tangents[3].numpy(), tangents[5].numpy())
+        assert tangents[3].tolist() == pytest.approx([2.906463, 3.564738], abs=1e-5)
+        assert tangents[1].tolist() == [1.0, 2.0]
+        w = cr.tensor([0.5, 1.5], dtype=cr.float64, requires_grad=True)
+        tracked = func.grad(lambda a: f(a).sum())(fwAD.make_dual(w, p))
+        assert tracked.grad_fn is not None     # an outer reverse pass may differentiate it
+
+
 def test_forward_transforms_nest_in_each_other():
     x, t = cr.tensor([1.0, 2.0], dtype=cr.float64), cr.ones(2, dtype=cr.float64)
     f = lambda a: (a ** 3).sin()        # noqa: E731

@@ -21,7 +21,9 @@ Note [batching rules by family]
     - linalg ops on the last two dimensions: they already broadcast over leading ones;
     - indexing with a key: a full slice prepended to the key;
     - ops over samples (N) with per-sample attributes (ctc's lengths, nll_loss's
-      targets): the batch folds into N, or becomes a trailing dimension.
+      targets): the batch folds into N, or becomes a trailing dimension;
+    - as_strided: one as_strided of the physical tensor, the batch stride prepended
+      (Note [as_strided under vmap] in shape.py).
 
     Every other op (``LOOPED``) runs once per batch entry, its results stacked: correct,
     and listed by a test (core/tests/test_vmap_ops.py) so the list cannot grow silently.
@@ -39,7 +41,7 @@ from . import pooling as _pooling
 from . import padding as _padding, shuffle as _shuffle, upsample as _upsample
 from . import distance as _distance, im2col as _im2col, unpooling as _unpooling
 from . import grid_sampler as _grid_sampler
-from .._batched import PERFORMANCE_DROP
+from .._batched import PERFORMANCE_DROP, BatchedTensor
 from .._tensor import Tensor
 from ._common import FUNCTIONS
 from ._registry import OPS
@@ -244,6 +246,47 @@ def prepend_shape(call, op, args, batched, attrs):
     x = _pad(args[0], len(target))
     lead = x.shape[0] if key == "shape" else 1
     return call(op, [x], dict(attrs, **{key: (lead,) + target}))
+
+
+def as_strided_rule(call, op, args, batched, attrs):
+    """Note [as_strided under vmap] (in shape.py): one as_strided of the physical
+    tensor, its batch dimension prepended with its stride."""
+    x = args[0]
+    offset, strides = _memory_layout(x)
+    start = offset if attrs["storage_offset"] is None else attrs["storage_offset"]
+    size, stride = attrs["size"], attrs["stride"]
+    _check_inside_entry(x.shape[1:], strides[1:], offset, size, stride, start)
+    return FUNCTIONS["as_strided"](x, (x.shape[0],) + size, strides[:1] + stride, start)
+
+
+def _memory_layout(x):
+    """(storage offset, strides) of a physical tensor, that of a lower vmap level
+    included (its physical tensor's, without that level's batch dimension)."""
+    depth = 0
+    while isinstance(x, BatchedTensor):
+        x, depth = x._value, depth + 1
+    return x.storage_offset(), x.stride()[depth:]
+
+
+def _last_position(size, stride, offset):
+    """One past the last storage position a geometry reaches (None: no element)."""
+    if not all(size):
+        return None
+    return offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+
+
+def _check_inside_entry(entry_size, entry_stride, entry_offset, size, stride, offset):
+    reach = _last_position(size, stride, offset)
+    if reach is None:
+        return
+    limit = _last_position(entry_size, entry_stride, entry_offset)
+    if limit is None or offset < entry_offset or reach > limit:
+        raise RuntimeError(
+            f"result = tensor.as_strided({list(size)}, {list(stride)}, {offset}) can access "
+            f"memory outside of `tensor`. `result` can access some memory in range "
+            f"[{offset}, {reach}], but `tensor` can only access some memory in range "
+            f"[{entry_offset}, {limit}]. This is not supported inside of vmap, please try "
+            "to rewrite the `as_strided` call as a sequence of PyTorch view operations")
 
 
 def permute(call, op, args, batched, attrs):
@@ -740,7 +783,7 @@ RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
               "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
-              "permute": permute, "t": transpose_2d, "outer": outer, "addmm": addmm,
+              "permute": permute, "as_strided": as_strided_rule, "t": transpose_2d, "outer": outer, "addmm": addmm,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "masked_select": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve, "linalg_lstsq": solve,

@@ -77,14 +77,67 @@ def out_form(fn, name):
     >>> cr.add(cr.tensor([1., 2.]), 1, out=y) is y, y.tolist()
     (True, [2.0, 3.0])
     """
-    if name not in OUT_FUNCTIONS or not inspect.isfunction(fn) or \
-            "out" in inspect.signature(fn).parameters:
+    if name not in OUT_FUNCTIONS or not _without_own_out(fn):
         return None
+    return _given_out(fn, name)
 
+
+# the functions of chainrule.special without ``out=`` (the reference's take none)
+_SPECIAL_WITHOUT_OUT = frozenset(("softmax", "log_softmax"))
+
+
+def special_out_form(fn, name):
+    """``out_form`` for ``chainrule.special``, where every function but the softmaxes
+    takes ``out=``, named in messages as the reference's kernel: a table op's own name
+    for its alias (expit: sigmoid), ``special_<name>`` for the rest.
+
+    >>> import chainrule as cr
+    >>> y = cr.empty(0, dtype=cr.float64)
+    >>> cr.special.expit(cr.tensor([0.0]), out=y) is y, y.tolist()
+    (True, [0.5])
+    """
+    if name in _SPECIAL_WITHOUT_OUT or not _without_own_out(fn):
+        return None
+    return _given_out(fn, fn.__name__ if fn.__name__ in OUT_FUNCTIONS else f"special_{name}")
+
+
+def _without_own_out(fn):
+    return inspect.isfunction(fn) and "out" not in inspect.signature(fn).parameters
+
+
+def _given_out(fn, name):
     def given_out(positional, star, kwonly, starstar, out):
+        _check_dim_given(name, fn, tuple(positional) + tuple(star), {**kwonly, **starstar},
+                         out)
         return _call_with_out(fn, name, out, tuple(positional) + tuple(star),
                               {**kwonly, **starstar})
     return given_out
+
+
+# reductions whose reference overload without ``dim`` takes no ``out`` (the message the
+# reference's argument parser gives, or None for its "missing dim" one)
+_DIM_REQUIRED = {"sum": "tuple of ints dim", "prod": "int dim", "median": None,
+                 "nanmedian": None}
+
+
+def _check_dim_given(name, fn, args, kwargs, out):
+    """``cr.sum(x, out=s)``: refused as the reference refuses it (its ``out`` belongs to
+    the overload with ``dim``). A ``dim=None`` given explicitly cannot be told apart
+    from none given, and is refused too."""
+    if name not in _DIM_REQUIRED:
+        return
+    params = list(inspect.signature(fn).parameters)
+    given = dict(zip(params, args), **kwargs)
+    if given.get("dim", given.get("axis")) is not None:
+        return
+    overload = _DIM_REQUIRED[name]
+    if overload is None or given.get("keepdim") or given.get("dtype") is not None:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                    f"out={type(out).__name__}), but expected one of:\n"
+                    " * (Tensor input, *, torch.dtype dtype = None)\n"
+                    f" * (Tensor input, {overload}, bool keepdim = False, *, "
+                    "torch.dtype dtype = None, Tensor out = None)\n")
 
 
 def _call_with_out(fn, name, out, args, kwargs):
@@ -104,7 +157,7 @@ def write_out(name, out, inputs, compute, same_dtype=False):
         result = compute()
     if isinstance(result, tuple) == isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be "
-                        f"{'a tuple of Tensors' if isinstance(result, tuple) else 'Tensor'}, "
+                        f"{'tuple of Tensors' if isinstance(result, tuple) else 'Tensor'}, "
                         f"not {type(out).__name__}")
     return store(out, result, same_dtype)
 

@@ -17,7 +17,7 @@ from .._batched import on_values, unwrap_all
 from .._tensor import Tensor
 from ._common import FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public
 from ._registry import apply_op
-from .reduction import _write_out
+from ._out import write_out
 from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
                      SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
 
@@ -28,27 +28,27 @@ def linalg(fn=None, *, name=None):
     """Register a function of ``chainrule.linalg`` (Note [NumPy spellings of arguments];
     ``out=`` by ``writes_out`` where the signature has it)."""
     def register(f):
-        LINALG[name or f.__name__] = writes_out(f) if "out" in \
+        public_name = name or f.__name__
+        LINALG[public_name] = writes_out(f, f"linalg_{public_name}") if "out" in \
             inspect.signature(f).parameters else numpy_spellings(f)
         return f
     return register(fn) if fn is not None else register
 
 
-def writes_out(fn):
-    """``out=``: the result is written into the given tensor (or tuple of tensors, for
-    a named-tuple result) and returned, with the reference's refusal when autograd is
-    involved."""
+def writes_out(fn, name=None):
+    """``out=`` (Note [out= arguments]): the result is written into the given tensor (or
+    tuple of tensors, for a named-tuple result) and returned; like the reference's
+    LAPACK kernels, ``out`` must have the result's dtype. ``name``: the reference's
+    name for the function in messages (``linalg_inv``)."""
     fn = numpy_spellings(fn)
+    name = name or fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
-        result = fn(*args, **kwargs)
         if out is None:
-            return result
-        if isinstance(result, tuple):
-            written = [_write_out(r, o, fn.__name__) for r, o in zip(result, out)]
-            return type(result)(*written) if hasattr(result, "_fields") else tuple(written)
-        return _write_out(result, out, fn.__name__)
+            return fn(*args, **kwargs)
+        return write_out(name, out, list(args) + list(kwargs.values()),
+                         lambda: fn(*args, **kwargs), same_dtype=True)
     wrapper.numpy_spellings = getattr(fn, "numpy_spellings", False)
     return wrapper
 
@@ -995,7 +995,7 @@ def inverse(input, *, out=None):
 
 
 @public(name="cholesky")
-@writes_out
+@functools.partial(writes_out, name="cholesky")
 def cholesky_upper_flag(input, upper=False, *, out=None):
     """The Cholesky factor (``upper``: U with A = U^H U), like ``linalg.cholesky``.
 

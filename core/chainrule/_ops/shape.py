@@ -1714,10 +1714,28 @@ def as_strided(input, size, stride, storage_offset=None):
     [[0.0, 1.0], [1.0, 2.0]]
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if type(input) is BatchedTensor:          # Note [as_strided under vmap]
+        return _batched_as_strided(input, size, stride, storage_offset)
     offset = input.storage_offset() if storage_offset is None else int(storage_offset)
     root = memory_root(input)
     _check_strided_geometry(root, size, stride, offset)
     return _as_strided_view(input, size, stride, offset)
+
+
+# Note [as_strided under vmap]
+#     Like the reference's batching rule, as_strided of a batch entry reads the physical
+#     tensor's storage: entry i's result starts ``storage_offset`` (default: the
+#     physical tensor's own offset) plus i batch strides in, with the given sizes and
+#     strides. So it is one as_strided of the physical tensor, the batch dimension
+#     prepended with its stride (_batching_rules.as_strided_rule); an entry's result
+#     may read only memory its entry can (else the reference's error), so that no
+#     entry reads another's.
+def _batched_as_strided(input, size, stride, storage_offset):
+    offset = None if storage_offset is None else int(storage_offset)
+    _check_strided_geometry(None, size, stride, 0 if offset is None else offset)
+    attrs = {"size": size, "stride": stride, "storage_offset": offset, "geometry": None}
+    return make_view(AS_STRIDED, input, attrs,
+                     lambda x: as_strided(x, size, stride, storage_offset))
 
 
 def _as_strided_view(input, size, stride, offset):
@@ -1745,6 +1763,8 @@ def _check_strided_geometry(root, size, stride, offset):
                            f"strides: {list(stride)}")
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if root is None:                          # a batch entry's: Note [as_strided under vmap]
+        return
     if not root._data.flags.c_contiguous:
         raise RuntimeError("as_strided: chainrule needs the storage (the tensor's base) to be "
                            "contiguous; call .contiguous() first")
