@@ -355,12 +355,20 @@ def test_foreach_as_the_reference(statement):
                                           ("chainrule.nn.functional", "torch.nn.functional"),
                                           ("chainrule.linalg", "torch.linalg"),
                                           ("chainrule.special", "torch.special"),
-                                          ("chainrule.fft", "torch.fft")])
+                                          ("chainrule.fft", "torch.fft"),
+                                          ("chainrule.func", "torch.func"),
+                                          ("chainrule.autograd.forward_ad",
+                                           "torch.autograd.forward_ad"),
+                                          ("chainrule.autograd.functional",
+                                           "torch.autograd.functional"),
+                                          ("chainrule.autograd.graph", "torch.autograd.graph"),
+                                          ("chainrule.nn.init", "torch.nn.init")])
 def test_no_public_name_the_reference_lacks(ours, theirs):
     # a name torch lacks is one a torch program cannot reach, and one that hides a typo
     # (``x.cat(...)``, ``cr.view(...)``) that would fail on torch
     import importlib
     import chainrule.nn.functional  # noqa: F401
+    import torch.func  # noqa: F401
 
     def resolve(path):
         head, _, attr = path.rpartition(".")

@@ -3,7 +3,6 @@ jacfwd, hessian, vmap), provided by the functional layer (see autograd/_layers.p
 
 Importing it without that layer's wheel raises an ImportError naming the wheel.
 """
-from .autograd._layers import load_layer as _load
+from .autograd._layers import load_layer as _load, public_names as _public_names
 
-_layer = _load("functional", "func", "chainrule.func")
-globals().update({k: v for k, v in vars(_layer).items() if not k.startswith("__")})
+globals().update(_public_names(_load("functional", "func", "chainrule.func")))

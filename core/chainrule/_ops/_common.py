@@ -387,8 +387,8 @@ def commit_inplace(t, result):
         return commit_batched(t, result)
     check_inplace(t)
     if _saved_hooks.ACTIVE[0]:
-        from ..autograd.graph import before_inplace_mutation
-        before_inplace_mutation(t)
+        from ..autograd.graph import _before_inplace_mutation
+        _before_inplace_mutation(t)
     if result._data.shape != t._data.shape:
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")

@@ -24,7 +24,7 @@ from .._batched import BatchedTensor, refuse_dynamic_shape, unwrap_all
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
 from ..autograd import tangent_slot as _tangent_slot
-from ..autograd.graph import before_inplace_mutation
+from ..autograd.graph import _before_inplace_mutation
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_inplace,
                       commit_inplace,
@@ -581,7 +581,7 @@ def _index_put_inplace(t, key, values, accumulate):
     records = _grad_mode.STATE.grad_enabled and (t._requires_grad or values._requires_grad)
     check_inplace(t)
     if _saved_hooks.ACTIVE[0]:
-        before_inplace_mutation(t)
+        _before_inplace_mutation(t)
     if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_write(t, records)
     attrs = {"key": key, "accumulate": accumulate, "inplace": True}

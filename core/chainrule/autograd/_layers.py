@@ -28,3 +28,13 @@ def load_layer(name, submodule=None, public=None):
                           f"(pip install {wheel}); it provides the '{package}' package",
                           name=public) from None
     return layer if submodule is None else importlib.import_module(f"{package}.{submodule}")
+
+
+def public_names(layer):
+    """What a public path shows of a layer's module: the names of its ``__all__`` (the
+    reference's public API; the modules it imported for itself stay out) and its
+    private ones (``_name``), for code that reaches internals on purpose."""
+    names = getattr(layer, "__all__", None)
+    return {k: v for k, v in vars(layer).items() if not k.startswith("__") and
+            (names is None or k in names or k.startswith("_"))}
+

@@ -2,6 +2,6 @@
 
 Importing it without that layer's wheel raises an ImportError naming the wheel.
 """
-from ._layers import load_layer as _load
+from ._layers import load_layer as _load, public_names as _public_names
 
-globals().update({k: v for k, v in vars(_load("forward_ad")).items() if not k.startswith("__")})
+globals().update(_public_names(_load("forward_ad")))

@@ -1,7 +1,7 @@
 """``chainrule.autograd.graph``: the graph API (Node, GradientEdge, hooks on it)."""
 from typing import NamedTuple
 
-from .node import Node, gradient_edge  # noqa: F401
+from .node import Node, gradient_edge as _gradient_edge
 
 
 class GradientEdge(NamedTuple):
@@ -23,7 +23,7 @@ def get_gradient_edge(tensor):
     if not tensor.requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
-    return GradientEdge(*gradient_edge(tensor))
+    return GradientEdge(*_gradient_edge(tensor))
 
 
 # --- saved-tensor hooks (Note [saved-tensor hooks] in saved_hooks.py) ---------------
@@ -161,7 +161,7 @@ class allow_mutation_on_saved_tensors:
         self.context.clear()
 
 
-def before_inplace_mutation(tensor):
+def _before_inplace_mutation(tensor):
     """Called by in-place ops while any saved-tensor context may be active."""
     context = _saved_hooks.current_mutation_context()
     if context is not None:
@@ -220,7 +220,7 @@ def _all_hook(key, refs, index, fn):
         if key not in state:
             tensors = [r() for r in refs]
             expected = sum(1 for t in tensors if t is not None and t.requires_grad and
-                           engine.will_receive_grad(gradient_edge(t)[0]))
+                           engine.will_receive_grad(_gradient_edge(t)[0]))
             state[key] = [expected, [None] * len(refs)]
         entry = state[key]
         entry[1][index] = grad

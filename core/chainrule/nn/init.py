@@ -11,12 +11,12 @@ True
 import math
 import warnings
 
-import numpy as np
+import numpy as _np
 
-from .._grad_mode import no_grad
+from .._grad_mode import no_grad as _no_grad
 from .. import _random
 from .. import _cpu_stream
-from .._tensor import Tensor, asarray, zeros_on
+from .._tensor import Tensor, asarray as _asarray, zeros_on as _zeros_on
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
@@ -25,8 +25,8 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
 
 def _fill(tensor, values):
     """Write ``values`` (an ndarray of the tensor's shape) into ``tensor`` in place."""
-    with no_grad():
-        tensor.copy_(Tensor._wrap(asarray(values).astype(tensor._data.dtype, copy=False)))
+    with _no_grad():
+        tensor.copy_(Tensor._wrap(_asarray(values).astype(tensor._data.dtype, copy=False)))
     return tensor
 
 
@@ -64,7 +64,7 @@ def _calculate_fan_in_and_fan_out(tensor):
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than "
                          "2 dimensions")
-    receptive = int(np.prod(tensor.shape[2:])) if tensor.dim() > 2 else 1
+    receptive = int(_np.prod(tensor.shape[2:])) if tensor.dim() > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
@@ -83,7 +83,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     >>> bool((cr.nn.init.uniform_(cr.empty(10), -1, 1).abs() <= 1).all())
     True
     """
-    with no_grad():
+    with _no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
@@ -94,7 +94,7 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     >>> cr.nn.init.normal_(cr.empty(2, 3), std=0.02).shape
     chainrule.Size([2, 3])
     """
-    with no_grad():
+    with _no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
@@ -112,7 +112,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
     cdf = lambda x: (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0   # noqa: E731
-    with no_grad():
+    with _no_grad():
         if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
             result = _redraw_outside(tensor, mean, std, a, b, generator)
         else:
@@ -178,7 +178,7 @@ def constant_(tensor, val):
     >>> cr.nn.init.constant_(cr.empty(2), 0.5).tolist()
     [0.5, 0.5]
     """
-    return _fill(tensor, zeros_on(tuple(tensor.shape), np.float64, tensor._data) + val)
+    return _fill(tensor, _zeros_on(tuple(tensor.shape), _np.float64, tensor._data) + val)
 
 
 def ones_(tensor):
@@ -212,7 +212,7 @@ def eye_(tensor):
         raise ValueError("Only tensors with 2 dimensions are supported")
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
-    return _fill(tensor, np.eye(*tensor.shape))
+    return _fill(tensor, _np.eye(*tensor.shape))
 
 
 def dirac_(tensor, groups=1):
@@ -232,7 +232,7 @@ def dirac_(tensor, groups=1):
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
     out_per_group = shape[0] // groups
-    values = np.zeros(shape)
+    values = _np.zeros(shape)
     centre = tuple(k // 2 for k in shape[2:])
     for g in range(groups):
         for d in range(min(out_per_group, shape[1])):
@@ -309,11 +309,11 @@ def orthogonal_(tensor, gain=1, generator=None):
     if tensor.is_meta:               # nothing to fill, nothing drawn (Note [meta arrays])
         return tensor
     flat = _cpu_stream.normal(_random.cpu_generator(generator), (rows, cols),
-                              tensor._data.dtype).astype(np.float64)
+                              tensor._data.dtype).astype(_np.float64)
     if rows < cols:
         flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q = q * np.sign(np.diag(r))           # a uniform draw from the orthogonal group
+    q, r = _np.linalg.qr(flat)
+    q = q * _np.sign(_np.diag(r))           # a uniform draw from the orthogonal group
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tuple(tensor.shape)))
