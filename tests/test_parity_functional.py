@@ -536,6 +536,18 @@ def func_vmap_of_ops_picking_by_index(lib):
             outcome(lambda: vmap(lib.argwhere)(x))]
 
 
+@scenario
+def func_rearrange(lib):
+    data = lib.arange(48.0).reshape(2, 6, 4).requires_grad_()
+    patterns = [("a b c -> c a b", {}), ("a (h w) c -> a w h c", {"w": 3}),
+                ("a ... -> (...) a", {}), ("a b c -> a () b c", {}),
+                ("a (b1 b2) c -> (a b2) (c b1)", {"b1": 3}), ("a b -> a b", {}),
+                ("a b c -> a b", {}), ("a (h w) c -> a h w c", {"h": 4})]
+    out = [outcome(lambda: lib.func.rearrange(data, p, **k)) for p, k in patterns]
+    out.append(outcome(lambda: lib.func.rearrange([data[0], data[1]], "s b c -> b (s c)")))
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_parity(name):
     ours, theirs = SCENARIOS[name](cr), SCENARIOS[name](torch)

@@ -32,10 +32,11 @@ from ._functional import _jacobian_batched
 from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._mutation import captured_guard
 from ._program import debug_unwrap, functionalize, linearize
+from ._rearrange import rearrange
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
-           "linearize", "functionalize", "debug_unwrap"]
+           "linearize", "functionalize", "debug_unwrap", "rearrange"]
 
 vmap = cr.vmap
 
