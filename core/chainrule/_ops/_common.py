@@ -231,10 +231,11 @@ def not_implemented_for(kernel, np_dtype):
 #     another it raises NotImplementedError '"<kernel>" not implemented for '<Type>''
 #     (a few ops have a message of their own). NumPy's ufuncs accept more (abs and
 #     floor of bool, round of complex, heaviside of integers as floats) or fail with
-#     their own TypeError. The forward of such an op is wrapped by `refusing`, which
-#     checks the kind of its first array before any work: the Python path and the C
-#     fast methods (which run a forward and, when it raises, the Python function)
-#     both give the reference's error, and the check costs nothing on other ops.
+#     their own TypeError. The forward of such an op is wrapped by `refusing`, given
+#     {kinds: error factory}, which looks the kind of its first array up in one dict
+#     before any work: the Python path and the C fast methods (which run a forward and,
+#     when it raises, the Python function) both give the reference's error, and a kind
+#     the op has a kernel for costs one membership test.
 #     tests/test_parity_dtypes.py compares each op with the reference for every dtype.
 BOOL_KIND, INTEGER_KINDS, COMPLEX_KIND = "b", "iu", "c"     # NumPy dtype kinds
 
@@ -245,12 +246,30 @@ def kernel_error(kernel):
         f'"{kernel}" not implemented for \'{_dtypes.scalar_type_name(np.dtype(np_dtype))}\'')
 
 
-def refusing(forward, kinds, error):
+def errors_by_kind(refusals):
+    """``{kinds: error factory}`` spread to one entry a dtype kind character."""
+    return {kind: error for kinds, error in refusals.items() for kind in kinds}
+
+
+def refusing(forward, refusals):
     """``forward``, raising ``error(dtype)`` first when its first argument's dtype kind
-    is in ``kinds`` (Note [kernels without a dtype])."""
+    is among the ``kinds`` of ``refusals`` = ``{kinds: error}`` (Note [kernels without a
+    dtype]).
+
+    >>> import numpy as np
+    >>> from chainrule._ops._common import raising, refusing
+    >>> floor = refusing(np.floor, {"b": raising(TypeError, "no bool kernel")})
+    >>> floor(np.array([1.5])).tolist()
+    [1.0]
+    >>> floor(np.array([True]))
+    Traceback (most recent call last):
+    TypeError: no bool kernel
+    """
+    by_kind = errors_by_kind(refusals)
+
     def checked(a, *args, **kwargs):
-        if a.dtype.kind in kinds:
-            raise error(a.dtype)
+        if a.dtype.kind in by_kind:     # a miss, the common path, is this one lookup
+            raise by_kind[a.dtype.kind](a.dtype)
         return forward(a, *args, **kwargs)
     checked.__name__ = getattr(forward, "__name__", "forward")
     return checked

@@ -26,8 +26,8 @@ from ._out import refuse_grad, store
 from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
-from ._common import (FUNCTIONS, commit_inplace, formula_helper, kernel_error, method, public,
-                      raising, wrap_dim, wrap_dims)
+from ._common import (FUNCTIONS, commit_inplace, errors_by_kind, formula_helper, kernel_error,
+                      method, public, raising, wrap_dim, wrap_dims)
 from ._method_slot import accelerable
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
@@ -1229,8 +1229,8 @@ def _picked(op, input, index_fn, dim, keepdim):
 
 _SORT_ERROR = raising(RuntimeError, " Sort does not support complex dtypes on CPU")
 # The reference's errors of the sorting ops for the dtype kinds their kernels lack
-# (Note [kernels without a dtype]): name -> {kinds: error factory}.
-_SORT_REFUSALS = {
+# (Note [kernels without a dtype]): name -> {kind: error factory}.
+_SORT_REFUSALS = {name: errors_by_kind(refusals) for name, refusals in {
     "sort": {"c": _SORT_ERROR}, "argsort": {"c": _SORT_ERROR},
     "topk": {"c": raising(RuntimeError, " topk does not support complex dtypes on CPU"),
              "b": raising(RuntimeError, "topk does not support bool dtypes on CPU")},
@@ -1238,14 +1238,13 @@ _SORT_REFUSALS = {
     "cummax": {"c": kernel_error("cummax_cpu")}, "cummin": {"c": kernel_error("cummin_cpu")},
     "median": {"bc": kernel_error("median_cpu")}, "nanmedian": {"bc": kernel_error("median_cpu")},
     "median_dim": {"bc": kernel_error("median_out")},
-    "nanmedian_dim": {"bc": kernel_error("median_out")}}
+    "nanmedian_dim": {"bc": kernel_error("median_out")}}.items()}
 
 
 def _check_sortable(input, name):
-    kind = input._data.dtype.kind
-    for kinds, error in _SORT_REFUSALS[name].items():
-        if kind in kinds:
-            raise error(input._data.dtype)
+    dtype = input._data.dtype
+    if dtype.kind in _SORT_REFUSALS[name]:
+        raise _SORT_REFUSALS[name][dtype.kind](dtype)
 
 
 @public

@@ -1015,8 +1015,8 @@ TRIL = defop("tril", lambda a, diagonal: np.tril(a, diagonal), attrs=("diagonal"
 TRIU = defop("triu", lambda a, diagonal: np.triu(a, diagonal), attrs=("diagonal",),
              vjp=(lambda F, g, diagonal: F.triu(g, diagonal),),
              jvp=lambda F, t, diagonal: F.triu(t[0], diagonal))
-TRACE = defop("trace", refusing(lambda a: asarray(np.trace(a, dtype=_sum_dtype_of(a))), "b",
-                                kernel_error("trace")),
+TRACE = defop("trace", refusing(lambda a: asarray(np.trace(a, dtype=_sum_dtype_of(a))),
+                                {"b": kernel_error("trace")}),
               vjp=(lambda F, g, self_shape: F.trace_backward(g, self_shape),),
               jvp=lambda F, t: F.trace(t[0]))
 DIAGONAL_SCATTER = defop(
