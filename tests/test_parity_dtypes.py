@@ -7,6 +7,7 @@ are listed below; KNOWN names the few (function, dtypes) outcomes that still dif
 each with its reason.
 """
 import functools
+import itertools
 import re
 import warnings
 
@@ -93,6 +94,25 @@ MATRIX = {
     "linalg.matrix_norm": lambda L, a: L.linalg.matrix_norm(a),
     "linalg.norm": lambda L, a: L.linalg.norm(a), "geqrf": lambda L, a: L.geqrf(a)}
 SPD = [[2, 1], [1, 2]]
+
+
+# Products of several operands, on [[1, 0], [1, 1]] in each dtype (the vectors are its
+# rows): every combination of dtypes, which the reference checks in an order of its own.
+def _einsum(equation):
+    terms = equation.split("->")[0].split(",")
+    return lambda L, *xs: L.einsum(equation, *[x[0] if len(t) == 1 else x
+                                               for t, x in zip(terms, xs)])
+
+
+PRODUCTS = {
+    "addmm": lambda L, x, y, z: L.addmm(x, y, z),
+    "addmv": lambda L, x, y, z: L.addmv(x[0], y, z[1]),
+    "addr": lambda L, x, y, z: L.addr(x, y[0], z[1]),
+    "baddbmm": lambda L, x, y, z: L.baddbmm(x[None], y[None], z[None]),
+    "addbmm": lambda L, x, y, z: L.addbmm(x, y[None], z[None]),
+    **{f"einsum {eq}": _einsum(eq) for eq in (
+        "ij,jk->ik", "ij,ij->ij", "i,j->ij", "i,i->", "ij,jk->i", "ij->", "ij->j", "ii->i",
+        "ij,jk,kl->il", "i,i,i->")}}
 ACTIVATIONS = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "hardtanh",
                "softplus", "mish", "hardswish", "hardsigmoid", "logsigmoid", "softsign",
                "tanhshrink", "softshrink", "hardshrink", "glu", "sigmoid", "tanh", "threshold",
@@ -180,7 +200,8 @@ def _values(result):
 def _outcome(lib, name, dtypes):
     values = SPD if name in MATRIX else [[0, 1, 1], [1, 0, 1]] if name in INDEXING else VALUES
     args = [lib.tensor(values, dtype=getattr(lib, d)) for d in dtypes]
-    fn = functools.partial(MATRIX[name], lib) if name in MATRIX else _function(lib, name)
+    table = MATRIX if name in MATRIX else PRODUCTS if name in PRODUCTS else None
+    fn = functools.partial(table[name], lib) if table else _function(lib, name)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -242,6 +263,12 @@ def test_index_dtypes_like_the_reference(name):
 @pytest.mark.parametrize("name", sorted(MATRIX))
 def test_matrix_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_product_dtypes_like_the_reference(name):
+    operands = name.split("->")[0].count(",") + 1 if name.startswith("einsum") else 3
+    assert _mismatches(name, list(itertools.product(DTYPES, repeat=operands))) == []
 
 
 def test_known_divergences_still_differ():
