@@ -56,12 +56,28 @@ EXTRA_ARGS = {"logcumsumexp": (0,), "cumsum": (0,), "cumprod": (0,), "softmax": 
               "flip": ((0,),), "cummax": (0,), "cummin": (0,), "kthvalue": (1,), "topk": (1,),
               "mvlgamma": (1,), "quantile": (0.5,), "nanquantile": (0.5,)}
 
+# Python numbers as the other operand of the binary functions that take them: for
+# either operand (the reference wraps a number given for a tensor and promotes it as a
+# number), or only for the second.
+NUMBERS = [True, 2, 1.5, 1j]
+NUMBER_EITHER = [
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
+    "float_power", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "xlogy", "special.xlog1py", "special.xlogy", "special.zeta"]
+NUMBER_SECOND = ["fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip",
+                 "clamp_min", "clamp_max"]
+NUMBER_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_",
+                  "copy_", "bitwise_and_", "eq_", "lt_", "clamp_min_", "clamp_max_", "clamp_"]
+
 _NO_COMPLEX_HALF = "the reference computes 2 ** float16 in complex32, which NumPy lacks"
+_NO_COMPLEX_HALF_KERNEL = ("the reference has no complex32 kernel for it and raises; chainrule "
+                           "computes in complex64, its stand-in")
 KNOWN = {
     # (function, dtypes): why the outcome still differs
     ("ldexp", ("complex64", "float16")): _NO_COMPLEX_HALF,
     ("ldexp", ("complex128", "float16")): _NO_COMPLEX_HALF,
-    ("complex", ("float16", "float16")): "the reference returns complex32, which NumPy lacks",
+    **{(name, operands): _NO_COMPLEX_HALF_KERNEL for name in ("div", "true_divide", "pow")
+       for operands in (("float16", 1j), (1j, "float16"))},
     ("logcumsumexp", ("complex64",)): "complex logcumsumexp is not implemented (it raises)",
     ("logcumsumexp", ("complex128",)): "complex logcumsumexp is not implemented (it raises)",
 }
@@ -124,7 +140,7 @@ ACTIVATION_ARGS = {"threshold": (0.5, 0.0), "softmin": (0,), "layer_norm": ((2,)
 # checked first]): the dtype and values written, or the error.
 INPLACE = {name: (lambda n: lambda x, y: getattr(x, n)(y))(name) for name in (
     "add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_", "copy_",
-    "bitwise_and_", "logical_and_", "atan2_", "hypot_", "eq_", "lt_", "clamp_min_")}
+    "bitwise_and_", "logical_and_", "atan2_", "hypot_", "eq_", "lt_", "clamp_min_", "clamp_max_")}
 INPLACE.update({
     "masked_fill_": lambda x, y: x.masked_fill_(y.bool(), 2), "lerp_": lambda x, y: x.lerp_(y, 0.5),
     "addcmul_": lambda x, y: x.addcmul_(y, y), "clamp_": lambda x, y: x.clamp_(y, y),
@@ -191,15 +207,16 @@ def _function(lib, name):
 def _values(result):
     result = result.detach().resolve_conj().resolve_neg()
     name = str(result.dtype).split(".")[-1]
-    if name == "complex32":                 # NumPy has no complex32: the dtype alone
-        return name, np.zeros(0)
+    if name == "complex32":   # Note [ComplexHalf stands in as complex64]: compared as such
+        return "complex64", result.to(torch.complex64).numpy().astype(np.complex128)
     array = result.float().numpy() if name == "bfloat16" else result.numpy()
     return name, array.astype(np.complex128)
 
 
 def _outcome(lib, name, dtypes):
     values = SPD if name in MATRIX else [[0, 1, 1], [1, 0, 1]] if name in INDEXING else VALUES
-    args = [lib.tensor(values, dtype=getattr(lib, d)) for d in dtypes]
+    args = [lib.tensor(values, dtype=getattr(lib, d)) if isinstance(d, str) else d
+            for d in dtypes]                                  # a Python number as it is
     table = MATRIX if name in MATRIX else PRODUCTS if name in PRODUCTS else None
     fn = functools.partial(table[name], lib) if table else _function(lib, name)
     try:
@@ -242,6 +259,19 @@ def test_unary_dtypes_like_the_reference(name):
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_dtypes_like_the_reference(name):
     assert _mismatches(name, [(a, b) for a in DTYPES for b in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", NUMBER_EITHER + NUMBER_SECOND)
+def test_number_operand_dtypes_like_the_reference(name):
+    pairs = [(d, n) for d in DTYPES for n in NUMBERS]
+    if name in NUMBER_EITHER:
+        pairs += [(n, d) for d, n in pairs]
+    assert _mismatches(name, pairs) == []
+
+
+@pytest.mark.parametrize("name", NUMBER_INPLACE)
+def test_inplace_number_operand_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d, n) for d in DTYPES for n in NUMBERS]) == []
 
 
 @pytest.mark.parametrize("name", ACTIVATIONS)

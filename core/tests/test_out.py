@@ -94,3 +94,14 @@ def test_only_the_functions_take_out_and_keep_their_parameters():
     assert cr.add.__wrapped__ is cr.Tensor.add.__wrapped__    # one function below both
     assert {"add", "sin", "sum", "max", "matmul", "where"} <= OUT_FUNCTIONS
     assert all(callable(getattr(cr, name)) for name in OUT_FUNCTIONS)
+
+
+def test_out_cast_error_names_complex_half_where_the_reference_does():
+    # Note [ComplexHalf stands in as complex64]: float16 with a complex number is the
+    # reference's ComplexHalf; with a complex tensor of dims it is ComplexFloat
+    half = cr.ones(2, dtype=cr.float16)
+    with pytest.raises(RuntimeError, match="result type ComplexHalf can't be cast to the "
+                                           "desired output type Half"):
+        cr.add(half, 1j, out=cr.empty(2, dtype=cr.float16))
+    with pytest.raises(RuntimeError, match="result type ComplexFloat can't be cast"):
+        cr.mul(half, cr.ones(2, dtype=cr.complex64), out=cr.empty(2, dtype=cr.float16))

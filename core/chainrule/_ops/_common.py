@@ -96,6 +96,25 @@ def as_tensor_arg(value, name="input"):
     raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}")
 
 
+def wrapped_number(value, beside, name="input"):
+    """``value`` for ``promote`` with the tensor ``beside``: a Python number stays one,
+    as the reference promotes a number it wraps for a tensor argument (1.5 with an
+    integer tensor is Float, not Double); anything else (or beside no tensor) becomes a
+    tensor.
+
+    >>> import chainrule as cr
+    >>> from chainrule._ops._common import promote, wrapped_number
+    >>> promote(wrapped_number(1.5, cr.tensor([1])), cr.tensor([1]))[0].dtype
+    chainrule.float32
+    """
+    if isinstance(value, Tensor) or isinstance(value, _NUMBERS) and isinstance(beside, Tensor):
+        return value
+    return as_tensor_arg(value, name)
+
+
+_NUMBERS = (bool, int, float, complex, np.number)
+
+
 def require_tensor(value, fn, name, position):
     """``value`` if it is a Tensor; else the reference's TypeError naming the argument."""
     if isinstance(value, Tensor):
@@ -153,6 +172,26 @@ def _py_scalar(s):
     if isinstance(s, (bool, int, float, complex)):
         return s
     raise TypeError(f"unsupported operand type: {type(s).__name__}")
+
+
+# Note [ComplexHalf stands in as complex64]
+#     The reference promotes float16 with a complex operand of lower priority (a Python
+#     complex, a complex 0-d tensor) to complex32, ComplexHalf, which NumPy lacks:
+#     chainrule computes in complex64 instead, and where the reference names ComplexHalf
+#     in an error (a kernel it lacks, a result that cannot be written back) the error
+#     is reworded once raised, from the operands, so the paths that succeed pay nothing.
+def complex_half_error(error, operands):
+    """``error`` naming ComplexHalf, not its complex64 stand-in, where ``operands``
+    (tensors and numbers) promote to it; else ``error`` itself (Note [ComplexHalf
+    stands in as complex64])."""
+    if "ComplexFloat" not in str(error):
+        return error
+    tensors = [a for a in operands if isinstance(a, Tensor)]
+    numbers = [_py_scalar(a) for a in operands if isinstance(a, _NUMBERS)]
+    dims, zero = _dims_and_zero(tensors)
+    if not (dims or zero) or _dtypes.result_type_name(dims, zero, numbers) != "ComplexHalf":
+        return error
+    return type(error)(str(error).replace("ComplexFloat", "ComplexHalf"))
 
 
 def binary_operands(a, b):
@@ -221,9 +260,10 @@ def float_input(t):
     return t
 
 
-def not_implemented_for(kernel, np_dtype):
-    """The reference's error for a CPU kernel that lacks ``np_dtype``."""
-    return kernel_error(f"{kernel}_cpu")(np_dtype)
+def not_implemented_for(kernel, np_dtype, operands=()):
+    """The reference's error for a CPU kernel that lacks ``np_dtype``, which ``operands``
+    promoted to (Note [ComplexHalf stands in as complex64])."""
+    return complex_half_error(kernel_error(f"{kernel}_cpu")(np_dtype), operands)
 
 
 # Note [kernels without a dtype]
@@ -289,7 +329,7 @@ def apply_real_binary(op, kernel, input, other):
         dtype = promote(input, other)[0]._data.dtype     # a TypeError for a list, ...
         if dtype.kind != "c":
             raise
-        raise not_implemented_for(kernel, dtype) from None
+        raise not_implemented_for(kernel, dtype, (input, other)) from None
 
 
 def broadcast_error(a_shape, b_shape):
@@ -304,14 +344,16 @@ def broadcast_error(a_shape, b_shape):
     return RuntimeError(f"shapes {list(a_shape)} and {list(b_shape)} cannot be broadcast")
 
 
-def apply_binary(op, a, b, attrs=EMPTY):
-    a, b = binary_operands(a, b)
+def apply_binary(op, input, other, attrs=EMPTY):
+    a, b = binary_operands(input, other)
     try:
         return apply_op(op, (a, b), attrs)
     except ValueError:
         if a._data.shape != b._data.shape:
             raise broadcast_error(a._data.shape, b._data.shape) from None
         raise
+    except NotImplementedError as error:
+        raise complex_half_error(error, (input, other)) from None
 
 
 wrap_dim = _tensor_module._wrap_dim
@@ -352,11 +394,13 @@ def check_inplace(t):
                            "details.")
 
 
-def check_inplace_cast(result_dtype, own_dtype):
-    """The reference's error when an in-place result cannot be written back."""
+def check_inplace_cast(result_dtype, own_dtype, operands=()):
+    """The reference's error when an in-place result (of ``operands``) cannot be written
+    back (Note [ComplexHalf stands in as complex64])."""
     if not _dtypes.can_cast(result_dtype, own_dtype):
-        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result_dtype)} can't be cast "
-                           f"to the desired output type {_dtypes.scalar_type_name(own_dtype)}")
+        raise complex_half_error(RuntimeError(
+            f"result type {_dtypes.scalar_type_name(result_dtype)} can't be cast to the "
+            f"desired output type {_dtypes.scalar_type_name(own_dtype)}"), operands)
 
 
 # Note [the cast is checked first]: an in-place op whose kernel fails (a dtype it lacks,
@@ -372,13 +416,18 @@ def cast_error_first(name, self, args, error):
     kernel_failure = isinstance(error, NotImplementedError) or str(error) == "ZeroDivisionError"
     if not kernel_failure or name in _WRITES_BOOL:
         return
-    operands = [self] + [a for a in args if isinstance(a, Tensor) or
-                         (len(args) == 1 and isinstance(a, (bool, int, float, complex)))]
+    operands = _cast_operands(self, args)
     try:
         common = promote(*operands)[0]._data.dtype
     except Exception:            # noqa: BLE001 - no common dtype: the op's own error stands
         return
-    check_inplace_cast(common, self._data.dtype)
+    check_inplace_cast(common, self._data.dtype, operands)
+
+
+def _cast_operands(self, args):
+    """What an in-place op's result is promoted from (Note [the cast is checked first])."""
+    return [self] + [a for a in args if isinstance(a, Tensor) or
+                     (len(args) == 1 and isinstance(a, (bool, int, float, complex)))]
 
 
 def inplace_form(name, fn):
@@ -390,13 +439,14 @@ def inplace_form(name, fn):
         except (RuntimeError, NotImplementedError) as error:
             cast_error_first(name, self, args, error)
             raise
-        return commit_inplace(self, out)
+        return commit_inplace(self, out, args)
     inplace.__name__ = inplace.__qualname__ = name + "_"
     return inplace
 
 
-def commit_inplace(t, result):
-    """Write an out-of-place result into ``t`` and make ``t`` its output."""
+def commit_inplace(t, result, args=()):
+    """Write an out-of-place result (of ``t`` and the op's ``args``) into ``t`` and make
+    ``t`` its output."""
     if type(t) is BatchedTensor or type(result) is BatchedTensor:
         return commit_batched(t, result)
     check_inplace(t)
@@ -407,7 +457,7 @@ def commit_inplace(t, result):
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")
     if t._data.dtype != result._data.dtype:
-        check_inplace_cast(result._data.dtype, t._data.dtype)
+        check_inplace_cast(result._data.dtype, t._data.dtype, _cast_operands(t, args))
     if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):

@@ -14,7 +14,7 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
                       commit_inplace, inplace_form, kernel_error, method, not_implemented_for,
-                      public)
+                      public, wrapped_number)
 from .operators import _operator, raw
 from .reduction import _write_out
 
@@ -84,9 +84,9 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 # --- bit shifts ----------------------------------------------------------------------
 def _shift(ufunc, name, kernel):
     def shift(input, other):
-        a, b = binary_operands(as_tensor_arg(input), other)
+        a, b = binary_operands(wrapped_number(input, other), other)
         if a._data.dtype.kind not in "iu" or b._data.dtype.kind not in "iu":
-            raise not_implemented_for(kernel, np.result_type(a._data, b._data))
+            raise not_implemented_for(kernel, np.result_type(a._data, b._data), (input, other))
         return raw(lambda x, y: ufunc(x, y.astype(x.dtype, copy=False)), a, b)
     shift.__name__ = name
     shift.__doc__ = (f"Elementwise ``{ufunc.__name__.replace('_', ' ')}`` of integer tensors.\n\n"

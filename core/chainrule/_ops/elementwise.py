@@ -15,7 +15,8 @@ from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (BOOL_KIND, COMPLEX_KIND, EMPTY, FUNCTIONS, INTEGER_KINDS, apply_binary,
                       apply_real_binary, as_tensor_arg, binary_operands, commit_inplace,
-                      float_input, kernel_error, method, promote, public, raising, refusing)
+                      complex_half_error, float_input, kernel_error, method, promote, public,
+                      raising, refusing)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -123,7 +124,8 @@ POW = defop("pow", refusing(_power, {BOOL_KIND: kernel_error("pow")}), inputs=("
             jvp=lambda F, t, self, exponent, result: t[0] * F.pow_grad_base(self, exponent)
                 + t[1] * F.pow_grad_exponent(self, exponent, result))
 POW_SCALAR = defop("pow_scalar", lambda a, exponent: _bool_power(a, exponent)
-                   if exponent.__class__ is bool and a.dtype.kind == "b" else np.power(a, exponent),
+                   if exponent.__class__ is bool and a.dtype.kind == "b" else
+                   np.power(a, exponent).astype(a.dtype, copy=False),   # bfloat16 stays
                    attrs=("exponent",),
                    node_name="PowBackward0",
                    vjp=(lambda F, g, self, exponent:
@@ -303,6 +305,10 @@ def _sgn(a):
 
 
 def _clamp(a, lo, hi):
+    if a.dtype.kind == "b":       # bool bounds (a number bound of another kind promotes)
+        kernel = "clamp_scalar" if lo is not None and hi is not None else \
+            "clamp_min_scalar" if lo is not None else "clamp_max_scalar"
+        raise kernel_error(f"{kernel}_cpu")(a.dtype)
     out = a
     if lo is not None:
         out = np.maximum(out, lo)
@@ -507,6 +513,7 @@ def clamp(input, min=None, max=None):
         hi = max if max is not None else _fill_like(input, np.inf)
         a, lo, hi = promote(input, lo, hi)
         return apply_op(CLAMP_TENSOR, (a, lo, hi), EMPTY)
+    check_complex_bounds(input, (min, max))
     for bound in (min, max):           # an integer tensor meets a float bound: promoted
         if bound is not None:
             input = _meeting_scalar(input, bound)
@@ -516,6 +523,13 @@ def clamp(input, min=None, max=None):
 
 
 clip = public(clamp, name="clip")
+
+
+def check_complex_bounds(input, bounds):
+    """clamp's number bounds are read as doubles for a floating tensor: a complex one
+    fails there, before any promotion (an integer tensor promotes to complex, refused)."""
+    if input._data.dtype.kind in "fV" and any(b.__class__ is complex for b in bounds):
+        raise RuntimeError("value cannot be converted to type double without overflow")
 
 
 def _fill_like(t, value):
@@ -802,11 +816,13 @@ DEG2RAD = _unary("deg2rad", refusing(np.deg2rad, {COMPLEX_KIND: raising(
                  lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
 CLAMP_MIN = defop("clamp_min", refusing(lambda a, min: np.maximum(a, asarray(min, a.dtype)),
-                                        {COMPLEX_KIND: _CLAMP_COMPLEX}),
+                                        {COMPLEX_KIND: _CLAMP_COMPLEX,
+                                         BOOL_KIND: kernel_error("clamp_min_scalar_cpu")}),
                   attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
                   jvp=lambda F, t, self, min: t[0] * (self >= min))
 CLAMP_MAX = defop("clamp_max", refusing(lambda a, max: np.minimum(a, asarray(max, a.dtype)),
-                                        {COMPLEX_KIND: _CLAMP_COMPLEX}),
+                                        {COMPLEX_KIND: _CLAMP_COMPLEX,
+                                         BOOL_KIND: kernel_error("clamp_max_scalar_cpu")}),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
 CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, {
@@ -1158,7 +1174,10 @@ def _public_binary(name, op, doc, example):
             a, b = promote(input, other)
             if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
                 raise kernel_error(integer_kernel)(a._data.dtype)
-        return apply_op(op, _true_div_operands(input, other), EMPTY)
+        try:
+            return apply_op(op, _true_div_operands(input, other), EMPTY)
+        except NotImplementedError as error:
+            raise complex_half_error(error, (input, other)) from None
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
                   f"    >>> cr.{name}(cr.tensor([{example[0]}]), cr.tensor([{example[1]}])).tolist()"
