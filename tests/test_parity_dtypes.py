@@ -78,8 +78,6 @@ KNOWN = {
     ("ldexp", ("complex128", "float16")): _NO_COMPLEX_HALF,
     **{(name, operands): _NO_COMPLEX_HALF_KERNEL for name in ("div", "true_divide", "pow")
        for operands in (("float16", 1j), (1j, "float16"))},
-    ("logcumsumexp", ("complex64",)): "complex logcumsumexp is not implemented (it raises)",
-    ("logcumsumexp", ("complex128",)): "complex logcumsumexp is not implemented (it raises)",
 }
 
 

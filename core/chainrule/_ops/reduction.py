@@ -932,8 +932,37 @@ def _cumprod_array(x, dim):
 def _logcumsumexp_array(x, dim):
     if x.ndim == 0:
         return x.copy()
+    if x.dtype.kind == "c":
+        return _complex_logcumsumexp(x, dim)
     with np.errstate(invalid="ignore"):                  # NaN and inf - inf give NaN quietly
         return np.logaddexp.accumulate(x, axis=dim)
+
+
+def _complex_logcumsumexp(x, axis):
+    """The running log-sum-exp of complex values, a step at a time along ``axis`` from
+    -inf (NumPy's logaddexp has no complex loop); the imaginary part is the one the
+    steps give, not reduced to the principal branch."""
+    steps = np.moveaxis(x, axis, 0)
+    out = np.empty_like(steps)
+    total = on_device_of(np.full(steps.shape[1:], complex(-np.inf, 0), steps.dtype), x)
+    for i in range(len(steps)):
+        total = out[i] = _complex_logaddexp(total, steps[i])
+    return np.moveaxis(out, 0, axis)
+
+
+def _complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) with the operand of larger real part factored out, so
+    nothing overflows. Where both real parts are infinite: ``a`` for -inf (nothing was
+    added), the sum itself for +inf; NaN anywhere gives NaN in both parts."""
+    a_larger = a.real >= b.real
+    high, low = np.where(a_larger, a, b), np.where(a_larger, b, a)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        out = high + np.log1p(np.exp(low - high))
+        both_infinite = np.isinf(a.real) & (a.real == b.real)
+        if both_infinite.any():
+            out = np.where(both_infinite, np.where(a.real < 0, a, np.log(np.exp(a) + np.exp(b))),
+                           out)
+    return np.where(np.isnan(a) | np.isnan(b), complex(np.nan, np.nan), out).astype(a.dtype)
 
 
 @helper
@@ -1011,10 +1040,21 @@ def signed_log_parts(F, v):
 
 
 @helper
+def complex_log_part(F, v):
+    """log v, and -inf where v is 0 (a complex gradient in log space has no sign to
+    split off)."""
+    zero = v == 0
+    return F.where(zero, -_INF, F.log(F.where(zero, 1, v)))
+
+
+@helper
 def logcumsumexp_grad(F, g, self, result, dim):
-    """sum_{i >= k} g_i exp(x_k - y_i), summed in log space for each sign of g (the
-    reference's way: no overflow however far apart the values are)."""
+    """sum_{i >= k} g_i conj(exp(x_k - y_i)), summed in log space, for each sign of a real
+    g (no overflow however far apart the values are)."""
     y = F.where(result == -_INF, 0, result)     # slices of -inf contribute 0
+    if F.is_complex(self):
+        log_g = F.complex_log_part(F.conj(g))
+        return F.conj(F.exp(F._reverse_logcumsumexp(log_g - y, dim) + self))
     pos, neg = signed_log_parts(F, g)
     return F.exp(F._reverse_logcumsumexp(pos - y, dim) + self) - \
         F.exp(F._reverse_logcumsumexp(neg - y, dim) + self)
@@ -1024,6 +1064,8 @@ def logcumsumexp_grad(F, g, self, result, dim):
 def logcumsumexp_jvp(F, t, self, result, dim):
     """sum_{k <= i} t_k exp(x_k - y_i), in log space like the VJP."""
     y = F.where(result == -_INF, 0, result)
+    if F.is_complex(self):
+        return F.exp(F.logcumsumexp(F.complex_log_part(t) + self, dim) - y)
     pos, neg = signed_log_parts(F, t)
     return F.exp(F.logcumsumexp(pos + self, dim) - y) - F.exp(F.logcumsumexp(neg + self, dim) - y)
 
@@ -1171,14 +1213,12 @@ def cumprod_(self, dim, *, dtype=None):
 
 @public
 def logcumsumexp(input, dim):
-    """``log(cumsum(exp(input), dim))`` computed without overflow (real inputs).
+    """``log(cumsum(exp(input), dim))`` computed without overflow.
 
     >>> import chainrule as cr
     >>> [round(v, 4) for v in cr.logcumsumexp(cr.tensor([0., 0., 1000.]), 0).tolist()]
     [0.0, 0.6931, 1000.0]
     """
-    if input._data.dtype.kind == "c":         # the reference has a complex kernel
-        raise NotImplementedError("logcumsumexp is not supported for complex inputs")
     if input._data.dtype.kind in "biu":
         raise kernel_error("logcumsumexp_out_cpu")(input._data.dtype)
     d = _one_dim(input, dim, "logcumsumexp")
