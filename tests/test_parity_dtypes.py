@@ -69,6 +69,39 @@ NUMBER_SECOND = ["fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "clamp"
 NUMBER_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_",
                   "copy_", "bitwise_and_", "eq_", "lt_", "clamp_min_", "clamp_max_", "clamp_"]
 
+# Functions with arguments beyond the tensor (a result dtype, a number, the tensor's dtype
+# for a factory), on [[1, 0], [1, 1]] in each dtype.
+def _reduction_in(name, dtype):
+    if name.startswith("cum"):
+        return lambda L, x: getattr(L, name)(x, 0, dtype=getattr(L, dtype))
+    return lambda L, x: getattr(L, name)(x, dtype=getattr(L, dtype))
+
+
+WITH_ARGUMENTS = {
+    **{f"{name}(dtype={d})": _reduction_in(name, d) for d in DTYPES for name in (
+        "cumsum", "cumprod", "sum", "prod", "mean", "nansum", "nanmean")},
+    **{f"{name}(x, 0)": (lambda n: lambda L, x: getattr(L, n)(x, 0))(name)
+       for name in ("std", "var", "std_mean", "var_mean", "logsumexp")},
+    "cumsum_": lambda L, x: x.clone().cumsum_(0), "cumprod_": lambda L, x: x.clone().cumprod_(0),
+    "where(c, x, 1.5)": lambda L, x: L.where(x != 0, x, 1.5),
+    "where(c, x, 2)": lambda L, x: L.where(x != 0, x, 2),
+    "where(c, 1j, x)": lambda L, x: L.where(x != 0, 1j, x),
+    "where(c, True, x)": lambda L, x: L.where(x != 0, True, x),
+    "linspace": lambda L, x: L.linspace(0, 3, 4, dtype=x.dtype),
+    "logspace": lambda L, x: L.logspace(0, 2, 3, dtype=x.dtype),
+    "arange": lambda L, x: L.arange(0, 4, dtype=x.dtype),
+    "arange(0, 3, 0.5)": lambda L, x: L.arange(0, 3, 0.5, dtype=x.dtype),
+    "full_like": lambda L, x: L.full_like(x, 1.5),
+    "lerp(x, x, 0.5)": lambda L, x: L.lerp(x, x, 0.5),
+    "addcmul": lambda L, x: L.addcmul(x, x, x), "addcdiv": lambda L, x: L.addcdiv(x, x, x + 1),
+    "round(decimals=1)": lambda L, x: L.round(x, decimals=1),
+    "trapezoid": lambda L, x: L.trapezoid(x),
+    "cumulative_trapezoid": lambda L, x: L.cumulative_trapezoid(x),
+    "cov": lambda L, x: L.cov(x), "corrcoef": lambda L, x: L.corrcoef(x),
+    "histc": lambda L, x: L.histc(x, 4),
+    "bucketize": lambda L, x: L.bucketize(x, L.tensor([0, 1])),
+    "searchsorted": lambda L, x: L.searchsorted(L.tensor([0, 1]), x)}
+
 _NO_COMPLEX_HALF = "the reference computes 2 ** float16 in complex32, which NumPy lacks"
 _NO_COMPLEX_HALF_KERNEL = ("the reference has no complex32 kernel for it and raises; chainrule "
                            "computes in complex64, its stand-in")
@@ -78,6 +111,12 @@ KNOWN = {
     ("ldexp", ("complex128", "float16")): _NO_COMPLEX_HALF,
     **{(name, operands): _NO_COMPLEX_HALF_KERNEL for name in ("div", "true_divide", "pow")
        for operands in (("float16", 1j), (1j, "float16"))},
+    **{("arange(0, 3, 0.5)", (d,)): "the reference casts the step to an integer dtype first "
+       "(0: zeros, or for int64 'step must be nonzero'); chainrule steps by 0.5 and casts"
+       for d in ("uint8", "int8", "int16", "int32", "int64")},
+    **{("histc", (d,)): "the reference's histc fails in linspace (bool) or aminmax (complex) "
+       "before its own kernel; chainrule names histogram_cpu"
+       for d in ("bool", "complex64", "complex128")},
 }
 
 
@@ -215,7 +254,7 @@ def _outcome(lib, name, dtypes):
     values = SPD if name in MATRIX else [[0, 1, 1], [1, 0, 1]] if name in INDEXING else VALUES
     args = [lib.tensor(values, dtype=getattr(lib, d)) if isinstance(d, str) else d
             for d in dtypes]                                  # a Python number as it is
-    table = MATRIX if name in MATRIX else PRODUCTS if name in PRODUCTS else None
+    table = next((t for t in (MATRIX, PRODUCTS, WITH_ARGUMENTS) if name in t), None)
     fn = functools.partial(table[name], lib) if table else _function(lib, name)
     try:
         with warnings.catch_warnings():
@@ -286,6 +325,11 @@ def test_inplace_dtypes_like_the_reference(name):
 @pytest.mark.parametrize("name", sorted(INDEXING))
 def test_index_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in INDEX_DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", sorted(WITH_ARGUMENTS))
+def test_dtypes_with_arguments_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in DTYPES]) == []
 
 
 @pytest.mark.parametrize("name", sorted(MATRIX))

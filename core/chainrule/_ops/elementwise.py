@@ -803,7 +803,7 @@ NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
                    vjp=(lambda F, g, self: g * ((self - self) == 0),),       # finite self
                    jvp=lambda F, t, self: t[0] * ((self - self) == 0))
 ROUND_DECIMALS = defop("round_decimals", refusing(lambda a, decimals: np.round(a, decimals),
-                                                  {BOOL_KIND + COMPLEX_KIND:
+                                                  {BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND:
                                                    kernel_error("round_cpu")}),
                        attrs=("decimals",), node_name="RoundBackward1",
                        vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
@@ -979,7 +979,8 @@ def _xlogy_forward(a, b):
 def _lerp_forward(a, b, w):
     """a + w (b - a) for |w| < 1/2, else b - (b - a)(1 - w): exact at both ends."""
     diff = b - a
-    return np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+    out = np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+    return out.astype(a.dtype, copy=False)          # bfloat16 with a number weight stays
 
 
 @helper

@@ -1434,6 +1434,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     >>> cr.trapezoid(cr.tensor([1., 2., 3.])).item()
     4.0
     """
+    _refuse_bool_samples("trapezoid", y, x)
     d = dim % y.ndim
     n = y.shape[d]
     if n == 0:
@@ -1451,6 +1452,15 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (spacing * pairs).sum(d) / 2
 
 
+def _refuse_bool_samples(name, y, x):
+    """The trapezoid rules refuse bool samples, naming ``x`` too where it is given."""
+    if y._data.dtype.kind == "b" or x is not None and as_tensor_arg(x)._data.dtype.kind == "b":
+        which = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {which}, but bool is not "
+                           "supported")
+
+
+FUNCTIONS["_refuse_bool_samples"] = _refuse_bool_samples
 _vector_or_frobenius_norm = FUNCTIONS["norm"]
 
 

@@ -910,8 +910,16 @@ def cumsum(input, dim, *, dtype=None):
     [1.0, 3.0, 6.0]
     """
     d = _one_dim(input, dim, "cumsum")
-    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    attrs = {"dim": d[0] if d else 0, "dtype": _scan_dtype(input, dtype, "cumsum")}
     return apply_op(CUMSUM, (input,), attrs)
+
+
+def _scan_dtype(input, dtype, name):
+    """cumsum's and cumprod's result dtype; their kernels write no bool."""
+    result = _sum_dtype(input, dtype)
+    if result is not None and np.dtype(result).kind == "b":
+        raise kernel_error(f"{name}_out_cpu")(result)
+    return result
 
 
 def sum_to(x, shape):
@@ -1196,7 +1204,7 @@ def cumprod(input, dim, *, dtype=None):
     ([2.0, 0.0, 0.0], [1.0, 8.0, 0.0])
     """
     d = _one_dim(input, dim, "cumprod")
-    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    attrs = {"dim": d[0] if d else 0, "dtype": _scan_dtype(input, dtype, "cumprod")}
     return apply_op(CUMPROD, (input,), attrs)
 
 
@@ -1208,7 +1216,7 @@ def cumprod_(self, dim, *, dtype=None):
     >>> cr.tensor([1., 2., 3.]).cumprod_(0).tolist()
     [1.0, 2.0, 6.0]
     """
-    return commit_inplace(self, cumprod(self, dim, dtype=dtype))
+    return commit_inplace(self, cumprod(self, dim, dtype=dtype or self.dtype))  # in its dtype
 
 
 @public
@@ -1487,6 +1495,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """
     if input._data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    if dtype is not None and input._data.dtype.kind in "fV" and _dtypes.to_dtype(dtype).is_complex:
+        raise kernel_error("nansum_cpu")(_dtypes.to_dtype(dtype).np)    # its NaN test is real
     attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim),
              "dtype": _sum_dtype(input, dtype)}
     return apply_op(NANSUM, (input,), attrs)
@@ -1503,6 +1513,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if input._data.dtype.kind not in "fVc":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_dtypes.scalar_type_name(input._data.dtype)}")
+    if dtype is not None and np.dtype(_dtypes.to_dtype(dtype).np).kind not in "fVc":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
+                           "either a floating point or complex dtype. Got: "
+                           f"{_dtypes.scalar_type_name(_dtypes.to_dtype(dtype).np)}")
     count = sum(Tensor._wrap(~np.isnan(input._data)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
