@@ -344,16 +344,14 @@ def broadcast_error(a_shape, b_shape):
     return RuntimeError(f"shapes {list(a_shape)} and {list(b_shape)} cannot be broadcast")
 
 
-def apply_binary(op, input, other, attrs=EMPTY):
-    a, b = binary_operands(input, other)
+def apply_binary(op, a, b, attrs=EMPTY):
+    a, b = binary_operands(a, b)
     try:
         return apply_op(op, (a, b), attrs)
     except ValueError:
         if a._data.shape != b._data.shape:
             raise broadcast_error(a._data.shape, b._data.shape) from None
         raise
-    except NotImplementedError as error:
-        raise complex_half_error(error, (input, other)) from None
 
 
 wrap_dim = _tensor_module._wrap_dim

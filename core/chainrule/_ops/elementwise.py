@@ -1169,15 +1169,15 @@ def _public_binary(name, op, doc, example):
     integer_kernel = _NO_INTEGER_KERNEL.get(name)
 
     def fn(input, other):
-        if keeps_integers:
-            return apply_binary(op, as_tensor_arg(input), other)
-        if integer_kernel:
-            a, b = promote(input, other)
-            if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
-                raise kernel_error(integer_kernel)(a._data.dtype)
         try:
+            if keeps_integers:
+                return apply_binary(op, as_tensor_arg(input), other)
+            if integer_kernel:
+                a, b = promote(input, other)
+                if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
+                    raise kernel_error(integer_kernel)(a._data.dtype)
             return apply_op(op, _true_div_operands(input, other), EMPTY)
-        except NotImplementedError as error:
+        except NotImplementedError as error:       # Note [ComplexHalf stands in as complex64]
             raise complex_half_error(error, (input, other)) from None
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
