@@ -7,6 +7,7 @@ are listed below; KNOWN names the few (function, dtypes) outcomes that still dif
 each with its reason.
 """
 import functools
+import itertools
 import re
 import warnings
 
@@ -55,14 +56,67 @@ EXTRA_ARGS = {"logcumsumexp": (0,), "cumsum": (0,), "cumprod": (0,), "softmax": 
               "flip": ((0,),), "cummax": (0,), "cummin": (0,), "kthvalue": (1,), "topk": (1,),
               "mvlgamma": (1,), "quantile": (0.5,), "nanquantile": (0.5,)}
 
+# Python numbers as the other operand of the binary functions that take them: for
+# either operand (the reference wraps a number given for a tensor and promotes it as a
+# number), or only for the second.
+NUMBERS = [True, 2, 1.5, 1j]
+NUMBER_EITHER = [
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
+    "float_power", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "xlogy", "special.xlog1py", "special.xlogy", "special.zeta"]
+NUMBER_SECOND = ["fmod", "copysign", "eq", "ne", "lt", "le", "gt", "ge", "clamp", "clip",
+                 "clamp_min", "clamp_max"]
+NUMBER_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_",
+                  "copy_", "bitwise_and_", "eq_", "lt_", "clamp_min_", "clamp_max_", "clamp_"]
+
+# Functions with arguments beyond the tensor (a result dtype, a number, the tensor's dtype
+# for a factory), on [[1, 0], [1, 1]] in each dtype.
+def _reduction_in(name, dtype):
+    if name.startswith("cum"):
+        return lambda L, x: getattr(L, name)(x, 0, dtype=getattr(L, dtype))
+    return lambda L, x: getattr(L, name)(x, dtype=getattr(L, dtype))
+
+
+WITH_ARGUMENTS = {
+    **{f"{name}(dtype={d})": _reduction_in(name, d) for d in DTYPES for name in (
+        "cumsum", "cumprod", "sum", "prod", "mean", "nansum", "nanmean")},
+    **{f"{name}(x, 0)": (lambda n: lambda L, x: getattr(L, n)(x, 0))(name)
+       for name in ("std", "var", "std_mean", "var_mean", "logsumexp")},
+    "cumsum_": lambda L, x: x.clone().cumsum_(0), "cumprod_": lambda L, x: x.clone().cumprod_(0),
+    "where(c, x, 1.5)": lambda L, x: L.where(x != 0, x, 1.5),
+    "where(c, x, 2)": lambda L, x: L.where(x != 0, x, 2),
+    "where(c, 1j, x)": lambda L, x: L.where(x != 0, 1j, x),
+    "where(c, True, x)": lambda L, x: L.where(x != 0, True, x),
+    "linspace": lambda L, x: L.linspace(0, 3, 4, dtype=x.dtype),
+    "logspace": lambda L, x: L.logspace(0, 2, 3, dtype=x.dtype),
+    "arange": lambda L, x: L.arange(0, 4, dtype=x.dtype),
+    "arange(0, 3, 0.5)": lambda L, x: L.arange(0, 3, 0.5, dtype=x.dtype),
+    "full_like": lambda L, x: L.full_like(x, 1.5),
+    "lerp(x, x, 0.5)": lambda L, x: L.lerp(x, x, 0.5),
+    "addcmul": lambda L, x: L.addcmul(x, x, x), "addcdiv": lambda L, x: L.addcdiv(x, x, x + 1),
+    "round(decimals=1)": lambda L, x: L.round(x, decimals=1),
+    "trapezoid": lambda L, x: L.trapezoid(x),
+    "cumulative_trapezoid": lambda L, x: L.cumulative_trapezoid(x),
+    "cov": lambda L, x: L.cov(x), "corrcoef": lambda L, x: L.corrcoef(x),
+    "histc": lambda L, x: L.histc(x, 4),
+    "bucketize": lambda L, x: L.bucketize(x, L.tensor([0, 1])),
+    "searchsorted": lambda L, x: L.searchsorted(L.tensor([0, 1]), x)}
+
 _NO_COMPLEX_HALF = "the reference computes 2 ** float16 in complex32, which NumPy lacks"
+_NO_COMPLEX_HALF_KERNEL = ("the reference has no complex32 kernel for it and raises; chainrule "
+                           "computes in complex64, its stand-in")
 KNOWN = {
     # (function, dtypes): why the outcome still differs
     ("ldexp", ("complex64", "float16")): _NO_COMPLEX_HALF,
     ("ldexp", ("complex128", "float16")): _NO_COMPLEX_HALF,
-    ("complex", ("float16", "float16")): "the reference returns complex32, which NumPy lacks",
-    ("logcumsumexp", ("complex64",)): "complex logcumsumexp is not implemented (it raises)",
-    ("logcumsumexp", ("complex128",)): "complex logcumsumexp is not implemented (it raises)",
+    **{(name, operands): _NO_COMPLEX_HALF_KERNEL for name in ("div", "true_divide", "pow")
+       for operands in (("float16", 1j), (1j, "float16"))},
+    **{("arange(0, 3, 0.5)", (d,)): "the reference casts the step to an integer dtype first "
+       "(0: zeros, or for int64 'step must be nonzero'); chainrule steps by 0.5 and casts"
+       for d in ("uint8", "int8", "int16", "int32", "int64")},
+    **{("histc", (d,)): "the reference's histc fails in linspace (bool) or aminmax (complex) "
+       "before its own kernel; chainrule names histogram_cpu"
+       for d in ("bool", "complex64", "complex128")},
 }
 
 
@@ -93,6 +147,25 @@ MATRIX = {
     "linalg.matrix_norm": lambda L, a: L.linalg.matrix_norm(a),
     "linalg.norm": lambda L, a: L.linalg.norm(a), "geqrf": lambda L, a: L.geqrf(a)}
 SPD = [[2, 1], [1, 2]]
+
+
+# Products of several operands, on [[1, 0], [1, 1]] in each dtype (the vectors are its
+# rows): every combination of dtypes, which the reference checks in an order of its own.
+def _einsum(equation):
+    terms = equation.split("->")[0].split(",")
+    return lambda L, *xs: L.einsum(equation, *[x[0] if len(t) == 1 else x
+                                               for t, x in zip(terms, xs)])
+
+
+PRODUCTS = {
+    "addmm": lambda L, x, y, z: L.addmm(x, y, z),
+    "addmv": lambda L, x, y, z: L.addmv(x[0], y, z[1]),
+    "addr": lambda L, x, y, z: L.addr(x, y[0], z[1]),
+    "baddbmm": lambda L, x, y, z: L.baddbmm(x[None], y[None], z[None]),
+    "addbmm": lambda L, x, y, z: L.addbmm(x, y[None], z[None]),
+    **{f"einsum {eq}": _einsum(eq) for eq in (
+        "ij,jk->ik", "ij,ij->ij", "i,j->ij", "i,i->", "ij,jk->i", "ij->", "ij->j", "ii->i",
+        "ij,jk,kl->il", "i,i,i->")}}
 ACTIVATIONS = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "hardtanh",
                "softplus", "mish", "hardswish", "hardsigmoid", "logsigmoid", "softsign",
                "tanhshrink", "softshrink", "hardshrink", "glu", "sigmoid", "tanh", "threshold",
@@ -104,7 +177,7 @@ ACTIVATION_ARGS = {"threshold": (0.5, 0.0), "softmin": (0,), "layer_norm": ((2,)
 # checked first]): the dtype and values written, or the error.
 INPLACE = {name: (lambda n: lambda x, y: getattr(x, n)(y))(name) for name in (
     "add_", "sub_", "mul_", "div_", "pow_", "remainder_", "fmod_", "floor_divide_", "copy_",
-    "bitwise_and_", "logical_and_", "atan2_", "hypot_", "eq_", "lt_", "clamp_min_")}
+    "bitwise_and_", "logical_and_", "atan2_", "hypot_", "eq_", "lt_", "clamp_min_", "clamp_max_")}
 INPLACE.update({
     "masked_fill_": lambda x, y: x.masked_fill_(y.bool(), 2), "lerp_": lambda x, y: x.lerp_(y, 0.5),
     "addcmul_": lambda x, y: x.addcmul_(y, y), "clamp_": lambda x, y: x.clamp_(y, y),
@@ -171,16 +244,18 @@ def _function(lib, name):
 def _values(result):
     result = result.detach().resolve_conj().resolve_neg()
     name = str(result.dtype).split(".")[-1]
-    if name == "complex32":                 # NumPy has no complex32: the dtype alone
-        return name, np.zeros(0)
+    if name == "complex32":   # Note [ComplexHalf stands in as complex64]: compared as such
+        return "complex64", result.to(torch.complex64).numpy().astype(np.complex128)
     array = result.float().numpy() if name == "bfloat16" else result.numpy()
     return name, array.astype(np.complex128)
 
 
 def _outcome(lib, name, dtypes):
     values = SPD if name in MATRIX else [[0, 1, 1], [1, 0, 1]] if name in INDEXING else VALUES
-    args = [lib.tensor(values, dtype=getattr(lib, d)) for d in dtypes]
-    fn = functools.partial(MATRIX[name], lib) if name in MATRIX else _function(lib, name)
+    args = [lib.tensor(values, dtype=getattr(lib, d)) if isinstance(d, str) else d
+            for d in dtypes]                                  # a Python number as it is
+    table = next((t for t in (MATRIX, PRODUCTS, WITH_ARGUMENTS) if name in t), None)
+    fn = functools.partial(table[name], lib) if table else _function(lib, name)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -223,6 +298,19 @@ def test_binary_dtypes_like_the_reference(name):
     assert _mismatches(name, [(a, b) for a in DTYPES for b in DTYPES]) == []
 
 
+@pytest.mark.parametrize("name", NUMBER_EITHER + NUMBER_SECOND)
+def test_number_operand_dtypes_like_the_reference(name):
+    pairs = [(d, n) for d in DTYPES for n in NUMBERS]
+    if name in NUMBER_EITHER:
+        pairs += [(n, d) for d, n in pairs]
+    assert _mismatches(name, pairs) == []
+
+
+@pytest.mark.parametrize("name", NUMBER_INPLACE)
+def test_inplace_number_operand_dtypes_like_the_reference(name):
+    assert _mismatches(name, [(d, n) for d in DTYPES for n in NUMBERS]) == []
+
+
 @pytest.mark.parametrize("name", ACTIVATIONS)
 def test_activation_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in DTYPES]) == []
@@ -239,9 +327,20 @@ def test_index_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in INDEX_DTYPES]) == []
 
 
+@pytest.mark.parametrize("name", sorted(WITH_ARGUMENTS))
+def test_dtypes_with_arguments_like_the_reference(name):
+    assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
 @pytest.mark.parametrize("name", sorted(MATRIX))
 def test_matrix_dtypes_like_the_reference(name):
     assert _mismatches(name, [(d,) for d in DTYPES]) == []
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_product_dtypes_like_the_reference(name):
+    operands = name.split("->")[0].count(",") + 1 if name.startswith("einsum") else 3
+    assert _mismatches(name, list(itertools.product(DTYPES, repeat=operands))) == []
 
 
 def test_known_divergences_still_differ():

@@ -304,6 +304,25 @@ def result_type(dims_dtypes, zero_dim_dtypes, scalars):
     return result
 
 
+def result_type_name(dims_dtypes, zero_dim_dtypes, scalars):
+    """The reference's scalar type name of ``result_type``'s answer: ComplexHalf where
+    a complex operand of lower priority meets float16, for which complex64 stands in
+    (NumPy has no complex32; Note [ComplexHalf stands in as complex64]).
+
+    >>> import chainrule as cr
+    >>> from chainrule._dtypes import result_type_name
+    >>> result_type_name([cr.float16], [], [1j]), result_type_name([cr.float16, cr.complex64], [], [])
+    ('ComplexHalf', 'ComplexFloat')
+    """
+    result = result_type(dims_dtypes, zero_dim_dtypes, scalars)
+    real_zero = [d for d in zero_dim_dtypes if not (dims_dtypes and d.is_complex)]
+    real = result_type(dims_dtypes, real_zero,
+                       [s for s in scalars if not isinstance(s, builtins_complex)])
+    if result is complex64 and real is float16:
+        return "ComplexHalf"
+    return scalar_type_name(result.np)
+
+
 def _promote_all(dtypes):
     result = None
     for d in dtypes:

@@ -375,6 +375,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         dtype = _infer_dtype([start, end, step])
     d = _dtypes.to_dtype(dtype)
+    _refuse_kinds(d, "bc", "arange_cpu")
     length = (max(0, math.ceil((end - start) / step)),)
     arr = _fresh(device, length, d.np, lambda: np.arange(
         start, end, step, dtype=np.float64 if d.is_floating_point else None).astype(d.np))
@@ -388,9 +389,19 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     >>> cr.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    d = _float_dtype(dtype).np
-    return _finish(_fresh(device, (steps,), d, lambda: np.linspace(start, end, steps).astype(d)),
+    d = _float_dtype(dtype)
+    _refuse_kinds(d, "b", "linspace_cpu")
+    return _finish(_fresh(device, (steps,), d.np,
+                          lambda: np.linspace(start, end, steps).astype(d.np)),
                    requires_grad, device)
+
+
+def _refuse_kinds(d, kinds, kernel):
+    """A sequence factory's kernel lacks these dtype kinds (Note [kernels without a
+    dtype])."""
+    if d.np.kind in kinds:
+        from ._ops._common import kernel_error
+        raise kernel_error(kernel)(d.np)
 
 
 def _on_device(kind, shape, dtype, device, generator, arg0, arg1):

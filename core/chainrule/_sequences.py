@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes
-from ._factories import _finish, ones_like, written_out
+from ._factories import _finish, _refuse_kinds, ones_like, written_out
 from ._ops._common import FUNCTIONS
 from ._tensor import Tensor
 
@@ -78,6 +78,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
         return written_out(out, logspace(start, end, steps, base, dtype=dtype or out.dtype),
                            "logspace")
     d = _dtype_or_default(dtype)
+    _refuse_kinds(d, "b", "logspace_cpu")
     values = np.power(float(base), np.linspace(float(start), float(end), steps))
     if not (d.is_floating_point or d.is_complex):
         values = np.trunc(values)

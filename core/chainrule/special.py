@@ -10,8 +10,9 @@ import math as _math
 
 from ._factories import full_like as _full_like
 from ._ops import FUNCTIONS as _F
-from ._ops._common import (as_tensor_arg as _as_tensor_arg, float_input as _float_input,
-                           kernel_error as _kernel_error, promote as _promote)
+from ._ops._common import (complex_half_error as _complex_half_error,
+                           float_input as _float_input, kernel_error as _kernel_error,
+                           promote as _promote, wrapped_number as _wrapped_number)
 
 digamma = psi = _F["digamma"]
 gammaln = _F["lgamma"]
@@ -83,9 +84,9 @@ def xlog1py(input, other):
 def _real_float_operands(input, other, kernel):
     """The two operands promoted together, integers to the default floating dtype; the
     reference's kernel has no complex loop (Note [kernels without a dtype])."""
-    x, y = _promote(_as_tensor_arg(input), other)
+    x, y = _promote(_wrapped_number(input, other), other)
     if x._data.dtype.kind == "c":
-        raise _kernel_error(kernel)(x._data.dtype)
+        raise _complex_half_error(_kernel_error(kernel)(x._data.dtype), (input, other))
     return _float_input(x), _float_input(y)
 
 

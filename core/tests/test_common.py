@@ -116,3 +116,30 @@ def test_formula_helpers_and_method_only_functions_stay_off_the_top_level():
             and getattr(cr, n) is _common.NOT_EXPORTED[n]] == []
     x = cr.ones(3, 1)
     assert x.view(3).shape == (3,) and x.expand(3, 2).shape == x.repeat(1, 2).shape == (3, 2)
+
+
+def test_refusing_raises_each_kinds_own_error_from_one_wrapper():
+    # Note [kernels without a dtype]: one wrapper for several kinds (not one per kind)
+    from chainrule._ops._common import raising, refusing
+    floor = refusing(np.floor, {"b": raising(TypeError, "no bool"),
+                                "iu": raising(ValueError, "no integers")})
+    assert floor(np.array([1.5])).tolist() == [1.0]
+    with pytest.raises(TypeError, match="no bool"):
+        floor(np.array([True]))
+    for dtype in (np.int8, np.uint8):
+        with pytest.raises(ValueError, match="no integers"):
+            floor(np.array([1], dtype))
+    # it wraps np.floor itself: one extra frame a call, however many kinds it refuses
+    assert any(c.cell_contents is np.floor for c in floor.__closure__)
+
+
+def test_floor_and_relu_refuse_bool_and_complex_like_the_reference():
+    for name, bool_error, complex_error in (
+            ("floor", (NotImplementedError, "\"floor_vml_cpu\" not implemented for 'Bool'"),
+             (NotImplementedError, "floor is not supported for complex inputs")),
+            ("relu", (RuntimeError, "Boolean inputs not supported for relu"),
+             (NotImplementedError, "clamp is not supported for complex types"))):
+        for dtype, (error, message) in ((cr.bool, bool_error), (cr.complex64, complex_error)):
+            with pytest.raises(error) as info:
+                getattr(cr, name)(cr.ones(2, dtype=dtype))
+            assert str(info.value) == message

@@ -65,3 +65,14 @@ def test_tensor_from_data_names_the_dtype():
     for data in ([2 ** 63], 2 ** 70):
         with pytest.raises(ValueError, match="Overflow when unpacking long long"):
             cr.tensor(data)
+
+
+def test_result_type_name_is_complex_half_for_float16_with_a_lower_complex():
+    # Note [ComplexHalf stands in as complex64]
+    from chainrule._dtypes import result_type_name
+    assert result_type_name([cr.float16], [], [1j]) == "ComplexHalf"
+    assert result_type_name([cr.float16], [cr.complex128], []) == "ComplexHalf"
+    assert result_type_name([], [cr.float16], [1j]) == "ComplexHalf"
+    assert result_type_name([], [cr.float16, cr.complex64], []) == "ComplexFloat"
+    assert result_type_name([cr.float16, cr.complex64], [], []) == "ComplexFloat"
+    assert result_type_name([cr.bfloat16], [], [1j]) == "ComplexFloat"

@@ -311,6 +311,22 @@ def test_einsum_dtype_mismatch():
         cr.einsum("ij,jk", cr.zeros(2, 3, dtype=cr.float64), cr.zeros(3, 4))
 
 
+def test_einsum_promotes_where_the_reference_multiplies_or_sums():
+    # Note [einsum dtypes]: no shared summed subscript is a product that promotes, and a
+    # subscript summed alone makes integers int64; the gradients come back in each dtype
+    a = cr.tensor([1., 2.], requires_grad=True)
+    b = cr.tensor([3., 4., 5.], dtype=cr.float64, requires_grad=True)
+    outer = cr.einsum("i,j->ij", a, b)
+    outer.sum().backward()
+    assert outer.dtype == cr.float64
+    assert (a.grad.dtype, a.grad.tolist()) == (cr.float32, [12.0, 12.0])
+    assert (b.grad.dtype, b.grad.tolist()) == (cr.float64, [3.0, 3.0, 3.0])
+    column_sums = cr.einsum("ij->j", cr.tensor([[1, 2], [3, 4]], dtype=cr.int8))
+    assert (column_sums.dtype, column_sums.tolist()) == (cr.int64, [4, 6])
+    with pytest.raises(NotImplementedError, match="\"bmm\" not implemented for 'Bool'"):
+        cr.einsum("ij,jk->ik", cr.ones(2, 2, dtype=cr.bool), cr.ones(2, 2, dtype=cr.bool))
+
+
 # --- torch parity -----------------------------------------------------------------------------
 def _torch_grads(torch, fn, arrays, g):
     ts = [torch.tensor(a, requires_grad=True) for a in arrays]

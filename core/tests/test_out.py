@@ -136,3 +136,14 @@ def test_special_functions_take_out_like_the_table_functions():
         cr.special.ndtr(x, out=(cr.empty(0),))
     with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
         cr.special.softmax(x, 0, out=cr.empty(0))
+
+
+def test_out_cast_error_names_complex_half_where_the_reference_does():
+    # Note [ComplexHalf stands in as complex64]: float16 with a complex number is the
+    # reference's ComplexHalf; with a complex tensor of dims it is ComplexFloat
+    half = cr.ones(2, dtype=cr.float16)
+    with pytest.raises(RuntimeError, match="result type ComplexHalf can't be cast to the "
+                                           "desired output type Half"):
+        cr.add(half, 1j, out=cr.empty(2, dtype=cr.float16))
+    with pytest.raises(RuntimeError, match="result type ComplexFloat can't be cast"):
+        cr.mul(half, cr.ones(2, dtype=cr.complex64), out=cr.empty(2, dtype=cr.float16))

@@ -101,6 +101,25 @@ def as_tensor_arg(value, name="input"):
     raise TypeError(f"{name} must be a Tensor, not {type(value).__name__}")
 
 
+def wrapped_number(value, beside, name="input"):
+    """``value`` for ``promote`` with the tensor ``beside``: a Python number stays one,
+    as the reference promotes a number it wraps for a tensor argument (1.5 with an
+    integer tensor is Float, not Double); anything else (or beside no tensor) becomes a
+    tensor.
+
+    >>> import chainrule as cr
+    >>> from chainrule._ops._common import promote, wrapped_number
+    >>> promote(wrapped_number(1.5, cr.tensor([1])), cr.tensor([1]))[0].dtype
+    chainrule.float32
+    """
+    if isinstance(value, Tensor) or isinstance(value, _NUMBERS) and isinstance(beside, Tensor):
+        return value
+    return as_tensor_arg(value, name)
+
+
+_NUMBERS = (bool, int, float, complex, np.number)
+
+
 def require_tensor(value, fn, name, position):
     """``value`` if it is a Tensor; else the reference's TypeError naming the argument."""
     if isinstance(value, Tensor):
@@ -158,6 +177,26 @@ def _py_scalar(s):
     if isinstance(s, (bool, int, float, complex)):
         return s
     raise TypeError(f"unsupported operand type: {type(s).__name__}")
+
+
+# Note [ComplexHalf stands in as complex64]
+#     The reference promotes float16 with a complex operand of lower priority (a Python
+#     complex, a complex 0-d tensor) to complex32, ComplexHalf, which NumPy lacks:
+#     chainrule computes in complex64 instead, and where the reference names ComplexHalf
+#     in an error (a kernel it lacks, a result that cannot be written back) the error
+#     is reworded once raised, from the operands, so the paths that succeed pay nothing.
+def complex_half_error(error, operands):
+    """``error`` naming ComplexHalf, not its complex64 stand-in, where ``operands``
+    (tensors and numbers) promote to it; else ``error`` itself (Note [ComplexHalf
+    stands in as complex64])."""
+    if "ComplexFloat" not in str(error):
+        return error
+    tensors = [a for a in operands if isinstance(a, Tensor)]
+    numbers = [_py_scalar(a) for a in operands if isinstance(a, _NUMBERS)]
+    dims, zero = _dims_and_zero(tensors)
+    if not (dims or zero) or _dtypes.result_type_name(dims, zero, numbers) != "ComplexHalf":
+        return error
+    return type(error)(str(error).replace("ComplexFloat", "ComplexHalf"))
 
 
 def binary_operands(a, b):
@@ -226,9 +265,10 @@ def float_input(t):
     return t
 
 
-def not_implemented_for(kernel, np_dtype):
-    """The reference's error for a CPU kernel that lacks ``np_dtype``."""
-    return kernel_error(f"{kernel}_cpu")(np_dtype)
+def not_implemented_for(kernel, np_dtype, operands=()):
+    """The reference's error for a CPU kernel that lacks ``np_dtype``, which ``operands``
+    promoted to (Note [ComplexHalf stands in as complex64])."""
+    return complex_half_error(kernel_error(f"{kernel}_cpu")(np_dtype), operands)
 
 
 # Note [kernels without a dtype]
@@ -236,10 +276,11 @@ def not_implemented_for(kernel, np_dtype):
 #     another it raises NotImplementedError '"<kernel>" not implemented for '<Type>''
 #     (a few ops have a message of their own). NumPy's ufuncs accept more (abs and
 #     floor of bool, round of complex, heaviside of integers as floats) or fail with
-#     their own TypeError. The forward of such an op is wrapped by `refusing`, which
-#     checks the kind of its first array before any work: the Python path and the C
-#     fast methods (which run a forward and, when it raises, the Python function)
-#     both give the reference's error, and the check costs nothing on other ops.
+#     their own TypeError. The forward of such an op is wrapped by `refusing`, given
+#     {kinds: error factory}, which looks the kind of its first array up in one dict
+#     before any work: the Python path and the C fast methods (which run a forward and,
+#     when it raises, the Python function) both give the reference's error, and a kind
+#     the op has a kernel for costs one membership test.
 #     tests/test_parity_dtypes.py compares each op with the reference for every dtype.
 BOOL_KIND, INTEGER_KINDS, COMPLEX_KIND = "b", "iu", "c"     # NumPy dtype kinds
 
@@ -250,12 +291,30 @@ def kernel_error(kernel):
         f'"{kernel}" not implemented for \'{_dtypes.scalar_type_name(np.dtype(np_dtype))}\'')
 
 
-def refusing(forward, kinds, error):
+def errors_by_kind(refusals):
+    """``{kinds: error factory}`` spread to one entry a dtype kind character."""
+    return {kind: error for kinds, error in refusals.items() for kind in kinds}
+
+
+def refusing(forward, refusals):
     """``forward``, raising ``error(dtype)`` first when its first argument's dtype kind
-    is in ``kinds`` (Note [kernels without a dtype])."""
+    is among the ``kinds`` of ``refusals`` = ``{kinds: error}`` (Note [kernels without a
+    dtype]).
+
+    >>> import numpy as np
+    >>> from chainrule._ops._common import raising, refusing
+    >>> floor = refusing(np.floor, {"b": raising(TypeError, "no bool kernel")})
+    >>> floor(np.array([1.5])).tolist()
+    [1.0]
+    >>> floor(np.array([True]))
+    Traceback (most recent call last):
+    TypeError: no bool kernel
+    """
+    by_kind = errors_by_kind(refusals)
+
     def checked(a, *args, **kwargs):
-        if a.dtype.kind in kinds:
-            raise error(a.dtype)
+        if a.dtype.kind in by_kind:     # a miss, the common path, is this one lookup
+            raise by_kind[a.dtype.kind](a.dtype)
         return forward(a, *args, **kwargs)
     checked.__name__ = getattr(forward, "__name__", "forward")
     return checked
@@ -275,7 +334,7 @@ def apply_real_binary(op, kernel, input, other):
         dtype = promote(input, other)[0]._data.dtype     # a TypeError for a list, ...
         if dtype.kind != "c":
             raise
-        raise not_implemented_for(kernel, dtype) from None
+        raise not_implemented_for(kernel, dtype, (input, other)) from None
 
 
 def broadcast_error(a_shape, b_shape):
@@ -338,11 +397,13 @@ def check_inplace(t):
                            "details.")
 
 
-def check_inplace_cast(result_dtype, own_dtype):
-    """The reference's error when an in-place result cannot be written back."""
+def check_inplace_cast(result_dtype, own_dtype, operands=()):
+    """The reference's error when an in-place result (of ``operands``) cannot be written
+    back (Note [ComplexHalf stands in as complex64])."""
     if not _dtypes.can_cast(result_dtype, own_dtype):
-        raise RuntimeError(f"result type {_dtypes.scalar_type_name(result_dtype)} can't be cast "
-                           f"to the desired output type {_dtypes.scalar_type_name(own_dtype)}")
+        raise complex_half_error(RuntimeError(
+            f"result type {_dtypes.scalar_type_name(result_dtype)} can't be cast to the "
+            f"desired output type {_dtypes.scalar_type_name(own_dtype)}"), operands)
 
 
 # Note [the cast is checked first]: an in-place op whose kernel fails (a dtype it lacks,
@@ -358,13 +419,18 @@ def cast_error_first(name, self, args, error):
     kernel_failure = isinstance(error, NotImplementedError) or str(error) == "ZeroDivisionError"
     if not kernel_failure or name in _WRITES_BOOL:
         return
-    operands = [self] + [a for a in args if isinstance(a, Tensor) or
-                         (len(args) == 1 and isinstance(a, (bool, int, float, complex)))]
+    operands = _cast_operands(self, args)
     try:
         common = promote(*operands)[0]._data.dtype
     except Exception:            # noqa: BLE001 - no common dtype: the op's own error stands
         return
-    check_inplace_cast(common, self._data.dtype)
+    check_inplace_cast(common, self._data.dtype, operands)
+
+
+def _cast_operands(self, args):
+    """What an in-place op's result is promoted from (Note [the cast is checked first])."""
+    return [self] + [a for a in args if isinstance(a, Tensor) or
+                     (len(args) == 1 and isinstance(a, (bool, int, float, complex)))]
 
 
 def inplace_form(name, fn):
@@ -376,13 +442,14 @@ def inplace_form(name, fn):
         except (RuntimeError, NotImplementedError) as error:
             cast_error_first(name, self, args, error)
             raise
-        return commit_inplace(self, out)
+        return commit_inplace(self, out, args)
     inplace.__name__ = inplace.__qualname__ = name + "_"
     return inplace
 
 
-def commit_inplace(t, result):
-    """Write an out-of-place result into ``t`` and make ``t`` its output."""
+def commit_inplace(t, result, args=()):
+    """Write an out-of-place result (of ``t`` and the op's ``args``) into ``t`` and make
+    ``t`` its output."""
     if type(t) is BatchedTensor or type(result) is BatchedTensor:
         return commit_batched(t, result)
     check_inplace(t)
@@ -393,7 +460,7 @@ def commit_inplace(t, result):
         raise RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the "
                            f"broadcast shape {list(result._data.shape)}")
     if t._data.dtype != result._data.dtype:
-        check_inplace_cast(result._data.dtype, t._data.dtype)
+        check_inplace_cast(result._data.dtype, t._data.dtype, _cast_operands(t, args))
     if t._base is not None or not t._data.flags.writeable:    # views, and a detached one
         check_view_inplace(t, result)
     if result.grad_fn is not None and getattr(result.grad_fn, "_saved", None):

@@ -159,7 +159,7 @@ def write_out(name, out, inputs, compute, same_dtype=False):
         raise TypeError(f"{name}(): argument 'out' must be "
                         f"{'tuple of Tensors' if isinstance(result, tuple) else 'Tensor'}, "
                         f"not {type(out).__name__}")
-    return store(out, result, same_dtype)
+    return store(out, result, same_dtype, inputs)
 
 
 def _outs(out, name):
@@ -183,12 +183,12 @@ def refuse_grad(name, tensors):
                            "automatic differentiation, but one of the arguments requires grad.")
 
 
-def store(out, result, same_dtype=False):
-    """Write ``result`` (a Tensor, or a named tuple of them) into ``out`` (Note [out=
-    arguments]; ``same_dtype``: no cast allowed) and return ``out`` (for a tuple, the
-    named tuple's ``_out`` type)."""
+def store(out, result, same_dtype=False, inputs=()):
+    """Write ``result`` (a Tensor, or a named tuple of them, computed from ``inputs``)
+    into ``out`` (Note [out= arguments]; ``same_dtype``: no cast allowed) and return
+    ``out`` (for a tuple, the named tuple's ``_out`` type)."""
     if isinstance(out, Tensor):
-        _store_one(out, result, same_dtype)
+        _store_one(out, result, same_dtype, inputs)
         return out
     if len(out) != len(result):
         raise TypeError(f"expected tuple of {len(result)} elements but got {len(out)}")
@@ -198,13 +198,13 @@ def store(out, result, same_dtype=False):
     return return_types.out_type(kind)(*out) if hasattr(kind, "_fields") else tuple(out)
 
 
-def _store_one(out, result, same_dtype):
+def _store_one(out, result, same_dtype, inputs=()):
     source, target = result._data.dtype, out._data.dtype
     if same_dtype and source != target:
         raise RuntimeError(f"Expected out tensor to have dtype {_dtypes.cpp_type_name(source)}, "
                            f"but got {_dtypes.cpp_type_name(target)} instead")
     if source != target:
-        check_inplace_cast(source, target)
+        check_inplace_cast(source, target, inputs)
     shape = result._data.shape
     if out._data.shape != shape:
         if out._data.size:

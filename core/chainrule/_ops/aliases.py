@@ -55,7 +55,7 @@ def cumsum_(self, dim, *, dtype=None):
     >>> cr.ones(3).cumsum_(0).tolist()
     [1.0, 2.0, 3.0]
     """
-    return commit_inplace(self, F["cumsum"](self, dim, dtype=dtype))
+    return commit_inplace(self, F["cumsum"](self, dim, dtype=dtype or self.dtype))  # in its dtype
 
 
 def _integer_inplace(name):

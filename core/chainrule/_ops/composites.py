@@ -13,8 +13,8 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ._common import (FUNCTIONS, _dims_and_zero, _py_scalar, as_tensor_arg, binary_operands,
-                      commit_inplace, inplace_form, kernel_error, method, not_implemented_for,
-                      public)
+                      commit_inplace, float_input, inplace_form, kernel_error, method,
+                      not_implemented_for, public, wrapped_number)
 from .operators import _operator, raw
 from .reduction import _write_out
 
@@ -84,9 +84,9 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
 # --- bit shifts ----------------------------------------------------------------------
 def _shift(ufunc, name, kernel):
     def shift(input, other):
-        a, b = binary_operands(as_tensor_arg(input), other)
+        a, b = binary_operands(wrapped_number(input, other), other)
         if a._data.dtype.kind not in "iu" or b._data.dtype.kind not in "iu":
-            raise not_implemented_for(kernel, np.result_type(a._data, b._data))
+            raise not_implemented_for(kernel, np.result_type(a._data, b._data), (input, other))
         return raw(lambda x, y: ufunc(x, y.astype(x.dtype, copy=False)), a, b)
     shift.__name__ = name
     shift.__doc__ = (f"Elementwise ``{ufunc.__name__.replace('_', ' ')}`` of integer tensors.\n\n"
@@ -121,7 +121,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     >>> cr.cov(cr.tensor([[0., 1., 2.], [2., 1., 0.5]], dtype=cr.float64)).tolist()
     [[1.0, -0.75], [-0.75, 0.5833333333333334]]
     """
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.ndim == 2 else F["reshape"](input, (1, -1))
+    x = float_input(x)                  # integers are covaried in the default dtype
     if input.ndim > 2:
         raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")

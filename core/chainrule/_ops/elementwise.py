@@ -15,7 +15,8 @@ from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
 from ._common import (BOOL_KIND, COMPLEX_KIND, EMPTY, FUNCTIONS, INTEGER_KINDS, apply_binary,
                       apply_real_binary, as_tensor_arg, binary_operands, commit_inplace,
-                      float_input, kernel_error, method, promote, public, raising, refusing)
+                      complex_half_error, float_input, kernel_error, method, promote, public,
+                      raising, refusing)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -43,7 +44,7 @@ def _integer_division(np_fn, kernel):
         if a.dtype.kind in "iu" and np.any(b == 0):
             raise RuntimeError("ZeroDivisionError")
         return np_fn(a, b, *args)
-    return refusing(forward, BOOL_KIND, kernel_error(kernel))
+    return refusing(forward, {BOOL_KIND: kernel_error(kernel)})
 
 
 def _div_rounded(a, b, rounding_mode):
@@ -115,7 +116,7 @@ DIV_ROUNDED = defop("div_rounded",
                         a, b, rounding_mode),
                     inputs=("self", "other"), attrs=("rounding_mode",), node_name="DivBackward1",
                     vjp=(lambda F, g: g * 0, lambda F, g: g * 0), jvp=lambda F, t: t[0] * 0)
-POW = defop("pow", refusing(_power, BOOL_KIND, kernel_error("pow")), inputs=("self", "exponent"),
+POW = defop("pow", refusing(_power, {BOOL_KIND: kernel_error("pow")}), inputs=("self", "exponent"),
             node_name="PowBackward1",
             vjp=(lambda F, g, self, exponent: g * F.conj(F.pow_grad_base(self, exponent)),
                  lambda F, g, self, exponent, result:
@@ -123,18 +124,19 @@ POW = defop("pow", refusing(_power, BOOL_KIND, kernel_error("pow")), inputs=("se
             jvp=lambda F, t, self, exponent, result: t[0] * F.pow_grad_base(self, exponent)
                 + t[1] * F.pow_grad_exponent(self, exponent, result))
 POW_SCALAR = defop("pow_scalar", lambda a, exponent: _bool_power(a, exponent)
-                   if exponent.__class__ is bool and a.dtype.kind == "b" else np.power(a, exponent),
+                   if exponent.__class__ is bool and a.dtype.kind == "b" else
+                   np.power(a, exponent).astype(a.dtype, copy=False),   # bfloat16 stays
                    attrs=("exponent",),
                    node_name="PowBackward0",
                    vjp=(lambda F, g, self, exponent:
                         g * F.conj(F.pow_grad_base_scalar(self, exponent)),),
                    jvp=lambda F, t, self, exponent: t[0] * F.pow_grad_base_scalar(self, exponent))
-MAXIMUM = defop("maximum", refusing(np.maximum, COMPLEX_KIND, _complex_refused("maximum")),
+MAXIMUM = defop("maximum", refusing(np.maximum, {COMPLEX_KIND: _complex_refused("maximum")}),
                 inputs=("self", "other"),
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self > other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other > self))),
                 jvp=lambda F, t, self, other: F.where(self >= other, t[0], t[1]))
-MINIMUM = defop("minimum", refusing(np.minimum, COMPLEX_KIND, _complex_refused("minimum")),
+MINIMUM = defop("minimum", refusing(np.minimum, {COMPLEX_KIND: _complex_refused("minimum")}),
                 inputs=("self", "other"),
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self < other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other < self))),
@@ -177,8 +179,8 @@ def _rounding(np_fn, name):
     """floor, ceil, trunc: integers are their own value; no bool or complex kernel
     (Note [kernels without a dtype])."""
     complex_error = raising(NotImplementedError, f"{name} is not supported for complex inputs")
-    return refusing(refusing(np_fn, BOOL_KIND, kernel_error(f"{name}_vml_cpu")),
-                    COMPLEX_KIND, complex_error)
+    return refusing(np_fn, {BOOL_KIND: kernel_error(f"{name}_vml_cpu"),
+                            COMPLEX_KIND: complex_error})
 
 
 def _sign_forward(a):
@@ -191,7 +193,7 @@ def _sign_forward(a):
 
 BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
-NEG = _unary("neg", refusing(np.negative, BOOL_KIND, raising(RuntimeError, BOOL_NEGATION)),
+NEG = _unary("neg", refusing(np.negative, {BOOL_KIND: raising(RuntimeError, BOOL_NEGATION)}),
              lambda F, g: -g, lambda F, t: -t[0])
 EXP = _unary("exp", np.exp, lambda F, g, result: g * F.conj(result),
              lambda F, t, result: t[0] * result)
@@ -216,13 +218,13 @@ TANH = _unary("tanh", np.tanh, lambda F, g, result: g * F.conj(1 - result * resu
 SIGMOID = _unary("sigmoid", lambda a: _sigmoid(a),
                  lambda F, g, result: g * F.conj(result * (1 - result)),
                  lambda F, t, result: t[0] * (result * (1 - result)))
-RELU = _unary("relu", refusing(refusing(_relu_forward, BOOL_KIND, raising(
-                  RuntimeError, "Boolean inputs not supported for relu")), COMPLEX_KIND,
-                  _CLAMP_COMPLEX),
+RELU = _unary("relu", refusing(_relu_forward, {
+                  BOOL_KIND: raising(RuntimeError, "Boolean inputs not supported for relu"),
+                  COMPLEX_KIND: _CLAMP_COMPLEX}),
               lambda F, g, result: g * (result > 0), lambda F, t, result: t[0] * (result > 0))
 ERF = _unary("erf", _erf, lambda F, g, self: g * F.erf_prime(self),
              lambda F, t, self: t[0] * F.erf_prime(self))
-ABS = _unary("abs", refusing(np.abs, BOOL_KIND, kernel_error("abs_cpu")),
+ABS = _unary("abs", refusing(np.abs, {BOOL_KIND: kernel_error("abs_cpu")}),
              lambda F, g, self: g * F.sgn(self),
              lambda F, t, self: F.real(F.conj(F.sgn(self)) * t[0]) if F.is_complex(self)
              else t[0] * F.sgn(self))
@@ -246,14 +248,14 @@ POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base
 ANGLE = _unary("angle", lambda a: np.angle(a).astype(np.real(a).dtype, copy=False),
                lambda F, g, self: F.angle_grad(g, self),
                lambda F, t, self: F.angle_jvp(t[0], self))
-CLAMP = defop("clamp", refusing(lambda a, min, max: _clamp(a, min, max), COMPLEX_KIND,
-                                _CLAMP_COMPLEX), attrs=("min", "max"),
+CLAMP = defop("clamp", refusing(lambda a, min, max: _clamp(a, min, max),
+                                {COMPLEX_KIND: _CLAMP_COMPLEX}), attrs=("min", "max"),
               node_name="ClampBackward1",
               vjp=(lambda F, g, self, min, max: g * F.clamp_mask(self, min, max),),
               jvp=lambda F, t, self, min, max: t[0] * F.clamp_mask(self, min, max))
-CLAMP_TENSOR = defop("clamp_tensor", refusing(refusing(
-                         lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi), COMPLEX_KIND,
-                         _CLAMP_COMPLEX), BOOL_KIND, kernel_error("clamp_cpu")),
+CLAMP_TENSOR = defop("clamp_tensor", refusing(
+                         lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+                         {COMPLEX_KIND: _CLAMP_COMPLEX, BOOL_KIND: kernel_error("clamp_cpu")}),
                      inputs=("self", "min", "max"), node_name="ClampBackward0",
                      vjp=(lambda F, g, self, min, max: g * ((self >= min) * (self <= max)),
                           lambda F, g, self, min, max: g * ((self < min) * (min <= max)),
@@ -263,7 +265,7 @@ CLAMP_TENSOR = defop("clamp_tensor", refusing(refusing(
 FLOOR = _unary("floor", _rounding(np.floor, "floor"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 CEIL = _unary("ceil", _rounding(np.ceil, "ceil"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 ROUND = _unary("round",
-               refusing(np.round, BOOL_KIND + COMPLEX_KIND, kernel_error("round_vml_cpu")),
+               refusing(np.round, {BOOL_KIND + COMPLEX_KIND: kernel_error("round_vml_cpu")}),
                lambda F, g: g * 0, lambda F, t: t[0] * 0)
 TRUNC = _unary("trunc", _rounding(np.trunc, "trunc"), lambda F, g: g * 0, lambda F, t: t[0] * 0)
 
@@ -303,6 +305,10 @@ def _sgn(a):
 
 
 def _clamp(a, lo, hi):
+    if a.dtype.kind == "b":       # bool bounds (a number bound of another kind promotes)
+        kernel = "clamp_scalar" if lo is not None and hi is not None else \
+            "clamp_min_scalar" if lo is not None else "clamp_max_scalar"
+        raise kernel_error(f"{kernel}_cpu")(a.dtype)
     out = a
     if lo is not None:
         out = np.maximum(out, lo)
@@ -507,6 +513,7 @@ def clamp(input, min=None, max=None):
         hi = max if max is not None else _fill_like(input, np.inf)
         a, lo, hi = promote(input, lo, hi)
         return apply_op(CLAMP_TENSOR, (a, lo, hi), EMPTY)
+    check_complex_bounds(input, (min, max))
     for bound in (min, max):           # an integer tensor meets a float bound: promoted
         if bound is not None:
             input = _meeting_scalar(input, bound)
@@ -516,6 +523,13 @@ def clamp(input, min=None, max=None):
 
 
 clip = public(clamp, name="clip")
+
+
+def check_complex_bounds(input, bounds):
+    """clamp's number bounds are read as doubles for a floating tensor: a complex one
+    fails there, before any promotion (an integer tensor promotes to complex, refused)."""
+    if input._data.dtype.kind in "fV" and any(b.__class__ is complex for b in bounds):
+        raise RuntimeError("value cannot be converted to type double without overflow")
 
 
 def _fill_like(t, value):
@@ -773,15 +787,15 @@ POLYGAMMA = defop("polygamma", lambda a, n: _special.in_float64("polygamma", a, 
 MVLGAMMA = defop("mvlgamma", lambda a, p: _mvlgamma_forward(a, p), attrs=("p",),
                  vjp=(lambda F, g, self, p: g * F.mvdigamma(self, p),),
                  jvp=lambda F, t, self, p: t[0] * F.mvdigamma(self, p))
-LOGIT = defop("logit", refusing(lambda a, eps: _logit_forward(a, eps), COMPLEX_KIND,
-                                kernel_error("logit_cpu")), attrs=("eps",),
+LOGIT = defop("logit", refusing(lambda a, eps: _logit_forward(a, eps),
+                                {COMPLEX_KIND: kernel_error("logit_cpu")}), attrs=("eps",),
               vjp=(lambda F, g, self, eps: g * F.logit_prime(self, eps),),
               jvp=lambda F, t, self, eps: t[0] * F.logit_prime(self, eps))
 SINC = _unary("sinc", lambda a: _sinc_forward(a),
               lambda F, g, self, result: g * F.conj(F.sinc_prime(self, result)),
               lambda F, t, self, result: t[0] * F.sinc_prime(self, result))
 FRAC = _unary("frac", refusing(lambda a: a - np.trunc(a),
-                              BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND, kernel_error("frac_cpu")),
+                              {BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND: kernel_error("frac_cpu")}),
               lambda F, g: g, lambda F, t: t[0])
 NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
                    np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf),
@@ -789,35 +803,37 @@ NAN_TO_NUM = defop("nan_to_num", lambda a, nan, posinf, neginf:
                    vjp=(lambda F, g, self: g * ((self - self) == 0),),       # finite self
                    jvp=lambda F, t, self: t[0] * ((self - self) == 0))
 ROUND_DECIMALS = defop("round_decimals", refusing(lambda a, decimals: np.round(a, decimals),
-                                                  BOOL_KIND + COMPLEX_KIND,
-                                                  kernel_error("round_cpu")),
+                                                  {BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND:
+                                                   kernel_error("round_cpu")}),
                        attrs=("decimals",), node_name="RoundBackward1",
                        vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
-RAD2DEG = _unary("rad2deg", refusing(np.rad2deg, COMPLEX_KIND, raising(
-                     RuntimeError, "rad2deg is not supported for complex tensors.")),
+RAD2DEG = _unary("rad2deg", refusing(np.rad2deg, {COMPLEX_KIND: raising(
+                     RuntimeError, "rad2deg is not supported for complex tensors.")}),
                  lambda F, g: g * (180 / math.pi),
                  lambda F, t: t[0] * (180 / math.pi), node_name="Rad2DegBackward0")
-DEG2RAD = _unary("deg2rad", refusing(np.deg2rad, COMPLEX_KIND, raising(
-                     RuntimeError, "deg2rad is not supported for complex tensors.")),
+DEG2RAD = _unary("deg2rad", refusing(np.deg2rad, {COMPLEX_KIND: raising(
+                     RuntimeError, "deg2rad is not supported for complex tensors.")}),
                  lambda F, g: g * (math.pi / 180),
                  lambda F, t: t[0] * (math.pi / 180), node_name="Deg2RadBackward0")
 CLAMP_MIN = defop("clamp_min", refusing(lambda a, min: np.maximum(a, asarray(min, a.dtype)),
-                                        COMPLEX_KIND, _CLAMP_COMPLEX),
+                                        {COMPLEX_KIND: _CLAMP_COMPLEX,
+                                         BOOL_KIND: kernel_error("clamp_min_scalar_cpu")}),
                   attrs=("min",), vjp=(lambda F, g, self, min: g * (self >= min),),
                   jvp=lambda F, t, self, min: t[0] * (self >= min))
 CLAMP_MAX = defop("clamp_max", refusing(lambda a, max: np.minimum(a, asarray(max, a.dtype)),
-                                        COMPLEX_KIND, _CLAMP_COMPLEX),
+                                        {COMPLEX_KIND: _CLAMP_COMPLEX,
+                                         BOOL_KIND: kernel_error("clamp_max_scalar_cpu")}),
                   attrs=("max",), vjp=(lambda F, g, self, max: g * (self <= max),),
                   jvp=lambda F, t, self, max: t[0] * (self <= max))
-CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, COMPLEX_KIND,
-                                                      kernel_error("maximum_cpu")),
+CLAMP_MIN_TENSOR = defop("clamp_min_tensor", refusing(np.maximum, {
+                             COMPLEX_KIND: kernel_error("maximum_cpu")}),
                          inputs=("self", "min"),
                          node_name="ClampMinBackward1",
                          vjp=(lambda F, g, self, min: g * (self >= min),
                               lambda F, g, self, min: g * (self < min)),
                          jvp=lambda F, t, self, min: t[0] * (self >= min) + t[1] * (self < min))
-CLAMP_MAX_TENSOR = defop("clamp_max_tensor", refusing(np.minimum, COMPLEX_KIND,
-                                                      kernel_error("minimum_cpu")),
+CLAMP_MAX_TENSOR = defop("clamp_max_tensor", refusing(np.minimum, {
+                             COMPLEX_KIND: kernel_error("minimum_cpu")}),
                          inputs=("self", "max"),
                          node_name="ClampMaxBackward1",
                          vjp=(lambda F, g, self, max: g * (self <= max),
@@ -878,20 +894,21 @@ def _binary(name, forward, vjp, jvp, node_name=None):
     return defop(name, forward, inputs=("self", "other"), vjp=vjp, jvp=jvp, node_name=node_name)
 
 
-ATAN2 = _binary("atan2", refusing(np.arctan2, COMPLEX_KIND, kernel_error("atan2_cpu")),
+ATAN2 = _binary("atan2", refusing(np.arctan2, {COMPLEX_KIND: kernel_error("atan2_cpu")}),
                 (lambda F, g, self, other: g * other / (self * self + other * other),
                  lambda F, g, self, other: -g * self / (self * self + other * other)),
                 lambda F, t, self, other: (t[0] * other - t[1] * self) / (self * self + other * other))
-HYPOT = _binary("hypot", refusing(np.hypot, COMPLEX_KIND, kernel_error("hypot_cpu")),
+HYPOT = _binary("hypot", refusing(np.hypot, {COMPLEX_KIND: kernel_error("hypot_cpu")}),
                 (lambda F, g, self, result: g * self / result,
                  lambda F, g, other, result: g * other / result),
                 lambda F, t, self, other, result: (t[0] * self + t[1] * other) / result)
-COPYSIGN = _binary("copysign", refusing(np.copysign, COMPLEX_KIND, kernel_error("copysign_cpu")),
+COPYSIGN = _binary("copysign", refusing(np.copysign, {
+                       COMPLEX_KIND: kernel_error("copysign_cpu")}),
                    (lambda F, g, self, result: g * F.copysign_ratio(self, result),
                     lambda F, g: g * 0),
                    lambda F, t, self, result: t[0] * F.copysign_ratio(self, result))
-FMOD = _binary("fmod", refusing(lambda a, b: _fmod_forward(a, b), BOOL_KIND + COMPLEX_KIND,
-                                kernel_error("fmod_cpu")),
+FMOD = _binary("fmod", refusing(lambda a, b: _fmod_forward(a, b),
+                                {BOOL_KIND + COMPLEX_KIND: kernel_error("fmod_cpu")}),
                (lambda F, g: g, lambda F, g, self, other: -g * F.trunc(self / other)),
                lambda F, t, self, other: t[0] - t[1] * F.trunc(self / other),
                node_name="FmodBackward1")
@@ -901,22 +918,22 @@ LOGADDEXP = _binary("logaddexp", lambda a, b: _logaddexp_forward(a, b),
                     lambda F, t, self, other: t[0] * F.sigmoid(self - other)
                     + t[1] * F.sigmoid(other - self))
 LOGADDEXP2 = _binary("logaddexp2",
-                     refusing(np.logaddexp2, COMPLEX_KIND, kernel_error("logaddexp2_cpu")),
+                     refusing(np.logaddexp2, {COMPLEX_KIND: kernel_error("logaddexp2_cpu")}),
                      (lambda F, g, self, other: g * F.sigmoid((self - other) * _LN2),
                       lambda F, g, self, other: g * F.sigmoid((other - self) * _LN2)),
                      lambda F, t, self, other: t[0] * F.sigmoid((self - other) * _LN2)
                      + t[1] * F.sigmoid((other - self) * _LN2))
-XLOGY = _binary("xlogy", refusing(lambda a, b: _xlogy_forward(a, b), COMPLEX_KIND,
-                                  kernel_error("xlogy_cpu")),
+XLOGY = _binary("xlogy", refusing(lambda a, b: _xlogy_forward(a, b),
+                                  {COMPLEX_KIND: kernel_error("xlogy_cpu")}),
                 (lambda F, g, self, other: g * F.xlogy_prime(self, other),
                  lambda F, g, self, other: g * self / other),
                 lambda F, t, self, other: t[0] * F.xlogy_prime(self, other) + t[1] * self / other)
 # fmax/fmin: NaN loses; a tie sends the whole gradient to self (the reference's rule)
-FMAX = _binary("fmax", refusing(np.fmax, COMPLEX_KIND, _complex_refused("fmax")),
+FMAX = _binary("fmax", refusing(np.fmax, {COMPLEX_KIND: _complex_refused("fmax")}),
                (lambda F, g, self, other: g * ((self >= other) + (other != other)),
                 lambda F, g, self, other: g * (((self < other) + (self != self)) * (other == other))),
                lambda F, t, self, other: F.where((self >= other) + (other != other), t[0], t[1]))
-FMIN = _binary("fmin", refusing(np.fmin, COMPLEX_KIND, _complex_refused("fmin")),
+FMIN = _binary("fmin", refusing(np.fmin, {COMPLEX_KIND: _complex_refused("fmin")}),
                (lambda F, g, self, other: g * ((self <= other) + (other != other)),
                 lambda F, g, self, other: g * (((self > other) + (self != self)) * (other == other))),
                lambda F, t, self, other: F.where((self <= other) + (other != other), t[0], t[1]))
@@ -962,7 +979,8 @@ def _xlogy_forward(a, b):
 def _lerp_forward(a, b, w):
     """a + w (b - a) for |w| < 1/2, else b - (b - a)(1 - w): exact at both ends."""
     diff = b - a
-    return np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+    out = np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+    return out.astype(a.dtype, copy=False)          # bfloat16 with a number weight stays
 
 
 @helper
@@ -1151,13 +1169,16 @@ def _public_binary(name, op, doc, example):
     integer_kernel = _NO_INTEGER_KERNEL.get(name)
 
     def fn(input, other):
-        if keeps_integers:
-            return apply_binary(op, as_tensor_arg(input), other)
-        if integer_kernel:
-            a, b = promote(input, other)
-            if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
-                raise kernel_error(integer_kernel)(a._data.dtype)
-        return apply_op(op, _true_div_operands(input, other), EMPTY)
+        try:
+            if keeps_integers:
+                return apply_binary(op, as_tensor_arg(input), other)
+            if integer_kernel:
+                a, b = promote(input, other)
+                if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
+                    raise kernel_error(integer_kernel)(a._data.dtype)
+            return apply_op(op, _true_div_operands(input, other), EMPTY)
+        except NotImplementedError as error:       # Note [ComplexHalf stands in as complex64]
+            raise complex_half_error(error, (input, other)) from None
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise {doc}.\n\n    >>> import chainrule as cr\n"
                   f"    >>> cr.{name}(cr.tensor([{example[0]}]), cr.tensor([{example[1]}])).tolist()"

@@ -13,6 +13,7 @@ import string
 import ml_dtypes
 import numpy as np
 
+from .. import _dtypes
 from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, formula_helper,
@@ -606,6 +607,53 @@ def _one_like(t):
     return one
 
 
+# Note [einsum dtypes]
+#     The reference contracts the operands left to right. A subscript that one operand
+#     alone has (and the output lacks) is summed away first, which makes integers and
+#     bool int64 (with several operands a size-1 one is squeezed instead); a pair that
+#     shares a summed subscript goes through bmm (one dtype, no bool kernel); a pair that
+#     shares none is multiplied, promoting. `_einsum_dtype` follows that on the dtypes
+#     alone; the operands are cast to its answer and contracted as before.
+def _einsum_dtype(terms, out, tensors):
+    """The result dtype of the reference's einsum, or its error (Note [einsum dtypes])."""
+    last = {letter: i for i, term in enumerate(terms) for letter in term}
+    dtypes = [_dtypes.from_numpy_dtype(t._data.dtype) for t in tensors]
+    result, dtype = dict(zip(terms[0], tensors[0]._data.shape)), dtypes[0]
+    if any(last[d] == 0 and d not in out and (n != 1 or len(terms) == 1)
+           for d, n in result.items()):
+        dtype = _sum_dtype(dtype)
+    result = {d: n for d, n in result.items() if last[d] > 0 or d in out}
+    for i in range(1, len(terms)):
+        operand, other = dict(zip(terms[i], tensors[i]._data.shape)), dtypes[i]
+        shared = False
+        for d in {d for d in (*result, *operand) if last[d] == i and d not in out}:
+            in_result, in_operand = result.get(d, 1) != 1, operand.get(d, 1) != 1
+            shared = shared or in_result and in_operand
+            if in_result != in_operand:         # summed alone, in the side that has it
+                other, dtype = (_sum_dtype(other), dtype) if in_operand else \
+                    (other, _sum_dtype(dtype))
+        dtype = _bmm_dtype(dtype, other) if shared else _dtypes.promote_types(dtype, other)
+        result = {d: max(result.get(d, 1), operand.get(d, 1)) for d in (*result, *operand)
+                  if last[d] > i or d in out}
+    return dtype
+
+
+def _sum_dtype(dtype):
+    """A sum's dtype: integers and bool add up in int64."""
+    return dtype if dtype.is_floating_point or dtype.is_complex else _dtypes.int64
+
+
+def _bmm_dtype(a, b):
+    """bmm's dtype checks: its kernel is chosen by ``a`` (none for bool), then ``b`` must
+    match."""
+    if a.name == "bool":
+        raise kernel_error("bmm")(a.np)
+    if a is not b:
+        raise RuntimeError(f"expected scalar type {_dtypes.scalar_type_name(a.np)} but found "
+                           f"{_dtypes.scalar_type_name(b.np)}")
+    return a
+
+
 @public(method=False)
 def einsum(equation, *operands):
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
@@ -624,9 +672,9 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     tensors = [o if isinstance(o, Tensor) else Tensor._wrap(asarray(o)) for o in operands]
-    for t in tensors[1:]:
-        check_same_dtype(tensors[0], t, "expected scalar type {a} but found {b}")
     terms, out, sizes = _parse_einsum(equation, tuple(t._data.shape for t in tensors))
+    dtype = _einsum_dtype(terms, out, tensors)
+    tensors = [t if t._data.dtype == dtype.np else t.to(dtype) for t in tensors]
     live = list(tensors)
     for i, j, eq in _contraction_plan(terms, out, sizes):
         if j is None:

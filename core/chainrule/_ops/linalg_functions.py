@@ -19,7 +19,8 @@ from ._common import FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, pu
 from ._registry import apply_op
 from ._out import write_out
 from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
-                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, decompose, lu_info)
+                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, _refuse_bool, decompose,
+                     lu_info)
 
 LINALG = {"LinAlgError": LinAlgError}
 
@@ -1178,6 +1179,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """
     _check_addmm_dtypes(input, mat1, mat2)
     if beta == 1 and alpha == 1 and _plain_addmm(input, mat1, mat2):
+        _refuse_bool(mat1, "addmm_impl_cpu_")     # (the mm below refuses it for the rest)
         from .nn import ADDMM                      # AddmmBackward0 (Note [linear's graph])
         return apply_op(ADDMM, (input, mat1, mat2), {})
     return _scaled_sum(input, _f("mm")(mat1, mat2), beta, alpha)
@@ -1192,13 +1194,14 @@ def _plain_addmm(input, mat1, mat2):
 
 
 def _check_addmm_dtypes(input, mat1, mat2):
-    """The reference checks dtypes before shapes (an in-place ``x_long.addmm_``)."""
+    """The reference checks dtypes before shapes (an in-place ``x_long.addmm_``), input's
+    against mat2's first."""
     names = [_dtypes.scalar_type_name(t._data.dtype) for t in (input, mat1, mat2)]
-    if names[1] != names[2]:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[1]} and "
-                           f"{names[2]}")
     if names[0] != names[2]:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {names[0]} and "
+                           f"{names[2]}")
+    if names[1] != names[2]:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {names[1]} and "
                            f"{names[2]}")
 
 
@@ -1211,12 +1214,23 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     >>> cr.addmv(cr.ones(2), cr.ones(2, 3), cr.ones(3)).tolist()
     [4.0, 4.0]
     """
-    product = _f("mv")(mat, vec)
-    if beta != 0 and input.shape != product.shape and input.ndim == 1 and \
-            input.shape[0] not in (1, product.shape[0]):
+    if _addmv_sizes_differ(input, mat, vec, beta):
         raise RuntimeError(f"size mismatch, got input ({input.shape[0]}), mat "
                            f"({mat.shape[0]}x{mat.shape[1]}), vec ({vec.shape[0]})")
-    return _scaled_sum(input, product, beta, alpha)
+    names = [_dtypes.scalar_type_name(t._data.dtype) for t in (input, mat, vec)]
+    if len(set(names)) > 1:        # sizes are checked first, then all three dtypes at once
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{names[0]}, {names[1]}, and {names[2]}")
+    return _scaled_sum(input, _f("mv")(mat, vec), beta, alpha)
+
+
+def _addmv_sizes_differ(input, mat, vec, beta):
+    """mat's columns against vec, or a 1-D input (unless beta is 0) against mat's rows."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        return False                    # mv's own error
+    rows, cols = mat.shape
+    return cols != vec.shape[0] or beta != 0 and input.ndim == 1 and \
+        input.shape[0] not in (1, rows)
 
 
 @public
@@ -1244,10 +1258,11 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     chainrule.Size([2, 2, 1])
     """
     dtypes = [t._data.dtype for t in (input, batch1, batch2)]
-    if dtypes[0] != dtypes[1] or dtypes[0] != dtypes[2]:
+    if dtypes[0] != dtypes[1]:          # batch2's dtype is bmm's check, after the kernel's
         names = [_dtypes.cpp_type_name(d) for d in dtypes]
         raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: "
                            f"{names[1]}, batch2: {names[2]}")
+    _refuse_bool(batch1, "baddbmm")
     return _scaled_sum(input, _f("bmm")(batch1, batch2), beta, alpha)
 
 
@@ -1260,7 +1275,10 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     >>> cr.addbmm(cr.zeros(2, 1), cr.ones(3, 2, 4), cr.ones(3, 4, 1)).tolist()
     [[12.0], [12.0]]
     """
-    return _scaled_sum(input, _f("bmm")(batch1, batch2).sum(0), beta, alpha)
+    _check_addmm_dtypes(input, batch1, batch2)
+    _refuse_bool(batch1, "addmm_impl_cpu_")
+    product = _f("bmm")(batch1, batch2).sum(0, dtype=batch1.dtype)    # integers stay as they are
+    return _scaled_sum(input, product, beta, alpha)
 
 
 @public
@@ -1416,6 +1434,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     >>> cr.trapezoid(cr.tensor([1., 2., 3.])).item()
     4.0
     """
+    _refuse_bool_samples("trapezoid", y, x)
     d = dim % y.ndim
     n = y.shape[d]
     if n == 0:
@@ -1433,6 +1452,15 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (spacing * pairs).sum(d) / 2
 
 
+def _refuse_bool_samples(name, y, x):
+    """The trapezoid rules refuse bool samples, naming ``x`` too where it is given."""
+    if y._data.dtype.kind == "b" or x is not None and as_tensor_arg(x)._data.dtype.kind == "b":
+        which = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {which}, but bool is not "
+                           "supported")
+
+
+FUNCTIONS["_refuse_bool_samples"] = _refuse_bool_samples
 _vector_or_frobenius_norm = FUNCTIONS["norm"]
 
 

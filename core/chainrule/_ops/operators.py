@@ -10,9 +10,11 @@ from ..autograd import saved_hooks as _saved_hooks
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
-from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, apply_sub, pow_scalar_base
+from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, apply_sub, check_complex_bounds, \
+    pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
-    cast_error_first, commit_inplace, method, not_implemented_for, promote, public
+    cast_error_first, commit_inplace, method, not_implemented_for, promote, public, \
+    wrapped_number
 
 F = FUNCTIONS
 
@@ -154,9 +156,9 @@ def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5", kernel=None, order
     NotImplementedError for dtypes the ufunc refuses (bitwise ops on floats);
     ``ordered`` comparisons refuse complex operands, as the reference does."""
     def compare(input, other):
-        a, b = binary_operands(as_tensor_arg(input), other)
+        a, b = binary_operands(wrapped_number(input, other), other)
         if ordered and a._data.dtype.kind == "c":
-            raise not_implemented_for(name, a._data.dtype)
+            raise not_implemented_for(name, a._data.dtype, (input, other))
         try:
             return raw(ufunc, a, b)
         except ValueError:
@@ -164,7 +166,8 @@ def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5", kernel=None, order
         except TypeError:
             if kernel is None:
                 raise
-            raise not_implemented_for(kernel, np.result_type(a._data, b._data)) from None
+            raise not_implemented_for(kernel, np.result_type(a._data, b._data),
+                                      (input, other)) from None
     compare.__name__ = name
     compare.__doc__ = (f"Elementwise ``{name}`` comparison (a bool tensor).\n\n"
                        f"    >>> import chainrule as cr\n"
@@ -393,7 +396,7 @@ def _inplace(name, example=None):
                 _try_fast_inplace(self, ufunc, args[0], kwargs.get("alpha", 1)):
             return self
         if name in _SCALAR_BOUNDED:
-            _check_scalar_bound_cast(self, args, kwargs)
+            _check_scalar_bound_cast(name, self, args, kwargs)
         if name == "abs" and self._data.dtype.kind == "c":
             raise RuntimeError("In-place abs is not supported for complex tensors.")
         try:
@@ -406,7 +409,7 @@ def _inplace(name, example=None):
         except (RuntimeError, NotImplementedError) as error:
             cast_error_first(name, self, args, error)
             raise
-        return commit_inplace(self, out)
+        return commit_inplace(self, out, args)
     inplace.__name__ = name + "_"
     if example is None:
         example = ("" if name in _UNARY else "1") + (", 1" if name == "clamp" else "")
@@ -420,13 +423,17 @@ def _inplace(name, example=None):
 _SCALAR_BOUNDED = ("clamp", "clamp_min", "clamp_max", "clip")
 
 
-def _check_scalar_bound_cast(self, args, kwargs):
+def _check_scalar_bound_cast(name, self, args, kwargs):
     """clamp_ with number bounds names the C++ type ("long int") where commit_inplace's
     message names the scalar type ("Long"), as the reference's two kernels do; checked
-    before the clamp runs, as the reference checks it before its kernel's dtype."""
+    before the clamp runs, as the reference checks it before its kernel's dtype, and
+    after the bounds are read (a complex one: clamp_min_ and clamp_max_ refuse it)."""
     bounds = [b for b in list(args) + list(kwargs.values()) if b is not None]
     if any(not isinstance(b, (bool, int, float, complex)) for b in bounds):
         return
+    if name in ("clamp_min", "clamp_max") and any(b.__class__ is complex for b in bounds):
+        raise NotImplementedError("clamp is not supported for complex types")
+    check_complex_bounds(self, bounds)
     own = self.dtype
     out = _dtypes.result_type([own] if self._data.ndim else [], [] if self._data.ndim else [own],
                               bounds)

@@ -26,8 +26,8 @@ from ._out import refuse_grad, store
 from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
-from ._common import (FUNCTIONS, commit_inplace, formula_helper, kernel_error, method, public,
-                      raising, wrap_dim, wrap_dims)
+from ._common import (FUNCTIONS, commit_inplace, errors_by_kind, formula_helper, kernel_error,
+                      method, public, raising, wrap_dim, wrap_dims)
 from ._method_slot import accelerable
 from .elementwise import maximum, minimum
 from ._formula_helpers import helper
@@ -910,8 +910,16 @@ def cumsum(input, dim, *, dtype=None):
     [1.0, 3.0, 6.0]
     """
     d = _one_dim(input, dim, "cumsum")
-    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    attrs = {"dim": d[0] if d else 0, "dtype": _scan_dtype(input, dtype, "cumsum")}
     return apply_op(CUMSUM, (input,), attrs)
+
+
+def _scan_dtype(input, dtype, name):
+    """cumsum's and cumprod's result dtype; their kernels write no bool."""
+    result = _sum_dtype(input, dtype)
+    if result is not None and np.dtype(result).kind == "b":
+        raise kernel_error(f"{name}_out_cpu")(result)
+    return result
 
 
 def sum_to(x, shape):
@@ -932,8 +940,37 @@ def _cumprod_array(x, dim):
 def _logcumsumexp_array(x, dim):
     if x.ndim == 0:
         return x.copy()
+    if x.dtype.kind == "c":
+        return _complex_logcumsumexp(x, dim)
     with np.errstate(invalid="ignore"):                  # NaN and inf - inf give NaN quietly
         return np.logaddexp.accumulate(x, axis=dim)
+
+
+def _complex_logcumsumexp(x, axis):
+    """The running log-sum-exp of complex values, a step at a time along ``axis`` from
+    -inf (NumPy's logaddexp has no complex loop); the imaginary part is the one the
+    steps give, not reduced to the principal branch."""
+    steps = np.moveaxis(x, axis, 0)
+    out = np.empty_like(steps)
+    total = on_device_of(np.full(steps.shape[1:], complex(-np.inf, 0), steps.dtype), x)
+    for i in range(len(steps)):
+        total = out[i] = _complex_logaddexp(total, steps[i])
+    return np.moveaxis(out, 0, axis)
+
+
+def _complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) with the operand of larger real part factored out, so
+    nothing overflows. Where both real parts are infinite: ``a`` for -inf (nothing was
+    added), the sum itself for +inf; NaN anywhere gives NaN in both parts."""
+    a_larger = a.real >= b.real
+    high, low = np.where(a_larger, a, b), np.where(a_larger, b, a)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        out = high + np.log1p(np.exp(low - high))
+        both_infinite = np.isinf(a.real) & (a.real == b.real)
+        if both_infinite.any():
+            out = np.where(both_infinite, np.where(a.real < 0, a, np.log(np.exp(a) + np.exp(b))),
+                           out)
+    return np.where(np.isnan(a) | np.isnan(b), complex(np.nan, np.nan), out).astype(a.dtype)
 
 
 @helper
@@ -1011,10 +1048,21 @@ def signed_log_parts(F, v):
 
 
 @helper
+def complex_log_part(F, v):
+    """log v, and -inf where v is 0 (a complex gradient in log space has no sign to
+    split off)."""
+    zero = v == 0
+    return F.where(zero, -_INF, F.log(F.where(zero, 1, v)))
+
+
+@helper
 def logcumsumexp_grad(F, g, self, result, dim):
-    """sum_{i >= k} g_i exp(x_k - y_i), summed in log space for each sign of g (the
-    reference's way: no overflow however far apart the values are)."""
+    """sum_{i >= k} g_i conj(exp(x_k - y_i)), summed in log space, for each sign of a real
+    g (no overflow however far apart the values are)."""
     y = F.where(result == -_INF, 0, result)     # slices of -inf contribute 0
+    if F.is_complex(self):
+        log_g = F.complex_log_part(F.conj(g))
+        return F.conj(F.exp(F._reverse_logcumsumexp(log_g - y, dim) + self))
     pos, neg = signed_log_parts(F, g)
     return F.exp(F._reverse_logcumsumexp(pos - y, dim) + self) - \
         F.exp(F._reverse_logcumsumexp(neg - y, dim) + self)
@@ -1024,6 +1072,8 @@ def logcumsumexp_grad(F, g, self, result, dim):
 def logcumsumexp_jvp(F, t, self, result, dim):
     """sum_{k <= i} t_k exp(x_k - y_i), in log space like the VJP."""
     y = F.where(result == -_INF, 0, result)
+    if F.is_complex(self):
+        return F.exp(F.logcumsumexp(F.complex_log_part(t) + self, dim) - y)
     pos, neg = signed_log_parts(F, t)
     return F.exp(F.logcumsumexp(pos + self, dim) - y) - F.exp(F.logcumsumexp(neg + self, dim) - y)
 
@@ -1154,7 +1204,7 @@ def cumprod(input, dim, *, dtype=None):
     ([2.0, 0.0, 0.0], [1.0, 8.0, 0.0])
     """
     d = _one_dim(input, dim, "cumprod")
-    attrs = {"dim": d[0] if d else 0, "dtype": _sum_dtype(input, dtype)}
+    attrs = {"dim": d[0] if d else 0, "dtype": _scan_dtype(input, dtype, "cumprod")}
     return apply_op(CUMPROD, (input,), attrs)
 
 
@@ -1166,19 +1216,17 @@ def cumprod_(self, dim, *, dtype=None):
     >>> cr.tensor([1., 2., 3.]).cumprod_(0).tolist()
     [1.0, 2.0, 6.0]
     """
-    return commit_inplace(self, cumprod(self, dim, dtype=dtype))
+    return commit_inplace(self, cumprod(self, dim, dtype=dtype or self.dtype))  # in its dtype
 
 
 @public
 def logcumsumexp(input, dim):
-    """``log(cumsum(exp(input), dim))`` computed without overflow (real inputs).
+    """``log(cumsum(exp(input), dim))`` computed without overflow.
 
     >>> import chainrule as cr
     >>> [round(v, 4) for v in cr.logcumsumexp(cr.tensor([0., 0., 1000.]), 0).tolist()]
     [0.0, 0.6931, 1000.0]
     """
-    if input._data.dtype.kind == "c":         # the reference has a complex kernel
-        raise NotImplementedError("logcumsumexp is not supported for complex inputs")
     if input._data.dtype.kind in "biu":
         raise kernel_error("logcumsumexp_out_cpu")(input._data.dtype)
     d = _one_dim(input, dim, "logcumsumexp")
@@ -1229,8 +1277,8 @@ def _picked(op, input, index_fn, dim, keepdim):
 
 _SORT_ERROR = raising(RuntimeError, " Sort does not support complex dtypes on CPU")
 # The reference's errors of the sorting ops for the dtype kinds their kernels lack
-# (Note [kernels without a dtype]): name -> {kinds: error factory}.
-_SORT_REFUSALS = {
+# (Note [kernels without a dtype]): name -> {kind: error factory}.
+_SORT_REFUSALS = {name: errors_by_kind(refusals) for name, refusals in {
     "sort": {"c": _SORT_ERROR}, "argsort": {"c": _SORT_ERROR},
     "topk": {"c": raising(RuntimeError, " topk does not support complex dtypes on CPU"),
              "b": raising(RuntimeError, "topk does not support bool dtypes on CPU")},
@@ -1238,14 +1286,13 @@ _SORT_REFUSALS = {
     "cummax": {"c": kernel_error("cummax_cpu")}, "cummin": {"c": kernel_error("cummin_cpu")},
     "median": {"bc": kernel_error("median_cpu")}, "nanmedian": {"bc": kernel_error("median_cpu")},
     "median_dim": {"bc": kernel_error("median_out")},
-    "nanmedian_dim": {"bc": kernel_error("median_out")}}
+    "nanmedian_dim": {"bc": kernel_error("median_out")}}.items()}
 
 
 def _check_sortable(input, name):
-    kind = input._data.dtype.kind
-    for kinds, error in _SORT_REFUSALS[name].items():
-        if kind in kinds:
-            raise error(input._data.dtype)
+    dtype = input._data.dtype
+    if dtype.kind in _SORT_REFUSALS[name]:
+        raise _SORT_REFUSALS[name][dtype.kind](dtype)
 
 
 @public
@@ -1448,6 +1495,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """
     if input._data.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
+    if dtype is not None and input._data.dtype.kind in "fV" and _dtypes.to_dtype(dtype).is_complex:
+        raise kernel_error("nansum_cpu")(_dtypes.to_dtype(dtype).np)    # its NaN test is real
     attrs = {"dim": _dims(input, dim), "keepdim": bool(keepdim),
              "dtype": _sum_dtype(input, dtype)}
     return apply_op(NANSUM, (input,), attrs)
@@ -1464,6 +1513,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if input._data.dtype.kind not in "fVc":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_dtypes.scalar_type_name(input._data.dtype)}")
+    if dtype is not None and np.dtype(_dtypes.to_dtype(dtype).np).kind not in "fVc":
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
+                           "either a floating point or complex dtype. Got: "
+                           f"{_dtypes.scalar_type_name(_dtypes.to_dtype(dtype).np)}")
     count = sum(Tensor._wrap(~np.isnan(input._data)), dim, keepdim)
     return nansum(input, dim, keepdim, dtype=dtype) / count
 

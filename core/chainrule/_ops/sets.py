@@ -9,7 +9,7 @@ backward raises "not implemented"; here the values simply do not require grad.
 """
 import numpy as np
 
-from .. import return_types
+from .. import _dtypes, return_types
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
 from ._common import FUNCTIONS, as_tensor_arg, kernel_error, public, wrap_dims
@@ -128,6 +128,10 @@ def _sorted_positions(boundaries, values, right, out_int32, side, sorter, name):
     if b.dtype.kind == "b":
         raise kernel_error("searchsorted_out_cpu")(b.dtype)
     v = values._data if isinstance(values, Tensor) else np.asarray(values)
+    if b.dtype.kind == "c" or v.dtype.kind == "c":     # no complex kernel (for the common dtype)
+        common = _dtypes.promote_types(_dtypes.from_numpy_dtype(b.dtype),
+                                       _dtypes.from_numpy_dtype(v.dtype))
+        raise kernel_error("searchsorted_out_cpu")(common.np)
     how = "right" if right else "left"
     if b.ndim <= 1:
         order = None if sorter is None else sorter._data

@@ -12,8 +12,9 @@ import numpy as np
 from .. import _dtypes
 from .._meta import MetaArray
 from .._tensor import DEVICE_ARRAY_TYPES, Tensor, on_device_of
-from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, commit_inplace, float_input,
-                      formula_helper, kernel_error, method, promote)
+from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, commit_inplace, complex_half_error,
+                      float_input, formula_helper, kernel_error, method, promote,
+                      wrapped_number)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop, not_implemented
@@ -152,12 +153,15 @@ def _floating_pair(input, other, kernel, integers_ok):
             if not isinstance(value, Tensor):
                 raise TypeError(f"special_{kernel}(): argument '{name}' (position {position}) "
                                 f"must be Tensor, not {type(value).__name__}")
-    a, b = promote(as_tensor_arg(input), as_tensor_arg(other, "other"))
+    a, b = promote(wrapped_number(input, other), wrapped_number(other, input, "other"))
     if not integers_ok and a._data.dtype.kind in "biu":
         raise kernel_error(f"{kernel}_cpu")(a._data.dtype)
     half = kernel != "zeta"                 # the reference's zeta kernel has no half types
-    return (_real_floating(a, f"{kernel}_cpu", half=half),
-            _real_floating(b, f"{kernel}_cpu", half=half))
+    try:
+        return (_real_floating(a, f"{kernel}_cpu", half=half),
+                _real_floating(b, f"{kernel}_cpu", half=half))
+    except NotImplementedError as error:
+        raise complex_half_error(error, (input, other)) from None
 
 
 def gammainc(input, other):

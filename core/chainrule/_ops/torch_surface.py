@@ -96,6 +96,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received an invalid combination of arguments")
+    F["_refuse_bool_samples"]("cumulative_trapezoid", y, x)
     n = y.shape[dim]
     left, right = y.narrow(dim, 0, max(n - 1, 0)), y.narrow(dim, min(1, n), max(n - 1, 0))
     areas = (left + right) / 2
