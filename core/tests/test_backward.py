@@ -253,6 +253,28 @@ def test_create_graph_backward_builds_graph_on_dot_grad():
     assert h.tolist() == [12.0]
 
 
+def test_create_graph_first_gradient_is_copied_in_the_leafs_layout():
+    # like the reference: .grad is a new tensor, copy_'d from the incoming gradient
+    # (so its graph starts with the copy node), with the leaf's strides
+    x = cr.tensor(np.arange(6.0).reshape(3, 2), dtype=cr.float64).t().requires_grad_()
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * 2).pow(2).sum().backward(create_graph=True)
+    copy = x.grad.grad_fn
+    assert [type(n).__name__ if n else None for n, _ in copy.next_functions] == \
+        [None, "MulBackward0"]
+    assert x.grad.stride() == x.stride() and x.grad.tolist() == (8 * x).tolist()
+
+
+def test_plain_backward_adds_in_place_into_a_grad_that_has_a_graph():
+    x = leaf(1.0, 2.0)
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * 2).pow(2).sum().backward(create_graph=True)
+        (x * 3).pow(2).sum().backward(create_graph=True)
+    g, node = x.grad, x.grad.grad_fn
+    (x * 3).pow(2).sum().backward()
+    assert x.grad is g and g.grad_fn is node and g.tolist() == [44.0, 88.0]
+
+
 def test_accumulation_in_place_keeps_identity():
     x = leaf(1.0)
     (x * 2).sum().backward()
