@@ -292,7 +292,7 @@ def test_gradient_edge_named_tuple():
     edge = graph.get_gradient_edge(y)
     assert edge.node is y.grad_fn and edge.output_nr == 0
     leaf_edge = graph.get_gradient_edge(x)
-    assert leaf_edge.node.name() == "AccumulateGrad"
+    assert leaf_edge.node.name() == "torch::autograd::AccumulateGrad"
     with pytest.raises(RuntimeError, match="does not require gradients"):
         graph.get_gradient_edge(cr.ones(1))
 

@@ -7,6 +7,7 @@ from .._grad_mode import STATE as _MODE
 from .._batched import BatchedTensor, raw_batched
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd.node import CPP_NAMESPACE
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
@@ -540,7 +541,9 @@ ZERO = defop("zero", lambda a: np.zeros_like(a), vjp=(lambda F, g: g * 0,),
              jvp=lambda F, t: t[0] * 0)
 COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
              inputs=("self", "src"),
-             vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1])
+             vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1],
+             node_name="CopyBackwards")
+COPY.node_cls._name_prefix = CPP_NAMESPACE       # Note [node names]
 
 
 @method("fill_")
