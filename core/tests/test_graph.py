@@ -192,6 +192,17 @@ def test_unpack_hook_must_return_tensor():
         y.sum().backward()
 
 
+def test_python_numbers_in_saved_products_are_not_packed():
+    # the reference's wrapped numbers skip the hooks; a 0-d tensor of the user's does not
+    x = cr.randn(3, requires_grad=True)
+    packed = []
+    with graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t):
+        ys = [x * 2, 3.5 * x, x / 4, x * cr.tensor(2.0)]
+    assert packed == [()]
+    sum(y.sum() for y in ys).backward()
+    assert x.grad.tolist() == [7.75] * 3
+
+
 def test_save_on_cpu_keeps_values():
     a = cr.randn(5, dtype=cr.float64, requires_grad=True)
     b = cr.randn(5, dtype=cr.float64, requires_grad=True)

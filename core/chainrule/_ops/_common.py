@@ -191,6 +191,16 @@ def scalar_tensor(value, np_dtype):
     return t
 
 
+def is_wrapped_number(t):
+    """Whether ``t`` is scalar_tensor's constant for a Python number (the reference's
+    "wrapped number", which saved-tensor hooks never see)."""
+    arr = t._data
+    if type(arr) is not np.ndarray or arr.ndim or arr.flags.writeable:
+        return False
+    value = arr.item()
+    return any(_SCALARS.get((kind, value, arr.dtype)) is t for kind in (float, int, bool, complex))
+
+
 def wrapped_integer(value, np_dtype):
     """A Python int beyond an integer dtype's range as the reference casts a number
     meeting a tensor (a C cast, modulo 2**bits): ``uint8_tensor + (-1)`` adds 255.

@@ -67,8 +67,9 @@ class SavedTensor:
     def _apply_hooks(self, tensor):
         """Note [saved-tensor hooks] in saved_hooks.py; and register with an
         allow_mutation_on_saved_tensors context."""
+        from .._ops._common import is_wrapped_number
         hooks = saved_hooks.current_hooks()
-        if hooks is not None:
+        if hooks is not None and not is_wrapped_number(tensor):
             self.set_hooks(tensor, *hooks)
         context = saved_hooks.current_mutation_context()
         if context is not None:
