@@ -1624,7 +1624,7 @@ def _chain(fn):
     return (fn.name(), tuple(_chain(n) for n, _ in fn.next_functions))
 
 
-_ACC = ("AccumulateGrad", ())
+_ACC = ("torch::autograd::AccumulateGrad", ())
 
 
 @pytest.mark.parametrize("shape", [(2, 4), (4,), (2, 5, 4), (2, 2, 5, 4)])
