@@ -115,6 +115,15 @@ def _rpow(self, other):
         return _not_implemented(other)
 
 
+def _rtruediv(self, other):
+    """``other / self`` as the reference computes it, ``self.reciprocal() * other``
+    (MulBackward0 over ReciprocalBackward0; an integer tensor's reciprocal is float)."""
+    try:
+        return F["reciprocal"](self) * other
+    except TypeError:                      # Note [operators and foreign operands]
+        return _not_implemented(other)
+
+
 def _scalar_like(value, like):
     """A Python number on the left of an operator, as a weak (0-d) operand."""
     if isinstance(value, Tensor):
@@ -132,6 +141,7 @@ for _name, _fn in (("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "re
     setattr(Tensor, f"__r{_name}__", _operator(_fn, True, None if _fn == "matmul" else
                                                _scalar_like))
 Tensor.__rpow__ = _rpow
+Tensor.__rtruediv__ = Tensor.__rdiv__ = _rtruediv
 accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)  # ** number
 # Note [method slot]: the accelerated cases (float or complex operands of one dtype)
 # are those where div's _true_div_operands changes nothing
