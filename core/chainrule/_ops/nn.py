@@ -27,7 +27,7 @@ from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commi
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
-from .elementwise import _erf, _sigmoid
+from .elementwise import DIV_SCALAR, _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
 from .reduction import _mean_forward, _var_forward
 
@@ -1098,7 +1098,9 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
     if reduction == "none":
         return losses
     total = FUNCTIONS["sum"](losses)
-    return total if reduction == "sum" else total / (logp._data.size // max(n_classes, 1))
+    if reduction == "sum":
+        return total
+    return apply_op(DIV_SCALAR, (total,), {"other": logp._data.size // max(n_classes, 1)})
 
 
 def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
