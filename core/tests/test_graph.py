@@ -203,6 +203,17 @@ def test_python_numbers_in_saved_products_are_not_packed():
     assert x.grad.tolist() == [7.75] * 3
 
 
+def test_absent_optional_inputs_are_not_packed():
+    # Note [absent tensor input]: like the reference's undefined tensors
+    x, w = cr.randn(2, 3, 5, requires_grad=True), cr.randn(4, 3, 3, requires_grad=True)
+    z = cr.randn(4, 3, requires_grad=True)
+    packed = []
+    with graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t):
+        cr.nn.functional.conv1d(x, w)
+        cr.nn.functional.binary_cross_entropy_with_logits(z, cr.ones(4, 3))
+    assert packed == [(2, 3, 5), (4, 3, 3), (4, 3), (4, 3)]
+
+
 def test_save_on_cpu_keeps_values():
     a = cr.randn(5, dtype=cr.float64, requires_grad=True)
     b = cr.randn(5, dtype=cr.float64, requires_grad=True)

@@ -19,6 +19,13 @@ from .views import check_view_inplace, rebase_inplace, view_write_error
 FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
 EMPTY = {}
 
+# Note [absent tensor input]
+#     A table op's optional tensor input that was not given (a conv's bias, a loss's
+#     weight) is passed as ABSENT, an empty constant that needs no gradient, so one
+#     table entry serves both cases and its edge is None like the reference's. It
+#     stands for the reference's undefined tensor: saved-tensor hooks never see it.
+ABSENT = Tensor._wrap(np.zeros(0))
+
 
 def public(fn=None, *, name=None, method=True):
     """Register a public function (``chainrule.<name>``), optionally as a Tensor method
@@ -191,9 +198,12 @@ def scalar_tensor(value, np_dtype):
     return t
 
 
-def is_wrapped_number(t):
-    """Whether ``t`` is scalar_tensor's constant for a Python number (the reference's
-    "wrapped number", which saved-tensor hooks never see)."""
+def hidden_from_saved_hooks(t):
+    """Whether saved-tensor hooks skip ``t``, as the reference's skip its undefined
+    tensors and "wrapped numbers": ABSENT (Note [absent tensor input]) and
+    scalar_tensor's constant for a Python number."""
+    if t is ABSENT:
+        return True
     arr = t._data
     if type(arr) is not np.ndarray or arr.ndim or arr.flags.writeable:
         return False
