@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _layout
 from .._backends import move_array as _move_array
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
@@ -285,7 +285,8 @@ TO = defop("to_copy", _to_copy, attrs=("dtype", "device", "source"),
            node_name="ToCopyBackward0",
            vjp=(lambda F, g, source: g if source is None else F.to_device(g, source),),
            jvp=lambda F, t, device: t[0] if device is None else F.to_device(t[0], device))
-CLONE = _unary("clone", np.copy, lambda F, g: g, lambda F, t: t[0])
+CLONE = _unary("clone", lambda a, order="K": np.copy(a, order=order), lambda F, g: g,
+               lambda F, t: t[0])       # order "C": memory_format=contiguous_format
 
 
 @array_fn("sigmoid")
@@ -697,7 +698,11 @@ def clone(input, *, memory_format=None):
     >>> x = cr.ones(2, requires_grad=True)
     >>> cr.clone(x).grad_fn.name()
     'CloneBackward0'
+    >>> cr.ones(3, 2).t().clone(memory_format=cr.contiguous_format).stride()
+    (3, 1)
     """
+    if memory_format is _layout.contiguous_format:
+        return apply_op(CLONE, (input,), {"order": "C"})
     return apply_op(CLONE, (input,), EMPTY)
 
 
