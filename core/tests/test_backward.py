@@ -44,6 +44,21 @@ def test_retain_grad_populates_non_leaf():
     assert y.grad.tolist() == [6.0, 12.0]
 
 
+def test_retain_grad_under_create_graph_clones_then_adds():
+    # the reference: a contiguous clone of the first gradient (CloneBackward0 over the
+    # gradient's own graph), then out-of-place sums
+    x = leaf(1.0, 2.0)
+    y = x * 3
+    y.retain_grad()
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (y ** 2).sum().backward(create_graph=True)
+        first = y.grad
+        (y ** 2).sum().backward(create_graph=True)
+    assert first.grad_fn.name() == "CloneBackward0"
+    assert first.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    assert y.grad.grad_fn.name() == "AddBackward0" and y.grad.tolist() == [12.0, 24.0]
+
+
 def test_non_scalar_needs_gradient():
     x = leaf(1.0, 2.0)
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
