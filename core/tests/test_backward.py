@@ -44,6 +44,21 @@ def test_retain_grad_populates_non_leaf():
     assert y.grad.tolist() == [6.0, 12.0]
 
 
+def test_retain_grad_under_create_graph_clones_then_adds():
+    # the reference: a contiguous clone of the first gradient (CloneBackward0 over the
+    # gradient's own graph), then out-of-place sums
+    x = leaf(1.0, 2.0)
+    y = x * 3
+    y.retain_grad()
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (y ** 2).sum().backward(create_graph=True)
+        first = y.grad
+        (y ** 2).sum().backward(create_graph=True)
+    assert first.grad_fn.name() == "CloneBackward0"
+    assert first.grad_fn.next_functions[0][0].name() == "MulBackward0"
+    assert y.grad.grad_fn.name() == "AddBackward0" and y.grad.tolist() == [12.0, 24.0]
+
+
 def test_non_scalar_needs_gradient():
     x = leaf(1.0, 2.0)
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
@@ -251,6 +266,28 @@ def test_create_graph_backward_builds_graph_on_dot_grad():
     assert x.grad.requires_grad and x.grad.grad_fn is not None
     (h,) = cr.autograd.grad(x.grad.sum(), x)
     assert h.tolist() == [12.0]
+
+
+def test_create_graph_first_gradient_is_copied_in_the_leafs_layout():
+    # like the reference: .grad is a new tensor, copy_'d from the incoming gradient
+    # (so its graph starts with the copy node), with the leaf's strides
+    x = cr.tensor(np.arange(6.0).reshape(3, 2), dtype=cr.float64).t().requires_grad_()
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * 2).pow(2).sum().backward(create_graph=True)
+    copy = x.grad.grad_fn
+    assert [type(n).__name__ if n else None for n, _ in copy.next_functions] == \
+        [None, "MulBackward0"]
+    assert x.grad.stride() == x.stride() and x.grad.tolist() == (8 * x).tolist()
+
+
+def test_plain_backward_adds_in_place_into_a_grad_that_has_a_graph():
+    x = leaf(1.0, 2.0)
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (x * 2).pow(2).sum().backward(create_graph=True)
+        (x * 3).pow(2).sum().backward(create_graph=True)
+    g, node = x.grad, x.grad.grad_fn
+    (x * 3).pow(2).sum().backward()
+    assert x.grad is g and g.grad_fn is node and g.tolist() == [44.0, 88.0]
 
 
 def test_accumulation_in_place_keeps_identity():

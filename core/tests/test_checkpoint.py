@@ -157,3 +157,36 @@ def test_non_reentrant_backward_twice_with_retain_graph():
     first = x.grad.numpy().copy()
     out.backward()
     assert fn.calls == 3 and np.allclose(x.grad.numpy(), 2 * first)
+
+
+def test_non_reentrant_inputs_are_saved_through_the_callers_hooks():
+    # Note [checkpoint recomputation]: the tensor inputs are packed by the hooks around
+    # the call and unpacked for the recomputation (torch 2.13 packs and unpacks both)
+    x = cr.randn(3, requires_grad=True)
+    w = cr.randn(3)
+    log = []
+    with cr.autograd.graph.saved_tensors_hooks(
+            lambda t: log.append(("pack", t.requires_grad)) or t,
+            lambda t: log.append("unpack") or t):
+        y = checkpoint(lambda a, b, s: (a.sin() * b * s).sum(), x * 2, w, 3.0,
+                       use_reentrant=False)
+    y.backward()
+    assert log == [("pack", True), ("pack", False), "unpack", "unpack"]
+    assert np.allclose(x.grad.numpy(), 6 * np.cos(2 * x.detach().numpy()) * w.numpy())
+
+
+def test_non_reentrant_input_modified_in_place_is_caught():
+    h = cr.randn(3, requires_grad=True) * 2
+    y = checkpoint(lambda a: a.sin().sum(), h, use_reentrant=False)
+    with cr.no_grad():
+        h.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_non_reentrant_under_no_grad_saves_nothing():
+    log = []
+    with cr.no_grad(), cr.autograd.graph.saved_tensors_hooks(lambda t: log.append(t) or t,
+                                                             lambda t: t):
+        out = checkpoint(lambda a: a.sin(), cr.ones(2, requires_grad=True), use_reentrant=False)
+    assert log == [] and not out.requires_grad

@@ -445,3 +445,13 @@ def test_alpha_must_suit_the_result_kind():
     assert cr.add(b, b, alpha=True).tolist() == [True, False]
     assert cr.sub(i, cr.tensor([1., 1.]), alpha=0.5).tolist() == [0.5, 1.5]
     assert (cr.tensor([3, 4]) - 1).tolist() == [2, 3]
+
+
+def test_clone_memory_format():
+    base = cr.ones(3, 2, requires_grad=True)
+    x = base.t()
+    y = x.clone(memory_format=cr.contiguous_format)
+    assert y.stride() == (3, 1) and y.grad_fn.name() == "CloneBackward0"
+    assert x.clone().stride() == x.clone(memory_format=cr.preserve_format).stride() == (1, 2)
+    (y * cr.arange(3.0)).sum().backward()
+    assert base.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]

@@ -18,7 +18,23 @@ def test_grad_fn_names_and_next_functions():
     y = x * 2
     assert y.grad_fn.name() == "MulBackward0"
     (acc, nr), (none, _) = y.grad_fn.next_functions
-    assert acc.name() == "AccumulateGrad" and acc.variable is x and none is None
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x
+    assert none is None
+
+
+def test_hand_written_nodes_are_named_in_the_reference_namespace():
+    # Note [node names]: name() carries the namespace; the class name and repr do not
+    x = leaf(1.0, 2.0)
+    y = x.clone()
+    y[0] = 5.0
+    copied = cr.empty(2, dtype=cr.float64).copy_(x * 2)
+    nodes = [(x * 1).grad_fn.next_functions[0][0], y.grad_fn, copied.grad_fn]
+    assert [n.name() for n in nodes] == ["torch::autograd::" + n for n in
+                                         ("AccumulateGrad", "CopySlices", "CopyBackwards")]
+    assert [type(n).__name__ for n in nodes] == ["AccumulateGrad", "CopySlices",
+                                                 "CopyBackwards"]
+    assert repr(nodes[2]).startswith("<CopyBackwards object at 0x")
+    assert "grad_fn=<CopyBackwards>" in repr(copied)
 
 
 def test_accumulate_grad_node_is_shared_per_leaf():
@@ -346,7 +362,7 @@ def test_node_observer_sees_every_node_and_custom_function(node_observer):
                for seq in seq]
     double_seq = y.grad_fn.next_functions[0][0]._sequence_nr()
     assert [name for name, _ in entered] == ["Double", "SumBackward0", "DoubleBackward",
-                                             "AccumulateGrad"]
+                                             "torch::autograd::AccumulateGrad"]
     assert entered[0][1] == entered[2][1] == double_seq
     # each enter is closed by its own token, innermost first
     tokens = [entry[1] for entry in node_observer.log if entry[0] == "exit"]

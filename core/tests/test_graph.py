@@ -192,6 +192,28 @@ def test_unpack_hook_must_return_tensor():
         y.sum().backward()
 
 
+def test_python_numbers_in_saved_products_are_not_packed():
+    # the reference's wrapped numbers skip the hooks; a 0-d tensor of the user's does not
+    x = cr.randn(3, requires_grad=True)
+    packed = []
+    with graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t):
+        ys = [x * 2, 3.5 * x, x / 4, x * cr.tensor(2.0)]
+    assert packed == [()]
+    sum(y.sum() for y in ys).backward()
+    assert x.grad.tolist() == [7.75] * 3
+
+
+def test_absent_optional_inputs_are_not_packed():
+    # Note [absent tensor input]: like the reference's undefined tensors
+    x, w = cr.randn(2, 3, 5, requires_grad=True), cr.randn(4, 3, 3, requires_grad=True)
+    z = cr.randn(4, 3, requires_grad=True)
+    packed = []
+    with graph.saved_tensors_hooks(lambda t: packed.append(tuple(t.shape)) or t, lambda t: t):
+        cr.nn.functional.conv1d(x, w)
+        cr.nn.functional.binary_cross_entropy_with_logits(z, cr.ones(4, 3))
+    assert packed == [(2, 3, 5), (4, 3, 3), (4, 3), (4, 3)]
+
+
 def test_save_on_cpu_keeps_values():
     a = cr.randn(5, dtype=cr.float64, requires_grad=True)
     b = cr.randn(5, dtype=cr.float64, requires_grad=True)
@@ -292,7 +314,7 @@ def test_gradient_edge_named_tuple():
     edge = graph.get_gradient_edge(y)
     assert edge.node is y.grad_fn and edge.output_nr == 0
     leaf_edge = graph.get_gradient_edge(x)
-    assert leaf_edge.node.name() == "AccumulateGrad"
+    assert leaf_edge.node.name() == "torch::autograd::AccumulateGrad"
     with pytest.raises(RuntimeError, match="does not require gradients"):
         graph.get_gradient_edge(cr.ones(1))
 

@@ -355,6 +355,58 @@ def test_full_backward_pre_hook_replaces_grad_output():
     assert x.grad.abs().sum().item() == 0 and m.weight.grad.abs().sum().item() == 0
 
 
+def _hooks_logging_into(log, m):
+    """A module's own hooks of the four kinds, each logging its name."""
+    m.register_forward_pre_hook(lambda mod, args: log.append("own pre") or (args[0] * 2,))
+    m.register_forward_hook(lambda mod, args, out: log.append("own post") or out + 1)
+    m.register_full_backward_pre_hook(lambda mod, g: log.append("own bwd pre"))
+    m.register_full_backward_hook(lambda mod, gi, go: log.append(("own bwd", gi[0].tolist())))
+
+
+def test_global_module_hooks_run_before_the_modules_own():
+    # Note [global module hooks]; values and order as torch 2.13 gives them
+    from chainrule.nn.modules import module as mm
+    log = []
+    m = nn.Linear(2, 1)
+    with cr.no_grad():
+        m.weight.fill_(1.0)
+        m.bias.fill_(0.5)
+    _hooks_logging_into(log, m)
+    handles = [
+        mm.register_module_forward_pre_hook(lambda mod, a: log.append("global pre") or (a[0] + 1,)),
+        mm.register_module_forward_hook(lambda mod, a, kw, out: log.append(("global post", kw))
+                                        or out * 10, with_kwargs=True),
+        mm.register_module_full_backward_pre_hook(lambda mod, g: log.append("global bwd pre")
+                                                  or (g[0] * 3,)),
+        mm.register_module_full_backward_hook(lambda mod, gi, go: log.append(
+            ("global bwd", gi[0].tolist(), go[0].tolist())))]
+    x = cr.tensor([[1.0, 2.0]], requires_grad=True)
+    y = m(x)
+    y.sum().backward()
+    for h in handles:
+        h.remove()
+    assert y.tolist() == [[106.0]] and x.grad.tolist() == [[60.0, 60.0]]
+    assert log == ["global pre", "own pre", ("global post", {}), "own post", "global bwd pre",
+                   "own bwd pre", ("global bwd", [[30.0, 30.0]], [[3.0]]),
+                   ("own bwd", [[30.0, 30.0]])]
+    assert not (mm._global_forward_hooks or mm._global_forward_hooks_with_kwargs)
+    assert m(x).tolist() == [[7.5]]            # only the module's own hooks now
+
+
+def test_global_always_call_forward_hook_runs_when_forward_raises():
+    from chainrule.nn.modules.module import register_module_forward_hook
+
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise KeyError("boom")
+
+    seen = []
+    with register_module_forward_hook(lambda mod, a, out: seen.append(out), always_call=True):
+        with pytest.raises(KeyError, match="boom"):
+            Boom()(cr.ones(1))
+    assert seen == [None]
+
+
 def test_removable_handle_as_context_manager():
     m = nn.Identity()
     with m.register_forward_hook(lambda mod, a, out: out + 1):

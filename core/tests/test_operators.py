@@ -164,3 +164,19 @@ def test_inplace_subtraction_of_a_bool_tensor_is_refused(write, dtype):
     assert t.tolist() == [1, 2, 3] and t._version == 0
     t += b                                 # addition takes a bool operand
     assert t.tolist() == [2, 2, 4]
+
+
+def test_number_divided_by_a_tensor_is_a_product_with_its_reciprocal():
+    # the reference's __rdiv__: self.reciprocal() * other
+    x = cr.tensor([3.0, -0.5, 7.0], requires_grad=True)
+    y = 1.7 / x
+    node = y.grad_fn
+    assert node.name() == "MulBackward0"
+    assert [type(n).__name__ if n else None for n, _ in node.next_functions] == \
+        ["ReciprocalBackward0", None]
+    y.sum().backward()
+    assert x.grad.tolist() == pytest.approx([-1.7 / 9, -6.8, -1.7 / 49])
+    assert (2 / cr.tensor([1, 2, 0])).tolist() == [2.0, 1.0, float("inf")]
+    assert cr.tensor(2.0).__rdiv__(3).item() == 1.5
+    with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for /: 'list'")):
+        [1] / x

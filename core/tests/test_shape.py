@@ -432,7 +432,7 @@ def test_getitem_grad_fn_names_and_views():
     assert x[...].grad_fn.name() == "AliasBackward0"
     assert x[[0, 1]].grad_fn.name() == "IndexBackward0"
     assert x[:, 0].grad_fn.next_functions[0][0] is x.grad_fn or \
-        x[:, 0].grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+        x[:, 0].grad_fn.next_functions[0][0].name() == "torch::autograd::AccumulateGrad"
     assert x[0]._base is x and x[[0]]._base is None
 
 
@@ -642,7 +642,7 @@ def test_setitem_into_a_plain_tensor_makes_it_require_grad():
     v = _t([1.0, 2.0], requires_grad=True)
     y = cr.zeros(3, 2, dtype=cr.float64)
     y[1] = v
-    assert y.requires_grad and y.grad_fn.name() == "CopySlices"
+    assert y.requires_grad and y.grad_fn.name() == "torch::autograd::CopySlices"
     (y * _arange(3, 2)).sum().backward()
     np.testing.assert_array_equal(v.grad.numpy(), [2, 3])
 
@@ -1102,7 +1102,7 @@ def test_torch_parity(torch, name, shape_, fn):
         np.testing.assert_allclose(a, b)
     np.testing.assert_allclose(ours[1], ref[1])
     np.testing.assert_allclose(ours[2], ref[2])
-    assert ours[3] == [n.replace("torch::autograd::", "") for n in ref[3]]
+    assert ours[3] == ref[3]
 
 
 ERRORS = [

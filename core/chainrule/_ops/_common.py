@@ -20,6 +20,13 @@ FUNCTIONS = {}     # public name -> function; also the formulas' TENSOR_NS
 NOT_EXPORTED = {}  # name -> what FUNCTIONS holds only for TENSOR_NS (not chainrule.<name>)
 EMPTY = {}
 
+# Note [absent tensor input]
+#     A table op's optional tensor input that was not given (a conv's bias, a loss's
+#     weight) is passed as ABSENT, an empty constant that needs no gradient, so one
+#     table entry serves both cases and its edge is None like the reference's. It
+#     stands for the reference's undefined tensor: saved-tensor hooks never see it.
+ABSENT = Tensor._wrap(np.zeros(0))
+
 
 def public(fn=None, *, name=None, method=True, top_level=True):
     """Register a public function (``chainrule.<name>``, unless ``top_level`` is False:
@@ -233,6 +240,19 @@ def scalar_tensor(value, np_dtype):
             _SCALARS.clear()
         _SCALARS[key] = t
     return t
+
+
+def hidden_from_saved_hooks(t):
+    """Whether saved-tensor hooks skip ``t``, as the reference's skip its undefined
+    tensors and "wrapped numbers": ABSENT (Note [absent tensor input]) and
+    scalar_tensor's constant for a Python number."""
+    if t is ABSENT:
+        return True
+    arr = t._data
+    if type(arr) is not np.ndarray or arr.ndim or arr.flags.writeable:
+        return False
+    value = arr.item()
+    return any(_SCALARS.get((kind, value, arr.dtype)) is t for kind in (float, int, bool, complex))
 
 
 def wrapped_integer(value, np_dtype):

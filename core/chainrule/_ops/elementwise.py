@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _layout
 from .._backends import move_array as _move_array
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of
@@ -111,10 +111,16 @@ DIV = defop("div", np.true_divide, inputs=("self", "other"),
             vjp=(lambda F, g, other: g / F.conj(other),
                  lambda F, g, self, other: -g * F.conj(self / (other * other))),
             jvp=lambda F, t, self, other: t[0] / other - t[1] * self / (other * other))
+# the reference's div.Scalar (DivBackward1): a tensor divided by a number inside a
+# composite (soft-target cross_entropy's mean); Python's ``t / 2`` wraps the number
+# instead and records DIV (DivBackward0)
+DIV_SCALAR = defop("div_scalar", lambda a, other: np.true_divide(a, other), attrs=("other",),
+                   node_name="DivBackward1", vjp=(lambda F, g, other: g / other,),
+                   jvp=lambda F, t, other: t[0] / other)
 DIV_ROUNDED = defop("div_rounded",
                     lambda a, b, rounding_mode: _DIV_ROUNDED_KERNELS[rounding_mode](
                         a, b, rounding_mode),
-                    inputs=("self", "other"), attrs=("rounding_mode",), node_name="DivBackward1",
+                    inputs=("self", "other"), attrs=("rounding_mode",), node_name="DivBackward2",
                     vjp=(lambda F, g: g * 0, lambda F, g: g * 0), jvp=lambda F, t: t[0] * 0)
 POW = defop("pow", refusing(_power, {BOOL_KIND: kernel_error("pow")}), inputs=("self", "exponent"),
             node_name="PowBackward1",
@@ -281,7 +287,8 @@ TO = defop("to_copy", _to_copy, attrs=("dtype", "device", "source"),
            node_name="ToCopyBackward0",
            vjp=(lambda F, g, source: g if source is None else F.to_device(g, source),),
            jvp=lambda F, t, device: t[0] if device is None else F.to_device(t[0], device))
-CLONE = _unary("clone", np.copy, lambda F, g: g, lambda F, t: t[0])
+CLONE = _unary("clone", lambda a, order="K": np.copy(a, order=order), lambda F, g: g,
+               lambda F, t: t[0])       # order "C": memory_format=contiguous_format
 
 
 @array_fn("sigmoid")
@@ -705,7 +712,11 @@ def clone(input, *, memory_format=None):
     >>> x = cr.ones(2, requires_grad=True)
     >>> cr.clone(x).grad_fn.name()
     'CloneBackward0'
+    >>> cr.ones(3, 2).t().clone(memory_format=cr.contiguous_format).stride()
+    (3, 1)
     """
+    if memory_format is _layout.contiguous_format:
+        return apply_op(CLONE, (input,), {"order": "C"})
     return apply_op(CLONE, (input,), EMPTY)
 
 

@@ -16,7 +16,7 @@ Note [bags as weighted lookups]
 import numpy as np
 
 from .._tensor import Tensor, on_device_of, zeros_on
-from ._common import formula_helper
+from ._common import ABSENT, formula_helper
 from ._namespaces import array_fn
 from ._registry import apply_op, defop
 
@@ -128,10 +128,9 @@ def _bag_winners(weight, result, indices, bag_ids, factor):
     return Tensor._wrap(_winners(weight._data, result._data, indices, bag_ids, factor))
 
 
-_ABSENT = Tensor._wrap(np.zeros(0))
 
 
 def embedding_bag(weight, per_sample_weights, **attrs):
     """The table op; ``attrs`` as in Note [bags as weighted lookups]."""
-    psw = _ABSENT if per_sample_weights is None else per_sample_weights
+    psw = ABSENT if per_sample_weights is None else per_sample_weights
     return apply_op(EMBEDDING_BAG, (weight, psw), attrs)

@@ -17,7 +17,7 @@ Note [margin losses by their direction]
 import numpy as np
 
 from .._tensor import Tensor, asarray, on_device_of
-from ._common import formula_helper
+from ._common import ABSENT, formula_helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
 
@@ -208,7 +208,6 @@ def _other_classes(y, rows, weight):
 
 
 OP_NAMES = ("soft_margin_loss", "multilabel_margin_loss", "multi_margin_loss")
-_ABSENT = Tensor._wrap(np.zeros(0))
 
 
 def soft_margin_loss(input, target, reduction):
@@ -222,4 +221,4 @@ def multilabel_margin_loss(input, target, reduction, out_shape):
 
 def multi_margin_loss(input, target, weight, p, margin, reduction, out_shape):
     attrs = {"p": p, "margin": margin, "reduction": reduction, "out_shape": tuple(out_shape)}
-    return apply_op(MULTI_MARGIN, (input, target, _ABSENT if weight is None else weight), attrs)
+    return apply_op(MULTI_MARGIN, (input, target, ABSENT if weight is None else weight), attrs)

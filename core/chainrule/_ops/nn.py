@@ -22,18 +22,14 @@ from .._dtypes import scalar_type_name
 from .._batched import BatchedTensor
 from .._meta import MetaArray
 from .._tensor import Tensor, asarray, on_device_of, strided_view as as_strided, zeros_on
-from ._common import (EMPTY, FUNCTIONS, broadcast_error, check_same_dtype, commit_inplace,
-                      formula_helper, kernel_error, promote, require_tensor)
+from ._common import (ABSENT, EMPTY, FUNCTIONS, broadcast_error, check_same_dtype,
+                      commit_inplace, formula_helper, kernel_error, promote, require_tensor)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
-from .elementwise import _erf, _sigmoid
+from .elementwise import DIV_SCALAR, _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
 from .reduction import _mean_forward, _var_forward
-
-# An absent optional input (conv bias): an empty constant that needs no gradient, so
-# one table entry serves both cases and its edge is None like the reference's.
-_ABSENT = Tensor._wrap(np.zeros(0))
 
 
 # ndarray.sum() and .max() without their Python wrappers (the same reductions; pass
@@ -274,12 +270,12 @@ def _crop(out, shape):
 
 @array_fn("_conv")
 def _conv_array(x, w, stride, padding, dilation, groups):
-    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, False, None, groups)
+    return _conv_forward(x, w, ABSENT._data, stride, padding, dilation, False, None, groups)
 
 
 @array_fn("_conv_transposed")
 def _conv_transposed_array(x, w, stride, padding, dilation, output_padding, groups):
-    return _conv_forward(x, w, _ABSENT._data, stride, padding, dilation, True, output_padding,
+    return _conv_forward(x, w, ABSENT._data, stride, padding, dilation, True, output_padding,
                          groups)
 
 
@@ -295,13 +291,13 @@ array_fn("_conv_weight_grad")(_weight_grad_forward)
 @formula_helper
 def _conv(x, w, stride, padding, dilation, groups):
     attrs = _convolution_attrs(stride, padding, dilation, False, (0,) * len(stride), groups)
-    return apply_op(CONV, (x, w, _ABSENT), attrs)
+    return apply_op(CONV, (x, w, ABSENT), attrs)
 
 
 @formula_helper
 def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
     attrs = _convolution_attrs(stride, padding, dilation, True, output_padding, groups)
-    return apply_op(CONV, (x, w, _ABSENT), attrs)
+    return apply_op(CONV, (x, w, ABSENT), attrs)
 
 
 @formula_helper
@@ -743,7 +739,7 @@ def _check_positive(stride, dilation, groups):
 
 
 def _conv_operands(name, nd, input, weight, bias):
-    """(x batched, w, bias or _ABSENT, unbatched) after the reference's tensor checks."""
+    """(x batched, w, bias or ABSENT, unbatched) after the reference's tensor checks."""
     x = require_tensor(input, name, "input", 1)
     w = require_tensor(weight, name, "weight", 2)
     if x._data.ndim not in (nd + 1, nd + 2):
@@ -754,7 +750,7 @@ def _conv_operands(name, nd, input, weight, bias):
     unbatched = x._data.ndim == nd + 1
     if unbatched:                  # the reference's nodes: UnsqueezeBackward0, SqueezeBackward1
         x = FUNCTIONS["unsqueeze"](x, 0)
-    b = _ABSENT if bias is None else require_tensor(bias, name, "bias", 3)
+    b = ABSENT if bias is None else require_tensor(bias, name, "bias", 3)
     return x, w, b, unbatched
 
 
@@ -1098,7 +1094,9 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
     if reduction == "none":
         return losses
     total = FUNCTIONS["sum"](losses)
-    return total if reduction == "sum" else total / (logp._data.size // max(n_classes, 1))
+    if reduction == "sum":
+        return total
+    return apply_op(DIV_SCALAR, (total,), {"other": logp._data.size // max(n_classes, 1)})
 
 
 def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
@@ -1386,7 +1384,7 @@ def _embedding_backward(grad, indices, factor, num_weights):
 
 # --- layer norm --------------------------------------------------------------------------
 # One table op (the reference's native_layer_norm: its node is NativeLayerNormBackward0)
-# over the last ``ndim`` dims; an absent weight or bias is _ABSENT. The input gradient
+# over the last ``ndim`` dims; an absent weight or bias is ABSENT. The input gradient
 # and the tangent of the normalised value are the same self-adjoint map:
 #     rstd * (v - mean(v) - xhat * mean(xhat * v))
 def _layer_norm_forward(x, w, b, ndim, eps):
@@ -1449,8 +1447,8 @@ LAYER_NORM = defop(
 def native_layer_norm(input, weight, bias, ndim, eps):
     """layer_norm over the last ``ndim`` dims as one recorded op (weight/bias None or
     Tensors of the normalised shape; checked by the caller)."""
-    return apply_op(LAYER_NORM, (input, _ABSENT if weight is None else weight,
-                                 _ABSENT if bias is None else bias),
+    return apply_op(LAYER_NORM, (input, ABSENT if weight is None else weight,
+                                 ABSENT if bias is None else bias),
                     {"ndim": ndim, "eps": eps})
 
 
@@ -1557,7 +1555,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     by the caller; weight, bias and the running statistics None or Tensors of C)."""
     if training:          # not read (nor saved: the caller updates them in place)
         running_mean = running_var = None
-    args = (input,) + tuple(_ABSENT if t is None else t
+    args = (input,) + tuple(ABSENT if t is None else t
                             for t in (weight, bias, running_mean, running_var))
     return apply_op(BATCH_NORM, args, {"training": bool(training), "eps": eps})
 
@@ -1636,14 +1634,14 @@ GROUP_NORM = defop(
 
 def native_group_norm(input, weight, bias, groups, eps):
     """group_norm as one recorded op (arguments checked by the caller)."""
-    return apply_op(GROUP_NORM, (input, _ABSENT if weight is None else weight,
-                                 _ABSENT if bias is None else bias),
+    return apply_op(GROUP_NORM, (input, ABSENT if weight is None else weight,
+                                 ABSENT if bias is None else bias),
                     {"groups": groups, "eps": eps})
 
 
 # --- binary cross entropy with logits -----------------------------------------------------
 # One table op like the reference's (BinaryCrossEntropyWithLogitsBackward0): gradients
-# for input and target; weight and pos_weight are constants (_ABSENT when not given).
+# for input and target; weight and pos_weight are constants (ABSENT when not given).
 def _bce_logits_forward(x, t, w, pw, reduction):
     log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))     # log(sigmoid(x))
     if pw.size:
@@ -1697,8 +1695,8 @@ def binary_cross_entropy_with_logits(input, target, weight, pos_weight, reductio
             raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not "
                                f"differentiable with respect to argument '{name}'. This "
                                "input cannot have requires_grad True.")
-    return apply_op(BCE_WITH_LOGITS, (input, target, _ABSENT if weight is None else weight,
-                                      _ABSENT if pos_weight is None else pos_weight),
+    return apply_op(BCE_WITH_LOGITS, (input, target, ABSENT if weight is None else weight,
+                                      ABSENT if pos_weight is None else pos_weight),
                     {"reduction": reduction})
 
 
@@ -1744,5 +1742,5 @@ BCE = defop("binary_cross_entropy", _bce_forward, inputs=("self", "target", "wei
 
 def binary_cross_entropy(input, target, weight, reduction):
     """The op on checked arguments (weight None or a constant)."""
-    return apply_op(BCE, (input, target, _ABSENT if weight is None else weight),
+    return apply_op(BCE, (input, target, ABSENT if weight is None else weight),
                     {"reduction": reduction})

@@ -7,6 +7,7 @@ from .._grad_mode import STATE as _MODE
 from .._batched import BatchedTensor, raw_batched
 from .._tensor import Tensor
 from ..autograd import saved_hooks as _saved_hooks
+from ..autograd.node import CPP_NAMESPACE
 from ._method_slot import accelerable
 from . import _registry
 from ._registry import apply_op, defop
@@ -116,6 +117,15 @@ def _rpow(self, other):
         return _not_implemented(other)
 
 
+def _rtruediv(self, other):
+    """``other / self`` as the reference computes it, ``self.reciprocal() * other``
+    (MulBackward0 over ReciprocalBackward0; an integer tensor's reciprocal is float)."""
+    try:
+        return F["reciprocal"](self) * other
+    except TypeError:                      # Note [operators and foreign operands]
+        return _not_implemented(other)
+
+
 def _scalar_like(value, like):
     """A Python number on the left of an operator, as a weak (0-d) operand."""
     if isinstance(value, Tensor):
@@ -133,6 +143,7 @@ for _name, _fn in (("truediv", "div"), ("floordiv", "floor_divide"), ("mod", "re
     setattr(Tensor, f"__r{_name}__", _operator(_fn, True, None if _fn == "matmul" else
                                                _scalar_like))
 Tensor.__rpow__ = _rpow
+Tensor.__rtruediv__ = Tensor.__rdiv__ = _rtruediv
 accelerable("__pow__", "scalar", POW_SCALAR, {"exponent": None}, Tensor.__pow__)  # ** number
 # Note [method slot]: the accelerated cases (float or complex operands of one dtype)
 # are those where div's _true_div_operands changes nothing
@@ -547,7 +558,9 @@ ZERO = defop("zero", lambda a: np.zeros_like(a), vjp=(lambda F, g: g * 0,),
              jvp=lambda F, t: t[0] * 0)
 COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
              inputs=("self", "src"),
-             vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1])
+             vjp=(lambda F, g: g * 0, lambda F, g: g), jvp=lambda F, t: t[1],
+             node_name="CopyBackwards")
+COPY.node_cls._name_prefix = CPP_NAMESPACE       # Note [node names]
 
 
 @method("fill_")

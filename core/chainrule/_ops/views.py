@@ -59,7 +59,7 @@ import numpy as np
 from .. import _grad_mode
 from .._tensor import Tensor, on_device_of
 from ..autograd._sum_to import sum_to
-from ..autograd.node import NO_ACCUMULATOR, Node
+from ..autograd.node import CPP_NAMESPACE, NO_ACCUMULATOR, Node
 from .._tensor import _Extras
 from .._version_counter import counter_of
 from ..autograd.saved_tensor import FREED_MESSAGE
@@ -492,6 +492,7 @@ class CopySlices(Node):
     """
 
     __slots__ = ("view_fn", "fn", "direct", "_in_meta", "_fn_saved", "_shared", "_order")
+    _name_prefix = CPP_NAMESPACE         # Note [node names]
 
     @classmethod
     def make(cls, root_edge, view_edge, view_fn, result, root):

@@ -5,7 +5,7 @@ from .. import _grad_mode, _legacy_slots
 from .._tensor import Tensor, _differentiable_dtype
 from . import anomaly_mode, engine, tangent_slot
 from .function import Function
-from .node import Node, gradient_edge
+from .node import CPP_NAMESPACE, Node, gradient_edge
 from .saved_tensor import INFERENCE_SAVED_MESSAGE, SavedTensor
 
 
@@ -197,6 +197,8 @@ def _error_alias(output, node, output_nr):
 class Error(Node):
     """A node whose backward raises (used by once_differentiable); the reference's
     DelayedError makes a node of this name."""
+
+    _name_prefix = CPP_NAMESPACE         # Note [node names]
 
     def __init__(self, message, edges):
         Node.__init__(self, edges)

@@ -247,7 +247,7 @@ def set_node_observer(observer):
     >>> y.backward()
     >>> _ = engine.set_node_observer(previous)
     >>> names.seen
-    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    ['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
     """
     global _node_observer
     previous = _node_observer

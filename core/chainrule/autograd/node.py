@@ -9,6 +9,14 @@ Note [sequence numbers]
     runs, among the nodes that are ready, the one with the highest number first (the
     most recently created), like the reference. AccumulateGrad nodes get the maximum,
     so gradients land in ``.grad`` as soon as they are complete.
+
+Note [node names]
+    ``name()`` is what the reference's node reports: the class name for the nodes
+    generated from its derivative table (``MulBackward0``), and that name in the
+    reference's C++ namespace for the nodes it writes by hand (AccumulateGrad,
+    CopySlices, CopyBackwards, Error), which set ``_name_prefix`` to CPP_NAMESPACE.
+    The class name itself stays bare, as the reference's ``type(node).__name__``,
+    a node's repr and a tensor's ``grad_fn=<...>`` show it.
 """
 import itertools
 import sys
@@ -20,6 +28,7 @@ from .._tensor import NO_ACCUMULATOR
 
 _sequence = itertools.count()
 MAX_SEQUENCE = sys.maxsize
+CPP_NAMESPACE = "torch::autograd::"      # Note [node names]
 
 
 def next_sequence_nr():
@@ -41,14 +50,15 @@ class Node:
     __slots__ = ("_next", "_seq", "__dict__", "__weakref__")
     _pre_hooks = _post_hooks = _tensor_hooks = _retain_hooks = None
     _metadata = _anomaly = None
+    _name_prefix = ""                    # Note [node names]
 
     def __init__(self, next_edges=(), seq=None):
         self._next = next_edges
         self._seq = next_sequence_nr() if seq is None else seq
 
     def name(self):
-        """The node's class name, e.g. ``'MulBackward0'``."""
-        return type(self).__name__
+        """The node's name, e.g. ``'MulBackward0'`` (Note [node names])."""
+        return self._name_prefix + type(self).__name__
 
     @property
     def next_functions(self):
@@ -102,13 +112,14 @@ class Node:
         return RemovableHandle(self._pre_hooks, fn)
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"   # Note [node names]
 
 
 class AccumulateGrad(Node):
     """The sink of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
 
     __slots__ = ("variable",)
+    _name_prefix = CPP_NAMESPACE
 
     def __init__(self, variable):
         Node.__init__(self, (), MAX_SEQUENCE)

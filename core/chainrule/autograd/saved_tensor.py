@@ -67,8 +67,9 @@ class SavedTensor:
     def _apply_hooks(self, tensor):
         """Note [saved-tensor hooks] in saved_hooks.py; and register with an
         allow_mutation_on_saved_tensors context."""
+        from .._ops._common import hidden_from_saved_hooks
         hooks = saved_hooks.current_hooks()
-        if hooks is not None:
+        if hooks is not None and not hidden_from_saved_hooks(tensor):
             self.set_hooks(tensor, *hooks)
         context = saved_hooks.current_mutation_context()
         if context is not None:

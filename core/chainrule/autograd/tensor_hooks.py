@@ -37,18 +37,23 @@ def register_post_accumulate_hook(tensor, hook):
 
 def install_retain_grad(tensor):
     """Make the tensor's grad_fn write the incoming gradient into ``tensor.grad``."""
+    from .._layout import contiguous_format
     from .._tensor import Tensor
     ref = weakref.ref(tensor)
 
     def retain(grad):
+        # like the reference: a contiguous clone first (recorded, CloneBackward0, under
+        # create_graph), then out-of-place sums
         t = ref()
         if t is None or grad is None:
             return
-        if isinstance(grad, Tensor):
-            new = grad if grad.requires_grad else Tensor._wrap(grad._data.copy())
+        grad = grad if isinstance(grad, Tensor) else Tensor._wrap(grad)
+        if t._grad is not None:
+            t._grad = t._grad + grad
+        elif grad.requires_grad:
+            t._grad = grad.clone(memory_format=contiguous_format)
         else:
-            new = Tensor._wrap(grad.copy())
-        t._grad = new if t._grad is None else t._grad + new
+            t._grad = Tensor._wrap(grad._data.copy())
 
     node = tensor.grad_fn
     if node._retain_hooks is None:

@@ -10,8 +10,12 @@ Note [checkpoint recomputation]
       ``backward`` on the recomputed outputs, a backward inside a backward. It
       therefore cannot serve ``autograd.grad`` or ``backward(inputs=...)`` (the
       inner backward would accumulate into ``.grad``), and raises there as torch does.
-    - Non-reentrant (``use_reentrant=False``): the function runs with grad under
-      saved-tensor hooks that pack every saved tensor as a bare index; the first
+    - Non-reentrant (``use_reentrant=False``): the call's tensor inputs are saved by
+      a no-op Function (_SaveInputs) under the hooks around the call, so those hooks
+      pack them, an in-place change of one is caught in backward, and the
+      recomputation reads them back from there, as in the reference. Then the
+      function runs with grad under saved-tensor hooks that pack every saved tensor
+      as a bare index; the first
       unpack in backward recomputes the function, with hooks that collect the new
       saved tensors in the same order, and each unpack hands over its counterpart
       (dropped from the frame, so it lives only as long as its node needs it; a
@@ -20,6 +24,8 @@ Note [checkpoint recomputation]
 """
 import contextlib
 import warnings
+
+import numpy as np
 
 from .. import _random
 from .._grad_mode import enable_grad, is_grad_enabled, no_grad
@@ -99,12 +105,30 @@ class CheckpointFunction(Function):
         return (None, None) + input_grads
 
 
+class _SaveInputs(Function):
+    """Saves a non-reentrant checkpoint's tensor inputs (Note [checkpoint
+    recomputation]); its output is a placeholder no gradient reaches."""
+
+    @staticmethod
+    def forward(ctx, placeholder, *tensors):
+        ctx.save_for_backward(*tensors)
+        return placeholder.detach()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise AssertionError("Did not expect to backward on this graph")
+
+
 class _Frame:
     """One non-reentrant checkpointed call: what its recomputation needs, and the
     tensors the recomputation saved (Note [checkpoint recomputation])."""
 
     def __init__(self, function, args, kwargs, preserve_rng_state):
-        self.function, self.args, self.kwargs = function, args, kwargs
+        self.function, self.kwargs = function, kwargs
+        self.args = [None if isinstance(a, Tensor) else a for a in args]
+        placeholder = Tensor._wrap(np.empty(0, np.float32)).requires_grad_()
+        self.input_saver = _SaveInputs.apply(
+            placeholder, *[a for a in args if isinstance(a, Tensor)]).grad_fn
         self.preserve_rng_state = preserve_rng_state
         self.rng_state = _rng_state() if preserve_rng_state else None
         self.count = 0
@@ -134,14 +158,18 @@ class _Frame:
             saved.append(tensor.detach())
             return len(saved) - 1
 
+        inputs = iter(self.input_saver.saved_tensors)
+        args = [next(inputs) if a is None else a for a in self.args]
         with _replayed_rng(self.rng_state, self.preserve_rng_state), enable_grad(), \
                 saved_tensors_hooks(keep, lambda i: saved[i]):
-            self.function(*self.args, **self.kwargs)
+            self.function(*args, **self.kwargs)
         self.recomputed = dict(enumerate(saved))
         saved.clear()     # the recomputation's own graph may outlive this call (until gc)
 
 
 def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+    if not is_grad_enabled():        # nothing is saved: nothing to recompute
+        return function(*args, **kwargs)
     frame = _Frame(function, args, kwargs, preserve_rng_state)
     with saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)

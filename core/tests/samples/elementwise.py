@@ -75,7 +75,7 @@ SAMPLES = [
     Sample("mul", lambda a: a * (1 + 1j), (2, 3), complex=True, note="-complex-scalar"),
     *binary("div", lambda a, b: a.div(b), domain=POSITIVE),
     Sample("div", lambda a, b: a / b, (3, 4), (3, 1), domain=POSITIVE, note="-operator"),
-    Sample("div", lambda a: 2.0 / a, (3, 4), domain=POSITIVE, note="-rdiv"),
+    Sample("reciprocal", lambda a: 2.0 / a, (3, 4), domain=POSITIVE, note="-rdiv"),
     Sample("div_rounded", lambda a, b: a.div(b, rounding_mode="floor"), (3, 4), (4,),
            domain=POSITIVE, note="-floor"),
     Sample("div_rounded", lambda a, b: a.div(b, rounding_mode="trunc"), (3, 4), (3, 4),

@@ -8,6 +8,8 @@ The backward ops are reached the way users reach them: through double backward
 """
 import importlib
 
+import numpy as np
+
 import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule._ops import nn as nn_ops
@@ -161,6 +163,7 @@ def _targets(*values):
 _T = _targets(0, 3, 1, 1, 2)
 _SPATIAL_T = cr.tensor([[[0, 2], [1, 3]], [[3, 3], [0, 1]]], dtype=cr.int64)
 _W = cr.tensor([0.5, 2.0, 1.0, 1.5], dtype=cr.float64)
+_PROBS = cr.tensor(np.random.default_rng(3).dirichlet(np.ones(4), 5))      # rows sum to 1
 
 
 def _loss(op, name, x_shape, target, note, **kwargs):
@@ -193,6 +196,7 @@ def _nll_samples():
                          label_smoothing=0.2, weight=_W, ignore_index=3))
     samples.append(_loss("nll_loss", "nll_loss", (0, 4), _targets(), "empty sum",
                          reduction="sum"))
+    samples.append(_loss("div_scalar", "cross_entropy", (5, 4), _PROBS, "probabilities"))
     return samples
 
 

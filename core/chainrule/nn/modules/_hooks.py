@@ -15,6 +15,7 @@ import warnings
 from ..._grad_mode import is_grad_enabled
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from . import module as _module
 
 
 class _State:
@@ -26,8 +27,19 @@ class _State:
         self.grad_output = None
 
 
+def _backward_hooks(module):
+    """The full backward hooks of one call: the global ones first (Note [global
+    module hooks])."""
+    return [*_module._global_backward_hooks.values(), *module._backward_hooks.values()]
+
+
+def _backward_pre_hooks(module):
+    return [*_module._global_backward_pre_hooks.values(),
+            *module._backward_pre_hooks.values()]
+
+
 def _run_backward_hooks(state, grad_input):
-    for hook in list(state.module._backward_hooks.values()):
+    for hook in _backward_hooks(state.module):
         result = hook(state.module, grad_input, state.grad_output)
         if result is not None:
             result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
@@ -47,12 +59,12 @@ class _OutputHook(Function):
     @staticmethod
     def backward(ctx, *grads):
         state = ctx.state
-        for hook in list(state.module._backward_pre_hooks.values()):
+        for hook in _backward_pre_hooks(state.module):
             result = hook(state.module, grads)
             if result is not None:
                 grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         state.grad_output = grads
-        if not ctx.inputs_need_grad and state.module._backward_hooks:
+        if not ctx.inputs_need_grad and _backward_hooks(state.module):
             warnings.warn("Full backward hook is firing when gradients are computed with "
                           "respect to module outputs since no inputs require gradients. See "
                           "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
@@ -93,7 +105,8 @@ def _wrap_tensors(values, wrap):
 
 
 def _run_pre_hooks(module, args, kwargs):
-    for hook_id, hook in list(module._forward_pre_hooks.items()):
+    for hook_id, hook in [*_module._global_forward_pre_hooks.items(),
+                          *module._forward_pre_hooks.items()]:
         if hook_id in module._forward_pre_hooks_with_kwargs:
             result = hook(module, args, kwargs)
             if result is not None:
@@ -109,10 +122,12 @@ def _run_pre_hooks(module, args, kwargs):
 
 
 def _run_forward_hooks(module, args, kwargs, output, only_always=False):
-    for hook_id, hook in list(module._forward_hooks.items()):
-        if only_always and hook_id not in module._forward_hooks_always_called:
+    for hook_id, hook in [*_module._global_forward_hooks.items(),
+                          *module._forward_hooks.items()]:
+        if only_always and not _always_called(module, hook_id):
             continue
-        if hook_id in module._forward_hooks_with_kwargs:
+        if hook_id in module._forward_hooks_with_kwargs or \
+                hook_id in _module._global_forward_hooks_with_kwargs:
             result = hook(module, args, kwargs, output)
         else:
             result = hook(module, args, output)
@@ -121,10 +136,15 @@ def _run_forward_hooks(module, args, kwargs, output, only_always=False):
     return output
 
 
+def _always_called(module, hook_id):
+    return hook_id in module._forward_hooks_always_called or \
+        hook_id in _module._global_forward_hooks_always_called
+
+
 def call_with_hooks(module, args, kwargs):
     """``module(*args, **kwargs)`` with its hooks (Note [full backward hooks])."""
     args, kwargs = _run_pre_hooks(module, args, kwargs)
-    full = (module._backward_hooks or module._backward_pre_hooks) and is_grad_enabled()
+    full = (_backward_hooks(module) or _backward_pre_hooks(module)) and is_grad_enabled()
     state = None
     if full:
         state = _State(module, sum(isinstance(a, Tensor) for a in args))
@@ -134,7 +154,7 @@ def call_with_hooks(module, args, kwargs):
     try:
         output = module.forward(*args, **kwargs)
     except Exception:
-        if module._forward_hooks_always_called:
+        if module._forward_hooks_always_called or _module._global_forward_hooks_always_called:
             _run_forward_hooks(module, args, kwargs, None, only_always=True)
         raise
     output = _run_forward_hooks(module, args, kwargs, output)

@@ -24,7 +24,9 @@ from ..._grad_mode import no_grad
 from ..._tensor import Tensor, device as _device
 from ..parameter import Buffer, Parameter
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = ["Module", "RemovableHandle", "register_module_forward_pre_hook",
+           "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_full_backward_hook"]
 
 
 class RemovableHandle:
@@ -90,6 +92,86 @@ def _add_hook(hooks, hook, prepend, extra=None):
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+# Note [global module hooks]
+#     Hooks registered for every module: each call runs them before the module's own
+#     hooks of the same kind (forward pre-hooks, forward hooks, full backward pre-hooks
+#     and full backward hooks), with the same arguments and the same power to replace
+#     values. ``_call_impl`` takes the hooked path while any of these dicts is non-empty.
+_global_forward_pre_hooks = collections.OrderedDict()
+_global_forward_hooks = collections.OrderedDict()
+_global_forward_hooks_with_kwargs = collections.OrderedDict()
+_global_forward_hooks_always_called = collections.OrderedDict()
+_global_backward_pre_hooks = collections.OrderedDict()
+_global_backward_hooks = collections.OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """Call ``hook(module, args)`` before every module's forward (Note [global module
+    hooks]); a returned value replaces the arguments.
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.modules.module import register_module_forward_pre_hook
+    >>> seen = []
+    >>> with register_module_forward_pre_hook(lambda m, args: seen.append(type(m).__name__)):
+    ...     _ = cr.nn.Sequential(cr.nn.ReLU())(cr.ones(1))
+    >>> seen
+    ['Sequential', 'ReLU']
+    """
+    return _add_hook(_global_forward_pre_hooks, hook, False)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """Call ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args,
+    kwargs, output)``) after every module's forward (Note [global module hooks]); a
+    returned value replaces the output. ``always_call``: also when forward raises.
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.modules.module import register_module_forward_hook
+    >>> with register_module_forward_hook(lambda m, args, out: out * 2):
+    ...     cr.nn.Identity()(cr.ones(1)).item()
+    2.0
+    """
+    handle = _add_hook(_global_forward_hooks, hook, False,
+                       extra=[_global_forward_hooks_with_kwargs,
+                              _global_forward_hooks_always_called])
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """Call ``hook(module, grad_output)`` for every module whose output gradients are
+    known (Note [global module hooks]); a returned tuple replaces them.
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.modules.module import register_module_full_backward_pre_hook
+    >>> x = cr.ones(2, requires_grad=True)
+    >>> with register_module_full_backward_pre_hook(lambda m, g: (g[0] * 3,)):
+    ...     cr.nn.Identity()(x).sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 3.0]
+    """
+    return _add_hook(_global_backward_pre_hooks, hook, False)
+
+
+def register_module_full_backward_hook(hook):
+    """Call ``hook(module, grad_input, grad_output)`` for every module whose input
+    gradients are computed (Note [global module hooks]); a returned tuple replaces
+    ``grad_input``.
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.modules.module import register_module_full_backward_hook
+    >>> x = cr.ones(2, requires_grad=True); seen = []
+    >>> with register_module_full_backward_hook(lambda m, gi, go: seen.append(gi[0].tolist())):
+    ...     cr.nn.Identity()(x * 2).sum().backward()
+    >>> seen
+    [[1.0, 1.0]]
+    """
+    return _add_hook(_global_backward_hooks, hook, False)
 
 
 def _placing_on_device(init):
@@ -854,7 +936,9 @@ class Module:
 
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or _global_forward_hooks
+                or _global_forward_pre_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):          # Note [global module hooks]
             return self.forward(*args, **kwargs)
         from ._hooks import call_with_hooks
         return call_with_hooks(self, args, kwargs)
