@@ -43,7 +43,7 @@ from . import distance as _distance, im2col as _im2col, unpooling as _unpooling
 from . import grid_sampler as _grid_sampler
 from .._batched import PERFORMANCE_DROP, BatchedTensor
 from .._tensor import Tensor
-from ._common import FUNCTIONS
+from ._common import ABSENT, FUNCTIONS
 from ._registry import OPS
 
 _NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
@@ -350,7 +350,7 @@ def layer_norm(call, op, args, batched, attrs):
     applies after the normalisation (Note [affine after normalising])."""
     if not (batched[1] or batched[2]):
         return call(op, args, attrs)
-    out = call(op, [args[0], _nn._ABSENT, _nn._ABSENT], attrs)
+    out = call(op, [args[0], ABSENT, ABSENT], attrs)
     return _affine(call, out, batched[0], args[1:], batched[1:], ())
 
 
@@ -359,7 +359,7 @@ def group_norm(call, op, args, batched, attrs):
     or bias applies after the normalisation (Note [affine after normalising])."""
     if not (batched[1] or batched[2]):
         return fold_into_n(call, op, args, batched, attrs)
-    plain = [args[0], _nn._ABSENT, _nn._ABSENT]
+    plain = [args[0], ABSENT, ABSENT]
     out = (fold_into_n(call, op, plain, (True, False, False), attrs) if batched[0] else
            call(op, plain, attrs))
     trailing = (1,) * (_lnd(args[0], batched[0]) - 2)       # (C,) -> (C, 1, ..., 1)
