@@ -88,7 +88,39 @@ def _lstm_cell(t, x, h, c, wi, wh, bi, bh):
     return t.lstm_cell(x, (h, c), wi, wh, bi, bh)
 
 
+def _lstm_params(sizes, hidden, gates=4, proj=None):
+    """Flat kernel parameters: per (input size) group w_ih, w_hh, b_ih, b_hh[, w_hr]."""
+    out = []
+    for size in sizes:
+        out += [_normal(gates * hidden, size), _normal(gates * hidden, proj or hidden),
+                _normal(gates * hidden), _normal(gates * hidden)]
+        out += [_normal(proj, hidden)] if proj else []
+    return out
+
+
 MORE = {
+    "lstm_bidirectional_two_layers": (
+        lambda t, x, h, c, *p: t.lstm(x, [h, c], list(p), True, 2, 0.0, False, True, False),
+        [_normal(5, 2, 3), _normal(4, 2, 4), _normal(4, 2, 4)] + _lstm_params([3, 3, 8, 8], 4),
+        True),
+    "lstm_projected": (
+        lambda t, x, h, c, *p: t.lstm(x, [h, c], list(p), True, 1, 0.0, False, False, False),
+        [_normal(4, 2, 3), _normal(1, 2, 2), _normal(1, 2, 4)] + _lstm_params([3], 4, proj=2),
+        True),
+    "gru_batch_first_no_bias": (
+        lambda t, x, h, *p: t.gru(x, h, list(p), False, 1, 0.0, False, False, True),
+        [_normal(2, 5, 3), _normal(1, 2, 4), _normal(12, 3), _normal(12, 4)], False),
+    "rnn_relu_two_layers": (
+        lambda t, x, h, *p: t.rnn_relu(x, h, list(p), True, 2, 0.0, False, False, False),
+        [_normal(3, 2, 3), _normal(2, 2, 4)] + _lstm_params([3, 4], 4, gates=1), True),
+    "rnn_tanh_packed": (
+        lambda t, x, h, *p: t.rnn_tanh(x, t.tensor([3, 2, 1]), h, list(p), True, 1, 0.0,
+                                       False, True),
+        [_normal(6, 3), _normal(2, 3, 4)] + _lstm_params([3, 3], 4, gates=1), True),
+    "lstm_packed": (
+        lambda t, x, h, c, *p: t.lstm(x, t.tensor([2, 2, 1]), [h, c], list(p), True, 1, 0.0,
+                                      False, False),
+        [_normal(5, 3), _normal(1, 2, 4), _normal(1, 2, 4)] + _lstm_params([3], 4), True),
     "ctc_none": (lambda t, lp: _ctc(t, lp, 0), [_normal(5, 2, 3)], False),
     "ctc_mean": (lambda t, lp: _ctc(t, lp, 1), [_normal(5, 2, 3)], False),
     "native_layer_norm": (lambda t, x, w, b: t.native_layer_norm(x, [5], w, b, 1e-5),
@@ -127,7 +159,7 @@ MORE = {
                            [_normal(6, 2), IDS], True),
     "embedding_bag_sum_float32": (lambda t, w, i: t.embedding_bag(w.float(), i,
                                                                   t.tensor([0, 2])),
-                                  [_normal(6, 2), IDS], True),
+                                  [np.arange(12.0).reshape(6, 2) / 4, IDS], True),
     "embedding_bag_max": (lambda t, w, i: t.embedding_bag(w, i, t.tensor([0, 2]), False, 2),
                           [_normal(6, 2), IDS], True),
     "embedding_bag_padding": (lambda t, w, i: t.embedding_bag(w, i, t.tensor([0, 2]), False,

@@ -172,3 +172,29 @@ def test_cells_match_the_cell_modules():
     np.testing.assert_allclose(
         cr.rnn_relu_cell(x, h, rnn.weight_ih, rnn.weight_hh, rnn.bias_ih,
                          rnn.bias_hh).detach().numpy(), rnn(x, h).detach().numpy())
+
+
+def test_recurrent_kernels_match_the_modules():
+    lstm = cr.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
+    x = _t(2, 5, 3, grad=False)
+    h, c = _t(4, 2, 4, grad=False), _t(4, 2, 4, grad=False)
+    params = [p for layer in lstm.all_weights for p in layer]
+    ours = cr.lstm(x, [h, c], params, True, 2, 0.0, False, True, True)
+    expected = lstm(x, (h, c))
+    for a, b in zip(ours, (expected[0],) + expected[1]):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    gru, x = cr.nn.GRU(3, 4, bias=False).double(), x.transpose(0, 1)
+    out, h_n = cr.gru(x, h[:1], list(gru.parameters()), False, 1, 0.0, False, False, False)
+    np.testing.assert_allclose(out.detach().numpy(), gru(x, h[:1])[0].detach().numpy())
+
+
+def test_recurrent_kernel_over_packed_data():
+    rnn = cr.nn.RNN(3, 4).double()
+    seqs = [_t(3, 3, grad=False), _t(1, 3, grad=False)]
+    packed = cr.nn.utils.rnn.pack_sequence(seqs)
+    h0 = cr.zeros(1, 2, 4, dtype=cr.float64)
+    out, h_n = cr.rnn_tanh(packed.data, packed.batch_sizes, h0, list(rnn.parameters()), True,
+                           1, 0.0, False, False)
+    expected, expected_h = rnn(packed, h0)
+    np.testing.assert_allclose(out.detach().numpy(), expected.data.detach().numpy())
+    np.testing.assert_allclose(h_n.detach().numpy(), expected_h.detach().numpy())

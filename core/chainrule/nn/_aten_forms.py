@@ -519,3 +519,71 @@ TOP_LEVEL = {name: globals()[name] for name in (
     "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices", "grid_sampler_2d",
     "grid_sampler_3d", "embedding_renorm_", "embedding_bag", "rnn_tanh_cell",
     "rnn_relu_cell", "lstm_cell", "gru_cell")}
+
+
+# --- the recurrent kernels ---------------------------------------------------------------------
+# Two overloads each, told apart as the reference's parser does: (input, hx, params,
+# has_biases, num_layers, dropout, train, bidirectional, batch_first) and, for packed
+# sequences, (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+# bidirectional). LSTM's hx is a list (h, c), the others' a tensor.
+def _recurrent(mode, args, kwargs):
+    from .modules.rnn import run_flat
+    lstm = mode == "LSTM"
+    packed = not isinstance(args[1], (list, tuple)) if lstm else \
+        not isinstance(args[2], (list, tuple))
+    if packed:
+        data, batch_sizes, hx, params, *rest = args
+        return run_flat(mode, data, hx, params, *rest, batch_sizes=batch_sizes, **kwargs)
+    input, hx, params, *rest = args
+    return run_flat(mode, input, hx, params, *rest, **kwargs)
+
+
+def rnn_tanh(*args, **kwargs):
+    """``torch.rnn_tanh``: a stacked tanh RNN over a flat parameter list; (output, h_n).
+
+    >>> import chainrule as cr
+    >>> out, h = cr.rnn_tanh(cr.zeros(5, 1, 2), cr.zeros(1, 1, 3),
+    ...                      [cr.ones(3, 2), cr.ones(3, 3)], False, 1, 0.0, False, False, False)
+    >>> out.shape, h.tolist()
+    (chainrule.Size([5, 1, 3]), [[[0.0, 0.0, 0.0]]])
+    """
+    return _recurrent("RNN_TANH", args, kwargs)
+
+
+def rnn_relu(*args, **kwargs):
+    """``torch.rnn_relu``: a stacked ReLU RNN over a flat parameter list; (output, h_n).
+
+    >>> import chainrule as cr
+    >>> out, h = cr.rnn_relu(cr.ones(2, 1, 1), cr.zeros(1, 1, 1), [cr.ones(1, 1), cr.ones(1, 1)],
+    ...                      False, 1, 0.0, False, False, False)
+    >>> out.flatten().tolist()
+    [1.0, 2.0]
+    """
+    return _recurrent("RNN_RELU", args, kwargs)
+
+
+def lstm(*args, **kwargs):
+    """``torch.lstm``: a stacked LSTM over a flat parameter list; (output, h_n, c_n).
+
+    >>> import chainrule as cr
+    >>> out, h, c = cr.lstm(cr.zeros(5, 1, 2), [cr.zeros(1, 1, 3)] * 2,
+    ...                     [cr.ones(12, 2), cr.ones(12, 3)], False, 1, 0.0, False, False, False)
+    >>> out.shape, c.shape
+    (chainrule.Size([5, 1, 3]), chainrule.Size([1, 1, 3]))
+    """
+    return _recurrent("LSTM", args, kwargs)
+
+
+def gru(*args, **kwargs):
+    """``torch.gru``: a stacked GRU over a flat parameter list; (output, h_n).
+
+    >>> import chainrule as cr
+    >>> out, h = cr.gru(cr.zeros(5, 1, 2), cr.zeros(1, 1, 3), [cr.ones(9, 2), cr.ones(9, 3)],
+    ...                 False, 1, 0.0, False, False, False)
+    >>> h.tolist()
+    [[[0.0, 0.0, 0.0]]]
+    """
+    return _recurrent("GRU", args, kwargs)
+
+
+TOP_LEVEL.update(rnn_tanh=rnn_tanh, rnn_relu=rnn_relu, lstm=lstm, gru=gru)
