@@ -175,6 +175,15 @@ MORE = {
     "gru_cell": (lambda t, *a: t.gru_cell(*a),
                  [_normal(2, 3), _normal(2, 4), _normal(12, 3), _normal(12, 4), _normal(12),
                   _normal(12)], False),
+    "batch_norm_update_stats": (lambda t, x, rm, rv: t.batch_norm_update_stats(
+        x.detach(), rm.detach(), rv.detach(), 0.3) + (rm, rv), [SEQ, _normal(3), _uniform(3)],
+        False),
+    "cond_true": (lambda t, x, y: t.cond(t.tensor(True), lambda a, b: a * b, lambda a, b: a - b,
+                                         (x, y)), [X, Z], False),
+    "cond_false": (lambda t, x, y: t.cond(0, lambda a, b: a * b, lambda a, b: (a - b, a),
+                                          [x, y]), [X, Z], False),
+    "while_loop": (lambda t, x: t.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a.sin()),
+                                             (t.tensor(0), x))[1], [X], False),
     "addmv_": (lambda t, x, m, v: t.addmv_(x.detach().clone(), m, v, beta=0.5, alpha=2),
                [_normal(3), _normal(3, 4), _normal(4)], False),
     "i0_": (lambda t, x: t.i0_(x.detach().clone()), [X], False),
@@ -237,6 +246,13 @@ ERRORS = {
                                                               (2,)),
     "frobenius_three_dims": lambda t: t.frobenius_norm(t.ones(2, 2, 2), [0, 1, 2]),
     "native_norm_dense": lambda t: t.native_norm(t.ones(2)),
+    "cond_two_element_pred": lambda t: t.cond(t.tensor([True, False]), lambda: 1, lambda: 2),
+    "cond_string_pred": lambda t: t.cond("x", lambda: 1, lambda: 2),
+    "batch_norm_stats_cpu": lambda t: t.batch_norm_stats(t.ones(2, 3), 1e-5),
+    "batch_norm_elemt_cpu": lambda t: t.batch_norm_elemt(t.ones(2, 3), None, None, t.zeros(3),
+                                                         t.ones(3), 1e-5),
+    "batch_norm_gather_stats_cpu": lambda t: t.batch_norm_gather_stats(
+        t.ones(2, 3), t.zeros(1, 3), t.ones(1, 3), None, None, 0.1, 1e-5, 2),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 

@@ -198,3 +198,23 @@ def test_recurrent_kernel_over_packed_data():
     expected, expected_h = rnn(packed, h0)
     np.testing.assert_allclose(out.detach().numpy(), expected.data.detach().numpy())
     np.testing.assert_allclose(h_n.detach().numpy(), expected_h.detach().numpy())
+
+
+def test_batch_norm_update_stats():
+    x = _t(4, 3, 2)
+    rm, rv = cr.zeros(3, dtype=cr.float64), cr.ones(3, dtype=cr.float64)
+    mean, var = cr.batch_norm_update_stats(x, rm, rv, 0.5)
+    data = x.detach().numpy()
+    np.testing.assert_allclose(mean.detach().numpy(), data.mean((0, 2)))
+    np.testing.assert_allclose(var.detach().numpy(), data.var((0, 2)))
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * data.var((0, 2), ddof=1))
+    assert cr.autograd.gradcheck(lambda v: cr.batch_norm_update_stats(v, None, None, 0.1), (x,))
+
+
+@pytest.mark.parametrize("name", ["batch_norm_stats", "batch_norm_elemt",
+                                  "batch_norm_gather_stats",
+                                  "batch_norm_gather_stats_with_counts",
+                                  "batch_norm_backward_reduce", "batch_norm_backward_elemt"])
+def test_sync_batch_norm_kernels_have_no_cpu_kernel(name):
+    with pytest.raises(NotImplementedError, match=f"aten::{name}' with arguments from the 'CPU'"):
+        getattr(cr, name)(cr.ones(2, 3), 1e-5)

@@ -185,19 +185,24 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return out, grouped.mean(-1), rstd
 
 
+def _no_dense_cpu_kernel(name):
+    """The reference has no dense CPU kernel for ``name`` (sparse or CUDA only): calling
+    it raises its NotImplementedError, and so does chainrule."""
+    raise NotImplementedError(
+        f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This could "
+        "be because the operator doesn't exist for this backend, or was omitted during the "
+        "selective/custom build process (if using custom build).")
+
+
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
-    """``torch.native_norm`` exists for sparse tensors only: on dense ones the reference
-    has no kernel and raises NotImplementedError, and so does this.
+    """``torch.native_norm`` exists for sparse tensors only (Note on _no_dense_cpu_kernel).
 
     >>> import chainrule as cr
     >>> cr.native_norm(cr.ones(2))
     Traceback (most recent call last):
     NotImplementedError: Could not run 'aten::native_norm' with arguments from the 'CPU' backend...
     """
-    raise NotImplementedError(
-        "Could not run 'aten::native_norm' with arguments from the 'CPU' backend. This could "
-        "be because the operator doesn't exist for this backend, or was omitted during the "
-        "selective/custom build process (if using custom build).")
+    _no_dense_cpu_kernel("native_norm")
 
 
 def norm_except_dim(v, pow=2, dim=0):
@@ -218,6 +223,53 @@ def norm_except_dim(v, pow=2, dim=0):
         flat = v.contiguous().view(-1, v.shape[last]).norm(pow, 0)
         return flat.view((1,) * last + (v.shape[last],))
     return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+# --- SyncBatchNorm's kernels -------------------------------------------------------------------
+def batch_norm_update_stats(input, running_mean, running_var, momentum):
+    """``torch.batch_norm_update_stats``: the per-channel (mean, biased variance) of
+    ``input``, and the running statistics updated in place (with the unbiased variance).
+
+    >>> import chainrule as cr
+    >>> rm, rv = cr.zeros(1), cr.ones(1)
+    >>> [t.tolist() for t in cr.batch_norm_update_stats(cr.tensor([[1.0], [3.0]]), rm, rv, 0.5)]
+    [[2.0], [1.0]]
+    >>> rm.tolist(), rv.tolist()
+    ([1.0], [1.5])
+    """
+    dims = [0] + list(range(2, input.dim()))
+    mean, var = input.mean(dims), input.var(dims, correction=0)
+    count = input.numel() // input.shape[1]
+    _norm._update_running(running_mean, mean.detach(), momentum)
+    _norm._update_running(running_var, var.detach() * (count / max(count - 1, 1)), momentum)
+    return mean, var
+
+
+def _cuda_only(name, params):
+    def kernel(*args, **kwargs):
+        _no_dense_cpu_kernel(name)
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = (f"``torch.{name}({params})``: SyncBatchNorm's CUDA kernel; the "
+                      f"reference has none for the CPU, which is all chainrule runs it on, "
+                      f"and raises NotImplementedError.\n\n    >>> import chainrule as cr\n"
+                      f"    >>> cr.{name}(cr.ones(2, 1))\n    Traceback (most recent call "
+                      f"last):\n    NotImplementedError: Could not run 'aten::{name}' with "
+                      f"arguments from the 'CPU' backend...\n")
+    return kernel
+
+
+_SYNC_BATCH_NORM_KERNELS = {
+    "batch_norm_stats": "input, eps",
+    "batch_norm_elemt": "input, weight, bias, mean, invstd, eps",
+    "batch_norm_gather_stats": "input, mean, invstd, running_mean, running_var, momentum, "
+                               "eps, count",
+    "batch_norm_gather_stats_with_counts": "input, mean, invstd, running_mean, running_var, "
+                                           "momentum, eps, counts",
+    "batch_norm_backward_reduce": "grad_out, input, mean, invstd, weight, input_g, weight_g, "
+                                  "bias_g",
+    "batch_norm_backward_elemt": "grad_out, input, mean, invstd, weight, sum_dy, "
+                                 "sum_dy_xmu, count",
+}
 
 
 # --- dropout ----------------------------------------------------------------------------------
@@ -510,7 +562,8 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _gru_step(_linear(input, w_ih, b_ih), hx, w_hh, b_hh)
 
 
-TOP_LEVEL = {name: globals()[name] for name in (
+TOP_LEVEL = {name: _cuda_only(name, params) for name, params in _SYNC_BATCH_NORM_KERNELS.items()}
+TOP_LEVEL.update({name: globals()[name] for name in (
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss",
     "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss", "triplet_margin_loss",
     "ctc_loss", "native_layer_norm", "native_batch_norm", "native_group_norm", "native_norm",
@@ -518,7 +571,7 @@ TOP_LEVEL = {name: globals()[name] for name in (
     "feature_dropout_", "feature_alpha_dropout_", "convolution", "conv_tbc",
     "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices", "grid_sampler_2d",
     "grid_sampler_3d", "embedding_renorm_", "embedding_bag", "rnn_tanh_cell",
-    "rnn_relu_cell", "lstm_cell", "gru_cell")}
+    "rnn_relu_cell", "lstm_cell", "gru_cell", "batch_norm_update_stats")})
 
 
 # --- the recurrent kernels ---------------------------------------------------------------------
