@@ -98,6 +98,12 @@ def _lstm_params(sizes, hidden, gates=4, proj=None):
     return out
 
 
+def _unsigned(t, fn, *args, **kwargs):
+    t.manual_seed(0)
+    U, S, V = fn(*args, **kwargs)
+    return U.abs(), S, V.abs()
+
+
 MORE = {
     "lstm_bidirectional_two_layers": (
         lambda t, x, h, c, *p: t.lstm(x, [h, c], list(p), True, 2, 0.0, False, True, False),
@@ -184,6 +190,11 @@ MORE = {
                                           [x, y]), [X, Z], False),
     "while_loop": (lambda t, x: t.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a.sin()),
                                              (t.tensor(0), x))[1], [X], False),
+    # (singular vectors up to sign: linalg.svd of a wide matrix may pick other signs)
+    "svd_lowrank": (lambda t, a: _unsigned(t, t.svd_lowrank, a, q=3), [_normal(7, 5)], False),
+    "svd_lowrank_wide_mean": (lambda t, a, m: _unsigned(t, t.svd_lowrank, a, q=2, niter=1, M=m),
+                              [_normal(4, 9), _normal(1, 9)], False),
+    "pca_lowrank": (lambda t, a: _unsigned(t, t.pca_lowrank, a), [_normal(10, 4)], False),
     "addmv_": (lambda t, x, m, v: t.addmv_(x.detach().clone(), m, v, beta=0.5, alpha=2),
                [_normal(3), _normal(3, 4), _normal(4)], False),
     "i0_": (lambda t, x: t.i0_(x.detach().clone()), [X], False),
@@ -253,6 +264,7 @@ ERRORS = {
                                                          t.ones(3), 1e-5),
     "batch_norm_gather_stats_cpu": lambda t: t.batch_norm_gather_stats(
         t.ones(2, 3), t.zeros(1, 3), t.ones(1, 3), None, None, 0.1, 1e-5, 2),
+    "pca_lowrank_q_too_large": lambda t: t.pca_lowrank(t.ones(3, 4), q=5),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 
