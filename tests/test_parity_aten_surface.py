@@ -195,6 +195,14 @@ MORE = {
     "svd_lowrank_wide_mean": (lambda t, a, m: _unsigned(t, t.svd_lowrank, a, q=2, niter=1, M=m),
                               [_normal(4, 9), _normal(1, 9)], False),
     "pca_lowrank": (lambda t, a: _unsigned(t, t.pca_lowrank, a), [_normal(10, 4)], False),
+    **{f"segment_reduce_{r}_{i}": (
+        (lambda r, i: lambda t, x: t.segment_reduce(x, r, lengths=t.tensor([3, 0, 2, 1]),
+                                                    initial=i))(r, i),
+        [np.array([1.0, 3.0, 3.0, 2.0, 5.0, 0.0])], False)
+       for r in ("sum", "mean", "max", "min", "prod") for i in (None, 2.0)},
+    "segment_reduce_offsets_axis1": (
+        lambda t, x: t.segment_reduce(x, "mean", offsets=t.tensor([[0, 2, 6], [0, 3, 6]]),
+                                      axis=1), [_normal(2, 6, 2)], False),
     "addmv_": (lambda t, x, m, v: t.addmv_(x.detach().clone(), m, v, beta=0.5, alpha=2),
                [_normal(3), _normal(3, 4), _normal(4)], False),
     "i0_": (lambda t, x: t.i0_(x.detach().clone()), [X], False),
@@ -265,6 +273,12 @@ ERRORS = {
     "batch_norm_gather_stats_cpu": lambda t: t.batch_norm_gather_stats(
         t.ones(2, 3), t.zeros(1, 3), t.ones(1, 3), None, None, 0.1, 1e-5, 2),
     "pca_lowrank_q_too_large": lambda t: t.pca_lowrank(t.ones(3, 4), q=5),
+    "segment_reduce_bad_reduce": lambda t: t.segment_reduce(t.ones(2), "foo",
+                                                            lengths=t.tensor([2])),
+    "segment_reduce_no_lengths": lambda t: t.segment_reduce(t.ones(2), "sum"),
+    "segment_reduce_wrong_total": lambda t: t.segment_reduce(t.ones(2), "sum",
+                                                             lengths=t.tensor([1])),
+    "segment_reduce_indices": lambda t: t.segment_reduce(t.ones(2), "sum", indices=t.ones(2)),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 
