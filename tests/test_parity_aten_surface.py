@@ -279,6 +279,8 @@ ERRORS = {
     "segment_reduce_wrong_total": lambda t: t.segment_reduce(t.ones(2), "sum",
                                                              lengths=t.tensor([1])),
     "segment_reduce_indices": lambda t: t.segment_reduce(t.ones(2), "sum", indices=t.ones(2)),
+    "set_dtype": lambda t: t.zeros(2, dtype=t.int64).set_(t.zeros(2)),
+    "set_leaf_requiring_grad": lambda t: t.zeros(2, requires_grad=True).set_(t.ones(2)),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 
@@ -325,3 +327,15 @@ def test_default_reduction_is_none_and_signatures():
     assert cr.empty_permuted((2, 3, 4), (0, 2, 1)).stride() == \
         torch.empty_permuted((2, 3, 4), (0, 2, 1)).stride()
     assert cr.get_device(x) == torch.get_device(torch.zeros(1))
+
+
+def test_set_shares_memory_like_torch():
+    records = []
+    for t in (cr, torch):
+        x, y = t.arange(8.0), t.zeros(1)
+        first = values(y.set_(x, 1, (2, 3), (3, 1)))
+        y[0, 0] = -1.0
+        z = t.zeros(3).set_(x[2:])
+        records.append((first, values(x), values(z), z.storage_offset(), y._version,
+                        values(t.ones(2).set_())))
+    assert compare(records[0], records[1]) == []

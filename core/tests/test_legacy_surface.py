@@ -119,3 +119,17 @@ def test_removed_functions_raise(name, nargs):
     if name != "matrix_rank":
         with pytest.raises(RuntimeError, match="is now removed"):
             getattr(cr.eye(2), name)(*(cr.eye(2),) * (nargs - 1))
+
+
+def test_set_points_at_the_source_memory():
+    x, y = cr.arange(6.0), cr.zeros(2, 3)
+    assert y.set_(x) is y and y._version == 1 and x._version == 0
+    y[0] = 7.0
+    assert x[0].item() == 7.0
+    z = cr.zeros(1).set_(x[2:], 1, (2,))
+    assert z.tolist() == [3.0, 4.0] and cr.ones(3).set_().shape == (0,)
+    with pytest.raises(RuntimeError, match="Could not set tensor of type float to a tensor of "
+                                           "type long int"):
+        cr.zeros(2, dtype=cr.int64).set_(cr.zeros(2))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        cr.zeros(2, requires_grad=True).set_(cr.ones(2))

@@ -9,9 +9,9 @@ import warnings
 
 import numpy as np
 
-from .. import _factories
-from .._tensor import Tensor
-from ._common import FUNCTIONS, method, public
+from .. import _dtypes, _factories
+from .._tensor import Tensor, memory_root
+from ._common import FUNCTIONS, check_inplace, method, public
 
 F = FUNCTIONS
 
@@ -243,6 +243,43 @@ def new(self, *args, device=None):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return self.new_tensor(list(args[0]), device=device)
     return self.new_empty(args if args else (0,), device=device)
+
+
+@method("set_")
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make this tensor look at ``source``'s memory (the same dtype): all of it as
+    ``source`` does, or ``size``/``stride`` from ``storage_offset`` elements past its start;
+    with no source, empty. Storage objects are not modelled (NumPy memory has none).
+
+    >>> import chainrule as cr
+    >>> x, y = cr.arange(6.0), cr.zeros(1)
+    >>> _ = y.set_(x, 1, (2, 2), (2, 1)); y.tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> y[0, 0] = 9.0; x[1].item()
+    9.0
+    """
+    check_inplace(self)
+    root = None
+    if source is None:
+        self._data = np.empty(0, self._data.dtype)
+    else:
+        if source._data.dtype != self._data.dtype:
+            raise RuntimeError(f"Could not set tensor of type "
+                               f"{_dtypes.cpp_type_name(source._data.dtype)} to a tensor of "
+                               f"type {_dtypes.cpp_type_name(self._data.dtype)}")
+        if size is not None:
+            source = source.as_strided(size, _contiguous_strides(size) if stride is None
+                                       else stride, source.storage_offset() + storage_offset)
+        self._data, root = source._data, memory_root(source)
+    # storage_offset and sharing are read against the memory's root tensor, as for a
+    # detached tensor (Note [views of a detached tensor] in _ops/_registry.py)
+    self._extras().memory = None if root is self else root
+    self._bump_version()
+    return self
+
+
+def _contiguous_strides(size):
+    return tuple(int(np.prod(size[i + 1:], dtype=np.int64)) for i in range(len(size)))
 
 
 # --- removed functions: the reference keeps the names and raises ----------------------------------
