@@ -218,3 +218,11 @@ def test_batch_norm_update_stats():
 def test_sync_batch_norm_kernels_have_no_cpu_kernel(name):
     with pytest.raises(NotImplementedError, match=f"aten::{name}' with arguments from the 'CPU'"):
         getattr(cr, name)(cr.ones(2, 3), 1e-5)
+
+
+def test_native_norms_on_meta_tensors():
+    x = cr.empty(2, 3, 4, device="meta")
+    shapes = [t.shape for t in cr.native_layer_norm(x, [4], None, None, 1e-5)]
+    assert shapes == [(2, 3, 4), (2, 3, 1), (2, 3, 1)]
+    out, mean, invstd = cr.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+    assert mean.device.type == "meta" and mean.shape == invstd.shape == (3,)

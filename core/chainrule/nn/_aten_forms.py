@@ -126,8 +126,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 
 # --- normalisation: the output and the saved statistics -------------------------------------
-def _detached(array, like):
-    return _Tensor._wrap(np.asarray(array, dtype=like._data.dtype))
+def _statistics(input, dims, eps, keepdim):
+    """(mean, 1 / sqrt(biased var + eps)) of ``input`` over ``dims``, accumulated in
+    float64 and given in the input's dtype, outside the graph (tensor ops, so on any
+    device, meta included)."""
+    with _no_grad():
+        wide = input.detach().double()
+        mean = wide.mean(dims, keepdim=keepdim)
+        rstd = (wide.var(dims, correction=0, keepdim=keepdim) + eps).rsqrt()
+        return mean.to(input.dtype), rstd.to(input.dtype)
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -141,10 +148,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """
     out = _norm.layer_norm(input, normalized_shape, weight, bias, eps)
     dims = tuple(range(input.dim() - len(normalized_shape), input.dim()))
-    x = input._data.astype(np.float64)
-    mean = x.mean(axis=dims, keepdims=True)
-    rstd = 1 / np.sqrt(x.var(axis=dims, keepdims=True) + eps)
-    return out, _detached(mean, input), _detached(rstd, input)
+    return (out,) + _statistics(input, dims, eps, True)
 
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -161,12 +165,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     out = _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
                            eps)
     if not training:
-        empty = np.zeros(0)
-        return out, _detached(empty, input), _detached(empty, input)
+        empty = _factories.empty(0, dtype=input.dtype, device=input.device)
+        return out, empty, empty.clone()
     dims = (0,) + tuple(range(2, input.dim()))
-    x = input._data.astype(np.float64)
-    invstd = 1 / np.sqrt(x.var(axis=dims) + eps)
-    return out, _detached(x.mean(axis=dims), input), _detached(invstd, input)
+    return (out,) + _statistics(input, dims, eps, False)
 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
