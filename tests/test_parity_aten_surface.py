@@ -339,3 +339,20 @@ def test_set_shares_memory_like_torch():
         records.append((first, values(x), values(z), z.storage_offset(), y._version,
                         values(t.ones(2).set_())))
     assert compare(records[0], records[1]) == []
+
+
+def test_storages_read_like_torch():
+    records = []
+    for t in (cr, torch):
+        x = t.arange(6.0).reshape(2, 3)[1]
+        s = x.untyped_storage()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            typed = x.storage()
+            typed[0] = 7.0
+            text = repr(t.arange(3.0).storage()) + repr(t.ones(1, dtype=t.int32).untyped_storage())
+        records.append((s.nbytes(), len(s), s.data_ptr() == x.data_ptr() - 12, s[4],
+                        s.tolist()[:8], typed.size(), str(typed.dtype).split(".")[-1],
+                        typed.tolist(), typed.element_size(), str(s.device),
+                        text.replace("torch.", "chainrule.")))
+    assert compare(records[0], records[1]) == []

@@ -282,6 +282,45 @@ def _contiguous_strides(size):
     return tuple(int(np.prod(size[i + 1:], dtype=np.int64)) for i in range(len(size)))
 
 
+# --- storages ------------------------------------------------------------------------------------
+_TYPED_STORAGE = ("TypedStorage is deprecated. It will be removed in the future and "
+                  "UntypedStorage will be the only storage class. This should only matter to "
+                  "you if you are using storages directly.  To access UntypedStorage directly, "
+                  "use tensor.untyped_storage() instead of tensor.storage()")
+
+
+_WARNED_TYPED_STORAGE = []
+
+
+@method("untyped_storage")
+def untyped_storage(self):
+    """The bytes of the memory this tensor views (:class:`chainrule._storage.UntypedStorage`).
+
+    >>> import chainrule as cr
+    >>> x = cr.zeros(2, 3); x[1].untyped_storage().data_ptr() == x.data_ptr()
+    True
+    """
+    from .._storage import UntypedStorage
+    return UntypedStorage(memory_root(self)._data)
+
+
+@method("storage")
+def storage(self):
+    """The memory this tensor views as elements of its dtype; deprecated, as in the
+    reference, which says so once per process.
+
+    >>> import chainrule as cr, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore"); cr.arange(4.0)[2:].storage().size()
+    4
+    """
+    from .._storage import TypedStorage
+    if not _WARNED_TYPED_STORAGE:
+        _WARNED_TYPED_STORAGE.append(True)
+        warnings.warn(_TYPED_STORAGE, UserWarning, stacklevel=2)
+    return TypedStorage(memory_root(self)._data)
+
+
 # --- removed functions: the reference keeps the names and raises ----------------------------------
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 _SOLVE = (_REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
