@@ -281,6 +281,8 @@ ERRORS = {
     "segment_reduce_indices": lambda t: t.segment_reduce(t.ones(2), "sum", indices=t.ones(2)),
     "set_dtype": lambda t: t.zeros(2, dtype=t.int64).set_(t.zeros(2)),
     "set_leaf_requiring_grad": lambda t: t.zeros(2, requires_grad=True).set_(t.ones(2)),
+    "kl_div_integral_input": lambda t: t.kl_div(t.ones(2, dtype=t.int64), t.ones(2), 1),
+    "kl_div_integral_target": lambda t: t.kl_div(t.ones(2), t.ones(2, dtype=t.int64), 1),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+from chainrule._ops import legacy_surface
 
 
 def _t(*shape):
@@ -34,6 +35,19 @@ def test_fill_is_out_of_place_and_differentiable_in_the_value():
         cr.fill(x, cr.ones(1))
 
 
+def test_frobenius_and_nuclear_norm_warn_their_deprecation_once():
+    legacy_surface.WARNED_ONCE.clear()
+    for name, call in (("frobenius_norm", lambda: cr.frobenius_norm(cr.eye(2), [0])),
+                       ("nuclear_norm", lambda: cr.nuclear_norm(cr.eye(2)))):
+        with pytest.warns(UserWarning, match=f"at::{name} is deprecated") as caught:
+            call()
+        assert caught[0].filename == __file__          # the caller's line, not chainrule's
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            call()
+
+
+@pytest.mark.filterwarnings("ignore:at::")
 def test_frobenius_and_nuclear_norm():
     x = _t(2, 3, 4)
     np.testing.assert_allclose(cr.frobenius_norm(x, [1, 2]).detach().numpy(),

@@ -38,6 +38,8 @@ def test_reduction_defaults_to_none_and_refuses_strings():
     assert cr.binary_cross_entropy_with_logits(x, y).shape == (2, 3)
     with pytest.raises(TypeError, match="argument 'reduction' must be int, not str"):
         cr.kl_div(x, y, reduction="mean")
+    with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported."):
+        cr.kl_div(x, cr.ones(2, 3, dtype=cr.int64), 1)
 
 
 def test_loss_gradients():

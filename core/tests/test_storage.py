@@ -20,9 +20,10 @@ def test_views_share_one_storage():
 
 def test_typed_storage_elements_and_warning():
     x = cr.arange(4, dtype=cr.int32)[2:]
-    legacy_surface._WARNED_TYPED_STORAGE.clear()        # the reference warns once
-    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+    legacy_surface.WARNED_ONCE.clear()                  # the reference warns once
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated") as caught:
         typed = x.storage()
+    assert caught[0].filename == __file__
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         x.storage()

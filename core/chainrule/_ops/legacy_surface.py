@@ -5,6 +5,8 @@ function forms of in-place methods (``addmv_``, ``i0_``, ``resize_as_``), ``fill
 ``Tensor.new``/``resize``/``resize_as`` and ``chalf``, and the removed
 ``solve``/``eig``/``symeig``/``lstsq``/``matrix_rank``, which raise the reference's errors.
 """
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -14,6 +16,40 @@ from .._tensor import Tensor, memory_root
 from ._common import FUNCTIONS, check_inplace, method, public
 
 F = FUNCTIONS
+
+
+# The reference's TORCH_WARN_ONCE: a deprecation said once per process.
+WARNED_ONCE = set()
+
+
+def _warn_once(message):
+    if message not in WARNED_ONCE:
+        WARNED_ONCE.add(message)
+        warnings.warn(message, UserWarning, stacklevel=_first_frame_outside_chainrule())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _first_frame_outside_chainrule():
+    """The stacklevel (for a warning raised by _warn_once's caller) of the first frame
+    that is not chainrule's: the user's line that called into it."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += not _skipped_by_warnings(frame)
+    return level
+
+
+def _skipped_by_warnings(frame):
+    """Frames ``warnings`` does not count in a stacklevel (importlib's bootstrap, whose
+    name the torch function wrappers take, Note [torch function slot])."""
+    name = frame.f_code.co_filename if frame is not None else ""
+    return "importlib" in name and "_bootstrap" in name
+
+
+_JIT_ONLY = ("at::{} is deprecated and it is just left for JIT compatibility. It will be "
+             "removed in a future PyTorch release. Please use `{}` instead")
 
 
 # --- function forms of methods -------------------------------------------------------------
@@ -82,6 +118,7 @@ def frobenius_norm(input, dim, keepdim=False):
     >>> cr.frobenius_norm(cr.tensor([[3.0, 4.0]]), [1]).tolist()
     [5.0]
     """
+    _warn_once(_JIT_ONLY.format("frobenius_norm", "linalg.vector_norm(A, 2., dim, keepdim)"))
     dims = [dim] if isinstance(dim, int) else list(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
@@ -99,6 +136,7 @@ def nuclear_norm(input, dim=None, keepdim=False):
     >>> cr.nuclear_norm(cr.eye(3)).item()
     3.0
     """
+    _warn_once(_JIT_ONLY.format("nuclear_norm", "linalg.matrix_norm(A, 'nuc', dim, keepdim)"))
     if isinstance(dim, bool):
         dim, keepdim = None, dim
     from .. import linalg
@@ -289,9 +327,6 @@ _TYPED_STORAGE = ("TypedStorage is deprecated. It will be removed in the future 
                   "use tensor.untyped_storage() instead of tensor.storage()")
 
 
-_WARNED_TYPED_STORAGE = []
-
-
 @method("untyped_storage")
 def untyped_storage(self):
     """The bytes of the memory this tensor views (:class:`chainrule._storage.UntypedStorage`).
@@ -307,7 +342,7 @@ def untyped_storage(self):
 @method("storage")
 def storage(self):
     """The memory this tensor views as elements of its dtype; deprecated, as in the
-    reference, which says so once per process.
+    reference, which says so once per process (``_warn_once``).
 
     >>> import chainrule as cr, warnings
     >>> with warnings.catch_warnings():
@@ -315,9 +350,7 @@ def storage(self):
     4
     """
     from .._storage import TypedStorage
-    if not _WARNED_TYPED_STORAGE:
-        _WARNED_TYPED_STORAGE.append(True)
-        warnings.warn(_TYPED_STORAGE, UserWarning, stacklevel=2)
+    _warn_once(_TYPED_STORAGE)
     return TypedStorage(memory_root(self)._data)
 
 

@@ -48,6 +48,9 @@ def kl_div(input, target, reduction=0, *, log_target=False):
     0.0
     """
     name = _reduction("kl_div", reduction)
+    if not (input.is_floating_point() or input.is_complex()) or \
+            not (target.is_floating_point() or target.is_complex()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if name == "mean":       # (the functional form's warning about 'mean' is its own)
         return _loss.kl_div(input, target, reduction="none", log_target=log_target).mean()
     return _loss.kl_div(input, target, reduction=name, log_target=log_target)
