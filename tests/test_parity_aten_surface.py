@@ -59,20 +59,20 @@ R = 0  # every reduction enum: 0 and 3 are 'none', 1 'mean', 2 'sum'
 CASES = {
     "bce_logits": (lambda t, x, y, w, pw, r=R: t.binary_cross_entropy_with_logits(
         x, y, w.detach(), pw.detach(), r), [X, Y, POS, POS], True),
-    "kl_div": (lambda t, x, y, r=R: t.kl_div(x, y, r), [X, Y], False),
-    "kl_div_log_target": (lambda t, x, y, r=R: t.kl_div(x, y, r, log_target=True), [X, Z], False),
+    "kl_div": (lambda t, x, y, r=R: t.kl_div(x, y, r), [X, Y], True),
+    "kl_div_log_target": (lambda t, x, y, r=R: t.kl_div(x, y, r, log_target=True), [X, Z], True),
     "cosine_embedding": (lambda t, a, b, s, r=R: t.cosine_embedding_loss(a, b, s, 0.1, r),
-                         [X, Z, SIGNS], False),
+                         [X, Z, SIGNS], True),
     "hinge_embedding": (lambda t, x, y, r=R: t.hinge_embedding_loss(x, t.sign(y - 0.5), 1.0, r),
-                        [X, Y], False),
+                        [X, Y], True),
     "margin_ranking": (lambda t, a, b, y, r=R: t.margin_ranking_loss(a, b, t.sign(y - 0.5),
-                                                                      0.2, r), [X, Z, Y], False),
+                                                                      0.2, r), [X, Z, Y], True),
     "poisson_nll": (lambda t, x, y, r=R: t.poisson_nll_loss(x, y, True, True, 1e-8, r),
-                    [X, Y], False),
+                    [X, Y], True),
     "poisson_nll_rate": (lambda t, x, y, r=R: t.poisson_nll_loss(x.abs(), y, False, False,
-                                                                 1e-8, r), [X, Y], False),
+                                                                 1e-8, r), [X, Y], True),
     "triplet_margin": (lambda t, a, p, n, r=R: t.triplet_margin_loss(a, p, n, 1.0, 2.0, 1e-6,
-                                                                     True, r), [X, Z, Y], False),
+                                                                     True, r), [X, Z, Y], True),
 }
 REDUCED = {f"{name}[{r}]": (lambda fn, r: lambda t, *a: fn(t, *a, r=r))(fn, r)
            for name, (fn, _, _) in CASES.items() for r in (0, 1, 2, 3)}
