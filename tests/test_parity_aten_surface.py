@@ -203,6 +203,12 @@ MORE = {
     "segment_reduce_offsets_axis1": (
         lambda t, x: t.segment_reduce(x, "mean", offsets=t.tensor([[0, 2, 6], [0, 3, 6]]),
                                       axis=1), [_normal(2, 6, 2)], False),
+    **{f"triangular_solve_{i}": ((lambda kw: lambda t, b, a: t.triangular_solve(b, a, **kw))(kw),
+                                 [_normal(3, 2), _normal(3, 3) + 3 * np.eye(3)], False)
+       for i, kw in enumerate([{}, {"upper": False}, {"transpose": True},
+                               {"upper": False, "transpose": True, "unitriangular": True}])},
+    "triangular_solve_method": (lambda t, b, a: b.triangular_solve(a, False),
+                                [_normal(2, 3, 1), _normal(2, 3, 3) + 3 * np.eye(3)], False),
     "addmv_": (lambda t, x, m, v: t.addmv_(x.detach().clone(), m, v, beta=0.5, alpha=2),
                [_normal(3), _normal(3, 4), _normal(4)], False),
     "i0_": (lambda t, x: t.i0_(x.detach().clone()), [X], False),
@@ -283,6 +289,7 @@ ERRORS = {
     "set_leaf_requiring_grad": lambda t: t.zeros(2, requires_grad=True).set_(t.ones(2)),
     "kl_div_integral_input": lambda t: t.kl_div(t.ones(2, dtype=t.int64), t.ones(2), 1),
     "kl_div_integral_target": lambda t: t.kl_div(t.ones(2), t.ones(2, dtype=t.int64), 1),
+    "triangular_solve_not_square": lambda t: t.triangular_solve(t.ones(2, 1), t.ones(2, 3)),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 

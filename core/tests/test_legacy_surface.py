@@ -147,3 +147,17 @@ def test_set_points_at_the_source_memory():
         cr.zeros(2, dtype=cr.int64).set_(cr.zeros(2))
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         cr.zeros(2, requires_grad=True).set_(cr.ones(2))
+
+
+def test_triangular_solve_solves_and_clones():
+    A = cr.tensor([[2.0, 1.0], [0.5, 4.0]], dtype=cr.float64, requires_grad=True)
+    b = cr.tensor([[1.0], [2.0]], dtype=cr.float64, requires_grad=True)
+    legacy_surface.WARNED_ONCE.clear()
+    with pytest.warns(UserWarning, match="torch.triangular_solve is deprecated"):
+        r = cr.triangular_solve(b, A, upper=False, transpose=True)
+    lower = np.tril(A.detach().numpy())
+    np.testing.assert_allclose(lower.T @ r.solution.detach().numpy(), b.detach().numpy())
+    assert r.cloned_coefficient.tolist() == A.tolist() and r.cloned_coefficient is not A
+    assert cr.autograd.gradcheck(lambda u, v: cr.triangular_solve(u, v).solution, (b, A))
+    with pytest.raises(RuntimeError, match="A must be batches of square matrices"):
+        cr.triangular_solve(b, cr.ones(2, 3))

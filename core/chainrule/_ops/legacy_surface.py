@@ -354,6 +354,39 @@ def storage(self):
     return TypedStorage(memory_root(self)._data)
 
 
+# --- deprecated but working ---------------------------------------------------------------------
+_TRIANGULAR_SOLVE = ("torch.triangular_solve is deprecated in favor of "
+                     "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                     "release.\ntorch.linalg.solve_triangular has its arguments reversed and "
+                     "does not return a copy of one of the inputs.\nX = "
+                     "torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+                     "torch.linalg.solve_triangular(A, B).")
+
+
+@public
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """Solve ``A X = input`` (``A^T X = input`` with ``transpose``) for a triangular ``A``
+    (its ``upper`` or lower part; unit diagonal with ``unitriangular``); returns
+    (solution, cloned_coefficient). Deprecated in the reference, which warns once.
+
+    >>> import chainrule as cr, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     r = cr.triangular_solve(cr.tensor([[1.0], [2.0]]), cr.tensor([[2.0, 1.0], [0.0, 4.0]]))
+    >>> r.solution.tolist()
+    [[0.25], [0.5]]
+    """
+    from .. import linalg, return_types
+    _warn_once(_TRIANGULAR_SOLVE)
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} matrices")
+    coefficient = A.mT if transpose else A
+    solution = linalg.solve_triangular(coefficient, input, upper=upper != bool(transpose),
+                                       unitriangular=unitriangular)
+    return return_types.triangular_solve(solution, A.clone())
+
+
 # --- removed functions: the reference keeps the names and raises ----------------------------------
 _REMOVED = "This function was deprecated since version 1.9 and is now removed. "
 _SOLVE = (_REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. "
