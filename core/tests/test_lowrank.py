@@ -41,3 +41,26 @@ def test_pca_lowrank_centres_and_checks_q():
         cr.pca_lowrank(X, q=4)
     with pytest.raises(ValueError, match=r"niter\(=-1\)"):
         cr.pca_lowrank(X, niter=-1)
+
+
+def test_lobpcg_eigenpairs_and_gradient():
+    M = cr.randn(9, 9, dtype=cr.float64)
+    A = (M @ M.mT).requires_grad_()
+    E, X = cr.lobpcg(A, k=2)
+    full = np.linalg.eigvalsh(A.detach().numpy())
+    np.testing.assert_allclose(E.detach().numpy(), full[::-1][:2])
+    np.testing.assert_allclose((A @ X - X * E).detach().numpy(), 0, atol=1e-9)
+    E.sum().backward()
+    expected = X.detach() @ X.detach().mT
+    np.testing.assert_allclose(A.grad.numpy(), expected.numpy(), atol=1e-9)
+    assert cr.lobpcg(A.detach(), k=2, largest=False)[0].tolist() == pytest.approx(full[:2])
+
+
+def test_lobpcg_generalized_and_its_checks():
+    A = cr.diag(cr.tensor([1.0, 4.0, 9.0, 16.0], dtype=cr.float64))
+    B = cr.diag(cr.tensor([1.0, 2.0, 3.0, 4.0], dtype=cr.float64))
+    E, X = cr.lobpcg(A, B=B, X=cr.ones(4, 1, dtype=cr.float64))
+    assert E.tolist() == pytest.approx([4.0]) and (X.mT @ B @ X).item() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match=r"smaller than 3 x the number of requested eigenpairs "
+                                         r"\(=2\)"):
+        cr.lobpcg(A, k=2)

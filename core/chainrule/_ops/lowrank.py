@@ -89,3 +89,38 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     if center:
         A = A - A.mean(-2, keepdim=True)
     return svd_lowrank(A, q, niter)
+
+
+@public(method=False)
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None,
+           method=None, tracker=None, ortho_iparams=None, ortho_fparams=None,
+           ortho_bparams=None):
+    """The ``k`` largest (or smallest) eigenpairs ``(E, X)`` of the symmetric problem
+    ``A x = E B x`` (``B`` the identity by default; ``X`` B-orthonormal). LOBPCG iterates
+    towards them; this solves the problem densely with ``linalg.eigh`` instead, so the
+    result is the converged one (eigenvectors up to sign) and gradients follow eigh's.
+    The iteration's knobs (``iK``, ``niter``, ``tol``, ``method``, ``tracker``, ``ortho_*``)
+    have nothing to tune; an initial ``X`` only sets ``k`` and ``n``.
+
+    >>> import chainrule as cr
+    >>> E, X = cr.lobpcg(cr.diag(cr.arange(1.0, 7.0, dtype=cr.float64)), k=2)
+    >>> E.tolist(), X.shape
+    ([6.0, 5.0], chainrule.Size([6, 2]))
+    """
+    from .. import linalg
+    k = (X.shape[-1] if X is not None else 1) if k is None else k
+    n = X.shape[-1] if X is not None else (k if n is None else n)
+    if A.shape[-1] < 3 * n:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows "
+                         f"(={A.shape[-1]}) is smaller than 3 x the number of requested "
+                         f"eigenpairs (={n})")
+    if B is None:
+        values, vectors = linalg.eigh(A)
+    else:                              # L^-1 A L^-T y = e y with B = L L^T, x = L^-T y
+        L = linalg.cholesky(B)
+        half = linalg.solve_triangular(L, A, upper=False)
+        values, vectors = linalg.eigh(linalg.solve_triangular(L, half.mT, upper=False))
+        vectors = linalg.solve_triangular(L.mT, vectors, upper=True)
+    if largest is None or largest:
+        values, vectors = values.flip(-1), vectors.flip(-1)
+    return values[..., :k], vectors[..., :k]
