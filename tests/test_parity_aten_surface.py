@@ -216,6 +216,9 @@ MORE = {
         lambda t, m: (lambda e, x: (e, x.abs()))(*t.lobpcg(    # (no backward with B there)
             m.detach() @ m.detach().mT, k=1, B=t.diag(t.arange(1.0, 10.0, dtype=m.dtype)),
             largest=False)), [_normal(9, 9)], False, 1e-6),
+    "hash_tensor": (lambda t, x, i: (t.hash_tensor(x), t.hash_tensor(x, 1),
+                                     t.hash_tensor(i, [0], keepdim=True),
+                                     t.hash_tensor(i > 2)), [X, IDS], False),
     "addmv_": (lambda t, x, m, v: t.addmv_(x.detach().clone(), m, v, beta=0.5, alpha=2),
                [_normal(3), _normal(3, 4), _normal(4)], False),
     "i0_": (lambda t, x: t.i0_(x.detach().clone()), [X], False),
@@ -299,6 +302,9 @@ ERRORS = {
     "kl_div_integral_target": lambda t: t.kl_div(t.ones(2), t.ones(2, dtype=t.int64), 1),
     "triangular_solve_not_square": lambda t: t.triangular_solve(t.ones(2, 1), t.ones(2, 3)),
     "lobpcg_too_many_pairs": lambda t: t.lobpcg(t.eye(5), k=2),
+    "hash_tensor_mode": lambda t: t.hash_tensor(t.ones(2), mode=1),
+    "hash_tensor_complex": lambda t: t.hash_tensor(t.ones(2, dtype=t.complex64)),
+    "hash_tensor_empty": lambda t: t.hash_tensor(t.ones(0)),
     "fill_vector_value": lambda t: t.fill(t.ones(2), t.ones(1)),
 }
 

@@ -161,3 +161,17 @@ def test_triangular_solve_solves_and_clones():
     assert cr.autograd.gradcheck(lambda u, v: cr.triangular_solve(u, v).solution, (b, A))
     with pytest.raises(RuntimeError, match="A must be batches of square matrices"):
         cr.triangular_solve(b, cr.ones(2, 3))
+
+
+def test_hash_tensor_xors_the_widened_bits():
+    x = cr.tensor([[1.5, 2.0], [3.0, -0.0]])
+    bits = np.array([[1.5, 2.0], [3.0, -0.0]]).view(np.uint64)
+    assert cr.hash_tensor(x).item() == int(np.bitwise_xor.reduce(bits.ravel()))
+    assert cr.hash_tensor(x, 1).dtype == cr.uint64
+    assert cr.hash_tensor(x, [0], keepdim=True).shape == (1, 2)
+    assert cr.hash_tensor(cr.tensor([True, False])).item() == 1
+    with pytest.raises(RuntimeError, match="Unknown hash_tensor mode: 1"):
+        cr.hash_tensor(x, mode=1)
+    assert cr.hash_tensor(cr.ones(0, 2), 0).tolist() == [0, 0]
+    y = cr.ones(3)
+    assert y.const_data_ptr() == y.data_ptr()

@@ -109,6 +109,42 @@ def fill(input, value):
     return input.clone().fill_(value)
 
 
+@public
+def hash_tensor(input, dim=(), *, keepdim=False, mode=0):
+    """The xor of the elements' 64-bit patterns (floats widened to float64, integers and
+    bools to int64) over ``dim`` (every dim by default), as uint64.
+
+    >>> import chainrule as cr
+    >>> cr.hash_tensor(cr.tensor([1, 2, 3])).item()
+    0
+    """
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if input.is_complex():
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for "
+                                  f"'{_dtypes.scalar_type_name(input._data.dtype)}'")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims and input.numel() == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    data = np.asarray(input.detach().cpu().numpy())
+    wide = data.astype(np.float64 if input.is_floating_point() else np.int64)
+    bits = np.bitwise_xor.reduce(wide.view(np.uint64), axis=dims or None, keepdims=keepdim)
+    return Tensor._wrap(np.asarray(bits, dtype=np.uint64))
+
+
+@method("const_data_ptr")
+def const_data_ptr(self):
+    """The address of the first element (:meth:`data_ptr`; nothing here is read-only).
+
+    >>> import chainrule as cr
+    >>> x = cr.ones(2); x.const_data_ptr() == x.data_ptr()
+    True
+    """
+    return self.data_ptr()
+
+
 # --- norms -----------------------------------------------------------------------------------
 @public(method=False)
 def frobenius_norm(input, dim, keepdim=False):
