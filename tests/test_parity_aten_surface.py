@@ -255,10 +255,21 @@ MORE = {
 ALL = {**{k: (REDUCED[k],) + ARRAYS[k] for k in REDUCED}, **MORE}
 
 
+def _torch_record(fn, arrays, names):
+    """_record with torch, whose torch.cond / while_loop compile with dynamo, which turns
+    off distributions' default argument validation for the whole process: restored, so
+    later tests see torch as it started."""
+    validate = torch.distributions.Distribution._validate_args
+    try:
+        return _record(torch, fn, arrays, names)
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
+
+
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_matches_torch(name):
     fn, arrays, names, *tolerance = ALL[name]
-    ours, theirs = _record(cr, fn, arrays, names), _record(torch, fn, arrays, names)
+    ours, theirs = _record(cr, fn, arrays, names), _torch_record(fn, arrays, names)
     rtol = tolerance[0] if tolerance else 1e-9
     assert compare(ours, theirs, rtol=rtol, atol=rtol / 10) == []
 
@@ -310,12 +321,15 @@ ERRORS = {
 
 
 def _error(t, fn):
+    validate = torch.distributions.Distribution._validate_args      # (see _torch_record)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fn(t)
     except Exception as exc:  # noqa: BLE001 - the type and message are compared
         return type(exc).__name__, str(exc).split("\n")[0][:120]
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
     return "no error"
 
 
