@@ -58,6 +58,7 @@ geqrf = _structseq("geqrf", ("a", "tau"))
 linalg_ldl_factor = _structseq("linalg_ldl_factor", ("LD", "pivots"))
 linalg_ldl_factor_ex = _structseq("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 histogramdd = _structseq("histogramdd", ("hist", "bin_edges"))
+triangular_solve = _structseq("triangular_solve", ("solution", "cloned_coefficient"))
 
 
 _OUT_TYPES = {}

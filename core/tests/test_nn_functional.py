@@ -1804,3 +1804,12 @@ def test_pairwise_distance_records_the_reference_norm_over_the_eps_shift():
     assert [type(f).__name__ for f, _ in add.next_functions] == ["SubBackward0"]
     assert F.pairwise_distance(cr.tensor([1, 2]), cr.tensor([3, 5]), eps=0.0).item() == \
         pytest.approx(13 ** 0.5)
+
+
+def test_margin_losses_clamp_with_clamp_min():
+    """The reference clamps these losses with clamp_min: their nodes are ClampMinBackward0."""
+    a = cr.randn(3, 4, requires_grad=True)
+    b, y = cr.randn(3, 4), cr.ones(3, 4)
+    assert F.margin_ranking_loss(a, b, y, reduction="none").grad_fn.name() == "ClampMinBackward0"
+    assert F.triplet_margin_loss(a, b, b.flip(0), reduction="none").grad_fn.name() == \
+        "ClampMinBackward0"

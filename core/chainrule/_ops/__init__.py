@@ -27,6 +27,7 @@ from . import ctc  # noqa: F401
 from . import linalg_functions  # noqa: F401
 from . import special_functions  # noqa: F401
 from . import torch_surface  # noqa: F401
+from . import legacy_surface, control_flow, lowrank, segments  # noqa: F401
 from . import linalg_householder, linalg_ldl  # noqa: F401
 from . import fft, fft_functions, spectral  # noqa: F401
 from . import aliases, sets, composites  # noqa: F401  (after the families: they use their ops)

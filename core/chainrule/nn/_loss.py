@@ -52,7 +52,8 @@ def _weighted(losses, weight, input, reduction, mean_by_weight):
 
 
 def _clamp_min(x, low):
-    return _FUNCTIONS["clamp"](x, low, None)
+    """``clamp_min``, as the reference's losses clamp (their node: ClampMinBackward0)."""
+    return _FUNCTIONS["clamp_min"](x, low)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

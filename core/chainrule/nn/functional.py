@@ -44,6 +44,7 @@ from ._grid import affine_grid_generator as _affine_grid_generator, grid_sampler
 from ._mha import multi_head_attention_forward  # noqa: F401
 from ._sparse import embedding, one_hot, top_level_embedding as _top_level_embedding  # noqa
 from ._embedding_bag import embedding_bag  # noqa: F401
+from ._aten_forms import TOP_LEVEL as _aten_top_level
 
 __all__ = ["linear", "conv2d", "relu", "gelu", "silu", "softplus", "sigmoid", "tanh",
            "softmax", "log_softmax", "cross_entropy", "nll_loss", "mse_loss"] + \
@@ -255,4 +256,5 @@ TOP_LEVEL = {"conv2d": conv2d, "conv1d": conv1d, "conv3d": conv3d,  # noqa: F405
              "max_pool3d": max_pool3d,  # noqa: F405
              "avg_pool1d": avg_pool1d, "adaptive_avg_pool1d": adaptive_avg_pool1d,  # noqa
              "pairwise_distance": pairwise_distance,  # noqa: F405
-             "cosine_similarity": cosine_similarity}  # noqa: F405
+             "cosine_similarity": cosine_similarity,  # noqa: F405
+             **_aten_top_level}

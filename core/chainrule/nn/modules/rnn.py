@@ -472,3 +472,52 @@ class GRUCell(RNNCellBase):
         h = _gru_step(F.linear(input, self.weight_ih, self.bias_ih), hx, self.weight_hh,
                       self.bias_hh)
         return h if batched else h.squeeze(0)
+
+
+# --- the functional kernels (torch.rnn_tanh, torch.lstm, ...) over flat parameter lists ------
+class _FlatParameters:
+    """What RNNBase's runs read (mode, layers, directions, dropout, training, weights),
+    with the weights taken from a flat list in the kernels' order: per layer, per
+    direction, w_ih, w_hh, then b_ih, b_hh when there are biases, then w_hr for a
+    projected LSTM."""
+    _run, _run_direction, _cell = RNNBase._run, RNNBase._run_direction, RNNBase._cell
+    _run_packed, _run_direction_packed = RNNBase._run_packed, RNNBase._run_direction_packed
+
+    def __init__(self, mode, params, has_biases, num_layers, dropout, train, bidirectional):
+        self.mode, self.num_layers, self.bidirectional = mode, num_layers, bidirectional
+        self.dropout, self.training = dropout, train
+        groups = num_layers * (2 if bidirectional else 1)
+        self._per = len(params) // groups
+        self._params, self._has_biases = list(params), has_biases
+
+    def _weights(self, layer, direction):
+        k = layer * (2 if self.bidirectional else 1) + direction
+        group = self._params[k * self._per:(k + 1) * self._per]
+        biases = group[2:4] if self._has_biases else [None, None]
+        w_hr = group[-1] if self._per in (3, 5) else None
+        return group[0], group[1], biases[0], biases[1], w_hr
+
+
+def _initial_states(hx, lstm):
+    return list(zip(hx[0].unbind(0), hx[1].unbind(0))) if lstm else hx.unbind(0)
+
+
+def _final_states(finals, lstm):
+    if lstm:
+        return tuple(FUNCTIONS["stack"]([f[i] for f in finals]) for i in (0, 1))
+    return (FUNCTIONS["stack"](finals),)
+
+
+def run_flat(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+             batch_first=False, batch_sizes=None):
+    """The reference's functional RNN kernels: (output, h_n) or, for LSTM, (output, h_n,
+    c_n); ``batch_sizes`` given: ``input`` is a packed sequence's data."""
+    net = _FlatParameters(mode, params, has_biases, num_layers, dropout, train, bidirectional)
+    lstm = mode == "LSTM"
+    states = _initial_states(hx, lstm)
+    if batch_sizes is not None:
+        output, finals = net._run_packed(input, batch_sizes._data, states)
+        return (output,) + _final_states(finals, lstm)
+    seq = input.transpose(0, 1) if batch_first else input
+    output, finals = net._run(seq, states)
+    return (output.transpose(0, 1) if batch_first else output,) + _final_states(finals, lstm)
