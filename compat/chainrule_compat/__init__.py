@@ -19,8 +19,8 @@ from . import function as _function, idioms as _idioms
 from ._warn import reset as reset_warnings  # noqa: F401
 from .variable import Variable, is_volatile, mark_volatile, volatile_attribute  # noqa: F401
 
-for _name, _getter in (("volatile", volatile_attribute), ("creator", _idioms.creator),
-                       ("new", _idioms.new)):     # resize_ is core's (torch's) now
+for _name, _getter in (("volatile", volatile_attribute),   # new and resize_ are core's
+                       ("creator", _idioms.creator)):      # (torch's) now
     _legacy_slots.add_legacy_attribute(_name, _getter)
 _legacy_slots.LEGACY_MODULE_ATTRIBUTES.update(_idioms.TYPED_CONSTRUCTORS)
 _legacy_slots.DEPRECATED_KWARGS = _idioms.deprecated_kwargs

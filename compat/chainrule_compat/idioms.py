@@ -1,8 +1,7 @@
 """Old tensor idioms, through core's legacy slots (chainrule/_legacy_slots.py):
-``.creator``, ``.new(...)``, ``loss.data[0]`` on a one-element
-result, ``backward(retain_variables=...)``."""
-import functools
-
+``.creator``, ``loss.data[0]`` on a one-element result,
+``backward(retain_variables=...)``. (``.new(...)`` and ``resize_`` are core's, as
+they are torch's.)"""
 import numpy as np
 
 import chainrule as cr
@@ -23,19 +22,9 @@ def creator(tensor):
     return tensor.grad_fn
 
 
-def new(tensor):
-    """``tensor.new(...)``: a tensor of ``tensor``'s dtype, from sizes (zero-filled),
-    from data, or empty.
-
-    >>> import chainrule as cr, chainrule_compat
-    >>> x = cr.ones(2, dtype=cr.float64)
-    >>> x.new(2, 3).shape, x.new([1, 2]).dtype, x.new().numel()
-    (chainrule.Size([2, 3]), chainrule.float64, 0)
-    """
-    return functools.partial(_new, tensor)
-
-
 def _new(tensor, *args):
+    """A tensor of ``tensor``'s dtype from sizes (zero-filled), data, or nothing: the
+    0.2 typed constructors' rules."""
     dtype = tensor.dtype
     if not args:
         return cr.empty(0, dtype=dtype)
