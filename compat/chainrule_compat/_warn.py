@@ -21,7 +21,9 @@ def warn_once(message, category, frames_up):
     >>> len(caught)
     1
     """
-    frame = sys._getframe(frames_up + 1)
+    frame = sys._getframe(1)
+    for _ in range(frames_up):          # a script's top level has fewer frames above it
+        frame = frame.f_back or frame
     key = (frame.f_code, frame.f_lineno, message)
     if key in _SEEN:
         return

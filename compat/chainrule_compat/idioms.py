@@ -23,15 +23,14 @@ def creator(tensor):
 
 
 def _new(tensor, *args):
-    """A tensor of ``tensor``'s dtype from sizes (zero-filled), data, or nothing: the
-    0.2 typed constructors' rules."""
+    """A tensor of ``tensor``'s dtype from sizes or a Size (zero-filled), data (a list
+    or tuple), or nothing: the typed constructors' rules, as the reference keeps them."""
     dtype = tensor.dtype
     if not args:
         return cr.empty(0, dtype=dtype)
     if all(isinstance(a, (int, np.integer)) for a in args):
         return cr.zeros(*args, dtype=dtype)
-    if len(args) == 1 and isinstance(args[0], (tuple, cr.Size)) and \
-            all(isinstance(a, (int, np.integer)) for a in args[0]):
+    if len(args) == 1 and isinstance(args[0], cr.Size):
         return cr.zeros(*args[0], dtype=dtype)
     if len(args) == 1:
         return cr.tensor(args[0], dtype=dtype)

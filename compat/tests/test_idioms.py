@@ -82,6 +82,20 @@ def test_typed_constructors():
     assert t.dtype == cr.float32 and t.shape == (2, 3) and t.sum().item() == 0
     assert cr.LongTensor([1, 2]).tolist() == [1, 2] and cr.LongTensor([1, 2]).dtype == cr.int64
     assert cr.ByteTensor(cr.Size([2])).dtype == cr.uint8 and cr.DoubleTensor().numel() == 0
+    assert cr.FloatTensor((2, 3)).tolist() == [2.0, 3.0]          # a tuple is data, a Size
+    assert cr.FloatTensor(cr.Size([2, 3])).shape == (2, 3)         # a shape, as in torch
+
+
+def test_warnings_from_a_scripts_top_level():
+    # warn_once names the user's line frames_up above; a top-level statement has fewer
+    import os
+    import subprocess
+    import sys
+    code = "import chainrule as cr, chainrule_compat\nprint(cr.FloatTensor(2).shape)\n"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "chainrule.Size([2])" in out.stdout
 
 
 def test_the_other_2017_forms_core_keeps():

@@ -122,6 +122,7 @@ def test_legacy_resize_and_new():
     i = cr.zeros(1, dtype=cr.int32)
     assert i.new(2, 3).shape == (2, 3) and i.new(2, 3).dtype == cr.int32
     assert i.new((2, 3)).tolist() == [2, 3] and i.new().shape == (0,)
+    assert i.new(cr.zeros(4, 5).shape).shape == (4, 5)            # a Size is a shape
     assert i.new(x) is x
 
 

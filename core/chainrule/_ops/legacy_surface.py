@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _factories
+from .._size import Size
 from .._tensor import Tensor, memory_root
 from ._common import FUNCTIONS, check_inplace, method, public
 
@@ -304,9 +305,9 @@ def resize_as(self, tensor):
 
 @method("new")
 def new(self, *args, device=None):
-    """The legacy constructor, of ``x``'s dtype: ``x.new(2, 3)`` (uninitialised, here
-    zeros), ``x.new(data)`` (a list or tuple is data, not a shape), ``x.new(tensor)``
-    (that tensor), ``x.new()`` (empty).
+    """The legacy constructor, of ``x``'s dtype: ``x.new(2, 3)`` or ``x.new(y.shape)``
+    (uninitialised, here zeros), ``x.new(data)`` (a list or tuple is data, not a shape;
+    a Size is a shape), ``x.new(tensor)`` (that tensor), ``x.new()`` (empty).
 
     >>> import chainrule as cr
     >>> cr.zeros(1, dtype=cr.int32).new([1.5, 2.0]).tolist()
@@ -314,6 +315,8 @@ def new(self, *args, device=None):
     """
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0]
+    if len(args) == 1 and type(args[0]) is Size:
+        return self.new_empty(tuple(args[0]), device=device)
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return self.new_tensor(list(args[0]), device=device)
     return self.new_empty(args if args else (0,), device=device)
