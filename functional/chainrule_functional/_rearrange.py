@@ -10,6 +10,8 @@ Note [rearrange as reshape, permute, reshape]
     The lengths of elementary axes come from the keyword arguments and the input's
     shape (one unknown per left group, found by division).
 """
+import math
+
 import chainrule as cr
 
 _ELLIPSIS = "\N{HORIZONTAL ELLIPSIS}"          # "..." once parsed: a single token
@@ -40,7 +42,7 @@ def rearrange(tensor, pattern, **axes_lengths):
     axes = [a for group in left for a in group]
     order = [axes.index(a) for group in right for a in group]
     out = tensor.reshape([lengths[a] for a in axes]).permute(order)
-    return out.reshape([_product(lengths[a] for a in group) for group in right])
+    return out.reshape([math.prod(lengths[a] for a in group) for group in right])
 
 
 # --- parsing ---------------------------------------------------------------------------
@@ -71,7 +73,8 @@ class _Side:
         for token in _tokens(_ellipsis_token(text, self)):
             if token == "(":
                 if group is not None:
-                    raise ValueError("Axis composition is one-level (brackets inside brackets not allowed)")
+                    raise ValueError("Axis composition is one-level (brackets inside brackets "
+                                     "not allowed)")
                 group = []
             elif token == ")":
                 if group is None:
@@ -187,7 +190,7 @@ def _bind_lengths(groups, shape, axes_lengths):
     lengths = {a: axes_lengths[a] for g in groups for a in g if a in axes_lengths}
     for group, size in zip(groups, shape):
         unknown = [a for a in group if a not in lengths]
-        known = _product(lengths[a] for a in group if a in lengths)
+        known = math.prod(lengths[a] for a in group if a in lengths)
         if len(unknown) > 1:
             raise DimensionBindError(f"cannot infer the sizes of two dimensions at once "
                                      f"{names[unknown[0]]} and {names[unknown[1]]}")
@@ -202,10 +205,3 @@ def _bind_lengths(groups, shape, axes_lengths):
             raise DimensionBindError(f"Dimension sizes to do not match ({size} != {known}) when "
                                      f"matching dimension pack {pack}")
     return lengths
-
-
-def _product(values):
-    out = 1
-    for v in values:
-        out *= v
-    return out

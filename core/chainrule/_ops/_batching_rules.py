@@ -196,15 +196,6 @@ index_fill_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
     OPS["scatter_value"], [x, at(x.shape)], {"dim": dim + 1, "value": attrs["value"]}))
 
 
-def _fill_tensor_by_entry(call, x, at, dim, args, attrs):
-    """``where`` an index_fill of a mask is, the entry's value, else ``x``."""
-    mask = call(OPS["scatter_value"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)),
-                                       at(x.shape)], {"dim": dim + 1, "value": True})
-    value = args[2]
-    value = _pad(value, x.ndim - 1) if value.ndim == 1 else value   # a batch of 0-d values
-    return call(OPS["where"], [mask, value, x], {})
-
-
 def filled_in_0d(rule):
     """index_fill on a 0-d entry: on it as a 1-element vector (its dim 0), squeezed back."""
     def wrapper(call, op, args, batched, attrs):
@@ -217,17 +208,17 @@ def filled_in_0d(rule):
 
 @filled_in_0d
 def index_fill_tensor(call, op, args, batched, attrs):
-    """A batched fill value: ``where`` the positions (an index_fill of a mask) are, the
-    entry's value, else ``self``; an unbatched one: as index_fill."""
-    if batched[1]:
-        return _by_entry(_fill_tensor_by_entry)(call, op, args, batched, attrs)
-    if not batched[2]:
+    """A batched fill value or index: ``where`` the positions (index_fill's rule on a
+    mask, for a shared index or one per entry) are, the value, else ``self``; neither
+    batched: as index_fill."""
+    if not (batched[1] or batched[2]):
         return unbatched_index("index")(call, op, args, batched, attrs)
     x, index, value = args
-    x = x if batched[0] else _expand_batch(x, value.shape[0])
-    mask = call(OPS["index_fill"], [Tensor._wrap(np.zeros(tuple(x.shape), bool)), index],
-                {"dim": _shift(attrs["dim"]), "value": True})
-    return call(OPS["where"], [mask, _pad(value, x.ndim - 1), x], {})
+    x = x if batched[0] else _expand_batch(x, _batch_size(args, batched))
+    mask = RULES["index_fill"](call, OPS["index_fill"],
+                               [Tensor._wrap(np.zeros(tuple(x.shape), bool)), index],
+                               [True, batched[1]], {"dim": attrs["dim"], "value": True})
+    return call(OPS["where"], [mask, _pad(value, x.ndim - 1) if batched[2] else value, x], {})
 
 
 def take(call, op, args, batched, attrs):
@@ -783,7 +774,8 @@ RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,
               "_unsafe_view": prepend_shape, "expand": prepend_shape, "repeat": prepend_shape,
-              "permute": permute, "as_strided": as_strided_rule, "t": transpose_2d, "outer": outer, "addmm": addmm,
+              "permute": permute, "as_strided": as_strided_rule, "t": transpose_2d,
+              "outer": outer, "addmm": addmm,
               "einsum": einsum, "index": index_key, "index_put": index_key,
               "masked_select": index_key,
               "linalg_solve": solve, "linalg_solve_triangular": solve, "linalg_lstsq": solve,

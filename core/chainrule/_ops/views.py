@@ -138,9 +138,7 @@ def _made_in_inference_mode(view, base):
         extra.inference = False
         _registry._link_view(view, base)
     extra.creation = INFERENCE_VIEW
-    if base._requires_grad:
-        view._requires_grad = True
-        extra.grad_acc = NO_ACCUMULATOR
+    _made_under_no_grad(view, base)           # the rest as a no_grad view (the mark kept)
 
 
 # Note [view fast path]
@@ -262,15 +260,17 @@ def check_view_write(t, records):
         raise view_write_error(t)
 
 
+def _mode_advice(block):
+    """The advice after refusing a write into a view made in another grad mode."""
+    return (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+            "clarify your code by moving both the view and the inplace either both inside the "
+            f"{block} block (if you don't want the inplace to be tracked) or both outside (if "
+            "you want the inplace to be tracked).")
+
+
 _CREATION_ADVICE = {
-    NO_GRAD_VIEW: " Given that this use case is ambiguous and error-prone, it is forbidden. "
-    "You can clarify your code by moving both the view and the inplace either both inside "
-    "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).",
-    INFERENCE_VIEW: " Given that this use case is ambiguous and error-prone, it is "
-    "forbidden. You can clarify your code by moving both the view and the inplace either "
-    "both inside the inference_mode block (if you don't want the inplace to be tracked) or "
-    "both outside (if you want the inplace to be tracked).",
+    NO_GRAD_VIEW: _mode_advice("no_grad"),
+    INFERENCE_VIEW: _mode_advice("inference_mode"),
     MULTI_OUTPUT_VIEW: " This view is the output of a function that returns multiple views. "
     "Such functions do not allow the output views to be modified inplace. You should "
     "replace the inplace operation by an out-of-place one.",
