@@ -13,8 +13,10 @@ freely but code may not without someone looking at the C++ side:
 - tests/test_python_engine_mirror.py fails on either difference and says what to do.
 """
 import ast
+import contextlib
 import hashlib
 import inspect
+import linecache
 
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "d63c384bc368f698"
@@ -214,9 +216,23 @@ def _matches(parts, expected):
     """Whether the code ``parts()`` lists has the fingerprint ``expected`` (False when
     its sources are missing, e.g. .pyc only)."""
     try:
-        return fingerprint(parts()) == expected
+        with _sources_not_kept():
+            return fingerprint(parts()) == expected
     except (OSError, TypeError, AttributeError):
         return False
+
+
+@contextlib.contextmanager
+def _sources_not_kept():
+    """Forget the source files read for a check once it is made: inspect keeps every
+    file it reads in linecache for the process's life, and each full garbage
+    collection would then walk their lines (tens of thousands of strings)."""
+    cached = set(linecache.cache)
+    try:
+        yield
+    finally:
+        for filename in set(linecache.cache) - cached:
+            del linecache.cache[filename]
 
 
 def table_apply_matches():

@@ -124,3 +124,12 @@ def test_view_methods_are_installed():
     from chainrule._ops import _method_slot
     for name in ("t", "transpose", "unsqueeze", "permute", "view", "reshape", "__getitem__"):
         assert _method_slot.method_accelerated(name), name
+
+
+def test_checking_the_mirrors_keeps_no_source_files_in_memory():
+    # inspect caches every file it reads in linecache; the checks made when the engine
+    # is imported must not leave core's sources there for the process's life
+    import linecache
+    linecache.clearcache()
+    assert _mirror.record_matches() and _mirror.fast_methods_match()
+    assert not any("chainrule" in filename for filename in linecache.cache)
