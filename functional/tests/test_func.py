@@ -8,6 +8,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
+from chainrule._ops import _batching_rules
 from chainrule._batched import FUNC_TRANSFORMS
 
 SETUP_CONTEXT = "it must override the setup_context staticmethod"
@@ -298,3 +299,44 @@ def test_jvp_outputs_are_aliases_as_the_references():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     out, tangent = func.jvp(lambda a: a * 1, (x,), (cr.ones(2),))
     assert out.grad_fn.name() == "AliasBackward0" and tangent.tolist() == [1.0, 1.0]
+
+
+_F = cr.nn.functional
+_ONE_PASS = {      # ops whose batching rules run once on 0-d or per-entry operands
+    "scatter_add, 0-d": (lambda x: (x * 2).scatter_add(0, cr.tensor(0), x.sin()), (3,)),
+    "scatter_reduce, 0-d": (lambda x: x.scatter_reduce(0, cr.tensor([0, 0]),
+                                                       cr.stack([x, x * x]), "prod"), (3,)),
+    "gather, 0-d": (lambda x: x.gather(0, cr.tensor([0, 0])) * x, (3,)),
+    "unfold, 0-d": (lambda x: x.unfold(0, 1, 1) * x, (3,)),
+    "index_add, 0-d": (lambda x: x.index_add(0, cr.tensor([0]), x * x, alpha=2.5), (3,)),
+    # (the reference's jacrev gives 4 times the derivative through the 0-d source)
+    "index_copy, 0-d index": (lambda x: x.index_copy(0, cr.tensor(2), 1.5 * x[0]), (3, 4)),
+    "multi_margin_loss, 0-d": (lambda x: _F.multi_margin_loss(x, cr.tensor(0), p=2), (3,)),
+    "multi_margin_loss, weight": (lambda x: _F.multi_margin_loss(
+        x, cr.tensor([0, 4]), weight=cr.tensor([0.5, 1.0, 2.0, 0.0, 3.0])), (3, 2, 5)),
+    "embedding_bag, per_sample_weights": (lambda p: _F.embedding_bag(
+        cr.tensor([1, 2, 4, 1]), cr.arange(12.0).reshape(6, 2).double(), cr.tensor([0, 2]),
+        mode="sum", per_sample_weights=p * p), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_PASS))
+def test_transforms_over_one_pass_batching_rules_match_loops(name):
+    fn, shape = _ONE_PASS[name]
+    x = cr.tensor(np.random.default_rng(3).standard_normal(shape))
+    total = lambda a: fn(a).sum()       # noqa: E731
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        pairs = [(func.vmap(func.grad(total))(x), [func.grad(total)(r) for r in x]),
+                 (func.vmap(func.jacrev(fn))(x), [func.jacrev(fn)(r) for r in x]),
+                 (func.vmap(func.vmap(fn))(x[None])[0], [fn(r) for r in x]),
+                 (func.vmap(fn, in_dims=-1)(x.movedim(0, -1)), [fn(r) for r in x])]
+        jac = func.jacrev(func.vmap(fn))(x)        # one entry's rows see only that entry
+    finally:
+        _batching_rules.LOOP_LOG = None
+    assert not log, log
+    for got, want in pairs:
+        assert np.allclose(got.numpy(), cr.stack(want).numpy())
+    for i, r in enumerate(x):
+        block = jac[(i,) + (slice(None),) * (jac.ndim - x.ndim - 1) + (i,)]
+        assert np.allclose(block.numpy(), func.jacrev(fn)(r).numpy())
