@@ -283,6 +283,38 @@ def test_reverse_transforms_of_duals_return_plain_results_with_tangents():
         assert tracked.grad_fn is not None     # an outer reverse pass may differentiate it
 
 
+def test_reverse_transforms_of_duals_inside_vmap_return_plain_results_with_tangents():
+    # as outside vmap (the reference's numbers); duals made inside vmap too, which the
+    # reference refuses ("Batching rule not implemented for aten::_make_dual")
+    import chainrule.autograd.forward_ad as fwAD
+    p = cr.tensor([[0.5, 1.5], [0.2, -0.3]], dtype=cr.float64)
+    t = cr.tensor([[1.0, 2.0], [0.5, 0.5]], dtype=cr.float64)
+    f = lambda a: (a ** 3).sin()        # noqa: E731
+    one = cr.ones(2, dtype=cr.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(p, t)
+        results = [func.vmap(func.jacrev(f))(d),
+                   func.vmap(func.jacrev(lambda a: (f(a), a), has_aux=True))(d)[1],
+                   func.vmap(lambda a: func.vjp(f, a)[0])(d),
+                   func.vmap(lambda a: func.vjp(f, a)[1](one)[0])(d),
+                   func.vmap(lambda a: func.vjp(f, a)[1](one, create_graph=True)[0])(d),
+                   func.vmap(func.grad_and_value(lambda a: f(a).sum()))(d)[1],
+                   func.vmap(lambda a, b: func.grad(lambda c: f(c).sum())(
+                       fwAD.make_dual(a, b)))(p, t)]
+        assert not any(r.requires_grad or r.grad_fn is not None for r in results)
+        tangents = [fwAD.unpack_dual(r).tangent for r in results]
+        assert not any(x is None or x.requires_grad for x in tangents)
+        want = [[2.906463, 3.564738], [0.599923, -0.898688]]
+        for k in (3, 4, 6):
+            assert np.allclose(tangents[k].numpy(), want, atol=1e-6)
+        assert np.allclose(tangents[0].diagonal(0, 1, 2).numpy(), want, atol=1e-6)
+        assert cr.equal(tangents[1], t)
+        assert np.allclose(tangents[5].numpy(), [-12.389785, 0.194949], atol=1e-6)
+        w = p.clone().requires_grad_()
+        tracked = func.vmap(func.grad(lambda a: f(a).sum()))(fwAD.make_dual(w, t))
+        assert tracked.grad_fn is not None     # an outer reverse pass may differentiate it
+
+
 def test_forward_transforms_nest_in_each_other():
     x, t = cr.tensor([1.0, 2.0], dtype=cr.float64), cr.ones(2, dtype=cr.float64)
     f = lambda a: (a ** 3).sin()        # noqa: E731
