@@ -779,6 +779,20 @@ def test_scatter_reduce_amax_tie_with_excluded_self_counts_it_like_torch():
     np.testing.assert_allclose(s.grad.numpy(), [4 / 3, 4 / 3, 2.0], rtol=1e-6)
 
 
+@pytest.mark.parametrize("write,value,grads", [   # (the reference's numbers)
+    (lambda x, s: x.scatter_reduce(0, cr.tensor([0, 0]), s, "mean"), 0.8, [1 / 3, 1 / 3]),
+    (lambda x, s: x.scatter_reduce(0, cr.tensor([0, 0]), s, "prod"), 0.21, [0.3, 0.14]),
+    (lambda x, s: x.scatter(0, cr.tensor([0]), 2.5) * s[0], 3.75, [0.0, 2.5]),
+    (lambda x, s: x.index_fill(0, cr.tensor(0), -1.0) * s[0], -1.5, [0.0, -1.0])])
+def test_writes_into_a_0d_self_reach_it(write, value, grads):
+    # the formulas' 0-d arithmetic gives NumPy scalars, which the scatters copied into
+    # a new array (through reshape(-1)) and index_fill could not write into
+    x, s = _t(0.7, requires_grad=True), _t([1.5, 0.2], requires_grad=True)
+    out = write(x, s)
+    gx, gs = cr.autograd.grad(out, (x, s))
+    np.testing.assert_allclose([out.item(), gx.item(), gs[0].item()], [value] + grads)
+
+
 def test_nonzero_and_argwhere():
     x = cr.tensor([[0, 1], [2, 0]])
     assert x.nonzero().tolist() == [[0, 1], [1, 0]] and x.nonzero().dtype == cr.int64

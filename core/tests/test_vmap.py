@@ -1,5 +1,6 @@
 """chainrule.vmap: in_dims/out_dims, nested structures, gradients through it, errors."""
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -797,3 +798,120 @@ def test_as_strided_reads_each_entrys_storage_from_the_batch_stride():
     written = x.clone()
     cr.vmap(lambda t: t.as_strided((2,), (2,), 1).mul_(0))(written)
     assert written[2].tolist() == [12.0, 0.0, 14.0, 0.0, 16.0, 17.0]
+
+
+def _entries(shape, dim, make=None):
+    """Three entries of ``shape`` along ``dim`` (None: one shared tensor): floats that
+    require grad, or integers from ``make(shape)``."""
+    shape = shape if dim is None else shape[:dim] + (3,) + shape[dim:]
+    return _f64(*shape) if make is None else cr.tensor(make(shape))
+
+
+def _zeros(shape):                 # the one position of a 0-d self
+    return np.zeros(shape, np.int64)
+
+
+def _positions(shape):
+    return np.random.default_rng(0).integers(0, 2, shape)
+
+
+# Note [gather and scatter on vectors], Note [0-d operands of the index ops]: (fn, the
+# entries' shapes of self, index and src). The reference's backward refuses the
+# gradient of a 0-d self's src of another shape than the index ("ScatterAddBackward0
+# returned an invalid gradient"). Its vmap differs from its loop: index_select with a
+# 0-d index on entries of rank 1 or more returns the whole entry; index_copy with a 0-d
+# index raises "Expected index [3, 4, 2] to be no larger than self"; index_fill with a
+# value per entry into a shared self fills every entry with the last entry's value; on
+# a 0-d entry, index_select/index_add/index_copy with more indices than its one position
+# return a value where the loop raises.
+_0D_OPERANDS = {
+    "scatter_add": (lambda x, i, s: x.scatter_add(0, i, s), (), (), ()),
+    "scatter_add, src's corner": (lambda x, i, s: x.scatter_add(-1, i, s), (), (2,), (3,)),
+    "scatter_add, 1-d self": (lambda x, i, s: x.scatter_add(0, i, s), (4,), (), ()),
+    "scatter, src's first value": (lambda x, i, s: x.scatter(0, i, s), (), (), (1,)),
+    "scatter of a number": (lambda x, i, s: x.scatter(0, i, 2.5) * s, (), (1,), ()),
+    "scatter_reduce": (lambda x, i, s: x.scatter_reduce(0, i, s, "amax", include_self=False),
+                       (), (2,), (2,)),
+    "gather": (lambda x, i, s: x.gather(0, i) * s, (), (2,), ()),
+    "gather, 1-d self": (lambda x, i, s: x.gather(0, i) * s, (4,), (), ()),
+    "index_select": (lambda x, i, s: x.index_select(0, i) * s, (), (1,), ()),
+    "index_select, 0-d index": (lambda x, i, s: x.index_select(-1, i) * s, (), (), ()),
+    "index_select, 2-d self": (lambda x, i, s: x.index_select(1, i) * s, (4, 2), (), ()),
+    "index_add": (lambda x, i, s: x.index_add(0, i, s, alpha=2.5), (), (1,), ()),
+    "index_add, 2-d self": (lambda x, i, s: x.index_add(1, i, s, alpha=-1.5), (4, 2), (),
+                            (4, 1)),
+    "index_copy": (lambda x, i, s: x.index_copy(0, i, s), (), (), ()),
+    "index_copy, 1-d self": (lambda x, i, s: x.index_copy(0, i, s), (4,), (), ()),
+    "index_fill": (lambda x, i, s: x.index_fill(0, i, -2.0) * s, (), (), ()),
+    "index_fill with a tensor": (lambda x, i, s: x.index_fill(0, i, s), (), (1,), ()),
+    "index_fill with a tensor, 2-d self": (lambda x, i, s: x.index_fill(-1, i, s), (4, 2),
+                                           (2,), ()),
+}
+
+
+@pytest.mark.parametrize("dims", [(0, 0, 0), (None, 0, 0), (0, None, None), (None, None, 0),
+                                  (0, 0, None)])
+@pytest.mark.parametrize("name", list(_0D_OPERANDS))
+def test_0d_operands_of_gather_scatter_and_index_ops_run_once(name, dims):
+    fn, self_shape, index_shape, src_shape = _0D_OPERANDS[name]
+    index = _entries(index_shape, dims[1], _positions if self_shape else _zeros)
+    _once_like_a_loop(fn, [_entries(self_shape, dims[0]), index, _entries(src_shape, dims[2])],
+                      dims)
+
+
+def test_index_fill_with_a_shared_value_tensor_fills_every_entry():
+    # (the value was expanded to the batch, then broadcast against the entries' last dim)
+    x, value = cr.randn(2, 4, 2, dtype=cr.float64), cr.tensor(7.0, dtype=cr.float64)
+    fill = lambda xi: xi.index_fill(1, cr.tensor([1]), value)  # noqa: E731
+    out, log = _once(lambda: cr.vmap(fill)(x))
+    assert not log and cr.equal(out, cr.stack([fill(x[i]) for i in range(2)]))
+
+
+@pytest.mark.parametrize("size", [1, 0])
+def test_unfold_of_a_0d_entry_is_a_view_run_once(size):
+    # (the reference's vmap(grad) of unfold(0, 0, 1) raises "output with shape [0]
+    # doesn't match the broadcast shape [2, 0]")
+    _once_like_a_loop(lambda x: x.unfold(0, size, 1) * 2, [_f64(3)], (0,))
+    x = cr.tensor([1.0, 2.0, 3.0])
+    windows = cr.vmap(lambda r: r.unfold(-1, size, 2))(x)
+    assert windows.shape == (3, size) and windows._base is x
+    windows.add_(10)
+    assert x.tolist() == ([11.0, 12.0, 13.0] if size else [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("dims", [(0, 0, 0), (0, None, 0), (None, None, 0), (0, 0, None)])
+@pytest.mark.parametrize("entry", [(), (5,), (4, 5)])
+def test_multi_margin_loss_of_0d_entries_or_a_weight_per_entry_runs_once(entry, dims,
+                                                                         reduction):
+    classes = entry[-1] if entry else 1
+    target = _entries(entry[:-1], dims[1], lambda s: np.arange(math.prod(s)).reshape(s) % classes)
+    weight = _entries((classes,), dims[2]).detach() + 2.0      # (it takes no gradient)
+    _once_like_a_loop(lambda x, t, w: _F.multi_margin_loss(x, t, p=2, margin=0.7, weight=w,
+                                                           reduction=reduction),
+                      [_entries(entry, dims[0]), target, weight], dims)
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (0, None), (None, 0)])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_multilabel_margin_loss_of_0d_entries_runs_once(reduction, dims):
+    target = _entries((), dims[1], lambda s: -(np.arange(math.prod(s)).reshape(s) % 2))
+    _once_like_a_loop(lambda x, t: _F.multilabel_margin_loss(x, t, reduction=reduction),
+                      [_entries((), dims[0]), target], dims)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"padding_idx": 2}, {"scale_grad_by_freq": True},
+                                    {"include_last_offset": True}])
+@pytest.mark.parametrize("dims", [(0, 0), (None, 0), (None, 1)])
+@pytest.mark.parametrize("bags", ["offsets", "2-d input"])
+def test_embedding_bag_with_per_sample_weights_per_entry_runs_once(bags, dims, kwargs):
+    # _bags_side_by_side: one bag op over the entries' bags
+    if bags == "offsets":
+        indices, offsets = cr.tensor([1, 2, 4, 5, 4, 2]), cr.tensor([0, 2, 2, 5])
+    else:
+        indices, offsets = cr.tensor([[1, 2, 4], [5, 4, 2]]), None
+        kwargs = {k: v for k, v in kwargs.items() if k != "include_last_offset"}
+    _once_like_a_loop(lambda w, p: _F.embedding_bag(indices, w, offsets, mode="sum",
+                                                    per_sample_weights=p, **kwargs),
+                      [_entries((6, 2), dims[0]), _entries(tuple(indices.shape), dims[1])],
+                      dims)

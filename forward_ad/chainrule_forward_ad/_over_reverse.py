@@ -26,6 +26,7 @@ Note [untracked forward-over-reverse]
 import numpy as np
 
 from chainrule import _grad_mode
+from chainrule._batched import rewrap, unwrap_all
 from chainrule._ops import _registry
 from chainrule._tensor import Tensor
 from chainrule.autograd.engine import get_engine
@@ -37,14 +38,27 @@ from ._tangents import (CURRENT, PAUSED, _RAW, _raw_plan, _raw_tangent, attach_t
 
 def applies(leaves):
     """Whether a gradient of a function of ``leaves`` may take Note [untracked
-    forward-over-reverse]: a dual level active (not batched, not paused), its
-    dispatcher the only one (no vmap, no profiler around), and nothing that an outer
-    reverse pass could differentiate: no leaf, and no leaf's tangent, requires grad."""
+    forward-over-reverse]: ``only_for_dual_level`` and ``untracked_possible``."""
+    return only_for_dual_level(leaves) and untracked_possible()
+
+
+def untracked_possible():
+    """The active level not batched and its dispatcher the only one (no vmap, no
+    profiler around)."""
+    return CURRENT[0].batch is None and len(_registry._DISPATCHERS) == 1
+
+
+def only_for_dual_level(leaves):
+    """Whether a reverse transform of a function of ``leaves`` differentiates only for
+    the tangents of a dual level: one is active (not paused) and nothing that an outer
+    reverse pass could differentiate, no leaf and no leaf's tangent, requires grad (a
+    batched leaf's tangent is its physical tensor's: Note [tangents of batched
+    tensors]). Its results then leave it by ``detached_with_tangent``."""
     level = CURRENT[0]
-    if level is None or PAUSED.on or level.batch is not None or \
-            len(_registry._DISPATCHERS) != 1:
+    if level is None or PAUSED.on:
         return False
     for x in leaves:
+        x = unwrap_all(x)[0]
         if x._requires_grad:
             return False
         tangent = level.tangents.get(id(x))
@@ -138,10 +152,13 @@ def gradient_with_tangents(output, inputs):
 def detached_with_tangent(t):
     """``t`` without its history, with its tangent (without history either): how a
     result leaves a reverse transform run inside a user's dual level (the
-    reference's transforms unwrap their own level and keep the dual's tangent)."""
+    reference's transforms unwrap their own level and keep the dual's tangent). A
+    batched ``t`` keeps its tangent on its physical tensor (Note [tangents of batched
+    tensors])."""
     level = CURRENT[0]
-    tangent = level.get(t) if level is not None else None
-    plain = t.detach()
+    physical, levels = unwrap_all(t)
+    tangent = level.get(physical) if level is not None else None
+    plain = physical.detach()
     if tangent is not None:
         level.set(plain, tangent.detach())
-    return plain
+    return rewrap(plain, levels)

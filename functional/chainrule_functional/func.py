@@ -12,9 +12,10 @@ Note [nested transforms]
     ``jacfwd(jacrev(f))`` compose. Only one dual level exists at a time (as in
     forward_ad): a jvp/jacfwd inside another one computes its result in reverse mode
     (the double-backward trick / jacrev), which gives the same values. A reverse
-    transform nested only because of a user's dual level (nothing outside may
-    differentiate: ``_only_for_dual_level``) returns its results without history but
-    with their tangents, as the reference's unwrap their own level only.
+    transform nested only because of a dual level (a user's, a jvp's or a jacfwd's;
+    inside vmap too), where nothing outside may differentiate (``_for_dual_level_only``,
+    ``_only_for_dual_level``), returns its results without history but with their
+    tangents, as the reference's unwrap their own level only.
 
 Inputs and outputs may be Tensors or (nested) tuples, lists and dicts of them.
 """
@@ -156,13 +157,20 @@ def _level_active():
     return CURRENT[0] is not None
 
 
-def _untracked_over_reverse(spec):
-    """The forward_ad layer's Note [untracked forward-over-reverse] module when a
-    gradient can take it (nested only because a jvp/jacfwd is active), else None."""
+def _untracked_over_reverse(leaving):
+    """``leaving`` (``_for_dual_level_only``), the forward_ad layer's Note [untracked
+    forward-over-reverse] module, when a gradient can take that path, else None."""
+    return leaving if leaving is not None and leaving.untracked_possible() else None
+
+
+def _for_dual_level_only(spec):
+    """The forward_ad layer's module whose ``detached_with_tangent`` takes the results
+    out of a transform nested only because a dual level is active (a user's, or a
+    jvp/jacfwd's; under vmap too), else None."""
     if not spec.nested or forward_ad() is None:
         return None
     from chainrule_forward_ad import _over_reverse
-    return _over_reverse if _over_reverse.applies(spec.leaves) else None
+    return _over_reverse if _over_reverse.only_for_dual_level(spec.leaves) else None
 
 
 def _fresh(leaf, nested):
@@ -264,8 +272,8 @@ def _grads_or_zeros(outputs, inputs, grad_outputs, create_graph):
 
 def _plain(tree, nested, over=None):
     """Results leave a transform without this level's history (unless nested); with
-    ``over`` (nested only for a user's dual level, ``_untracked_over_reverse``), without
-    history but with their tangents."""
+    ``over`` (nested only for a dual level, ``_for_dual_level_only``), without history
+    but with their tangents."""
     if nested and over is None:
         return tree
     leaves, spec = _flatten(tree)
@@ -276,7 +284,7 @@ def _plain(tree, nested, over=None):
 
 
 def _only_for_dual_level(over, outside, out_leaves):
-    """``over`` (``_untracked_over_reverse`` of the inputs, before they were freshened)
+    """``over`` (``_for_dual_level_only`` of the inputs, before they were freshened)
     unless a captured tensor may be differentiated by an outer reverse pass (Note
     [captured tensors keep their history])."""
     return None if over is None or keeps_history(outside, out_leaves) else over
@@ -308,7 +316,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @_transform(func=func)
     def wrapper(*args, **kwargs):
         spec = _Args(args, argnums)
-        over = _untracked_over_reverse(spec)
+        leaving = _for_dual_level_only(spec)
+        over = _untracked_over_reverse(leaving)
         outside = cr.is_grad_enabled()
         with cr.enable_grad():
             if over is not None:        # Note [untracked forward-over-reverse]
@@ -324,10 +333,12 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 # Note [captured tensors keep their history]
                 spec.nested = spec.nested or keeps_history(outside, [output])
                 grads = _grads_or_zeros([output], spec.leaves, [None], spec.nested)
-        grads = _plain(spec.structure(grads), spec.nested)
-        over = _only_for_dual_level(over, outside, [output])
-        value = _plain(output, spec.nested, over)
-        return (grads, (value, _plain(aux, spec.nested, over))) if has_aux else (grads, value)
+        leaving = _only_for_dual_level(leaving, outside, [output])
+        # (the untracked path's gradients have no history already)
+        grads = _plain(spec.structure(grads), spec.nested, leaving if over is None else None)
+        value = _plain(output, spec.nested, leaving)
+        return (grads, (value, _plain(aux, spec.nested, leaving))) if has_aux else \
+            (grads, value)
     return wrapper
 
 
@@ -373,7 +384,7 @@ def vjp(func, *primals, has_aux=False):
     spec = _Args(primals, tuple(range(len(primals))) or 0) if primals else None
     if spec is None:
         raise RuntimeError(f"{api}: Expected primals to be a non-empty tuple of Tensors.")
-    outside, over = cr.is_grad_enabled(), _untracked_over_reverse(spec)
+    outside, over = cr.is_grad_enabled(), _for_dual_level_only(spec)
     with cr.enable_grad():
         spec.freshen()
         output, aux = _split_aux(func(*spec.args), has_aux, api)
@@ -498,7 +509,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         spec = _Args(args, argnums)
         _check_real(spec.leaves, "jacrev")
         given, outside = list(spec.leaves), cr.is_grad_enabled()
-        over = _untracked_over_reverse(spec)
+        over = _for_dual_level_only(spec)
         with cr.enable_grad():
             spec.freshen()
             output, aux = _split_aux(func(*spec.args, **kwargs), has_aux, api)

@@ -8,6 +8,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import func
+from chainrule._ops import _batching_rules
 from chainrule._batched import FUNC_TRANSFORMS
 
 SETUP_CONTEXT = "it must override the setup_context staticmethod"
@@ -282,6 +283,38 @@ def test_reverse_transforms_of_duals_return_plain_results_with_tangents():
         assert tracked.grad_fn is not None     # an outer reverse pass may differentiate it
 
 
+def test_reverse_transforms_of_duals_inside_vmap_return_plain_results_with_tangents():
+    # as outside vmap (the reference's numbers); duals made inside vmap too, which the
+    # reference refuses ("Batching rule not implemented for aten::_make_dual")
+    import chainrule.autograd.forward_ad as fwAD
+    p = cr.tensor([[0.5, 1.5], [0.2, -0.3]], dtype=cr.float64)
+    t = cr.tensor([[1.0, 2.0], [0.5, 0.5]], dtype=cr.float64)
+    f = lambda a: (a ** 3).sin()        # noqa: E731
+    one = cr.ones(2, dtype=cr.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(p, t)
+        results = [func.vmap(func.jacrev(f))(d),
+                   func.vmap(func.jacrev(lambda a: (f(a), a), has_aux=True))(d)[1],
+                   func.vmap(lambda a: func.vjp(f, a)[0])(d),
+                   func.vmap(lambda a: func.vjp(f, a)[1](one)[0])(d),
+                   func.vmap(lambda a: func.vjp(f, a)[1](one, create_graph=True)[0])(d),
+                   func.vmap(func.grad_and_value(lambda a: f(a).sum()))(d)[1],
+                   func.vmap(lambda a, b: func.grad(lambda c: f(c).sum())(
+                       fwAD.make_dual(a, b)))(p, t)]
+        assert not any(r.requires_grad or r.grad_fn is not None for r in results)
+        tangents = [fwAD.unpack_dual(r).tangent for r in results]
+        assert not any(x is None or x.requires_grad for x in tangents)
+        want = [[2.906463, 3.564738], [0.599923, -0.898688]]
+        for k in (3, 4, 6):
+            assert np.allclose(tangents[k].numpy(), want, atol=1e-6)
+        assert np.allclose(tangents[0].diagonal(0, 1, 2).numpy(), want, atol=1e-6)
+        assert cr.equal(tangents[1], t)
+        assert np.allclose(tangents[5].numpy(), [-12.389785, 0.194949], atol=1e-6)
+        w = p.clone().requires_grad_()
+        tracked = func.vmap(func.grad(lambda a: f(a).sum()))(fwAD.make_dual(w, t))
+        assert tracked.grad_fn is not None     # an outer reverse pass may differentiate it
+
+
 def test_forward_transforms_nest_in_each_other():
     x, t = cr.tensor([1.0, 2.0], dtype=cr.float64), cr.ones(2, dtype=cr.float64)
     f = lambda a: (a ** 3).sin()        # noqa: E731
@@ -298,3 +331,44 @@ def test_jvp_outputs_are_aliases_as_the_references():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     out, tangent = func.jvp(lambda a: a * 1, (x,), (cr.ones(2),))
     assert out.grad_fn.name() == "AliasBackward0" and tangent.tolist() == [1.0, 1.0]
+
+
+_F = cr.nn.functional
+_ONE_PASS = {      # ops whose batching rules run once on 0-d or per-entry operands
+    "scatter_add, 0-d": (lambda x: (x * 2).scatter_add(0, cr.tensor(0), x.sin()), (3,)),
+    "scatter_reduce, 0-d": (lambda x: x.scatter_reduce(0, cr.tensor([0, 0]),
+                                                       cr.stack([x, x * x]), "prod"), (3,)),
+    "gather, 0-d": (lambda x: x.gather(0, cr.tensor([0, 0])) * x, (3,)),
+    "unfold, 0-d": (lambda x: x.unfold(0, 1, 1) * x, (3,)),
+    "index_add, 0-d": (lambda x: x.index_add(0, cr.tensor([0]), x * x, alpha=2.5), (3,)),
+    # (the reference's jacrev gives 4 times the derivative through the 0-d source)
+    "index_copy, 0-d index": (lambda x: x.index_copy(0, cr.tensor(2), 1.5 * x[0]), (3, 4)),
+    "multi_margin_loss, 0-d": (lambda x: _F.multi_margin_loss(x, cr.tensor(0), p=2), (3,)),
+    "multi_margin_loss, weight": (lambda x: _F.multi_margin_loss(
+        x, cr.tensor([0, 4]), weight=cr.tensor([0.5, 1.0, 2.0, 0.0, 3.0])), (3, 2, 5)),
+    "embedding_bag, per_sample_weights": (lambda p: _F.embedding_bag(
+        cr.tensor([1, 2, 4, 1]), cr.arange(12.0).reshape(6, 2).double(), cr.tensor([0, 2]),
+        mode="sum", per_sample_weights=p * p), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_PASS))
+def test_transforms_over_one_pass_batching_rules_match_loops(name):
+    fn, shape = _ONE_PASS[name]
+    x = cr.tensor(np.random.default_rng(3).standard_normal(shape))
+    total = lambda a: fn(a).sum()       # noqa: E731
+    _batching_rules.LOOP_LOG = log = set()
+    try:
+        pairs = [(func.vmap(func.grad(total))(x), [func.grad(total)(r) for r in x]),
+                 (func.vmap(func.jacrev(fn))(x), [func.jacrev(fn)(r) for r in x]),
+                 (func.vmap(func.vmap(fn))(x[None])[0], [fn(r) for r in x]),
+                 (func.vmap(fn, in_dims=-1)(x.movedim(0, -1)), [fn(r) for r in x])]
+        jac = func.jacrev(func.vmap(fn))(x)        # one entry's rows see only that entry
+    finally:
+        _batching_rules.LOOP_LOG = None
+    assert not log, log
+    for got, want in pairs:
+        assert np.allclose(got.numpy(), cr.stack(want).numpy())
+    for i, r in enumerate(x):
+        block = jac[(i,) + (slice(None),) * (jac.ndim - x.ndim - 1) + (i,)]
+        assert np.allclose(block.numpy(), func.jacrev(fn)(r).numpy())

@@ -47,9 +47,6 @@ from ._common import ABSENT, FUNCTIONS
 from ._registry import OPS
 
 _NEW_DIM_OPS = frozenset(("unsqueeze", "stack", "diag_embed"))  # dims of the result
-# ops picking their input's elements at indices of its shape (a 0-d entry's are 0-d too)
-_PICK_OPS = frozenset(("sort", "sort_stable", "topk", "kthvalue", "median_dim",
-                       "nanmedian_dim", "cummax", "cummin", "max_dim", "min_dim"))
 LOOP_LOG = None     # a set while a test records which ops ran per entry
 # Looped ops that the reference has no batching rule for either: its name of the op
 REFERENCE_FALLBACKS = {"masked_scatter": "aten::masked_scatter"}
@@ -115,13 +112,12 @@ def elementwise_on_self(call, op, args, batched, attrs):
 
 def zero_dim_aware(rule):
     """A 0-d logical ``self`` has no dimension for the batch one to move past: the op
-    runs on (B, 1) with its dimension 0 (or -1) pointing at the 1, which is dropped."""
+    runs on (B, 1) with its dimension 0 (or -1) pointing at the 1, which is dropped.
+    (The ops of several inputs refuse a 0-d ``self`` before their table op, but for
+    gather and the scatters: Note [gather and scatter on vectors].)"""
     def wrapper(call, op, args, batched, attrs):
         if not batched[0] or args[0].ndim != 1 or op.name in _NEW_DIM_OPS:
             return rule(call, op, args, batched, attrs)
-        if op.name == "unfold" or (op.name not in _PICK_OPS and
-                                   len([a for a in args if a is not None]) > 1):
-            return per_entry(call, op, args, batched, attrs)    # scatters into a 0-d entry
         args = [None if a is None else FUNCTIONS["unsqueeze"](a, -1) for a in args]
         out = rule(call, op, args, batched, attrs)
         if isinstance(out, tuple):
@@ -145,18 +141,74 @@ def reduction(call, op, args, batched, attrs):
     return call(op, args, attrs)
 
 
-def unbatched_index(index_name, batched_index_rule=None):
-    """Ops with a 1-D index input (index_select, index_add, ...): batched data inputs
-    as they are; a batched index by ``batched_index_rule``, else per entry."""
+def _shared_index(call, op, args, batched, attrs):
+    """An unbatched index: the unbatched data inputs (not a fill value) expanded to the
+    batch, dimensions shifted past it."""
+    size = _batch_size(args, batched)
+    args = [a if b or name not in ("self", "source") else _expand_batch(a, size)
+            for a, b, name in zip(args, batched, op.inputs)]
+    return call(op, args, _shifted(attrs))
+
+
+def by_index(batched_index_rule):
+    """Ops with a 1-D index input (index_select, index_add, ...): a shared index by
+    ``_shared_index``, one per entry by ``batched_index_rule``."""
     def rule(call, op, args, batched, attrs):
-        if batched[op.inputs.index(index_name)]:
-            return (batched_index_rule or per_entry)(call, op, args, batched, attrs)
-        keep = [n == index_name for n in op.inputs]
-        size = _batch_size(args, batched)
-        args = [a if b or k or a is None else _expand_batch(a, size)
-                for a, b, k in zip(args, batched, keep)]
-        return call(op, args, _shifted(attrs))
+        if batched[1]:
+            return batched_index_rule(call, op, args, batched, attrs)
+        return _shared_index(call, op, args, batched, attrs)
     return rule
+
+
+def unfold(call, op, args, batched, attrs):
+    """A 0-d entry is the one-element vector it stands for, whose first window (of
+    ``size`` 1 or 0) is all of it or none: that vector narrowed to ``size`` (a view of
+    the entry, as the op's result is)."""
+    if args[0].ndim > 1:
+        return shift_dims(call, op, args, batched, attrs)
+    return FUNCTIONS["narrow"](FUNCTIONS["unsqueeze"](args[0], -1), 1, 0, attrs["size"])
+
+
+# Note [gather and scatter on vectors]
+#     gather and the scatters take a 0-d self, or an index of the other rank (0-d
+#     against 1-d), as vectors: self's elements, the index's positions and src's values
+#     each flattened (src: its corner of the index's shape where their ranks agree,
+#     else its first value for every position), the op along that one dimension.
+#     Under vmap the entries are such vectors side by side: every input (B, n), the op
+#     once along dimension 1, the result reshaped to the entry's shape (self's for a
+#     scatter, the index's for gather).
+def _entry_shape(t, is_batched):
+    return tuple(t.shape)[1:] if is_batched else tuple(t.shape)
+
+
+def _flat_entries(t, is_batched, size):
+    """(B, n): each entry's elements in order (a shared tensor expanded to the batch)."""
+    return FUNCTIONS["reshape"](t if is_batched else _expand_batch(t, size), (size, -1))
+
+
+def _scattered_values(src, src_batched, index_shape, size):
+    """(B, K): the value src gives each of the K positions of an entry's index."""
+    shape = _entry_shape(src, src_batched)
+    if shape and len(shape) == len(index_shape):
+        for d, n in enumerate(index_shape):
+            if shape[d] != n:
+                src = FUNCTIONS["narrow"](src, d + src_batched, 0, n)
+        return _flat_entries(src, src_batched, size)
+    first = FUNCTIONS["narrow"](_flat_entries(src, src_batched, size), 1, 0, 1)
+    return FUNCTIONS["expand"](first, (size, math.prod(index_shape)))
+
+
+def gather_or_scatter(call, op, args, batched, attrs):
+    """Note [gather and scatter on vectors] where it applies, else the dims shifted."""
+    shape, index_shape = _entry_shape(args[0], batched[0]), _entry_shape(args[1], batched[1])
+    if shape and len(shape) == len(index_shape):
+        return shift_dims(call, op, args, batched, attrs)
+    size = _batch_size(args, batched)
+    vectors = [_flat_entries(a, b, size) for a, b in zip(args[:2], batched[:2])]
+    if len(args) > 2:
+        vectors.append(_scattered_values(args[2], batched[2], index_shape, size))
+    out = call(op, vectors, dict(attrs, dim=1))
+    return FUNCTIONS["reshape"](out, (size,) + (index_shape if op.name == "gather" else shape))
 
 
 # Note [an index per entry]
@@ -171,12 +223,11 @@ def _entry_positions(index, dim, rank, shape):
 
 
 def _by_entry(build):
-    """A rule for a batched index (Note [an index per entry]); 0-d entries run per entry.
-    ``build(call, x, positions_for, dim, args, attrs)`` makes the result."""
+    """A rule for a batched index (Note [an index per entry]) of entries of rank 1 or
+    more (Note [0-d operands of the index ops]). ``build(call, x, positions_for, dim,
+    args, attrs)`` makes the result."""
     def rule(call, op, args, batched, attrs):
         rank = _lnd(args[0], batched[0])
-        if rank == 0:
-            return per_entry(call, op, args, batched, attrs)
         size, dim = _batch_size(args, batched), attrs["dim"] % rank
         args = [a if b or a is None or not isinstance(a, Tensor) or i == 1 else
                 _expand_batch(a, size) for i, (a, b) in enumerate(zip(args, batched))]
@@ -196,23 +247,31 @@ index_fill_by_entry = _by_entry(lambda call, x, at, dim, args, attrs: call(
     OPS["scatter_value"], [x, at(x.shape)], {"dim": dim + 1, "value": attrs["value"]}))
 
 
-def filled_in_0d(rule):
-    """index_fill on a 0-d entry: on it as a 1-element vector (its dim 0), squeezed back."""
+# Note [0-d operands of the index ops]
+#     index_select/index_add/index_copy/index_fill take a 0-d self, index or source as
+#     the one-element vector it stands for (a 0-d self has the one position 0, which
+#     dim 0 or -1 names). Under vmap each such operand becomes that vector, (B, 1)
+#     batched or (1,) shared, the op's rule for vectors runs, and the result of a 0-d
+#     self goes back to 0-d. A fill value stays the number it is.
+def zero_dim_as_vectors(rule):
+    """Note [0-d operands of the index ops]."""
     def wrapper(call, op, args, batched, attrs):
-        if _lnd(args[0], batched[0]):
-            return rule(call, op, args, batched, attrs)
-        args = [FUNCTIONS["unsqueeze"](args[0], -1)] + list(args[1:])
-        return FUNCTIONS["squeeze"](rule(call, op, args, batched, attrs), -1)
+        scalar = _lnd(args[0], batched[0]) == 0
+        args = [FUNCTIONS["unsqueeze"](a, -1) if _lnd(a, b) == 0 and
+                name in ("self", "index", "source") else a
+                for a, b, name in zip(args, batched, op.inputs)]
+        out = rule(call, op, args, batched, attrs)
+        return FUNCTIONS["squeeze"](out, -1) if scalar else out
     return wrapper
 
 
-@filled_in_0d
+@zero_dim_as_vectors
 def index_fill_tensor(call, op, args, batched, attrs):
     """A batched fill value or index: ``where`` the positions (index_fill's rule on a
     mask, for a shared index or one per entry) are, the value, else ``self``; neither
     batched: as index_fill."""
     if not (batched[1] or batched[2]):
-        return unbatched_index("index")(call, op, args, batched, attrs)
+        return _shared_index(call, op, args, batched, attrs)
     x, index, value = args
     x = x if batched[0] else _expand_batch(x, _batch_size(args, batched))
     mask = RULES["index_fill"](call, OPS["index_fill"],
@@ -402,14 +461,32 @@ def embedding(call, op, args, batched, attrs):
 
 def embedding_bag(call, op, args, batched, attrs):
     """A batched weight folds into the embedding width, as for ``embedding`` (bags
-    never mix columns, max mode included); batched per_sample_weights: per entry."""
+    never mix columns, max mode included); batched per_sample_weights: the entries'
+    bags side by side (``_bags_side_by_side``)."""
     if batched[1]:
-        return per_entry(call, op, args, batched, attrs)
+        return _bags_side_by_side(call, op, args, batched, attrs)
     weight, reshape, movedim = args[0], FUNCTIONS["reshape"], FUNCTIONS["movedim"]
     size, width = weight.shape[0], weight.shape[-1]
     folded = reshape(movedim(weight, 0, -2), (weight.shape[1], size * width))
     out = call(op, [folded, args[1]], attrs)
     return movedim(reshape(out, (out.shape[0], size, width)), -2, 0)
+
+
+def _bags_side_by_side(call, op, args, batched, attrs):
+    """A weight per lookup for each entry: B * bags bags, entry b's lookups those of
+    one entry into bags b * bags + its bag ids (their constant factors repeated), and
+    into rows b * V + its indices of a batched (B * V, D) weight."""
+    weight, weights = args
+    size, bags = weights.shape[0], attrs["bags"]
+    entries = np.arange(size)[:, None]
+    indices = attrs["indices"][None] + entries * (weight.shape[1] if batched[0] else 0)
+    repeated = {k: None if attrs[k] is None else np.tile(attrs[k], size)
+                for k in ("factor", "grad_factor")}
+    folded = dict(attrs, indices=indices.reshape(-1), bags=size * bags,
+                  bag_ids=(attrs["bag_ids"][None] + entries * bags).reshape(-1), **repeated)
+    table = FUNCTIONS["reshape"](weight, (-1, weight.shape[-1])) if batched[0] else weight
+    out = call(op, [table, FUNCTIONS["reshape"](weights, (-1,))], folded)
+    return FUNCTIONS["reshape"](out, (size, bags, -1))
 
 
 def affine_grid(call, op, args, batched, attrs):
@@ -536,18 +613,22 @@ def mse_loss(call, op, args, batched, attrs):
 
 def hinge_loss(call, op, args, batched, attrs):
     """multilabel_margin_loss, multi_margin_loss: one loss per row of (N, C) (or of
-    the one row (C,)); the entries' rows run as one (B * N, C) loss without
-    reduction, each entry's losses reduced after."""
-    rank = _lnd(args[0], batched[0])
-    if rank == 0 or (len(args) > 2 and batched[2]):     # a 0-d input, a batched weight
-        return per_entry(call, op, args, batched, attrs)
-    x, target = _materialized(args[:2], batched[:2])
-    size, classes = x.shape[0], x.shape[-1]
+    the one row (C,), or of the one class of a 0-d input); the entries' rows run as
+    one (B * N, C) loss without reduction, each entry's losses reduced after. A weight
+    per entry weighs each row's loss by its target's weight (the op's weight is that
+    factor), so the rows run unweighted and are weighted after."""
+    x, target = _materialized(args, batched)[:2]
+    size = x.shape[0]
+    classes = x.shape[-1] if _lnd(args[0], batched[0]) else 1
     target_shape = (-1, classes) if op.name == "multilabel_margin_loss" else (-1,)
     rows = [FUNCTIONS["reshape"](x, (-1, classes)), FUNCTIONS["reshape"](target, target_shape)]
-    losses = call(op, rows + list(args[2:]), dict(attrs, reduction="none",
-                                                  out_shape=(rows[0].shape[0],)))
+    weighted = len(args) > 2 and batched[2]
+    losses = call(op, rows + ([ABSENT] if weighted else list(args[2:])),
+                  dict(attrs, reduction="none", out_shape=(rows[0].shape[0],)))
     losses = FUNCTIONS["reshape"](losses, (size, -1))
+    if weighted:                 # (the weight takes no gradient: its values only)
+        targets = FUNCTIONS["reshape"](rows[1], (size, -1))
+        losses = FUNCTIONS["mul"](losses, FUNCTIONS["gather"](args[2].detach(), 1, targets))
     if attrs["reduction"] == "none":
         return FUNCTIONS["reshape"](losses, (size,) + tuple(attrs["out_shape"]))
     return FUNCTIONS["sum" if attrs["reduction"] == "sum" else "mean"](losses, (1,))
@@ -752,11 +833,12 @@ _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_lu"}
 _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
                "split", "split_with_sizes", "unbind", "flip", "diagonal", "diagonal_copy",
-               "diag_embed", "diagonal_scatter", "rot90", "unfold", "select", "slice",
-               "gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
-               "scatter_reduce", "select_scatter", "slice_scatter", "linalg_cross",
+               "diag_embed", "diagonal_scatter", "rot90", "select", "slice",
+               "select_scatter", "slice_scatter", "linalg_cross",
                "max_dim", "min_dim", "sort", "sort_stable", "topk", "kthvalue", "median_dim",
                "nanmedian_dim", "cummax", "cummin"}
+_GATHER_SCATTER = ("gather", "scatter_add", "scatter", "scatter_multiply", "scatter_value",
+                   "scatter_reduce")
 _SHIFT_DIMS |= {"fft_c2c", "fft_r2c", "fft_c2r"}
 
 RULES = {}
@@ -766,10 +848,11 @@ RULES.update({n: elementwise for n in _module_ops(_special_functions)})
 RULES.update({n: reduction for n in _REDUCTIONS})
 RULES.update({n: shift_dims for n in _SHIFT_DIMS})
 RULES.update({n: last_dims for n in _LAST_DIMS})
-RULES["index_select"] = unbatched_index("index", index_select_by_entry)
-RULES["index_add"] = unbatched_index("index", index_add_by_entry)
-RULES["index_copy"] = unbatched_index("index", index_copy_by_entry)
-RULES["index_fill"] = filled_in_0d(unbatched_index("index", index_fill_by_entry))
+RULES["unfold"] = unfold
+RULES.update({n: gather_or_scatter for n in _GATHER_SCATTER})
+RULES.update({name: zero_dim_as_vectors(by_index(by_entry)) for name, by_entry in (
+    ("index_select", index_select_by_entry), ("index_add", index_add_by_entry),
+    ("index_copy", index_copy_by_entry), ("index_fill", index_fill_by_entry))})
 RULES.update({n: matmul for n in ("matmul", "mm", "bmm", "mv", "dot")})
 RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "masked_fill_tensor": elementwise_on_self, "view": prepend_shape,

@@ -191,6 +191,13 @@ def _scatter_key(index, dim):
     return tuple(key)
 
 
+def _copy_to_write(a):
+    """A copy of ``a`` that writes can go into (through ``reshape(-1)`` too): an array
+    even where ``a`` is a NumPy scalar, what arithmetic on 0-d arrays gives the
+    formulas."""
+    return asarray(a).copy()
+
+
 def gather_array(a, dim, index):
     if index.ndim != a.ndim or a.ndim == 0:   # 0-d and 1-d mixed: both are vectors
         return np.take(a.reshape(-1), index)
@@ -207,21 +214,21 @@ def _scatter_target(out, dim, index, src):
 
 
 def scatter_add_array(a, dim, index, src):
-    out = a.copy()
+    out = _copy_to_write(a)
     target, key, values = _scatter_target(out, dim, index, src)
     np.add.at(target, key, values)
     return out
 
 
 def scatter_multiply_array(a, dim, index, src):
-    out = a.copy()
+    out = _copy_to_write(a)
     target, key, values = _scatter_target(out, dim, index, src)
     np.multiply.at(target, key, values)
     return out
 
 
 def scatter_array(a, dim, index, src):
-    out = a.copy()
+    out = _copy_to_write(a)
     target, key, values = _scatter_target(out, dim, index, src)
     target[key] = values
     return out
@@ -934,7 +941,7 @@ def _write_copy(a, view_fn, src, *args):
 
 def index_copy_array(a, dim, index, source):
     """A copy of ``a`` with ``source`` (slices, or one value) at ``index`` along ``dim``."""
-    out = a.copy()
+    out = _copy_to_write(a)
     if a.ndim == 0:
         out[...] = np.reshape(source, ())
     else:
@@ -968,13 +975,14 @@ def _reduce_identity(reduce, dtype):
 
 
 def scatter_reduce_array(a, dim, index, src, reduce, include_self):
-    out = a.copy()
+    out = _copy_to_write(a)
     target, key, values = _scatter_target(out, dim, index, src)
     if not include_self:
         target[key] = _reduce_identity(reduce, a.dtype)
     _REDUCE_UFUNCS[reduce].at(target, key, values)
     if reduce == "mean":
-        counts = zeros_on(out.shape, np.int64, out) + (1 if include_self else 0)
+        counts = zeros_on(out.shape, np.int64, out)
+        counts += 1 if include_self else 0
         count_target, _, _ = _scatter_target(counts, dim, index, src)
         if not include_self:
             count_target[key] = 0
