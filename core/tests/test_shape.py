@@ -1271,3 +1271,18 @@ def test_sizes_twice_is_an_error():
     assert cr.is_complex(input=cr.zeros(1)) is False
     assert cr.promote_types(type1=cr.float32, type2=cr.int64) == cr.float32
     assert cr.matrix_power(input=cr.eye(2) * 2, n=2).tolist() == [[4.0, 0.0], [0.0, 4.0]]
+
+
+def test_dim_zero_of_a_0d_tensor_in_flip_movedim_and_roll():
+    # the reference treats dims 0 and -1 of a 0-d tensor as valid for flip (nothing to
+    # reverse) and movedim (an alias), and roll names the dimension the tensor lacks
+    x = cr.tensor(2.0, requires_grad=True)
+    for flipped in (x.flip(0), x.flip(-1), cr.flip(x, (0,))):
+        assert flipped.item() == 2.0 and type(flipped.grad_fn).__name__ == "FlipBackward0"
+    moved = x.movedim(0, 0)
+    assert moved._base is x and type(moved.grad_fn).__name__ == "AliasBackward0"
+    assert type(cr.moveaxis(x, -1, 0).grad_fn).__name__ == "AliasBackward0"
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        x.roll(1, 0)
+    assert x.roll(1).item() == 2.0
+    assert cr.autograd.grad(x.flip(0) * moved, x)[0].item() == 4.0

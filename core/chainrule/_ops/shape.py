@@ -391,6 +391,8 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
                            f"should contain the same number of dims as destination ({dst} dims)")
+    if nd == 0:
+        return _alias(input)             # dims 0 and -1 of a 0-d tensor: the reference's alias
     order = [d for d in range(nd) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -826,6 +828,8 @@ def flip(input, *axes, dims=None):
     [3.0, 2.0, 1.0]
     """
     dims = _dims_arg(keyword_sizes(axes, dims), input._data.ndim)
+    if input._data.ndim == 0:
+        dims = ()                        # dim 0 or -1 of a 0-d tensor: nothing to reverse
     return apply_op(FLIP, (input,), {"dims": dims})
 
 
@@ -883,6 +887,8 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if input._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(wrap_dim(d, input._data.ndim) for d in dims)
     return apply_op(ROLL, (input,), {"shifts": shifts, "dims": dims})
 
