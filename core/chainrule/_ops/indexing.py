@@ -741,8 +741,8 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError(f"index_add_(): Number of indices ({index._data.size}) should be "
                            f"equal to source.size(dim): ({n_src}), for dim: {d}")
     shape, src_shape = input._data.shape, source._data.shape
-    if input._data.ndim and (len(src_shape) != len(shape) or any(
-            a != b for k, (a, b) in enumerate(zip(shape, src_shape)) if k != d)):
+    if len(src_shape) != len(shape) or any(
+            a != b for k, (a, b) in enumerate(zip(shape, src_shape)) if k != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(shape)} "
                            f"source.shape = {list(src_shape)}")
@@ -757,12 +757,13 @@ def _check_gather_shapes(name, input, dim, index, src=None):
                            f"{'input' if src is None else 'self'} tensor")
     d = wrap_dim(dim, nd)
     ishape, shape = index._data.shape, input._data.shape
-    for k in range(min(nd, index._data.ndim)):
+    for k in range(min(nd, index._data.ndim) if nd else index._data.ndim):
         if k != d and ishape[k] > shape[k]:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(ishape)} to be no larger than self {list(shape)} apart "
                                f"from dimension {d}")
-        if src is not None and src._data.ndim == nd and ishape[k] > src._data.shape[k]:
+        if src is not None and src._data.ndim in (nd, 0) and \
+                ishape[k] > (src._data.shape[k] if src._data.ndim else 1):
             raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self "
                                f"{list(shape)} apart from dimension {d} and to be no larger "
                                f"size than src {list(src._data.shape)}")
@@ -942,8 +943,8 @@ def _write_copy(a, view_fn, src, *args):
 def index_copy_array(a, dim, index, source):
     """A copy of ``a`` with ``source`` (slices, or one value) at ``index`` along ``dim``."""
     out = _copy_to_write(a)
-    if a.ndim == 0:
-        out[...] = np.reshape(source, ())
+    if a.ndim == 0:                      # every index is 0: the last write stays
+        out[...] = np.reshape(source, -1)[-1]
     else:
         out[(slice(None),) * dim + (index.reshape(-1),)] = source
     return out
