@@ -627,6 +627,16 @@ def test_nll_loss_dtype_errors():
         F.nll_loss(cr.zeros(3, 4), cr.tensor([0, 1, 2]), weight=cr.ones(4, requires_grad=True))
 
 
+def test_absent_optional_inputs_read_as_none():
+    # An optional tensor that was not given reads as None, like the reference's
+    # undefined tensor (Note [absent tensor input]).
+    x = cr.ones(2, 3, requires_grad=True)
+    node = F.layer_norm(x, (3,)).grad_fn
+    assert node._saved_weight is None and node._saved_bias is None
+    node = F.binary_cross_entropy_with_logits(x, cr.ones(2, 3)).grad_fn
+    assert node._saved_weight is None and node._saved_pos_weight is None
+
+
 def test_legacy_reduction_arguments_warn_and_map():
     x, t = cr.tensor([[-1.0, -2.0], [-3.0, -4.0]]), cr.tensor([0, 1])
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, "
