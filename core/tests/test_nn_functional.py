@@ -627,6 +627,47 @@ def test_nll_loss_dtype_errors():
         F.nll_loss(cr.zeros(3, 4), cr.tensor([0, 1, 2]), weight=cr.ones(4, requires_grad=True))
 
 
+def _packed_by_nll_loss(log_probs, target, **kwargs):
+    """(shape, dtype) of what saved-tensor hooks see the nll_loss node save, and the loss."""
+    seen = []
+
+    def pack(t):
+        seen.append((tuple(t.shape), t.dtype))
+        return t
+    with cr.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = F.nll_loss(log_probs, target, **kwargs)
+    return seen, loss
+
+
+def test_nll_loss_saves_self_target_weight_and_total_weight_through_hooks():
+    # The reference saves those four: hooks pack them and backward unpacks them.
+    x = cr.tensor([[-1.0, -2.0, -3.0], [-2.0, -1.0, -0.5]], requires_grad=True)
+    target, weight = cr.tensor([2, 0]), cr.tensor([1.0, 2.0, 0.5])
+    seen, loss = _packed_by_nll_loss(x, target, weight=weight)
+    assert seen == [((2, 3), cr.float32), ((2,), cr.int64), ((3,), cr.float32),
+                    ((), cr.float32)]
+    unpacked = []
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        loss = F.nll_loss(x, target, weight=weight)
+    loss.backward()
+    assert len(unpacked) == 4
+    assert x.grad.flatten().tolist() == pytest.approx([0.0, 0.0, -1 / 3, -2 / 3, 0.0, 0.0])
+    seen, _ = _packed_by_nll_loss(x, target)           # no weight: nothing packed for it
+    assert [s for s, _ in seen] == [(2, 3), (2,), ()]
+
+
+def test_nll_loss_saved_attributes_read_what_the_reference_saved():
+    x = cr.tensor([[-1.0, -2.0], [-2.0, -1.0], [-0.5, -1.5]], requires_grad=True)
+    node = F.nll_loss(x, cr.tensor([1, -100, 0]), weight=cr.tensor([3.0, 2.0]),
+                      reduction="sum").grad_fn
+    assert node._saved_target.tolist() == [1, -100, 0]       # ignored entries as given
+    assert node._saved_weight.tolist() == [3.0, 2.0]
+    assert node._saved_total_weight.item() == 5.0             # also for a sum
+    assert node._saved_self is not None and node._saved_self.shape == (3, 2)
+    none = F.nll_loss(x, cr.tensor([1, 0, 0]), reduction="none").grad_fn
+    assert none._saved_weight is None and none._saved_total_weight.item() == 0.0
+
+
 def test_absent_optional_inputs_read_as_none():
     # An optional tensor that was not given reads as None, like the reference's
     # undefined tensor (Note [absent tensor input]).

@@ -566,20 +566,20 @@ def _per_element(attrs, size, dtype):
     """The attributes of the "none" loss along the batch (the Note above)."""
     if attrs["reduction"] == "mean":
         weight = attrs["element_weight"]
-        weight = np.ones(attrs["target"].shape, dtype) if weight is None else weight
+        weight = np.ones(attrs["safe_target"].shape, dtype) if weight is None else weight
         with np.errstate(invalid="ignore", divide="ignore"):
-            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["total_weight"]))
+            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["divisor"]))
 
     def along(a):
         return None if a is None else np.broadcast_to(a[..., None], a.shape + (size,))
-    names = ("target", "element_weight", "ignored")
+    names = ("safe_target", "element_weight", "ignored")
     return dict(attrs, reduction="none", **{k: along(attrs[k]) for k in names})
 
 
 def nll_loss(call, op, args, batched, attrs):
     """Note [targets along a trailing dimension]."""
     x = FUNCTIONS["movedim"](args[0], 0, -1)
-    losses = call(op, [x], _per_element(attrs, x.shape[-1], x._data.dtype))
+    losses = call(op, [x, *args[1:]], _per_element(attrs, x.shape[-1], x._data.dtype))
     if attrs["reduction"] == "none":
         return FUNCTIONS["movedim"](losses, -1, 0)
     return FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
@@ -592,7 +592,7 @@ def nll_loss_backward(call, op, args, batched, attrs):
     if attrs["reduction"] == "none":
         g = FUNCTIONS["movedim"](g, 0, -1)
     else:                                   # one gradient per entry, for each element
-        g = FUNCTIONS["expand"](g, element["target"].shape)
+        g = FUNCTIONS["expand"](g, element["safe_target"].shape)
     shape = tuple(attrs["self_shape"]) + (size,)
     return FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
 

@@ -471,7 +471,14 @@ def smooth_l1_loss(input, target, reduction, beta, huber=False):
                     {"reduction": reduction, "beta": float(beta), "huber": huber})
 
 
-def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
+def _nll_forward(x, target, weight, total_weight, safe_target, element_weight, divisor,
+                 reduction, ignored):
+    """The table op's forward: the loss from the attributes; the tensor inputs beyond
+    ``x`` are there to be saved (Note [nll_loss's saved tensors])."""
+    return _nll_values(x, safe_target, element_weight, divisor, reduction, ignored)
+
+
+def _nll_values(x, target, element_weight, total_weight, reduction, ignored):
     """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
     ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
     nothing, not even a nan or inf of x, like the reference."""
@@ -509,13 +516,13 @@ def _divide_quietly(value, total_weight, dtype):
         return value / divisor
 
 
-def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored,
+def _nll_backward(grad, safe_target, element_weight, divisor, reduction, ignored,
                   self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere and at
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
-    quiet = reduction == "mean" and type(total_weight) is not MetaArray and \
-        _quiet_divisor(grad.dtype.type(total_weight))
-    scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
+    quiet = reduction == "mean" and type(divisor) is not MetaArray and \
+        _quiet_divisor(grad.dtype.type(divisor))
+    scale = _divide_quietly(grad, divisor, grad.dtype) if reduction == "mean" else grad
     out = zeros_on(self_shape, grad.dtype, grad)
     if element_weight is None:
         values = -scale
@@ -527,44 +534,57 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
     if ignored is not None:
         values = np.where(ignored, grad.dtype.type(0), values)
     if len(self_shape) == 2:
-        out[np.arange(self_shape[0]), target] = values      # a 0-d value broadcasts
+        out[np.arange(self_shape[0]), safe_target] = values      # a 0-d value broadcasts
     else:
-        values = np.broadcast_to(values, target.shape)
-        np.put_along_axis(out, target[:, None], values[:, None], axis=1)
+        values = np.broadcast_to(values, safe_target.shape)
+        np.put_along_axis(out, safe_target[:, None], values[:, None], axis=1)
     return out
 
 
-_NLL_ATTRS = ("target", "element_weight", "total_weight", "reduction", "ignored")
-NLL_LOSS = defop("nll_loss", _nll_forward, attrs=_NLL_ATTRS,
-                 vjp=(lambda F, g, self_shape, target, element_weight, total_weight, reduction,
-                      ignored:
-                      F._nll_loss_backward(g, target, element_weight, total_weight, reduction,
-                                           ignored, tuple(self_shape)),),
-                 jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored:
-                     F._nll_loss(t[0], target, element_weight, total_weight, reduction,
+# Note [nll_loss's saved tensors]
+#     The reference's nll_loss node saves self, target, weight and total_weight, so
+#     saved-tensor hooks pack (and backward unpacks) those four, in that order, and
+#     ``_saved_<name>`` reads them. Here they are the op's tensor inputs (no
+#     gradient; an absent weight is ABSENT, Note [absent tensor input]) and the VJP
+#     names them so that they are saved; the formulas themselves compute from the
+#     attributes prepared once in the forward: ``safe_target`` (ignored entries set
+#     to 0), ``element_weight``, ``divisor`` (what a mean divides by) and ``ignored``.
+_NLL_ATTRS = ("safe_target", "element_weight", "divisor", "reduction", "ignored")
+
+
+def _nll_vjp(F, g, self, target, weight, total_weight, safe_target, element_weight, divisor,
+             reduction, ignored):
+    return F._nll_loss_backward(g, safe_target, element_weight, divisor, reduction, ignored,
+                                tuple(self.shape))
+
+
+NLL_LOSS = defop("nll_loss", _nll_forward, inputs=("self", "target", "weight", "total_weight"),
+                 attrs=_NLL_ATTRS, vjp=(_nll_vjp, NONDIFF, NONDIFF, NONDIFF),
+                 jvp=lambda F, t, safe_target, element_weight, divisor, reduction, ignored:
+                     F._nll_loss(t[0], safe_target, element_weight, divisor, reduction,
                                  ignored))
 # The backward is linear in its gradient; its own VJP is the forward again.
 NLL_LOSS_BACKWARD = defop(
     "nll_loss_backward", _nll_backward, inputs=("grad_output",),
     attrs=_NLL_ATTRS + ("self_shape",),
-    vjp=(lambda F, g, target, element_weight, total_weight, reduction, ignored:
-         F._nll_loss(g, target, element_weight, total_weight, reduction, ignored),),
-    jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored, self_shape:
-        F._nll_loss_backward(t[0], target, element_weight, total_weight, reduction, ignored,
+    vjp=(lambda F, g, safe_target, element_weight, divisor, reduction, ignored:
+         F._nll_loss(g, safe_target, element_weight, divisor, reduction, ignored),),
+    jvp=lambda F, t, safe_target, element_weight, divisor, reduction, ignored, self_shape:
+        F._nll_loss_backward(t[0], safe_target, element_weight, divisor, reduction, ignored,
                              self_shape))
 
-array_fn("_nll_loss")(_nll_forward)
+array_fn("_nll_loss")(_nll_values)
 array_fn("_nll_loss_backward")(_nll_backward)
 
 
 def _nll_attrs(target, element_weight, total_weight, reduction, ignored):
-    return {"target": target, "element_weight": element_weight, "total_weight": total_weight,
+    return {"safe_target": target, "element_weight": element_weight, "divisor": total_weight,
             "reduction": reduction, "ignored": ignored}
 
 
 @formula_helper
 def _nll_loss(x, target, element_weight, total_weight, reduction, ignored):
-    return apply_op(NLL_LOSS, (x,),
+    return apply_op(NLL_LOSS, (x, ABSENT, ABSENT, ABSENT),
                     _nll_attrs(target, element_weight, total_weight, reduction, ignored))
 
 
@@ -1001,19 +1021,36 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     class_weight = _class_weights(weight, n_classes, x)
     safe, element_weight, ignored = _nll_element_weights(t, class_weight, ignore_index,
                                                          n_classes, x._data.dtype)
-    if reduction != "mean":
-        total_weight = 0.0
-    elif element_weight is None:
-        total_weight = float(t.size)
-    else:
-        total_weight = element_weight.sum()
-        if type(total_weight) is not MetaArray:      # a meta one stays: it has no value
-            total_weight = float(total_weight)
-    out = apply_op(NLL_LOSS, (x,),
-                   _nll_attrs(safe, element_weight, total_weight, reduction, ignored))
+    total_weight = _nll_total_weight(t, element_weight, reduction)
+    divisor = total_weight if reduction == "mean" else 0.0
+    saved = (Tensor._wrap(t) if target._data.shape != t.shape else target,
+             ABSENT if weight is None else weight,
+             _nll_total_weight_tensor(total_weight, x._data))
+    out = apply_op(NLL_LOSS, (x,) + saved,
+                   _nll_attrs(safe, element_weight, divisor, reduction, ignored))
     if unbatched and reduction == "none":
         return _reshape(out, ())
     return out
+
+
+def _nll_total_weight(t, element_weight, reduction):
+    """The weight of the elements not ignored (their count without class weights),
+    0 for reduction "none", like the reference's total_weight; a meta one stays a
+    MetaArray (it has no value)."""
+    if reduction == "none":
+        return 0.0
+    if element_weight is None:
+        return float(t.size)
+    total = element_weight.sum()
+    return total if type(total) is MetaArray else float(total)
+
+
+def _nll_total_weight_tensor(total_weight, like):
+    """total_weight as the 0-d tensor of the input's dtype and device that the node
+    saves (Note [nll_loss's saved tensors])."""
+    if type(total_weight) is MetaArray:
+        return Tensor._wrap(total_weight.astype(like.dtype))
+    return Tensor._wrap(on_device_of(np.array(total_weight, like.dtype), like))
 
 
 def _nll_loss_batched(x, target, weight, ignore_index, reduction):
