@@ -668,6 +668,57 @@ def test_nll_loss_saved_attributes_read_what_the_reference_saved():
     assert none._saved_weight is None and none._saved_total_weight.item() == 0.0
 
 
+def _first_names(node, count):
+    """The names of the first ``count`` nodes from ``node`` along each first edge."""
+    names = []
+    while node is not None and len(names) < count:
+        names.append(node.name().rsplit("::", 1)[-1])
+        node = next((f for f, _ in node.next_functions if f is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("shape, reduction, names, saved_shape", [
+    ((3,), "none", ["NllLossBackward0", "AccumulateGrad"], (3,)),
+    ((2, 3), "mean", ["NllLossBackward0", "AccumulateGrad"], (2, 3)),
+    ((2, 3, 2, 2), "none", ["NllLoss2DBackward0", "AccumulateGrad"], (2, 3, 2, 2)),
+    ((2, 3, 4), "mean", ["NllLoss2DBackward0", "ViewBackward0", "AccumulateGrad"], (2, 3, 1, 4)),
+    ((2, 3, 4), "none", ["ViewBackward0", "NllLoss2DBackward0", "ViewBackward0"], (2, 3, 1, 4)),
+    ((2, 3, 2, 2, 2), "sum", ["NllLoss2DBackward0", "ViewBackward0"], (2, 3, 1, 8)),
+])
+def test_nll_loss_records_the_reference_kernel_for_each_rank(shape, reduction, names,
+                                                              saved_shape):
+    # 4-d inputs run nll_loss2d, other K-d ones its (N, C, 1, rest) view; (C,) runs as is.
+    x = cr.randn(*shape, dtype=cr.float64, requires_grad=True)
+    target = cr.zeros(*(shape[:1] + shape[2:] if len(shape) > 1 else ()), dtype=cr.int64)
+    loss = F.nll_loss(x, target, reduction=reduction)
+    assert _first_names(loss.grad_fn, len(names)) == names
+    node = loss.grad_fn if names[0] != "ViewBackward0" else loss.grad_fn.next_functions[0][0]
+    assert tuple(node._saved_self.shape) == saved_shape
+    loss.sum().backward()
+    expected = np.zeros(shape)
+    expected[(slice(None), 0) if len(shape) > 1 else 0] = -1.0
+    divisor = np.prod(target.shape) if reduction == "mean" else 1
+    assert np.allclose(x.grad.numpy(), expected / divisor)
+
+
+def test_label_smoothing_records_the_reference_graph():
+    # (1 - s) * nll + s / C * smooth with mul.Scalar, ignored elements masked_fill'ed to 0
+    # (hooks see the mask) and a mean over the count of the others.
+    x = cr.tensor([[0.1, 0.5, -0.3], [1.0, -1.0, 0.0]], requires_grad=True)
+    target = cr.tensor([2, 1])
+    seen = []
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.dtype) or t, lambda t: t):
+        loss = F.cross_entropy(x, target, label_smoothing=0.3, ignore_index=1)
+    nll_part, smooth_part = (f for f, _ in loss.grad_fn.next_functions)
+    assert (loss.grad_fn.name(), nll_part.name(), smooth_part.name()) == \
+        ("AddBackward0", "MulBackward1", "MulBackward1")
+    assert _first_names(smooth_part, 5)[1:] == ["DivBackward0", "SumBackward0",
+                                                "MaskedFillBackward0", "NegBackward0"]
+    assert cr.bool in seen
+    logp = np.log(np.exp([0.1, 0.5, -0.3]) / np.exp([0.1, 0.5, -0.3]).sum())
+    assert loss.item() == pytest.approx(-0.7 * logp[2] - 0.1 * logp.sum(), rel=1e-6)
+
+
 def test_absent_optional_inputs_read_as_none():
     # An optional tensor that was not given reads as None, like the reference's
     # undefined tensor (Note [absent tensor input]).

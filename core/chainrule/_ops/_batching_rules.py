@@ -577,24 +577,34 @@ def _per_element(attrs, size, dtype):
 
 
 def nll_loss(call, op, args, batched, attrs):
-    """Note [targets along a trailing dimension]."""
+    """Note [targets along a trailing dimension]; an unbatched input (C,) is the one
+    sample (1, C)."""
     x = FUNCTIONS["movedim"](args[0], 0, -1)
+    one_sample = x.ndim == 2
+    if one_sample:
+        x = FUNCTIONS["unsqueeze"](x, 0)
     losses = call(op, [x, *args[1:]], _per_element(attrs, x.shape[-1], x._data.dtype))
     if attrs["reduction"] == "none":
+        losses = FUNCTIONS["squeeze"](losses, 0) if one_sample else losses
         return FUNCTIONS["movedim"](losses, -1, 0)
     return FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
 
 
 def nll_loss_backward(call, op, args, batched, attrs):
-    """Note [targets along a trailing dimension]."""
+    """Note [targets along a trailing dimension]; an unbatched input (C,) is the one
+    sample (1, C)."""
     g, size = args[0], args[0].shape[0]
     element = _per_element(attrs, size, g._data.dtype)
+    self_shape = tuple(attrs["self_shape"])
+    one_sample = len(self_shape) == 1
     if attrs["reduction"] == "none":
         g = FUNCTIONS["movedim"](g, 0, -1)
+        g = FUNCTIONS["unsqueeze"](g, 0) if one_sample else g
     else:                                   # one gradient per entry, for each element
         g = FUNCTIONS["expand"](g, element["safe_target"].shape)
-    shape = tuple(attrs["self_shape"]) + (size,)
-    return FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
+    shape = ((1,) if one_sample else ()) + self_shape + (size,)
+    grad = FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
+    return FUNCTIONS["squeeze"](grad, 1) if one_sample else grad
 
 
 def _batch_folded(t, dim):
@@ -786,7 +796,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "conv2d_weight_grad": conv_weight_grad, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
-              "embedding_dense_backward": embedding, "nll_loss": nll_loss,
+              "embedding_dense_backward": embedding, "nll_loss": nll_loss, "nll_loss2d": nll_loss,
               "nll_loss_backward": nll_loss_backward, "take": take,
               "index_fill_tensor": index_fill_tensor, "_ctc_loss": ctc_loss,
               "_ctc_loss_backward": ctc_loss})

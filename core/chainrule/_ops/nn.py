@@ -27,7 +27,7 @@ from ._common import (ABSENT, EMPTY, FUNCTIONS, broadcast_error, check_same_dtyp
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
-from .elementwise import DIV_SCALAR, _erf, _sigmoid
+from .elementwise import DIV_SCALAR, MUL_SCALAR, _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
 from .reduction import _mean_forward, _var_forward
 
@@ -479,6 +479,14 @@ def _nll_forward(x, target, weight, total_weight, safe_target, element_weight, d
 
 
 def _nll_values(x, target, element_weight, total_weight, reduction, ignored):
+    """The loss of x: (N, C, *d), or (C,) as the one sample (1, C)."""
+    if x.ndim == 1:
+        return _nll_samples(x[None], target, element_weight, total_weight, reduction,
+                            ignored).reshape(())
+    return _nll_samples(x, target, element_weight, total_weight, reduction, ignored)
+
+
+def _nll_samples(x, target, element_weight, total_weight, reduction, ignored):
     """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
     ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
     nothing, not even a nan or inf of x, like the reference."""
@@ -518,6 +526,16 @@ def _divide_quietly(value, total_weight, dtype):
 
 def _nll_backward(grad, safe_target, element_weight, divisor, reduction, ignored,
                   self_shape):
+    """The input's gradient; an unbatched input's (C,) is that of the one sample (1, C)."""
+    if len(self_shape) == 1:
+        return _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction,
+                                     ignored, (1,) + tuple(self_shape)).reshape(self_shape)
+    return _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction,
+                                 ignored, self_shape)
+
+
+def _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction, ignored,
+                          self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere and at
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
     quiet = reduction == "mean" and type(divisor) is not MetaArray and \
@@ -558,11 +576,18 @@ def _nll_vjp(F, g, self, target, weight, total_weight, safe_target, element_weig
                                 tuple(self.shape))
 
 
-NLL_LOSS = defop("nll_loss", _nll_forward, inputs=("self", "target", "weight", "total_weight"),
+def _nll_op(name, node_name):
+    return defop(name, _nll_forward, inputs=("self", "target", "weight", "total_weight"),
                  attrs=_NLL_ATTRS, vjp=(_nll_vjp, NONDIFF, NONDIFF, NONDIFF),
                  jvp=lambda F, t, safe_target, element_weight, divisor, reduction, ignored:
                      F._nll_loss(t[0], safe_target, element_weight, divisor, reduction,
-                                 ignored))
+                                 ignored), node_name=node_name)
+
+
+# One kernel, two names: the reference's nll_loss2d (NllLoss2DBackward0) takes the
+# 4-d inputs, and the other K-dimensional ones as (N, C, 1, rest) views (nll_loss).
+NLL_LOSS = _nll_op("nll_loss", "NllLossBackward0")
+NLL_LOSS2D = _nll_op("nll_loss2d", "NllLoss2DBackward0")
 # The backward is linear in its gradient; its own VJP is the forward again.
 NLL_LOSS_BACKWARD = defop(
     "nll_loss_backward", _nll_backward, inputs=("grad_output",),
@@ -1013,24 +1038,38 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     _check_nll_target(x, target)
     if type(target) is BatchedTensor or type(weight) is BatchedTensor:
         return _nll_loss_batched(x, target, weight, ignore_index, reduction)
+    ndim = x._data.ndim
+    if ndim == 3 or ndim > 4:
+        return _nll_loss_folded(x, target, weight, ignore_index, reduction)
+    return _nll_loss_kernel(x, target, weight, ignore_index, reduction)
+
+
+def _nll_loss_folded(x, target, weight, ignore_index, reduction):
+    """The reference's K-dimensional loss (other than 4-d): the 2-d kernel on the
+    (N, C, 1, rest) view of the input and the (N, 1, rest) view of the target; a
+    "none" loss is viewed back to the target's shape."""
+    n, c = x._data.shape[:2]
+    rest = math.prod(x._data.shape[2:])
+    out = _nll_loss_kernel(_reshape(x, (n, c, 1, rest)), _reshape(target, (n, 1, rest)),
+                           weight, ignore_index, reduction)
+    return _reshape(out, tuple(target._data.shape)) if reduction == "none" else out
+
+
+def _nll_loss_kernel(x, target, weight, ignore_index, reduction):
+    """nll_loss on a (C,), (N, C) or (N, C, H, W) input (checked), recorded as the
+    reference records it (Note [nll_loss's saved tensors])."""
     unbatched = x._data.ndim == 1
-    if unbatched:
-        x = _reshape(x, (1,) + x._data.shape)
-    t = target._data.reshape(x._data.shape[:1] + x._data.shape[2:])
-    n_classes = x._data.shape[1]
+    t = target._data.reshape((1,) if unbatched else x._data.shape[:1] + x._data.shape[2:])
+    n_classes = x._data.shape[0 if unbatched else 1]
     class_weight = _class_weights(weight, n_classes, x)
     safe, element_weight, ignored = _nll_element_weights(t, class_weight, ignore_index,
                                                          n_classes, x._data.dtype)
     total_weight = _nll_total_weight(t, element_weight, reduction)
     divisor = total_weight if reduction == "mean" else 0.0
-    saved = (Tensor._wrap(t) if target._data.shape != t.shape else target,
-             ABSENT if weight is None else weight,
+    saved = (target, ABSENT if weight is None else weight,
              _nll_total_weight_tensor(total_weight, x._data))
-    out = apply_op(NLL_LOSS, (x,) + saved,
-                   _nll_attrs(safe, element_weight, divisor, reduction, ignored))
-    if unbatched and reduction == "none":
-        return _reshape(out, ())
-    return out
+    return apply_op(NLL_LOSS2D if x._data.ndim == 4 else NLL_LOSS, (x,) + saved,
+                    _nll_attrs(safe, element_weight, divisor, reduction, ignored))
 
 
 def _nll_total_weight(t, element_weight, reduction):
@@ -1108,7 +1147,9 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
     if label_smoothing == 0.0:
         return loss
     smooth = _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim)
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / x._data.shape[class_dim])
+    share = label_smoothing / x._data.shape[class_dim]
+    return apply_op(MUL_SCALAR, (loss,), {"other": 1 - label_smoothing}) + \
+        apply_op(MUL_SCALAR, (smooth,), {"other": share})
 
 
 def _class_weight_view(weight, ndim, class_dim):
@@ -1137,22 +1178,25 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
 
 
 def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
-    """The uniform-target part of label smoothing: -sum_c w_c log q_c per element."""
+    """The uniform-target part of label smoothing: -sum_c w_c log q_c per element,
+    ignored elements filled with 0; a mean divides by the count of the others (their
+    class weights' sum), as the reference does."""
     terms = logp
     if weight is not None:
         terms = logp * _class_weight_view(weight, logp._data.ndim, class_dim)
-    keep = target._data != ignore_index
-    losses = -FUNCTIONS["sum"](terms, class_dim) * Tensor._wrap(
-        keep.reshape(logp._data.shape[:class_dim] + logp._data.shape[class_dim + 1:])
-        .astype(logp._data.dtype))
+    shape = logp._data.shape[:class_dim] + logp._data.shape[class_dim + 1:]
+    ignored = Tensor._wrap((target._data == ignore_index).reshape(shape))
+    losses = FUNCTIONS["masked_fill"](-FUNCTIONS["sum"](terms, class_dim), ignored, 0.0)
     if reduction == "none":
         return losses
     total = FUNCTIONS["sum"](losses)
     if reduction == "sum":
         return total
+    kept = ~ignored._data
     if weight is None:
-        return total / float(keep.sum())
-    return total / float(weight._data[target._data[keep]].sum())
+        return total / Tensor._wrap(np.asarray(kept.sum(), np.int64))
+    picked = weight._data[target._data.reshape(shape)[kept]]
+    return total / Tensor._wrap(np.asarray(picked.sum(), picked.dtype))
 
 
 def silu_inplace(input):
