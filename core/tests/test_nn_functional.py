@@ -719,6 +719,23 @@ def test_label_smoothing_records_the_reference_graph():
     assert loss.item() == pytest.approx(-0.7 * logp[2] - 0.1 * logp.sum(), rel=1e-6)
 
 
+@pytest.mark.parametrize("reduction, names", [
+    ("mean", ["DivBackward1", "NegBackward0", "SumBackward0", "MulBackward0"]),
+    ("sum", ["NegBackward0", "SumBackward0", "MulBackward0"]),
+    ("none", ["NegBackward0", "SumBackward1", "MulBackward0"]),
+])
+def test_soft_target_cross_entropy_sums_everything_then_negates(reduction, names):
+    # The reference: -(sum of all terms) for a sum or mean, per element for "none".
+    x = cr.tensor([[0.2, -0.4, 1.0], [0.0, 0.3, -0.1]], requires_grad=True)
+    probs = cr.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
+    loss = F.cross_entropy(x, probs, reduction=reduction)
+    assert _first_names(loss.grad_fn, len(names)) == names
+    logp = np.log(np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum(1, keepdims=True))
+    per_row = -(logp * probs.numpy()).sum(1)
+    want = {"mean": per_row.mean(), "sum": per_row.sum(), "none": per_row}[reduction]
+    assert np.allclose(loss.detach().numpy(), want)
+
+
 def test_absent_optional_inputs_read_as_none():
     # An optional tensor that was not given reads as None, like the reference's
     # undefined tensor (Note [absent tensor input]).
@@ -782,7 +799,7 @@ def test_cross_entropy_probabilities_mean_records_a_division_by_a_number(rng):
     # the reference divides by the number of samples with div.Scalar: DivBackward1
     x, p = _leaf(_random(rng, 5, 4)), cr.tensor(rng.dirichlet(np.ones(4), 5))
     assert F.cross_entropy(x, p).grad_fn.name() == "DivBackward1"
-    assert F.cross_entropy(x, p, reduction="sum").grad_fn.name() == "SumBackward0"
+    assert F.cross_entropy(x, p, reduction="sum").grad_fn.name() == "NegBackward0"   # -(sum)
     assert cr.div(x, 2, rounding_mode="floor").grad_fn.name() == "DivBackward2"
 
 

@@ -1168,10 +1168,9 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
     if weight is not None:
         _class_weights(weight, n_classes, logp)
         terms = terms * _class_weight_view(weight, logp._data.ndim, class_dim)
-    losses = -FUNCTIONS["sum"](terms, class_dim)
     if reduction == "none":
-        return losses
-    total = FUNCTIONS["sum"](losses)
+        return -FUNCTIONS["sum"](terms, class_dim)
+    total = -FUNCTIONS["sum"](terms)          # one sum over everything, as the reference
     if reduction == "sum":
         return total
     return apply_op(DIV_SCALAR, (total,), {"other": logp._data.size // max(n_classes, 1)})
