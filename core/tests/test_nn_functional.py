@@ -627,6 +627,125 @@ def test_nll_loss_dtype_errors():
         F.nll_loss(cr.zeros(3, 4), cr.tensor([0, 1, 2]), weight=cr.ones(4, requires_grad=True))
 
 
+def _packed_by_nll_loss(log_probs, target, **kwargs):
+    """(shape, dtype) of what saved-tensor hooks see the nll_loss node save, and the loss."""
+    seen = []
+
+    def pack(t):
+        seen.append((tuple(t.shape), t.dtype))
+        return t
+    with cr.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = F.nll_loss(log_probs, target, **kwargs)
+    return seen, loss
+
+
+def test_nll_loss_saves_self_target_weight_and_total_weight_through_hooks():
+    # The reference saves those four: hooks pack them and backward unpacks them.
+    x = cr.tensor([[-1.0, -2.0, -3.0], [-2.0, -1.0, -0.5]], requires_grad=True)
+    target, weight = cr.tensor([2, 0]), cr.tensor([1.0, 2.0, 0.5])
+    seen, loss = _packed_by_nll_loss(x, target, weight=weight)
+    assert seen == [((2, 3), cr.float32), ((2,), cr.int64), ((3,), cr.float32),
+                    ((), cr.float32)]
+    unpacked = []
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        loss = F.nll_loss(x, target, weight=weight)
+    loss.backward()
+    assert len(unpacked) == 4
+    assert x.grad.flatten().tolist() == pytest.approx([0.0, 0.0, -1 / 3, -2 / 3, 0.0, 0.0])
+    seen, _ = _packed_by_nll_loss(x, target)           # no weight: nothing packed for it
+    assert [s for s, _ in seen] == [(2, 3), (2,), ()]
+
+
+def test_nll_loss_saved_attributes_read_what_the_reference_saved():
+    x = cr.tensor([[-1.0, -2.0], [-2.0, -1.0], [-0.5, -1.5]], requires_grad=True)
+    node = F.nll_loss(x, cr.tensor([1, -100, 0]), weight=cr.tensor([3.0, 2.0]),
+                      reduction="sum").grad_fn
+    assert node._saved_target.tolist() == [1, -100, 0]       # ignored entries as given
+    assert node._saved_weight.tolist() == [3.0, 2.0]
+    assert node._saved_total_weight.item() == 5.0             # also for a sum
+    assert node._saved_self is not None and node._saved_self.shape == (3, 2)
+    none = F.nll_loss(x, cr.tensor([1, 0, 0]), reduction="none").grad_fn
+    assert none._saved_weight is None and none._saved_total_weight.item() == 0.0
+
+
+def _first_names(node, count):
+    """The names of the first ``count`` nodes from ``node`` along each first edge."""
+    names = []
+    while node is not None and len(names) < count:
+        names.append(node.name().rsplit("::", 1)[-1])
+        node = next((f for f, _ in node.next_functions if f is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("shape, reduction, names, saved_shape", [
+    ((3,), "none", ["NllLossBackward0", "AccumulateGrad"], (3,)),
+    ((2, 3), "mean", ["NllLossBackward0", "AccumulateGrad"], (2, 3)),
+    ((2, 3, 2, 2), "none", ["NllLoss2DBackward0", "AccumulateGrad"], (2, 3, 2, 2)),
+    ((2, 3, 4), "mean", ["NllLoss2DBackward0", "ViewBackward0", "AccumulateGrad"], (2, 3, 1, 4)),
+    ((2, 3, 4), "none", ["ViewBackward0", "NllLoss2DBackward0", "ViewBackward0"], (2, 3, 1, 4)),
+    ((2, 3, 2, 2, 2), "sum", ["NllLoss2DBackward0", "ViewBackward0"], (2, 3, 1, 8)),
+])
+def test_nll_loss_records_the_reference_kernel_for_each_rank(shape, reduction, names,
+                                                              saved_shape):
+    # 4-d inputs run nll_loss2d, other K-d ones its (N, C, 1, rest) view; (C,) runs as is.
+    x = cr.randn(*shape, dtype=cr.float64, requires_grad=True)
+    target = cr.zeros(*(shape[:1] + shape[2:] if len(shape) > 1 else ()), dtype=cr.int64)
+    loss = F.nll_loss(x, target, reduction=reduction)
+    assert _first_names(loss.grad_fn, len(names)) == names
+    node = loss.grad_fn if names[0] != "ViewBackward0" else loss.grad_fn.next_functions[0][0]
+    assert tuple(node._saved_self.shape) == saved_shape
+    loss.sum().backward()
+    expected = np.zeros(shape)
+    expected[(slice(None), 0) if len(shape) > 1 else 0] = -1.0
+    divisor = np.prod(target.shape) if reduction == "mean" else 1
+    assert np.allclose(x.grad.numpy(), expected / divisor)
+
+
+def test_label_smoothing_records_the_reference_graph():
+    # (1 - s) * nll + s / C * smooth with mul.Scalar, ignored elements masked_fill'ed to 0
+    # (hooks see the mask) and a mean over the count of the others.
+    x = cr.tensor([[0.1, 0.5, -0.3], [1.0, -1.0, 0.0]], requires_grad=True)
+    target = cr.tensor([2, 1])
+    seen = []
+    with cr.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.dtype) or t, lambda t: t):
+        loss = F.cross_entropy(x, target, label_smoothing=0.3, ignore_index=1)
+    nll_part, smooth_part = (f for f, _ in loss.grad_fn.next_functions)
+    assert (loss.grad_fn.name(), nll_part.name(), smooth_part.name()) == \
+        ("AddBackward0", "MulBackward1", "MulBackward1")
+    assert _first_names(smooth_part, 5)[1:] == ["DivBackward0", "SumBackward0",
+                                                "MaskedFillBackward0", "NegBackward0"]
+    assert cr.bool in seen
+    logp = np.log(np.exp([0.1, 0.5, -0.3]) / np.exp([0.1, 0.5, -0.3]).sum())
+    assert loss.item() == pytest.approx(-0.7 * logp[2] - 0.1 * logp.sum(), rel=1e-6)
+
+
+@pytest.mark.parametrize("reduction, names", [
+    ("mean", ["DivBackward1", "NegBackward0", "SumBackward0", "MulBackward0"]),
+    ("sum", ["NegBackward0", "SumBackward0", "MulBackward0"]),
+    ("none", ["NegBackward0", "SumBackward1", "MulBackward0"]),
+])
+def test_soft_target_cross_entropy_sums_everything_then_negates(reduction, names):
+    # The reference: -(sum of all terms) for a sum or mean, per element for "none".
+    x = cr.tensor([[0.2, -0.4, 1.0], [0.0, 0.3, -0.1]], requires_grad=True)
+    probs = cr.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
+    loss = F.cross_entropy(x, probs, reduction=reduction)
+    assert _first_names(loss.grad_fn, len(names)) == names
+    logp = np.log(np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum(1, keepdims=True))
+    per_row = -(logp * probs.numpy()).sum(1)
+    want = {"mean": per_row.mean(), "sum": per_row.sum(), "none": per_row}[reduction]
+    assert np.allclose(loss.detach().numpy(), want)
+
+
+def test_absent_optional_inputs_read_as_none():
+    # An optional tensor that was not given reads as None, like the reference's
+    # undefined tensor (Note [absent tensor input]).
+    x = cr.ones(2, 3, requires_grad=True)
+    node = F.layer_norm(x, (3,)).grad_fn
+    assert node._saved_weight is None and node._saved_bias is None
+    node = F.binary_cross_entropy_with_logits(x, cr.ones(2, 3)).grad_fn
+    assert node._saved_weight is None and node._saved_pos_weight is None
+
+
 def test_legacy_reduction_arguments_warn_and_map():
     x, t = cr.tensor([[-1.0, -2.0], [-3.0, -4.0]]), cr.tensor([0, 1])
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated, "
@@ -680,7 +799,7 @@ def test_cross_entropy_probabilities_mean_records_a_division_by_a_number(rng):
     # the reference divides by the number of samples with div.Scalar: DivBackward1
     x, p = _leaf(_random(rng, 5, 4)), cr.tensor(rng.dirichlet(np.ones(4), 5))
     assert F.cross_entropy(x, p).grad_fn.name() == "DivBackward1"
-    assert F.cross_entropy(x, p, reduction="sum").grad_fn.name() == "SumBackward0"
+    assert F.cross_entropy(x, p, reduction="sum").grad_fn.name() == "NegBackward0"   # -(sum)
     assert cr.div(x, 2, rounding_mode="floor").grad_fn.name() == "DivBackward2"
 
 

@@ -1,6 +1,7 @@
 """chainrule.vmap: in_dims/out_dims, nested structures, gradients through it, errors."""
 import functools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -282,12 +283,33 @@ def test_convolution_with_batched_weights_is_one_grouped_convolution(groups):
     assert np.allclose(cr.autograd.grad(out, w, g)[0].numpy(),
                        cr.autograd.grad(loop, w, g)[0].numpy())
 
-def test_is_grads_batched_custom_function_without_rule_warns_and_loops():
+class _CountedCube(_Cube):
+    """_Cube whose backward notes each call's grad mode."""
+    grad_modes = []
+
+    @staticmethod
+    def backward(ctx, g):
+        _CountedCube.grad_modes.append(cr.is_grad_enabled())
+        return _Cube.backward(ctx, g)
+
+
+def test_is_grads_batched_runs_a_custom_backward_once_on_the_batch():
+    # Like the reference: one call with the batched cotangents, no warning, recording
+    # only under create_graph (a vmap staticmethod is for vmapping the forward).
     x = cr.randn(3, dtype=cr.float64, requires_grad=True)
-    y = _Cube.apply(x)
-    with pytest.warns(UserWarning, match="performance drop"):
-        (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True)
+    _CountedCube.grad_modes = []
+    y = _CountedCube.apply(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True,
+                                retain_graph=True)
+    assert _CountedCube.grad_modes == [False] and g.grad_fn is None
     assert np.allclose(g.numpy(), np.diag(3 * x.detach().numpy() ** 2))
+    (g,) = cr.autograd.grad(y, x, cr.eye(3, dtype=cr.float64), is_grads_batched=True,
+                            create_graph=True)
+    assert _CountedCube.grad_modes == [False, True]
+    (second,) = cr.autograd.grad(g.sum(), x)
+    assert np.allclose(second.numpy(), 6 * x.detach().numpy())
 
 
 def test_is_grads_batched_with_create_graph_is_differentiable():

@@ -647,35 +647,45 @@ def _per_element(attrs, size, dtype):
     """The attributes of the "none" loss along the batch (the Note above)."""
     if attrs["reduction"] == "mean":
         weight = attrs["element_weight"]
-        weight = np.ones(attrs["target"].shape, dtype) if weight is None else weight
+        weight = np.ones(attrs["safe_target"].shape, dtype) if weight is None else weight
         with np.errstate(invalid="ignore", divide="ignore"):
-            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["total_weight"]))
+            attrs = dict(attrs, element_weight=weight / dtype.type(attrs["divisor"]))
 
     def along(a):
         return None if a is None else np.broadcast_to(a[..., None], a.shape + (size,))
-    names = ("target", "element_weight", "ignored")
+    names = ("safe_target", "element_weight", "ignored")
     return dict(attrs, reduction="none", **{k: along(attrs[k]) for k in names})
 
 
 def nll_loss(call, op, args, batched, attrs):
-    """Note [targets along a trailing dimension]."""
+    """Note [targets along a trailing dimension]; an unbatched input (C,) is the one
+    sample (1, C)."""
     x = FUNCTIONS["movedim"](args[0], 0, -1)
-    losses = call(op, [x], _per_element(attrs, x.shape[-1], x._data.dtype))
+    one_sample = x.ndim == 2
+    if one_sample:
+        x = FUNCTIONS["unsqueeze"](x, 0)
+    losses = call(op, [x, *args[1:]], _per_element(attrs, x.shape[-1], x._data.dtype))
     if attrs["reduction"] == "none":
+        losses = FUNCTIONS["squeeze"](losses, 0) if one_sample else losses
         return FUNCTIONS["movedim"](losses, -1, 0)
     return FUNCTIONS["sum"](losses, tuple(range(losses.ndim - 1)))
 
 
 def nll_loss_backward(call, op, args, batched, attrs):
-    """Note [targets along a trailing dimension]."""
+    """Note [targets along a trailing dimension]; an unbatched input (C,) is the one
+    sample (1, C)."""
     g, size = args[0], args[0].shape[0]
     element = _per_element(attrs, size, g._data.dtype)
+    self_shape = tuple(attrs["self_shape"])
+    one_sample = len(self_shape) == 1
     if attrs["reduction"] == "none":
         g = FUNCTIONS["movedim"](g, 0, -1)
+        g = FUNCTIONS["unsqueeze"](g, 0) if one_sample else g
     else:                                   # one gradient per entry, for each element
-        g = FUNCTIONS["expand"](g, element["target"].shape)
-    shape = tuple(attrs["self_shape"]) + (size,)
-    return FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
+        g = FUNCTIONS["expand"](g, element["safe_target"].shape)
+    shape = ((1,) if one_sample else ()) + self_shape + (size,)
+    grad = FUNCTIONS["movedim"](call(op, [g], dict(element, self_shape=shape)), -1, 0)
+    return FUNCTIONS["squeeze"](grad, 1) if one_sample else grad
 
 
 def _batch_folded(t, dim):
@@ -869,7 +879,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
               "conv2d_weight_grad": conv_weight_grad, "constant_pad_nd": constant_pad,
               "native_layer_norm": layer_norm, "native_group_norm": group_norm,
               "native_batch_norm": batch_norm, "embedding": embedding,
-              "embedding_dense_backward": embedding, "nll_loss": nll_loss,
+              "embedding_dense_backward": embedding, "nll_loss": nll_loss, "nll_loss2d": nll_loss,
               "nll_loss_backward": nll_loss_backward, "take": take,
               "index_fill_tensor": index_fill_tensor, "_ctc_loss": ctc_loss,
               "_ctc_loss_backward": ctc_loss})

@@ -248,13 +248,20 @@ class OpNode(Node):
             if saved is None:
                 raise RuntimeError(FREED_MESSAGE)
             if key in saved:
-                return saved[key].as_tensor(self)
+                return _saved_value(self, saved[key])
             attrs = object.__getattribute__(self, "_attrs")
             if key in attrs:
                 return attrs[key]
             if key in self._op.inputs or key == "result":
                 return None          # declared but not needed by this call, like the reference
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+
+def _saved_value(node, saved):
+    """A saved tensor as ``_saved_<name>`` reads it: None for an absent optional input,
+    the reference's undefined tensor (Note [absent tensor input])."""
+    from ._common import ABSENT           # _common imports this module
+    return None if saved.tensor is ABSENT else saved.as_tensor(node)
 
 
 def _raw_saved(node, key):

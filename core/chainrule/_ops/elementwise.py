@@ -111,12 +111,16 @@ DIV = defop("div", np.true_divide, inputs=("self", "other"),
             vjp=(lambda F, g, other: g / F.conj(other),
                  lambda F, g, self, other: -g * F.conj(self / (other * other))),
             jvp=lambda F, t, self, other: t[0] / other - t[1] * self / (other * other))
-# the reference's div.Scalar (DivBackward1): a tensor divided by a number inside a
-# composite (soft-target cross_entropy's mean); Python's ``t / 2`` wraps the number
-# instead and records DIV (DivBackward0)
+# the reference's div.Scalar (DivBackward1) and mul.Scalar (MulBackward1): a tensor
+# divided or multiplied by a number inside a composite (soft-target cross_entropy's
+# mean, label smoothing's mix); Python's ``t / 2`` and ``t * 2`` wrap the number
+# instead and record DIV and MUL (DivBackward0, MulBackward0)
 DIV_SCALAR = defop("div_scalar", lambda a, other: np.true_divide(a, other), attrs=("other",),
                    node_name="DivBackward1", vjp=(lambda F, g, other: g / other,),
                    jvp=lambda F, t, other: t[0] / other)
+MUL_SCALAR = defop("mul_scalar", lambda a, other: np.multiply(a, other), attrs=("other",),
+                   node_name="MulBackward1", vjp=(lambda F, g, other: g * other,),
+                   jvp=lambda F, t, other: t[0] * other)
 DIV_ROUNDED = defop("div_rounded",
                     lambda a, b, rounding_mode: _DIV_ROUNDED_KERNELS[rounding_mode](
                         a, b, rounding_mode),

@@ -27,7 +27,7 @@ from ._common import (ABSENT, EMPTY, FUNCTIONS, broadcast_error, check_same_dtyp
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
-from .elementwise import DIV_SCALAR, _erf, _sigmoid
+from .elementwise import DIV_SCALAR, MUL_SCALAR, _erf, _sigmoid
 from .linalg import _matmul_forward, _numel, in_float32, matmul
 from .reduction import _mean_forward, _var_forward
 
@@ -471,7 +471,22 @@ def smooth_l1_loss(input, target, reduction, beta, huber=False):
                     {"reduction": reduction, "beta": float(beta), "huber": huber})
 
 
-def _nll_forward(x, target, element_weight, total_weight, reduction, ignored):
+def _nll_forward(x, target, weight, total_weight, safe_target, element_weight, divisor,
+                 reduction, ignored):
+    """The table op's forward: the loss from the attributes; the tensor inputs beyond
+    ``x`` are there to be saved (Note [nll_loss's saved tensors])."""
+    return _nll_values(x, safe_target, element_weight, divisor, reduction, ignored)
+
+
+def _nll_values(x, target, element_weight, total_weight, reduction, ignored):
+    """The loss of x: (N, C, *d), or (C,) as the one sample (1, C)."""
+    if x.ndim == 1:
+        return _nll_samples(x[None], target, element_weight, total_weight, reduction,
+                            ignored).reshape(())
+    return _nll_samples(x, target, element_weight, total_weight, reduction, ignored)
+
+
+def _nll_samples(x, target, element_weight, total_weight, reduction, ignored):
     """x: (N, C, *d); target: class indices (N, *d), ignored ones already 0;
     ``ignored``: where target was ignore_index (None: nowhere). Ignored entries add
     nothing, not even a nan or inf of x, like the reference."""
@@ -509,13 +524,23 @@ def _divide_quietly(value, total_weight, dtype):
         return value / divisor
 
 
-def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored,
+def _nll_backward(grad, safe_target, element_weight, divisor, reduction, ignored,
                   self_shape):
+    """The input's gradient; an unbatched input's (C,) is that of the one sample (1, C)."""
+    if len(self_shape) == 1:
+        return _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction,
+                                     ignored, (1,) + tuple(self_shape)).reshape(self_shape)
+    return _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction,
+                                 ignored, self_shape)
+
+
+def _nll_samples_backward(grad, safe_target, element_weight, divisor, reduction, ignored,
+                          self_shape):
     """The dense gradient: -weight * grad at each target class, zero elsewhere and at
     ignored entries (also when everything is ignored: 0 * (grad / 0) would be nan)."""
-    quiet = reduction == "mean" and type(total_weight) is not MetaArray and \
-        _quiet_divisor(grad.dtype.type(total_weight))
-    scale = _divide_quietly(grad, total_weight, grad.dtype) if reduction == "mean" else grad
+    quiet = reduction == "mean" and type(divisor) is not MetaArray and \
+        _quiet_divisor(grad.dtype.type(divisor))
+    scale = _divide_quietly(grad, divisor, grad.dtype) if reduction == "mean" else grad
     out = zeros_on(self_shape, grad.dtype, grad)
     if element_weight is None:
         values = -scale
@@ -527,44 +552,64 @@ def _nll_backward(grad, target, element_weight, total_weight, reduction, ignored
     if ignored is not None:
         values = np.where(ignored, grad.dtype.type(0), values)
     if len(self_shape) == 2:
-        out[np.arange(self_shape[0]), target] = values      # a 0-d value broadcasts
+        out[np.arange(self_shape[0]), safe_target] = values      # a 0-d value broadcasts
     else:
-        values = np.broadcast_to(values, target.shape)
-        np.put_along_axis(out, target[:, None], values[:, None], axis=1)
+        values = np.broadcast_to(values, safe_target.shape)
+        np.put_along_axis(out, safe_target[:, None], values[:, None], axis=1)
     return out
 
 
-_NLL_ATTRS = ("target", "element_weight", "total_weight", "reduction", "ignored")
-NLL_LOSS = defop("nll_loss", _nll_forward, attrs=_NLL_ATTRS,
-                 vjp=(lambda F, g, self_shape, target, element_weight, total_weight, reduction,
-                      ignored:
-                      F._nll_loss_backward(g, target, element_weight, total_weight, reduction,
-                                           ignored, tuple(self_shape)),),
-                 jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored:
-                     F._nll_loss(t[0], target, element_weight, total_weight, reduction,
-                                 ignored))
+# Note [nll_loss's saved tensors]
+#     The reference's nll_loss node saves self, target, weight and total_weight, so
+#     saved-tensor hooks pack (and backward unpacks) those four, in that order, and
+#     ``_saved_<name>`` reads them. Here they are the op's tensor inputs (no
+#     gradient; an absent weight is ABSENT, Note [absent tensor input]) and the VJP
+#     names them so that they are saved; the formulas themselves compute from the
+#     attributes prepared once in the forward: ``safe_target`` (ignored entries set
+#     to 0), ``element_weight``, ``divisor`` (what a mean divides by) and ``ignored``.
+_NLL_ATTRS = ("safe_target", "element_weight", "divisor", "reduction", "ignored")
+
+
+def _nll_vjp(F, g, self, target, weight, total_weight, safe_target, element_weight, divisor,
+             reduction, ignored):
+    return F._nll_loss_backward(g, safe_target, element_weight, divisor, reduction, ignored,
+                                tuple(self.shape))
+
+
+def _nll_op(name, node_name):
+    return defop(name, _nll_forward, inputs=("self", "target", "weight", "total_weight"),
+                 attrs=_NLL_ATTRS, vjp=(_nll_vjp, NONDIFF, NONDIFF, NONDIFF),
+                 jvp=lambda F, t, safe_target, element_weight, divisor, reduction, ignored:
+                     F._nll_loss(t[0], safe_target, element_weight, divisor, reduction,
+                                 ignored), node_name=node_name)
+
+
+# One kernel, two names: the reference's nll_loss2d (NllLoss2DBackward0) takes the
+# 4-d inputs, and the other K-dimensional ones as (N, C, 1, rest) views (nll_loss).
+NLL_LOSS = _nll_op("nll_loss", "NllLossBackward0")
+NLL_LOSS2D = _nll_op("nll_loss2d", "NllLoss2DBackward0")
 # The backward is linear in its gradient; its own VJP is the forward again.
 NLL_LOSS_BACKWARD = defop(
     "nll_loss_backward", _nll_backward, inputs=("grad_output",),
     attrs=_NLL_ATTRS + ("self_shape",),
-    vjp=(lambda F, g, target, element_weight, total_weight, reduction, ignored:
-         F._nll_loss(g, target, element_weight, total_weight, reduction, ignored),),
-    jvp=lambda F, t, target, element_weight, total_weight, reduction, ignored, self_shape:
-        F._nll_loss_backward(t[0], target, element_weight, total_weight, reduction, ignored,
+    vjp=(lambda F, g, safe_target, element_weight, divisor, reduction, ignored:
+         F._nll_loss(g, safe_target, element_weight, divisor, reduction, ignored),),
+    jvp=lambda F, t, safe_target, element_weight, divisor, reduction, ignored, self_shape:
+        F._nll_loss_backward(t[0], safe_target, element_weight, divisor, reduction, ignored,
                              self_shape))
 
-array_fn("_nll_loss")(_nll_forward)
+array_fn("_nll_loss")(_nll_values)
 array_fn("_nll_loss_backward")(_nll_backward)
 
 
 def _nll_attrs(target, element_weight, total_weight, reduction, ignored):
-    return {"target": target, "element_weight": element_weight, "total_weight": total_weight,
+    return {"safe_target": target, "element_weight": element_weight, "divisor": total_weight,
             "reduction": reduction, "ignored": ignored}
 
 
 @formula_helper
 def _nll_loss(x, target, element_weight, total_weight, reduction, ignored):
-    return apply_op(NLL_LOSS, (x,),
+    return apply_op(NLL_LOSS, (x, ABSENT, ABSENT, ABSENT),
                     _nll_attrs(target, element_weight, total_weight, reduction, ignored))
 
 
@@ -993,27 +1038,58 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     _check_nll_target(x, target)
     if type(target) is BatchedTensor or type(weight) is BatchedTensor:
         return _nll_loss_batched(x, target, weight, ignore_index, reduction)
+    ndim = x._data.ndim
+    if ndim == 3 or ndim > 4:
+        return _nll_loss_folded(x, target, weight, ignore_index, reduction)
+    return _nll_loss_kernel(x, target, weight, ignore_index, reduction)
+
+
+def _nll_loss_folded(x, target, weight, ignore_index, reduction):
+    """The reference's K-dimensional loss (other than 4-d): the 2-d kernel on the
+    (N, C, 1, rest) view of the input and the (N, 1, rest) view of the target; a
+    "none" loss is viewed back to the target's shape."""
+    n, c = x._data.shape[:2]
+    rest = math.prod(x._data.shape[2:])
+    out = _nll_loss_kernel(_reshape(x, (n, c, 1, rest)), _reshape(target, (n, 1, rest)),
+                           weight, ignore_index, reduction)
+    return _reshape(out, tuple(target._data.shape)) if reduction == "none" else out
+
+
+def _nll_loss_kernel(x, target, weight, ignore_index, reduction):
+    """nll_loss on a (C,), (N, C) or (N, C, H, W) input (checked), recorded as the
+    reference records it (Note [nll_loss's saved tensors])."""
     unbatched = x._data.ndim == 1
-    if unbatched:
-        x = _reshape(x, (1,) + x._data.shape)
-    t = target._data.reshape(x._data.shape[:1] + x._data.shape[2:])
-    n_classes = x._data.shape[1]
+    t = target._data.reshape((1,) if unbatched else x._data.shape[:1] + x._data.shape[2:])
+    n_classes = x._data.shape[0 if unbatched else 1]
     class_weight = _class_weights(weight, n_classes, x)
     safe, element_weight, ignored = _nll_element_weights(t, class_weight, ignore_index,
                                                          n_classes, x._data.dtype)
-    if reduction != "mean":
-        total_weight = 0.0
-    elif element_weight is None:
-        total_weight = float(t.size)
-    else:
-        total_weight = element_weight.sum()
-        if type(total_weight) is not MetaArray:      # a meta one stays: it has no value
-            total_weight = float(total_weight)
-    out = apply_op(NLL_LOSS, (x,),
-                   _nll_attrs(safe, element_weight, total_weight, reduction, ignored))
-    if unbatched and reduction == "none":
-        return _reshape(out, ())
-    return out
+    total_weight = _nll_total_weight(t, element_weight, reduction)
+    divisor = total_weight if reduction == "mean" else 0.0
+    saved = (target, ABSENT if weight is None else weight,
+             _nll_total_weight_tensor(total_weight, x._data))
+    return apply_op(NLL_LOSS2D if x._data.ndim == 4 else NLL_LOSS, (x,) + saved,
+                    _nll_attrs(safe, element_weight, divisor, reduction, ignored))
+
+
+def _nll_total_weight(t, element_weight, reduction):
+    """The weight of the elements not ignored (their count without class weights),
+    0 for reduction "none", like the reference's total_weight; a meta one stays a
+    MetaArray (it has no value)."""
+    if reduction == "none":
+        return 0.0
+    if element_weight is None:
+        return float(t.size)
+    total = element_weight.sum()
+    return total if type(total) is MetaArray else float(total)
+
+
+def _nll_total_weight_tensor(total_weight, like):
+    """total_weight as the 0-d tensor of the input's dtype and device that the node
+    saves (Note [nll_loss's saved tensors])."""
+    if type(total_weight) is MetaArray:
+        return Tensor._wrap(total_weight.astype(like.dtype))
+    return Tensor._wrap(on_device_of(np.array(total_weight, like.dtype), like))
 
 
 def _nll_loss_batched(x, target, weight, ignore_index, reduction):
@@ -1071,7 +1147,9 @@ def cross_entropy(input, target, weight, ignore_index, reduction, label_smoothin
     if label_smoothing == 0.0:
         return loss
     smooth = _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim)
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / x._data.shape[class_dim])
+    share = label_smoothing / x._data.shape[class_dim]
+    return apply_op(MUL_SCALAR, (loss,), {"other": 1 - label_smoothing}) + \
+        apply_op(MUL_SCALAR, (smooth,), {"other": share})
 
 
 def _class_weight_view(weight, ndim, class_dim):
@@ -1090,32 +1168,34 @@ def _soft_cross_entropy(logp, target, weight, reduction, label_smoothing, class_
     if weight is not None:
         _class_weights(weight, n_classes, logp)
         terms = terms * _class_weight_view(weight, logp._data.ndim, class_dim)
-    losses = -FUNCTIONS["sum"](terms, class_dim)
     if reduction == "none":
-        return losses
-    total = FUNCTIONS["sum"](losses)
+        return -FUNCTIONS["sum"](terms, class_dim)
+    total = -FUNCTIONS["sum"](terms)          # one sum over everything, as the reference
     if reduction == "sum":
         return total
     return apply_op(DIV_SCALAR, (total,), {"other": logp._data.size // max(n_classes, 1)})
 
 
 def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
-    """The uniform-target part of label smoothing: -sum_c w_c log q_c per element."""
+    """The uniform-target part of label smoothing: -sum_c w_c log q_c per element,
+    ignored elements filled with 0; a mean divides by the count of the others (their
+    class weights' sum), as the reference does."""
     terms = logp
     if weight is not None:
         terms = logp * _class_weight_view(weight, logp._data.ndim, class_dim)
-    keep = target._data != ignore_index
-    losses = -FUNCTIONS["sum"](terms, class_dim) * Tensor._wrap(
-        keep.reshape(logp._data.shape[:class_dim] + logp._data.shape[class_dim + 1:])
-        .astype(logp._data.dtype))
+    shape = logp._data.shape[:class_dim] + logp._data.shape[class_dim + 1:]
+    ignored = Tensor._wrap((target._data == ignore_index).reshape(shape))
+    losses = FUNCTIONS["masked_fill"](-FUNCTIONS["sum"](terms, class_dim), ignored, 0.0)
     if reduction == "none":
         return losses
     total = FUNCTIONS["sum"](losses)
     if reduction == "sum":
         return total
+    kept = ~ignored._data
     if weight is None:
-        return total / float(keep.sum())
-    return total / float(weight._data[target._data[keep]].sum())
+        return total / Tensor._wrap(np.asarray(kept.sum(), np.int64))
+    picked = weight._data[target._data.reshape(shape)[kept]]
+    return total / Tensor._wrap(np.asarray(picked.sum(), picked.dtype))
 
 
 def silu_inplace(input):

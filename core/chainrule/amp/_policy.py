@@ -37,9 +37,9 @@ LOWER, FP32, PROMOTE, BELOW = "lower", "fp32", "promote", "below"
 _CPU_TABLE_OPS = {
     LOWER: ("mm", "bmm", "matmul", "linear", "convolution", "einsum",
             "affine_grid_generator"),        # (the reference's inner bmm is autocast)
-    FP32: ("prod", "prod_dim", "trace", "mse_loss", "nll_loss", "linalg_inv", "linalg_solve",
-           "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_eigh", "linalg_eig",
-           "linalg_lstsq", "view_as_complex", "polar"),
+    FP32: ("prod", "prod_dim", "trace", "mse_loss", "nll_loss", "nll_loss2d", "linalg_inv",
+           "linalg_solve", "linalg_cholesky", "linalg_qr", "linalg_svd", "linalg_eigh",
+           "linalg_eig", "linalg_lstsq", "view_as_complex", "polar"),
     PROMOTE: ("cat", "stack", "index_copy"),
 }
 # CUDA adds to them (its fp32 list takes in the pointwise functions that lose most in

@@ -7,19 +7,18 @@ Note [one backward for a batch of cotangents]
     batched tensors of a fresh vmap level (Note [batched tensors]): every formula's
     ops then run their batching rules, and each input's gradient comes back with the
     batch as its leading dimension. Nothing is recorded unless create_graph asked for
-    it. A custom Function without batching support (no ``vmap`` staticmethod nor
-    ``generate_vmap_rule``) runs its backward on plain tensors only, so a graph with
-    one falls back to one backward per row, with the reference's performance warning.
+    it. A custom Function's backward runs once too, on the batched cotangents, like
+    the reference's (its ops batch; it needs no ``vmap`` staticmethod: that is for
+    vmapping its forward). A formula or backward that reads values outside the table
+    falls back to one backward per row.
 
     Inside vmap, ``grad`` of batched outputs w.r.t. inputs batched the same way (what
     ``chainrule.func.grad`` makes of its inputs under vmap) is one plain backward over
     the physical tensors: entries do not mix, so each entry's gradient is its own.
 """
-import warnings
-
 from .. import _grad_mode
 from . import tangent_slot
-from .._batched import PERFORMANCE_DROP, BatchedTensor, batched_at, rewrap, unwrap_all, wrap
+from .._batched import BatchedTensor, batched_at, rewrap, unwrap_all, wrap
 
 
 def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
@@ -31,11 +30,6 @@ def batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allo
         # level's tangents flow through the batched backward's physical ops)
         return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph,
                             create_graph, allow_unused, materialize_grads)
-    blocker = _unbatchable_node(outputs)
-    if blocker is not None:
-        warnings.warn(PERFORMANCE_DROP.format(blocker), UserWarning, stacklevel=3)
-        return _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph, create_graph,
-                            allow_unused, materialize_grads)
     from .._batched import ValuesOutsideTable
     from .._vmap import batch_level
     try:        # the graph is kept for the loop should a formula leave the table
@@ -78,31 +72,6 @@ def cotangent_batched_grad(outputs, inputs, grads, retain_graph, create_graph, a
         captured = get_engine().execute(roots, list(grads), retain_graph, True, targets,
                                         accumulate_grad=False)
     return _finish(inputs, captured, allow_unused, materialize_grads)
-
-
-def _unbatchable_node(outputs):
-    """The name of a custom Function node (without batching support) reachable from
-    ``outputs``, or None. Walks the graph with an explicit stack."""
-    from .function import BackwardCFunction
-    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    seen = set()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, BackwardCFunction) and not _supports_vmap(node):
-            return node.name()
-        stack.extend(edge[0] for edge in node.next_functions if edge is not None)
-    return None
-
-
-def _supports_vmap(node):
-    cls = getattr(node, "_forward_cls", None)
-    if cls is None:
-        return False
-    from .function import Function
-    return getattr(cls, "generate_vmap_rule", False) or cls.vmap is not Function.vmap
 
 
 def _looped_grad(outputs, inputs, grad_outputs, batch, retain_graph, create_graph,

@@ -114,7 +114,9 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, grads, create_graph):
         grads = [self._grad_for(i, g) for i, g in enumerate(grads)]
         backward = self._forward_cls.backward
-        with _grad_mode.set_grad_enabled(create_graph):
+        # Recording follows create_graph; the batched backward asks for the tensor path
+        # (create_graph) with recording off (Note [one backward for a batch of cotangents]).
+        with _grad_mode.set_grad_enabled(create_graph and _grad_mode.STATE.grad_enabled):
             result = backward(self, *grads)
         result = result if isinstance(result, tuple) else (result,)
         return self._route_results(result, create_graph)

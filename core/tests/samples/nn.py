@@ -187,7 +187,7 @@ def _nll_samples():
                                  reduction=reduction))
             samples.append(_loss("nll_loss", name, (5, 4), _T, f"{name} {reduction} weight "
                                  "ignore", reduction=reduction, weight=_W, ignore_index=1))
-            samples.append(_loss("nll_loss", name, (2, 4, 2, 2), _SPATIAL_T,
+            samples.append(_loss("nll_loss2d", name, (2, 4, 2, 2), _SPATIAL_T,
                                  f"{name} {reduction} spatial", reduction=reduction,
                                  weight=_W))
             samples.append(_loss("nll_loss", name, (4,), _targets(2)[0], f"{name} {reduction} "
@@ -196,6 +196,10 @@ def _nll_samples():
                          label_smoothing=0.2, weight=_W, ignore_index=3))
     samples.append(_loss("nll_loss", "nll_loss", (0, 4), _targets(), "empty sum",
                          reduction="sum"))
+    samples.append(_loss("mul_scalar", "cross_entropy", (5, 4), _T, "label_smoothing mix",
+                         label_smoothing=0.2))
+    samples.append(_loss("nll_loss2d", "nll_loss", (2, 4, 2), _SPATIAL_T[:, 0].clone(),
+                         "3-d input as (N, C, 1, rest)", weight=_W))
     samples.append(_loss("div_scalar", "cross_entropy", (5, 4), _PROBS, "probabilities"))
     return samples
 
