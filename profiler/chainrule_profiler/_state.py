@@ -344,7 +344,9 @@ def _freed(nbytes):
 class _NodeObserver:
     """Core's node observer slot: a backward node's range inside its
     evaluate_function range, and a custom Function forward's range (Note [node
-    observer slot] in core's engine.py, Note [reference event names])."""
+    observer slot] in core's engine.py, Note [reference event names]). The per-node
+    cost of profiling, so the common case (no shapes, stacks or annotators) is
+    written out here."""
 
     def enter(self, node, name, inputs):
         local = _local
@@ -354,33 +356,66 @@ class _NodeObserver:
         seq = node._seq
         if seq == _node.MAX_SEQUENCE:
             seq = -1
+        stack = local.stack
         if name is not None:                                  # a custom Function
-            return self._open(local.stack, view, name, FORWARD, seq, inputs)
-        name = node.name()
-        self._open(local.stack, view, EVALUATE_PREFIX + name, ENGINE, seq, None)
-        return self._open(local.stack, view, name, BACKWARD, seq, inputs)
-
-    @staticmethod
-    def _open(stack, view, name, kind, seq, inputs):
-        r = new_range(name, kind, view, stack[-1] if stack else None, seq)
+            return _open_detailed(stack, view, name, FORWARD, seq, inputs)
+        names = _NODE_NAMES.get(type(node)) or _node_names(node)
         if view.inputs_detail:
-            if view.shapes and inputs is not None:
-                r[SHAPES] = [_shape_of(value) for value in inputs]
-            _describe_inputs(r, view, ())
+            _open_detailed(stack, view, names[1], ENGINE, seq, None)
+            return _open_detailed(stack, view, names[0], BACKWARD, seq, inputs)
+        outer = [names[1], ENGINE, view, stack[-1] if stack else None, seq,   # new_range
+                 0, 0, None, None, 0, None, None]
+        r = [names[0], BACKWARD, view, outer, seq, 0, 0, None, None, 0, None, None]
+        stack.append(outer)
         stack.append(r)
+        outer[START] = now_ns()           # two readings: the outer range starts first
         r[START] = now_ns()
         return r
 
     def exit(self, r):
         if r is None:
             return
-        stack = _local.stack
         r[END] = now_ns()
+        stack = _local.stack
+        if r[KIND] != BACKWARD:                               # a custom Function
+            _close(stack, r)
+            return
+        outer = r[PARENT]                         # and its evaluate_function range
+        outer[END] = now_ns()
+        view = r[VIEW]
+        if len(stack) > 1 and stack[-1] is r and stack[-2] is outer and \
+                not view.annotators and len(view.sinks) == 1:
+            del stack[-2:]                        # _close's common case, twice
+            view.sinks[0].ranges += (r, outer)
+            return
         _close(stack, r)
-        if r[KIND] == BACKWARD:                   # and its evaluate_function range
-            outer = r[PARENT]
-            outer[END] = now_ns()
-            _close(stack, outer)
+        _close(stack, outer)
+
+
+def _open_detailed(stack, view, name, kind, seq, inputs):
+    """Push a node's, its evaluate_function's or a custom Function's range with the
+    details asked for (``inputs``: what its shapes are read from)."""
+    r = new_range(name, kind, view, stack[-1] if stack else None, seq)
+    if view.inputs_detail:
+        if view.shapes and inputs is not None:
+            r[SHAPES] = [_shape_of(value) for value in inputs]
+        _describe_inputs(r, view, ())
+    stack.append(r)
+    r[START] = now_ns()
+    return r
+
+
+# Node class -> (its name(), its evaluate_function range's name), made once: a
+# node's name depends on its class only (core's Note [node names]).
+_NODE_NAMES = {}
+
+
+def _node_names(node):
+    name = node.name()
+    names = (name, EVALUATE_PREFIX + name)
+    if type(node).name is _node.Node.name:        # a class of its own name() may vary
+        _NODE_NAMES[type(node)] = names
+    return names
 
 
 def _shape_of(value):

@@ -125,26 +125,25 @@ class profile:
 
 
 def build_events(collector):
-    """The collector's ranges as FunctionEvents: ids 1, 2, ... in start order, times relative
-    to the profile's start, children and parents within this profile."""
+    """The collector's ranges as FunctionEvents: ids 1, 2, ... in start order, times
+    relative to the profile's start, children and parents within this profile."""
     S = _state
     ranges = sorted(collector.ranges, key=lambda r: (r[S.START], -r[S.END]))
     t0 = collector.start_ns
+    shapes_kept, stack_kept = collector.record_shapes, collector.with_stack
+    memory_kept, flops_kept = collector.profile_memory, collector.with_flops
     by_range = {}
-    events = EventList(profile_memory=collector.profile_memory,
-                       with_flops=collector.with_flops, record_shapes=collector.record_shapes,
-                       with_stack=collector.with_stack)
+    events = EventList(profile_memory=memory_kept, with_flops=flops_kept,
+                       record_shapes=shapes_kept, with_stack=stack_kept)
     for i, r in enumerate(ranges, 1):
-        name = r[S.NAME]
+        name, kind, view, _, seq, start, end, shapes, stack, memory, flops, _ = r
         e = FunctionEvent(
-            i, _table_name(name), r[S.VIEW].number, (r[S.START] - t0) / 1e3,
-            (r[S.END] - t0) / 1e3, trace_name=name,
-            input_shapes=r[S.SHAPES] if collector.record_shapes else None,
-            stack=r[S.STACK] if collector.with_stack else None,
-            scope=_SCOPES.get(r[S.KIND], 0),
-            cpu_memory_usage=r[S.MEMORY] if collector.profile_memory else 0,
-            sequence_nr=r[S.SEQ], flops=r[S.FLOPS] if collector.with_flops else None,
-            kind=r[S.KIND])
+            i, _table_name(name) if kind is S.USER else name, view.number,
+            (start - t0) / 1e3, (end - t0) / 1e3, trace_name=name,
+            input_shapes=shapes if shapes_kept else None,
+            stack=stack if stack_kept else None, scope=_SCOPES.get(kind, 0),
+            cpu_memory_usage=memory if memory_kept else 0, sequence_nr=seq,
+            flops=flops if flops_kept else None, kind=kind)
         by_range[id(r)] = e
         events.append(e)
     for r in ranges:

@@ -80,3 +80,23 @@ def test_export_stacks(tmp_path):
         parts = frames.split(";")
         assert parts[-1] in ("aten::mul", "aten::sum")
         assert parts[-2].endswith("model") and "test_export_stacks" in parts[-3]
+
+
+def test_trace_layout_and_memory_instants(tmp_path):
+    with profile(profile_memory=True, record_shapes=True) as prof:
+        t = cr.ones(100, dtype=cr.float64).neg()
+        del t                                        # freed outside any range
+        u = cr.ones(2, 3) * 2
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    with open(path) as f:
+        trace = json.load(f)
+    assert {"schemaVersion", "deviceProperties", "displayTimeUnit", "traceEvents",
+            "traceName"} <= set(trace)
+    records = trace["traceEvents"]
+    (memory,) = [r for r in records if r["name"] == "[memory]"]
+    assert (memory["ph"], memory["cat"], memory["args"]["Bytes"]) == \
+        ("i", "cpu_instant_event", -800)
+    (mul,) = [r for r in records if r["name"] == "aten::mul"]
+    assert mul["args"]["Input Dims"] == [[2, 3], []] and "Sequence number" in mul["args"]
+    assert u.shape == (2, 3)

@@ -298,3 +298,42 @@ def test_use_cpu_false_needs_kineto():
         profile(use_cpu=False)
     with pytest.warns(FutureWarning, match="use_device"):
         profile(use_cuda=True)
+
+
+def test_ops_under_grad_mode_carry_the_next_sequence_number():
+    # As the reference: an op run with grad mode on carries the number the next node
+    # gets, whether or not it makes one; under no_grad it carries -1.
+    a, x = cr.ones(3), cr.ones(3, requires_grad=True)
+    with profile() as prof:
+        a * 2
+        y = x * 3
+        with cr.no_grad():
+            x * 4
+        a.neg()
+    seq = y.grad_fn._sequence_nr()
+    assert [(e.name, e.sequence_nr) for e in prof.function_events] == \
+        [("aten::mul", seq), ("aten::mul", seq), ("aten::mul", -1), ("aten::neg", seq + 1)]
+    assert [e.id for e in prof.function_events] == [1, 2, 3, 4]
+
+
+def test_node_input_shapes_are_the_gradients_it_receives():
+    x = cr.ones(2, 3, requires_grad=True)
+    a, b = x.unbind(0)
+    with profile(record_shapes=True) as prof:
+        a.sum().backward()                 # b's gradient never arrives at UnbindBackward0
+    shapes = {e.name: e.input_shapes for e in prof.function_events if e.scope == 1}
+    assert shapes == {"SumBackward0": [[]], "UnbindBackward0": [[3], []], ACC: [[2, 3]]}
+    assert all(e.input_shapes == [] for e in prof.function_events if e.kind == "engine")
+
+
+def test_threads_are_numbered_in_the_order_they_first_record():
+    def work():
+        cr.ones(2) * 2
+
+    with profile(use_kineto=True) as prof:
+        cr.ones(2) + 1
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    here, there = (e.thread for e in prof.function_events)
+    assert 1 <= here < there and isinstance(there, int)
