@@ -212,7 +212,8 @@ def test_a_profile_sees_only_its_thread_unless_asked():
     with profile(use_kineto=True) as every:
         cr.ones(2) + 1
         run_in_thread()
-    here = every.function_events[0].thread
+    here = every.function_events[0].thread       # threads numbered as they first record
+    assert 1 <= here < max(e.thread for e in every.function_events)
     names = {(e.name, e.thread == here) for e in every.function_events}
     assert names == {("aten::add", True), ("worker", False), ("aten::mul", False)}
     worker = next(e for e in every.function_events if e.name == "worker")
@@ -324,16 +325,3 @@ def test_node_input_shapes_are_the_gradients_it_receives():
     shapes = {e.name: e.input_shapes for e in prof.function_events if e.scope == 1}
     assert shapes == {"SumBackward0": [[]], "UnbindBackward0": [[3], []], ACC: [[2, 3]]}
     assert all(e.input_shapes == [] for e in prof.function_events if e.kind == "engine")
-
-
-def test_threads_are_numbered_in_the_order_they_first_record():
-    def work():
-        cr.ones(2) * 2
-
-    with profile(use_kineto=True) as prof:
-        cr.ones(2) + 1
-        t = threading.Thread(target=work)
-        t.start()
-        t.join()
-    here, there = (e.thread for e in prof.function_events)
-    assert 1 <= here < there and isinstance(there, int)
