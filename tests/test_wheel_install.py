@@ -250,7 +250,11 @@ def test_profiler_layer_needs_its_wheel(wheel, venv_python):
     with open(script, "w") as f:
         f.write(PROFILE_PROBE)
     out = _run([python, script, purelib], cwd=cwd).stdout.splitlines()
-    assert out == ["['AccumulateGrad', 'MulBackward0', 'SumBackward0', 'mul', 'sum']",
+    evaluate = "'autograd::engine::evaluate_function: "
+    assert out == ["['MulBackward0', 'SumBackward0', 'aten::mul', 'aten::sum', "
+                   f"{evaluate}MulBackward0', {evaluate}SumBackward0', "
+                   f"{evaluate}torch::autograd::AccumulateGrad', "
+                   "'torch::autograd::AccumulateGrad']",
                    "ProfilerActivity.CPU"]
 
 

@@ -328,7 +328,7 @@ class _Recorder:
     def __init__(self):
         self.log = []
 
-    def enter(self, node, name):
+    def enter(self, node, name, inputs):
         self.log.append(("enter", name or node.name(), node._sequence_nr()))
         return len(self.log)
 

@@ -182,9 +182,9 @@ class _StreamObserver:
     users = 0
     previous = None
 
-    def enter(self, node, name):
+    def enter(self, node, name, inputs):
         inner = self.previous
-        token = inner.enter(node, name) if inner is not None else None
+        token = inner.enter(node, name, inputs) if inner is not None else None
         if name is not None:                      # a custom Function's forward
             _mark_function(node)
             return (token, None)

@@ -60,17 +60,19 @@ PyObject* call4(PyObject* fn, PyObject* a, PyObject* b, PyObject* c, PyObject* d
 }
 
 // Note [node observer slot] (engine.py): the observer the Python engine would call,
-// read from the same module global, around a node: enter() when made, exit() by
-// finish() or, when the node raised, by the destructor (the error kept as it was).
+// read from the same module global, around a node: enter(node, None, grads) when
+// made, exit() by finish() or, when the node raised, by the destructor (the error
+// kept as it was).
 class NodeObservation {
  public:
-  explicit NodeObservation(PyObject* node) {
+  NodeObservation(PyObject* node, PyObject* grads) {
     PyObject* observer = PyDict_GetItemWithError(helpers.engine_globals, names.node_observer);
     if (observer == nullptr && PyErr_Occurred()) throw_python_error();
     if (observer == nullptr || observer == Py_None) return;  // the common case: one lookup
     Py_INCREF(observer);
     observer_ = Ref(observer);
-    token_ = Ref(check(PyObject_CallMethodObjArgs(observer, names.enter, node, Py_None, nullptr)));
+    token_ = Ref(check(PyObject_CallMethodObjArgs(observer, names.enter, node, Py_None, grads,
+                                                  nullptr)));
   }
   NodeObservation(const NodeObservation&) = delete;
   NodeObservation& operator=(const NodeObservation&) = delete;
@@ -172,7 +174,7 @@ void evaluate(GraphTask& task, int32_t index, ReadyQueue& queue) {
     task.pending_accumulations.emplace_back(index, grads.release());
     return;
   }
-  NodeObservation observation(rec.node);  // Note [node observer slot]
+  NodeObservation observation(rec.node, grads.get());  // Note [node observer slot]
   Ref outputs = call_node(task, rec, std::move(grads));
   observation.finish();
   route(task, rec, outputs.get(), queue);
@@ -199,7 +201,7 @@ void add_root_grads(GraphTask& task, PyObject* roots, PyObject* root_grads) {
 void run_pending_accumulations(GraphTask& task) {
   for (auto& entry : task.pending_accumulations) {
     PyObject* node = task.nodes[entry.first].node;
-    NodeObservation observation(node);  // Note [node observer slot]
+    NodeObservation observation(node, entry.second);  // Note [node observer slot]
     if (!try_accumulate(node, entry.second, task.create_graph_flag)) {  // Note
       Ref result(call3(helpers.accumulate, node, entry.second, task.create_graph));
     }

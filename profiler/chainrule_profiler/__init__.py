@@ -11,8 +11,10 @@ Core is observed through its dispatch and node observer slots, never patched (No
 >>> x = cr.ones(2, 2, requires_grad=True)
 >>> with profiler.profile() as prof:
 ...     (x * x).sum().backward()
->>> [e.name for e in prof.function_events]
-['mul', 'sum', 'SumBackward0', 'MulBackward0', 'AccumulateGrad']
+>>> [e.name for e in prof.function_events if e.cpu_parent is None][:2]
+['aten::mul', 'aten::sum']
+>>> [e.name for e in prof.function_events if e.kind == "backward"]
+['SumBackward0', 'MulBackward0', 'torch::autograd::AccumulateGrad']
 """
 from ._nvprof import load_nvprof, parse_nvprof_trace
 from .annotate import emit_itt, emit_nvtx

@@ -11,13 +11,26 @@ Note [profiler observation]
     record]) on its thread's stack of open ranges; the innermost open range is its
     parent, so events nest per thread, whichever thread opened the enclosing
     ``record_function``.
+
+Note [reference event names]
+    Events carry the names the reference's profiler gives them, so a table or a
+    trace reads the same: a table op is ``aten::<name>`` (its overloads under one
+    name, ``aten::pow`` for ``x ** 2`` and ``x ** y``); a backward node is its
+    ``name()`` (core's Note [node names]: ``MulBackward0``,
+    ``torch::autograd::AccumulateGrad``) inside a range
+    ``autograd::engine::evaluate_function: <name>`` that stands for the engine's
+    work on it, both carrying the node's sequence number; a custom Function's
+    forward is its class name. A node's input shapes are those of the gradients it
+    receives (``[]`` for one that did not arrive).
 """
+import itertools
 import os
 import sys
 import threading
 import time
 import weakref
 
+from chainrule import _grad_mode
 from chainrule._ops import _registry
 from chainrule._tensor import Tensor
 from chainrule.autograd import engine as _engine
@@ -26,8 +39,12 @@ from chainrule.autograd import node as _node
 from ._flops import flops_of
 
 now_ns = time.perf_counter_ns
+_MODE = _grad_mode.STATE
 
-FORWARD, BACKWARD, USER = "forward", "backward", "user"
+# What a range stands for (FunctionEvent.kind): an op or a custom Function's forward,
+# a backward node, the engine's evaluate_function range around one, a record_function.
+FORWARD, BACKWARD, ENGINE, USER = "forward", "backward", "engine", "user"
+EVALUATE_PREFIX = "autograd::engine::evaluate_function: "     # Note [reference event names]
 
 
 # Note [range record]
@@ -55,7 +72,7 @@ class Collector:
         self.all_threads = all_threads
         self.thread = threading.get_ident()
         self.ranges = []
-        self.frees = []           # (ns, thread, bytes): memory freed outside any range
+        self.frees = []           # (ns, thread number, bytes): freed outside any range
         self.start_ns = self.end_ns = 0
 
     def wants(self, thread):
@@ -66,11 +83,12 @@ class _View:
     """What one thread records under the active sinks, worked out once per change of
     the active set (so the per-op path reads flags instead of asking each sink)."""
 
-    __slots__ = ("thread", "sinks", "annotators", "shapes", "stack", "flops", "memory",
-                 "inputs_detail", "outputs_detail")
+    __slots__ = ("thread", "number", "sinks", "annotators", "shapes", "stack",
+                 "flops", "memory", "inputs_detail", "outputs_detail")
 
-    def __init__(self, thread, sinks, annotators):
-        self.thread, self.sinks, self.annotators = thread, tuple(sinks), annotators
+    def __init__(self, local, sinks, annotators):
+        self.thread, self.number = local.ident, local.number
+        self.sinks, self.annotators = tuple(sinks), annotators
         self.shapes = bool(annotators) or any(c.record_shapes or c.with_flops for c in sinks)
         self.stack = any(c.with_stack for c in sinks)
         self.flops = any(c.with_flops for c in sinks)
@@ -84,6 +102,13 @@ class _Local(threading.local):
         self.stack = []           # the thread's open ranges, innermost last
         self.version = -1         # the _version its view was made for
         self.view = None          # its _View, None when nothing records this thread
+        self.ident = threading.get_ident()
+        self.number = 0           # FunctionEvent.thread: given when it first records
+
+
+# The reference numbers threads 1, 2, ... in the order they first record, the same
+# numbers in every profile of the process (FunctionEvent.thread and fwd_thread).
+_thread_numbers = itertools.count(1)
 
 
 _local = _Local()
@@ -99,12 +124,20 @@ def sinks_here(thread):
     return [c for c in _collectors if c.wants(thread)]
 
 
+def thread_number(local):
+    """The thread's number (see _thread_numbers), given at its first use."""
+    if not local.number:
+        local.number = next(_thread_numbers)
+    return local.number
+
+
 def _refresh(local):
     """This thread's view of the active sinks (None: nothing records it)."""
     version = _version
-    thread = threading.get_ident()
-    sinks = sinks_here(thread)
-    local.view = _View(thread, sinks, _annotators) if sinks or _annotators else None
+    sinks = sinks_here(local.ident)
+    if sinks or _annotators:
+        thread_number(local)
+    local.view = _View(local, sinks, _annotators) if sinks or _annotators else None
     local.version = version
     return local.view
 
@@ -194,7 +227,7 @@ def _dispatch(run, op, inputs, attrs, view_base):
     if view is None:
         return run(op, inputs, attrs, view_base)
     stack = local.stack
-    r = [_PUBLIC_NAMES.get(op.name, op.name), FORWARD, view,      # new_range(...)
+    r = [_EVENT_NAMES[op.name], FORWARD, view,                   # new_range(...)
          stack[-1] if stack else None, -1, 0, 0, None, None, 0, None, None]
     if view.inputs_detail:
         _describe_inputs(r, view, inputs)
@@ -218,6 +251,8 @@ def _dispatch(run, op, inputs, attrs, view_base):
     # An output that is its input keeps the input's node unless the op recorded one.
     if fn is not None and (fn is not before or first is not inputs[0]):
         r[SEQ] = fn._seq
+    elif _MODE.grad_enabled:      # the number the next node would get, as the reference
+        r[SEQ] = peek_sequence()  # gives every op run with grad mode on
     elif r[SEQ] >= 0:
         r[SEQ] = -1
     if view.outputs_detail:
@@ -238,12 +273,33 @@ def _describe_inputs(r, view, inputs):
             a.push(r)
 
 
-# Table entries that are overloads of one public op, named as the reference's
-# profiler names them (one row for ``x ** 2`` and ``x ** y``).
-_PUBLIC_NAMES = {"pow_scalar": "pow", "pow_scalar_base": "pow", "div_rounded": "div",
-                 "clamp_tensor": "clamp", "sum_dim": "sum", "mean_dim": "mean",
-                 "prod_dim": "prod", "masked_fill_tensor": "masked_fill",
-                 "scatter_value": "scatter", "scatter_multiply": "scatter"}
+# Table entries whose name is not the reference's op: overloads of one op (one row
+# for ``x ** 2`` and ``x ** y``) and ops the reference names with an underscore.
+_ATEN_NAMES = {"pow_scalar": "pow", "pow_scalar_base": "pow", "div_rounded": "div",
+               "div_scalar": "div", "add_scalar": "add", "clamp_tensor": "clamp",
+               "clamp_min_tensor": "clamp_min", "clamp_max_tensor": "clamp_max",
+               "sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max",
+               "min_dim": "min", "median_dim": "median", "nanmedian_dim": "nanmedian",
+               "norm_dim": "norm", "round_decimals": "round", "sort_stable": "sort",
+               "squeeze_dim": "squeeze", "squeeze_dims": "squeeze", "lerp_tensor": "lerp",
+               "masked_fill_tensor": "masked_fill", "index_fill_tensor": "index_fill",
+               "scatter_value": "scatter", "scatter_multiply": "scatter",
+               "to_copy": "_to_copy", "prelu_kernel": "_prelu_kernel",
+               "fft_c2c": "_fft_c2c", "fft_r2c": "_fft_r2c", "fft_c2r": "_fft_c2r",
+               "upsample_nearest_exact1d": "_upsample_nearest_exact1d",
+               "upsample_nearest_exact2d": "_upsample_nearest_exact2d",
+               "upsample_nearest_exact3d": "_upsample_nearest_exact3d"}
+
+
+class _EventNames(dict):
+    """Table op name -> its event name (Note [reference event names]), made once."""
+
+    def __missing__(self, name):
+        event = self[name] = "aten::" + _ATEN_NAMES.get(name, name)
+        return event
+
+
+_EVENT_NAMES = _EventNames()
 
 
 def _describe_outputs(r, view, op, out, first):
@@ -279,41 +335,94 @@ def _freed(nbytes):
     if stack:
         stack[-1][MEMORY] -= nbytes
         return
-    thread = threading.get_ident()
-    for c in sinks_here(thread):
+    local = _local
+    for c in sinks_here(local.ident):
         if c.profile_memory:
-            c.frees.append((now_ns(), thread, nbytes))
+            c.frees.append((now_ns(), thread_number(local), nbytes))
 
 
 class _NodeObserver:
-    """Core's node observer slot: a range per backward node and per custom
-    Function forward (Note [node observer slot] in core's engine.py)."""
+    """Core's node observer slot: a backward node's range inside its
+    evaluate_function range, and a custom Function forward's range (Note [node
+    observer slot] in core's engine.py, Note [reference event names]). The per-node
+    cost of profiling, so the common case (no shapes, stacks or annotators) is
+    written out here."""
 
-    def enter(self, node, name):
+    def enter(self, node, name, inputs):
         local = _local
         view = local.view if local.version == _version else _refresh(local)
         if view is None:
             return None
         seq = node._seq
-        if name is None:
-            name, kind = type(node).__name__, BACKWARD        # Node.name()
-            if seq == _node.MAX_SEQUENCE:
-                seq = -1
-        else:
-            kind = FORWARD
+        if seq == _node.MAX_SEQUENCE:
+            seq = -1
         stack = local.stack
-        r = [name, kind, view, stack[-1] if stack else None, seq,    # new_range(...)
-             0, 0, None, None, 0, None, None]
+        if name is not None:                                  # a custom Function
+            return _open_detailed(stack, view, name, FORWARD, seq, inputs)
+        names = _NODE_NAMES.get(type(node)) or _node_names(node)
         if view.inputs_detail:
-            _describe_inputs(r, view, ())
+            _open_detailed(stack, view, names[1], ENGINE, seq, None)
+            return _open_detailed(stack, view, names[0], BACKWARD, seq, inputs)
+        outer = [names[1], ENGINE, view, stack[-1] if stack else None, seq,   # new_range
+                 0, 0, None, None, 0, None, None]
+        r = [names[0], BACKWARD, view, outer, seq, 0, 0, None, None, 0, None, None]
+        stack.append(outer)
         stack.append(r)
+        outer[START] = now_ns()           # two readings: the outer range starts first
         r[START] = now_ns()
         return r
 
     def exit(self, r):
-        if r is not None:
-            r[END] = now_ns()
-            _close(_local.stack, r)
+        if r is None:
+            return
+        r[END] = now_ns()
+        stack = _local.stack
+        if r[KIND] != BACKWARD:                               # a custom Function
+            _close(stack, r)
+            return
+        outer = r[PARENT]                         # and its evaluate_function range
+        outer[END] = now_ns()
+        view = r[VIEW]
+        if len(stack) > 1 and stack[-1] is r and stack[-2] is outer and \
+                not view.annotators and len(view.sinks) == 1:
+            del stack[-2:]                        # _close's common case, twice
+            view.sinks[0].ranges += (r, outer)
+            return
+        _close(stack, r)
+        _close(stack, outer)
+
+
+def _open_detailed(stack, view, name, kind, seq, inputs):
+    """Push a node's, its evaluate_function's or a custom Function's range with the
+    details asked for (``inputs``: what its shapes are read from)."""
+    r = new_range(name, kind, view, stack[-1] if stack else None, seq)
+    if view.inputs_detail:
+        if view.shapes and inputs is not None:
+            r[SHAPES] = [_shape_of(value) for value in inputs]
+        _describe_inputs(r, view, ())
+    stack.append(r)
+    r[START] = now_ns()
+    return r
+
+
+# Node class -> (its name(), its evaluate_function range's name), made once: a
+# node's name depends on its class only (core's Note [node names]).
+_NODE_NAMES = {}
+
+
+def _node_names(node):
+    name = node.name()
+    names = (name, EVALUATE_PREFIX + name)
+    if type(node).name is _node.Node.name:        # a class of its own name() may vary
+        _NODE_NAMES[type(node)] = names
+    return names
+
+
+def _shape_of(value):
+    """A node's gradient or a custom Function's argument as the reference lists its
+    shape: an array's or tensor's, ``[]`` for anything else (None, a number)."""
+    shape = getattr(value, "shape", None)
+    return list(shape) if shape is not None else []
 
 
 _OBSERVER = _NodeObserver()

@@ -22,7 +22,7 @@ from . import _state
 def annotation(r, record_shapes):
     """The text of range ``r`` (Note [range annotations])."""
     name, kind, seq, shapes = r[_state.NAME], r[_state.KIND], r[_state.SEQ], r[_state.SHAPES]
-    if kind == _state.BACKWARD:
+    if kind in (_state.BACKWARD, _state.ENGINE):
         return f"{name}, stashed seq={seq}" if seq >= 0 else name
     if kind == _state.USER:
         return name

@@ -22,8 +22,13 @@ class profile:
     ...     for _ in range(3):
     ...         y = x ** 2
     ...         y.backward()
-    >>> sorted((e.key, e.count) for e in prof.key_averages())
-    [('AccumulateGrad', 3), ('PowBackward0', 3), ('pow', 3)]
+    >>> for avg in prof.key_averages():
+    ...     print(avg.key, avg.count)
+    aten::pow 3
+    autograd::engine::evaluate_function: PowBackward0 3
+    PowBackward0 3
+    autograd::engine::evaluate_function: torch::autograd::AccumulateGrad 3
+    torch::autograd::AccumulateGrad 3
     """
 
     def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
@@ -120,30 +125,43 @@ class profile:
 
 
 def build_events(collector):
-    """The collector's ranges as FunctionEvents: ids in start order, times relative
-    to the profile's start, children and parents within this profile."""
+    """The collector's ranges as FunctionEvents: ids 1, 2, ... in start order, times
+    relative to the profile's start, children and parents within this profile."""
     S = _state
     ranges = sorted(collector.ranges, key=lambda r: (r[S.START], -r[S.END]))
     t0 = collector.start_ns
+    shapes_kept, stack_kept = collector.record_shapes, collector.with_stack
+    memory_kept, flops_kept = collector.profile_memory, collector.with_flops
     by_range = {}
-    events = EventList(profile_memory=collector.profile_memory,
-                       with_flops=collector.with_flops, record_shapes=collector.record_shapes,
-                       with_stack=collector.with_stack)
-    for i, r in enumerate(ranges):
+    events = EventList(profile_memory=memory_kept, with_flops=flops_kept,
+                       record_shapes=shapes_kept, with_stack=stack_kept)
+    for i, r in enumerate(ranges, 1):
+        name, kind, view, _, seq, start, end, shapes, stack, memory, flops, _ = r
         e = FunctionEvent(
-            i, r[S.NAME], r[S.VIEW].thread, (r[S.START] - t0) / 1e3, (r[S.END] - t0) / 1e3,
-            input_shapes=r[S.SHAPES] if collector.record_shapes else None,
-            stack=r[S.STACK] if collector.with_stack else None,
-            cpu_memory_usage=r[S.MEMORY] if collector.profile_memory else 0,
-            sequence_nr=r[S.SEQ], flops=r[S.FLOPS] if collector.with_flops else None,
-            kind=r[S.KIND])
+            i, _table_name(name) if kind is S.USER else name, view.number,
+            (start - t0) / 1e3, (end - t0) / 1e3, trace_name=name,
+            input_shapes=shapes if shapes_kept else None,
+            stack=stack if stack_kept else None, scope=_SCOPES.get(kind, 0),
+            cpu_memory_usage=memory if memory_kept else 0, sequence_nr=seq,
+            flops=flops if flops_kept else None, kind=kind)
         by_range[id(r)] = e
         events.append(e)
     for r in ranges:
         _link_parent(r, by_range)
-    events.extend(_memory_events(collector, len(events)))
+    events.extend(_memory_events(collector, len(events) + 1))
     _set_forward_threads(events)
     return events
+
+
+# FunctionEvent.scope as the reference numbers its RecordScopes: 0 for an op (and the
+# engine's evaluate_function range), 1 for a backward node, 7 for a user's range.
+_SCOPES = {_state.BACKWARD: 1, _state.USER: 7}
+
+
+def _table_name(name):
+    """The name the events list shows: each ``ProfilerStep#N`` as ``ProfilerStep*``,
+    one row for all steps (the trace keeps the numbered name, ``trace_name``)."""
+    return "ProfilerStep*" if name.startswith("ProfilerStep#") else name
 
 
 def _link_parent(r, by_range):
@@ -165,12 +183,14 @@ def _memory_events(collector, first_id):
 
 
 def _set_forward_threads(events):
-    """A backward node's ``fwd_thread``: the thread of the forward op with its number."""
+    """``fwd_thread``: for a backward node and its evaluate_function range, the thread
+    of the forward op with its number (its own thread when that op ran before the
+    profile); 0 for every other event, as in the reference."""
     forward = {e.sequence_nr: e.thread for e in events
-               if e.kind == "forward" and e.sequence_nr >= 0}
+               if e.kind == _state.FORWARD and e.sequence_nr >= 0}
     for e in events:
-        if e.kind == "backward":
-            e.fwd_thread = forward.get(e.sequence_nr)
+        paired = e.kind in (_state.BACKWARD, _state.ENGINE) and e.sequence_nr >= 0
+        e.fwd_thread = forward.get(e.sequence_nr, e.thread) if paired else 0
 
 
 class record_function:
@@ -184,7 +204,7 @@ class record_function:
     ...     with record_function("scale"):
     ...         y = cr.ones(2) * 3
     >>> [(e.name, [c.name for c in e.cpu_children]) for e in prof.function_events]
-    [('scale', ['mul']), ('mul', [])]
+    [('scale', ['aten::mul']), ('aten::mul', [])]
     """
 
     def __init__(self, name, args=None):

@@ -123,8 +123,8 @@ class profile:
     ...     for _ in range(4):
     ...         (x * 2).sum().backward()
     ...         prof.step()
-    >>> seen      # mul, sum, 2 backward nodes, AccumulateGrad, ProfilerStep#N
-    [6, 6]
+    >>> seen      # ProfilerStep*, mul, sum, 3 nodes and their evaluate_function ranges
+    [9, 9]
     """
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,

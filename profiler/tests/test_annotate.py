@@ -39,18 +39,24 @@ def _ranges(tmp_path, emit, env):
     return record.read_text().splitlines()
 
 
+def _node(push, pop, name, seq=None):
+    """A node's range inside its evaluate_function range (Note [reference event names])."""
+    tail = f", stashed seq={seq}" if seq is not None else ""
+    return [f"{push} autograd::engine::evaluate_function: {name}{tail}",
+            f"{push} {name}{tail}", pop, pop]
+
+
 def _expected(push, pop, mul_seq, sum_seq):
     return [f"{push} step",
-            f"{push} mul, seq={mul_seq}, sizes = [[2, 3], []]", pop,
-            f"{push} sum, seq={sum_seq}, sizes = [[2, 3]]", pop,
-            pop,
-            f"{push} SumBackward0, stashed seq={sum_seq}", pop,
-            f"{push} MulBackward0, stashed seq={mul_seq}", pop,
-            f"{push} AccumulateGrad", pop]
+            f"{push} aten::mul, seq={mul_seq}, sizes = [[2, 3], []]", pop,
+            f"{push} aten::sum, seq={sum_seq}, sizes = [[2, 3]]", pop,
+            pop] + \
+        _node(push, pop, "SumBackward0", sum_seq) + _node(push, pop, "MulBackward0", mul_seq) + \
+        _node(push, pop, "torch::autograd::AccumulateGrad")
 
 
 def _check(lines, push, pop):
-    assert len(lines) == 12, lines
+    assert len(lines) == 18, lines
     mul_seq = int(lines[1].split("seq=")[1].split(",")[0])
     sum_seq = int(lines[3].split("seq=")[1].split(",")[0])
     assert sum_seq == mul_seq + 1

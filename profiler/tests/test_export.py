@@ -21,12 +21,16 @@ def test_trace_counts_nesting_and_flows(tmp_path):
                 (x.exp() * 2).sum().backward()
     records = _trace(prof, tmp_path)
     slices = [r for r in records if r["ph"] == "X"]
-    assert len(slices) == len(prof.function_events) == 1 + 4 * 7
+    assert len(slices) == len(prof.function_events) == 1 + 4 * 11
     names = [s["name"] for s in slices]
-    for name in ("exp", "mul", "sum", "ExpBackward0", "MulBackward0", "SumBackward0",
-                 "AccumulateGrad"):
+    for name in ("aten::exp", "aten::mul", "aten::sum", "ExpBackward0", "MulBackward0",
+                 "SumBackward0", "torch::autograd::AccumulateGrad",
+                 "autograd::engine::evaluate_function: ExpBackward0",
+                 "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"):
         assert names.count(name) == 4
+    assert {s["cat"] for s in slices if s["name"] != "step"} == {"cpu_op"}
     step = next(s for s in slices if s["name"] == "step")
+    assert step["cat"] == "user_annotation" and step["args"]["External id"] == 1
     for s in slices:          # everything nests inside the step's slice on its track
         assert s["tid"] == step["tid"]
         assert step["ts"] <= s["ts"] and s["ts"] + s["dur"] <= step["ts"] + step["dur"] + 1e-3
@@ -37,7 +41,11 @@ def test_trace_counts_nesting_and_flows(tmp_path):
     by_id = {r["id"]: r for r in starts}
     for end in ends:
         assert by_id[end["id"]]["ts"] <= end["ts"]
-    assert [r for r in records if r["ph"] == "M"][0]["args"]["name"].startswith("thread 0")
+        node = next(s for s in slices if s["ts"] == end["ts"] and s["name"].endswith("Backward0"))
+        assert node["args"]["Sequence number"] == end["id"]    # ends at the node itself
+    thread = prof.function_events[0].thread
+    assert [r for r in records if r["ph"] == "M"][0]["args"]["name"] == \
+        f"thread {thread} (python)"
 
 
 def test_one_track_per_thread(tmp_path):
@@ -70,5 +78,25 @@ def test_export_stacks(tmp_path):
         frames, value = line.rsplit(" ", 1)
         assert int(value) > 0
         parts = frames.split(";")
-        assert parts[-1] in ("mul", "sum")
+        assert parts[-1] in ("aten::mul", "aten::sum")
         assert parts[-2].endswith("model") and "test_export_stacks" in parts[-3]
+
+
+def test_trace_layout_and_memory_instants(tmp_path):
+    with profile(profile_memory=True, record_shapes=True) as prof:
+        t = cr.ones(100, dtype=cr.float64).neg()
+        del t                                        # freed outside any range
+        u = cr.ones(2, 3) * 2
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    with open(path) as f:
+        trace = json.load(f)
+    assert {"schemaVersion", "deviceProperties", "displayTimeUnit", "traceEvents",
+            "traceName"} <= set(trace)
+    records = trace["traceEvents"]
+    (memory,) = [r for r in records if r["name"] == "[memory]"]
+    assert (memory["ph"], memory["cat"], memory["args"]["Bytes"]) == \
+        ("i", "cpu_instant_event", -800)
+    (mul,) = [r for r in records if r["name"] == "aten::mul"]
+    assert mul["args"]["Input Dims"] == [[2, 3], []] and "Sequence number" in mul["args"]
+    assert u.shape == (2, 3)

@@ -15,14 +15,21 @@ def _counts(prof):
     return {e.key: e.count for e in prof.key_averages()}
 
 
+ACC = "torch::autograd::AccumulateGrad"
+EVAL = "autograd::engine::evaluate_function: "
+
+
 def test_seeds_example_rows_and_counts(leaf):
     with profile() as prof:
         for _ in range(100):
             y = leaf ** 2
             y.backward()
-    assert _counts(prof) == {"pow": 100, "PowBackward0": 100, "AccumulateGrad": 100}
+    # The reference's rows (Note [reference event names]), less the ops its
+    # backward runs inside the nodes (profiler/README.md).
+    assert _counts(prof) == {"aten::pow": 100, EVAL + "PowBackward0": 100, "PowBackward0": 100,
+                             EVAL + ACC: 100, ACC: 100}
     table = prof.key_averages().table(sort_by="self_cpu_time_total")
-    for name in ("pow", "PowBackward0", "AccumulateGrad"):
+    for name in ("aten::pow", "PowBackward0", ACC, EVAL + "PowBackward0"):
         assert name in table
 
 
@@ -37,10 +44,11 @@ def test_create_graph_backward_shows_the_ops_it_runs(leaf):
                 y.backward(create_graph=True)
                 leaf.grad = None
     counts = _counts(prof)
-    assert counts["pow"] == 200 and counts["mul"] == 200, counts
-    assert counts["PowBackward0"] == 100 and counts["AccumulateGrad"] == 100
+    assert counts["aten::pow"] == 200 and counts["aten::mul"] == 200, counts
+    assert counts["PowBackward0"] == 100 and counts[ACC] == 100
     node = next(e for e in prof.function_events if e.name == "PowBackward0")
-    assert sorted(c.name for c in node.cpu_children) == ["mul", "mul", "pow"]
+    assert node.cpu_parent.name == EVAL + "PowBackward0"
+    assert sorted(c.name for c in node.cpu_children) == ["aten::mul", "aten::mul", "aten::pow"]
 
 
 def test_times_nest_and_self_time_excludes_children():
@@ -51,7 +59,9 @@ def test_times_nest_and_self_time_excludes_children():
     outer = prof.function_events[0]
     assert outer.name == "outer" and outer.cpu_parent is None
     assert [c.name for c in outer.cpu_children] == \
-        ["mul", "sum", "SumBackward0", "MulBackward0", "AccumulateGrad"]
+        ["aten::mul", "aten::sum", EVAL + "SumBackward0", EVAL + "MulBackward0", EVAL + ACC]
+    assert [[c.name for c in e.cpu_children] for e in outer.cpu_children[2:]] == \
+        [["SumBackward0"], ["MulBackward0"], [ACC]]
     for child in outer.cpu_children:
         assert outer.time_range.start <= child.time_range.start <= child.time_range.end \
             <= outer.time_range.end
@@ -71,11 +81,14 @@ def test_sequence_numbers_pair_forward_ops_with_their_nodes():
         z.backward()
     forward = {e.name: e.sequence_nr for e in prof.function_events if e.kind == "forward"}
     backward = {e.name: e.sequence_nr for e in prof.function_events if e.kind == "backward"}
-    assert forward["exp"] == y.grad_fn._sequence_nr()
-    assert backward == {"ExpBackward0": forward["exp"], "MulBackward0": forward["mul"],
-                        "SumBackward0": forward["sum"], "AccumulateGrad": -1}
-    assert all(e.fwd_thread == threading.get_ident() for e in prof.function_events
-               if e.kind == "backward" and e.sequence_nr >= 0)
+    assert forward["aten::exp"] == y.grad_fn._sequence_nr()
+    assert backward == {"ExpBackward0": forward["aten::exp"], "MulBackward0": forward["aten::mul"],
+                        "SumBackward0": forward["aten::sum"], ACC: -1}
+    assert all(e.sequence_nr == e.cpu_parent.sequence_nr for e in prof.function_events
+               if e.kind == "backward")
+    assert {e.fwd_thread for e in prof.function_events if e.sequence_nr >= 0
+            and e.kind in ("backward", "engine")} == {prof.function_events[0].thread}
+    assert {e.fwd_thread for e in prof.function_events if e.kind == "forward"} == {0}
 
 
 def test_double_backward_sequence_numbers():
@@ -114,7 +127,8 @@ def test_custom_function_forward_and_backward():
     assert by_name["Square"].kind == "forward"
     assert by_name["SquareBackward"].kind == "backward"
     assert by_name["Square"].sequence_nr == by_name["SquareBackward"].sequence_nr >= 0
-    assert [c.name for c in by_name["Square"].cpu_children] == ["mul"]
+    assert [c.name for c in by_name["Square"].cpu_children] == ["aten::mul"]
+    assert by_name["SquareBackward"].cpu_parent is by_name[EVAL + "SquareBackward"]
 
 
 def test_shapes_memory_and_flops_of_known_ops():
@@ -122,16 +136,16 @@ def test_shapes_memory_and_flops_of_known_ops():
     with profile(record_shapes=True, profile_memory=True, with_flops=True) as prof:
         c = a @ b
         d = cr.mm(a, b) * 2
-    mm = [e for e in prof.function_events if e.name in ("matmul", "mm")]
+    mm = [e for e in prof.function_events if e.name in ("aten::matmul", "aten::mm")]
     assert [e.input_shapes for e in mm] == [[[2, 3], [3, 4]]] * 2
     assert [e.flops for e in mm] == [2 * 2 * 4 * 3] * 2
     assert all(e.cpu_memory_usage == 2 * 4 * 4 for e in mm)      # float32 (2, 4)
-    mul = next(e for e in prof.function_events if e.name == "mul")
+    mul = next(e for e in prof.function_events if e.name == "aten::mul")
     assert mul.flops == 8
     assert c.shape == d.shape
     grouped = prof.key_averages(group_by_input_shape=True)
     assert any(avg.input_shapes == [[2, 4], [2, 4]] or avg.input_shapes == [[2, 4], []]
-               or avg.key == "mul" for avg in grouped)
+               or avg.key == "aten::mul" for avg in grouped)
 
 
 def test_memory_freed_is_recorded():
@@ -150,7 +164,7 @@ def test_conv2d_flops():
     x, w = cr.ones(1, 3, 8, 8), cr.ones(4, 3, 3, 3)
     with profile(with_flops=True, record_shapes=True) as prof:
         cr.nn.functional.conv2d(x, w, padding=1)
-    conv = next(e for e in prof.function_events if e.name == "convolution")
+    conv = next(e for e in prof.function_events if e.name == "aten::convolution")
     assert conv.flops == 2 * (1 * 4 * 8 * 8) * (3 * 3 * 3)
 
 
@@ -177,7 +191,8 @@ def test_record_function_as_decorator_and_nesting():
     steps = [e for e in prof.function_events if e.name == "step"]
     assert len(steps) == 2
     assert all([c.name for c in s.cpu_children] == ["inner"] for s in steps)
-    assert all([c.name for c in s.cpu_children[0].cpu_children] == ["add"] for s in steps)
+    assert all([c.name for c in s.cpu_children[0].cpu_children] == ["aten::add"] for s in steps)
+    assert {e.scope for e in prof.function_events} == {0, 7}      # an op's, a user's range
 
 
 def test_a_profile_sees_only_its_thread_unless_asked():
@@ -193,14 +208,16 @@ def test_a_profile_sees_only_its_thread_unless_asked():
     with profile() as mine:
         cr.ones(2) + 1
         run_in_thread()
-    assert [e.name for e in mine.function_events] == ["add"]
+    assert [e.name for e in mine.function_events] == ["aten::add"]
     with profile(use_kineto=True) as every:
         cr.ones(2) + 1
         run_in_thread()
-    names = {(e.name, e.thread == threading.get_ident()) for e in every.function_events}
-    assert names == {("add", True), ("worker", False), ("mul", False)}
+    here = every.function_events[0].thread       # threads numbered as they first record
+    assert 1 <= here < max(e.thread for e in every.function_events)
+    names = {(e.name, e.thread == here) for e in every.function_events}
+    assert names == {("aten::add", True), ("worker", False), ("aten::mul", False)}
     worker = next(e for e in every.function_events if e.name == "worker")
-    assert [c.name for c in worker.cpu_children] == ["mul"]
+    assert [c.name for c in worker.cpu_children] == ["aten::mul"]
 
 
 def test_record_function_nests_per_thread():
@@ -220,7 +237,7 @@ def test_record_function_nests_per_thread():
             t.join()
     for name in ("a", "b"):
         outer = next(e for e in prof.function_events if e.name == name)
-        assert [c.name for c in outer.cpu_children] == ["mul"]
+        assert [c.name for c in outer.cpu_children] == ["aten::mul"]
         assert outer.cpu_children[0].thread == outer.thread
 
 
@@ -240,7 +257,7 @@ def test_slots_are_emptied_when_the_profiled_code_raises():
             cr.ones(1) * 2
             raise ValueError("boom")
     assert _registry._dispatch is None and engine._node_observer is None
-    assert [e.name for e in prof.function_events] == ["mul"]
+    assert [e.name for e in prof.function_events] == ["aten::mul"]
 
 
 def test_a_failing_backward_closes_its_node():
@@ -282,3 +299,29 @@ def test_use_cpu_false_needs_kineto():
         profile(use_cpu=False)
     with pytest.warns(FutureWarning, match="use_device"):
         profile(use_cuda=True)
+
+
+def test_ops_under_grad_mode_carry_the_next_sequence_number():
+    # As the reference: an op run with grad mode on carries the number the next node
+    # gets, whether or not it makes one; under no_grad it carries -1.
+    a, x = cr.ones(3), cr.ones(3, requires_grad=True)
+    with profile() as prof:
+        a * 2
+        y = x * 3
+        with cr.no_grad():
+            x * 4
+        a.neg()
+    seq = y.grad_fn._sequence_nr()
+    assert [(e.name, e.sequence_nr) for e in prof.function_events] == \
+        [("aten::mul", seq), ("aten::mul", seq), ("aten::mul", -1), ("aten::neg", seq + 1)]
+    assert [e.id for e in prof.function_events] == [1, 2, 3, 4]
+
+
+def test_node_input_shapes_are_the_gradients_it_receives():
+    x = cr.ones(2, 3, requires_grad=True)
+    a, b = x.unbind(0)
+    with profile(record_shapes=True) as prof:
+        a.sum().backward()                 # b's gradient never arrives at UnbindBackward0
+    shapes = {e.name: e.input_shapes for e in prof.function_events if e.scope == 1}
+    assert shapes == {"SumBackward0": [[]], "UnbindBackward0": [[3], []], ACC: [[2, 3]]}
+    assert all(e.input_shapes == [] for e in prof.function_events if e.kind == "engine")

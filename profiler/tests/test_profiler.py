@@ -31,11 +31,14 @@ def test_only_active_steps_are_recorded():
             prof.step()
     assert len(cycles) == 1
     names = [e.name for e in cycles[0]]
-    assert names.count("ProfilerStep#2") == 1 and names.count("ProfilerStep#3") == 1
+    # Each step is a ProfilerStep* row, numbered only in the trace (trace_name).
+    assert [e.trace_name for e in cycles[0] if e.name == "ProfilerStep*"] == \
+        ["ProfilerStep#2", "ProfilerStep#3"]
     assert {n for n in names if n.startswith("work")} == {"work2", "work3"}
-    assert names.count("mul") == 2
-    step2 = next(e for e in cycles[0] if e.name == "ProfilerStep#2")
+    assert names.count("aten::mul") == 2
+    step2 = next(e for e in cycles[0] if e.trace_name == "ProfilerStep#2")
     assert [c.name for c in step2.cpu_children] == ["work2"]
+    assert step2.scope == 7
 
 
 def test_without_schedule_everything_until_exit():
@@ -45,8 +48,8 @@ def test_without_schedule_everything_until_exit():
         prof.step()
         cr.ones(2) + 1
     (averages,) = seen
-    assert {a.key: a.count for a in averages} == {"ProfilerStep#0": 1, "ProfilerStep#1": 1,
-                                                  "mul": 1, "add": 1}
+    assert {a.key: a.count for a in averages} == {"ProfilerStep*": 2, "aten::mul": 1,
+                                                  "aten::add": 1}
 
 
 def test_tensorboard_trace_handler_writes_one_trace_per_active_cycle(tmp_path):
@@ -62,7 +65,7 @@ def test_tensorboard_trace_handler_writes_one_trace_per_active_cycle(tmp_path):
     for name in files:
         with open(os.path.join(folder, name)) as f:
             slices = [r["name"] for r in json.load(f)["traceEvents"] if r["ph"] == "X"]
-        assert slices.count("mul") == 1
+        assert slices.count("aten::mul") == 1
 
 
 def test_records_every_thread():
@@ -75,5 +78,6 @@ def test_records_every_thread():
         t = threading.Thread(target=work)
         t.start()
         t.join()
-    mul = [e for e in prof.events() if e.name == "mul"]
-    assert len(mul) == 1 and mul[0].thread != threading.get_ident()
+    mul = [e for e in prof.events() if e.name == "aten::mul"]
+    (step,) = [e for e in prof.events() if e.name == "ProfilerStep*"]
+    assert len(mul) == 1 and mul[0].thread != step.thread and mul[0].cpu_parent is None

@@ -22,7 +22,7 @@ def _apply_function(cls, args, kwargs):
     observer = engine._node_observer             # Note [node observer slot]
     if observer is None:
         return _apply(cls, ctx, args, kwargs)
-    return engine.observed(observer, ctx, cls.__name__, _apply, cls, ctx, args, kwargs)
+    return engine.observed(observer, ctx, cls.__name__, args, _apply, cls, ctx, args, kwargs)
 
 
 def _apply(cls, ctx, args, kwargs):

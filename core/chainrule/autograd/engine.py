@@ -11,11 +11,13 @@ Steps (all iterative, Note [no recursion] in graph_task.py):
 Note [node observer slot]
     A layer that must see every backward node as it runs (the profiler) installs an
     observer with ``set_node_observer(obs)``. The engine then calls
-    ``token = obs.enter(node, None)`` before a node runs (its node hooks included;
-    an AccumulateGrad node around its write into ``.grad``) and ``obs.exit(token)``
-    after, also when it raises. A custom Function's forward is reported the same
-    way, as ``obs.enter(ctx, name)`` with the Function's class name (custom_apply.py),
-    so its forward and its ``<Name>Backward`` node share the sequence number.
+    ``token = obs.enter(node, None, grads)`` before a node runs (its node hooks
+    included; an AccumulateGrad node around its write into ``.grad``), ``grads``
+    being the gradients the node receives (arrays, tensors under create_graph, None
+    where none arrived), and ``obs.exit(token)`` after, also when it raises. A custom
+    Function's forward is reported the same way, as ``obs.enter(ctx, name, args)``
+    with the Function's class name and its forward's arguments (custom_apply.py), so
+    its forward and its ``<Name>Backward`` node share the sequence number.
     The observer is global (every thread's passes); it tells threads apart itself.
     With none installed (the default) each node costs one check: a module global
     read here, one dict lookup in the C++ engine (src/engine.cc), which reads the
@@ -70,8 +72,8 @@ class PythonEngine:
                 if observer is None:
                     _accumulate(variable_node, grads, create_graph)
                 else:
-                    observed(observer, variable_node, None, _accumulate, variable_node,
-                             grads, create_graph)
+                    observed(observer, variable_node, None, grads, _accumulate,
+                             variable_node, grads, create_graph)
         finally:
             _running.tasks.pop()
         return task.captured
@@ -114,7 +116,7 @@ class PythonEngine:
         if observer is None:
             outputs = self._call_node(task, node, grads)
         else:
-            outputs = observed(observer, node, None, self._call_node, task, node, grads)
+            outputs = observed(observer, node, None, grads, self._call_node, task, node, grads)
         self._route(task, node, outputs, queue)
 
     def _call_node(self, task, node, grads):
@@ -238,7 +240,7 @@ def set_node_observer(observer):
     >>> from chainrule.autograd import engine
     >>> class Names:
     ...     def __init__(self): self.seen = []
-    ...     def enter(self, node, name): self.seen.append(name or node.name())
+    ...     def enter(self, node, name, inputs): self.seen.append(name or node.name())
     ...     def exit(self, token): pass
     >>> names = Names()
     >>> x = cr.ones(2, requires_grad=True)
@@ -255,9 +257,10 @@ def set_node_observer(observer):
     return previous
 
 
-def observed(observer, node, name, fn, *args):
-    """``fn(*args)`` between ``observer.enter(node, name)`` and ``observer.exit``."""
-    token = observer.enter(node, name)
+def observed(observer, node, name, inputs, fn, *args):
+    """``fn(*args)`` between ``observer.enter(node, name, inputs)`` and
+    ``observer.exit`` (Note [node observer slot])."""
+    token = observer.enter(node, name, inputs)
     try:
         return fn(*args)
     finally:
