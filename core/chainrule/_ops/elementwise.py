@@ -16,7 +16,7 @@ from .._tensor import Tensor, asarray, on_device_of
 from ._common import (BOOL_KIND, COMPLEX_KIND, EMPTY, FUNCTIONS, INTEGER_KINDS, apply_binary,
                       apply_real_binary, as_tensor_arg, binary_operands, commit_inplace,
                       complex_half_error, float_input, kernel_error, method, promote, public,
-                      raising, refusing)
+                      raising, refusing, require_tensors)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -550,6 +550,10 @@ def _fill_like(t, value):
     return Tensor._wrap(np.full((), value, dtype=dtype))
 
 
+# Note [tensor-only arguments]: the binary ops without a Scalar overload
+_INPUT_OTHER = ("input", "other")
+
+
 @public
 def maximum(input, other):
     """Elementwise maximum of two tensors.
@@ -558,6 +562,7 @@ def maximum(input, other):
     >>> cr.maximum(cr.tensor([1., 5.]), cr.tensor([3., 2.])).tolist()
     [3.0, 5.0]
     """
+    require_tensors("maximum", _INPUT_OTHER, input, other)
     return apply_binary(MAXIMUM, input, other)
 
 
@@ -569,6 +574,7 @@ def minimum(input, other):
     >>> cr.minimum(cr.tensor([1., 5.]), cr.tensor([3., 2.])).tolist()
     [1.0, 2.0]
     """
+    require_tensors("minimum", _INPUT_OTHER, input, other)
     return apply_binary(MINIMUM, input, other)
 
 
@@ -1173,13 +1179,20 @@ _NO_INTEGER_KERNEL = {"hypot": "hypot_cpu", "logaddexp": "logaddexp_cpu",
                       "logaddexp2": "logaddexp2_cpu"}
 
 
+# the binary ops that take a Python number too (Note [tensor-only arguments])
+_SCALAR_OVERLOAD = frozenset(("copysign", "fmod", "xlogy"))
+
+
 def _public_binary(name, op, doc, example):
     """``name(input, other)``: tensors or numbers, promoted (integers to the default
     floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
     keeps_integers = name in ("fmod", "fmax", "fmin")
     integer_kernel = _NO_INTEGER_KERNEL.get(name)
+    tensors_only = name not in _SCALAR_OVERLOAD
 
     def fn(input, other):
+        if tensors_only:
+            require_tensors(name, _INPUT_OTHER, input, other)
         try:
             if keeps_integers:
                 return apply_binary(op, as_tensor_arg(input), other)
@@ -1209,7 +1222,8 @@ for _name, _op, _doc, _example in [
         ("fmin", FMIN, "minimum that ignores NaN", ("float('nan')", "1.", "1.0"))]:
     _public_binary(_name, _op, _doc, _example)
 
-public(FUNCTIONS["atan2"], name="arctan2")
+# its own function, not atan2's: the reference's messages name the one called
+_public_binary("arctan2", ATAN2, "alias of atan2", ("0.", "1.", "0.0"))
 
 
 @public
@@ -1291,7 +1305,7 @@ def heaviside(input, values):
     >>> cr.heaviside(cr.tensor([-1., 0., 2.]), cr.tensor([0.5])).tolist()
     [0.0, 0.5, 1.0]
     """
-    values = as_tensor_arg(values, "values")
+    require_tensors("heaviside", ("input", "values"), input, values)
     if "c" in (input._data.dtype.kind, values._data.dtype.kind):
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._data.dtype != values._data.dtype:
@@ -1307,7 +1321,7 @@ def ldexp(input, other):
     >>> cr.ldexp(cr.tensor([1., 3.]), cr.tensor([2, -1])).tolist()
     [4.0, 1.5]
     """
-    input, other = as_tensor_arg(input), as_tensor_arg(other, "other")
+    require_tensors("ldexp", _INPUT_OTHER, input, other)
     if other._data.dtype.kind == BOOL_KIND and input._data.dtype.kind in "fV":
         # the reference's floating ldexp kernel takes integer exponents, but not bool
         raise kernel_error("ldexp_cpu_exp")(other._data.dtype)
@@ -1323,6 +1337,7 @@ def dist(input, other, p=2):
     >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
     5.0
     """
+    require_tensors("dist", _INPUT_OTHER, input, other)
     difference = sub(input, other)
     if difference._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
@@ -1332,6 +1347,7 @@ def dist(input, other, p=2):
 
 def _integer_binary(name, ufunc, example):
     def fn(input, other):
+        require_tensors(name, _INPUT_OTHER, input, other)
         a, b = promote(input, other)
         if a._data.dtype.kind not in INTEGER_KINDS:
             raise kernel_error(f"{name}_cpu")(a._data.dtype)
@@ -1368,6 +1384,7 @@ def nextafter(input, other):
     >>> cr.nextafter(cr.tensor([1.], dtype=cr.float64), cr.tensor([2.], dtype=cr.float64)).item()
     1.0000000000000002
     """
+    require_tensors("nextafter", _INPUT_OTHER, input, other)
     a, b = promote(input, other)
     if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND:
         raise kernel_error("nextafter_cpu")(a._data.dtype)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtypes, _factories
 from .._size import Size
 from .._tensor import Tensor, memory_root
-from ._common import FUNCTIONS, check_inplace, method, public
+from ._common import FUNCTIONS, check_inplace, method, public, require_tensors
 
 F = FUNCTIONS
 
@@ -84,6 +84,7 @@ def resize_as_(input, the_template, *, memory_format=None):
     >>> cr.resize_as_(cr.arange(4.0), cr.zeros(2, 2)).shape
     chainrule.Size([2, 2])
     """
+    require_tensors("resize_as_", ("input", "the_template"), input, the_template)
     return input.resize_(the_template.shape)
 
 
@@ -213,6 +214,7 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     >>> cr.slice_inverse(cr.arange(6.0).reshape(2, 3), cr.ones(2, 1), 1, 0, 1).tolist()
     [[0.0], [1.0]]
     """
+    require_tensors("slice_inverse", ("input", "src"), input, src)
     return input.as_strided(src.shape, src.stride(), src.storage_offset())
 
 
@@ -415,6 +417,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     >>> r.solution.tolist()
     [[0.25], [0.5]]
     """
+    require_tensors("triangular_solve", ("input", "A"), input, A)
     from .. import linalg, return_types
     _warn_once(_TRIANGULAR_SOLVE)
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:

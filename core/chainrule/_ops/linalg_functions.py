@@ -15,7 +15,8 @@ from .. import return_types
 from .._grad_mode import no_grad
 from .._batched import on_values, unwrap_all
 from .._tensor import Tensor
-from ._common import FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public
+from ._common import (FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public,
+                      require_tensors)
 from ._registry import apply_op
 from ._out import write_out
 from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
@@ -840,6 +841,7 @@ def cross(input, other, *, dim=-1, out=None):
     >>> cr.linalg.cross(cr.tensor([1., 0., 0.]), cr.tensor([0., 1., 0.])).tolist()
     [0.0, 0.0, 1.0]
     """
+    require_tensors("cross", ("input", "other"), input, other)
     return _cross(input, other, dim, "linalg.cross")
 
 
@@ -1020,6 +1022,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     >>> cr.cholesky_solve(cr.ones(2, 1), cr.eye(2) * 2).tolist()
     [[0.25], [0.25]]
     """
+    require_tensors("cholesky_solve", ("input", "input2"), input, input2)
     b, L = input, input2
     for name, x in (("b", b), ("u", L)):
         if x.ndim < 2:
@@ -1144,6 +1147,7 @@ def cross_dim(input, other, dim=None, *, out=None):
     >>> cr.cross(cr.tensor([[0.], [1.], [0.]]), cr.tensor([[0.], [0.], [1.]])).tolist()
     [[1.0], [0.0], [0.0]]
     """
+    require_tensors("cross", ("input", "other"), input, other)
     if dim is None:
         sizes = np.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((d for d, n in enumerate(sizes) if n == 3), None)
@@ -1290,6 +1294,7 @@ def kron(input, other, *, out=None):
     >>> cr.kron(cr.tensor([1., 2.]), cr.tensor([1., 10.])).tolist()
     [1.0, 10.0, 2.0, 20.0]
     """
+    require_tensors("kron", ("input", "other"), input, other)
     nd = max(input.ndim, other.ndim)
     a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
     b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
@@ -1355,6 +1360,7 @@ def inner(input, other, *, out=None):
     >>> cr.inner(cr.tensor([1., 2.]), cr.tensor([3., 4.])).item()
     11.0
     """
+    require_tensors("inner", ("input", "other"), input, other)
     if input.ndim == 0 or other.ndim == 0:
         return input * other
     _check_product_dtypes(input, other, whole=input.ndim == other.ndim == 1)
