@@ -1257,3 +1257,12 @@ def test_sizes_twice_is_an_error():
     assert cr.is_complex(input=cr.zeros(1)) is False
     assert cr.promote_types(type1=cr.float32, type2=cr.int64) == cr.float32
     assert cr.matrix_power(input=cr.eye(2) * 2, n=2).tolist() == [[4.0, 0.0], [0.0, 4.0]]
+
+
+def test_expand_names_the_last_mismatching_dim_as_the_reference_does():
+    with pytest.raises(RuntimeError, match=r"^The expanded size of the tensor \(5\) must match "
+                       r"the existing size \(7\) at non-singleton dimension 1\."):
+        cr.ones(7, 7).expand(2, 5)
+    with pytest.raises(RuntimeError, match=r"tensor \(4\) must match the existing size \(3\) at "
+                       r"non-singleton dimension 1"):
+        cr.ones(3).expand(-2, 4)

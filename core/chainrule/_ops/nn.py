@@ -47,9 +47,14 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 # layout and handed through TBackward0 as a view.
 @in_float32                     # (bfloat16: the bias added before the one rounding)
 def _addmm_forward(bias, mat1, mat2):
+    if mat1.dtype.kind == "b":        # no bool kernel (a linear layer's fast path gets here)
+        raise _NO_BOOL_ADDMM(mat1.dtype)
     out = _matmul_forward(mat1, mat2)
     out += bias
     return out
+
+
+_NO_BOOL_ADDMM = kernel_error("addmm_impl_cpu_")
 
 
 @helper
@@ -616,19 +621,20 @@ def _checked_linear(input, weight, bias):
     x = require_tensor(input, "linear", "input", 1)
     w = require_tensor(weight, "linear", "weight", 2)
     xs, ws = x._data.shape, w._data.shape
-    check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if not xs or not ws:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{len(xs)}D and {len(ws)}D")
     if len(ws) != 2:
         return _linear_vector_weight(x, w, bias)
+    if bias is None:                  # matmul's checks, shapes first (Note [product checks])
+        return matmul(x, FUNCTIONS["t"](w))
+    b = require_tensor(bias, "linear", "bias", 3)
+    # addmm's: dtypes first, the bias's against the weight's before the input's
+    check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
+    check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if xs[-1] != ws[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_numel(xs[:-1])}x"
                            f"{xs[-1]} and {ws[1]}x{ws[0]})")
-    if bias is None:
-        return matmul(x, FUNCTIONS["t"](w))
-    b = require_tensor(bias, "linear", "bias", 3)
-    check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
     if b._data.shape != ws[:1]:
         _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
     return _addmm_linear(x, w, b)

@@ -317,8 +317,11 @@ def expand(input, *sizes, size=None):
 
 
 def _expanded_shape(shape, sizes, lead):
+    """The shape ``sizes`` asks for (-1 keeps a dim); checked from the last dim, as the
+    reference does, so that its first mismatch is the one named."""
     target = list(sizes)
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
