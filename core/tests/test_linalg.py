@@ -927,3 +927,9 @@ def test_tensordot_checks_its_dims_and_names_them_as_given():
         "tensordot expects dims < ndim_a or ndim_b, but got dims=3"
     with pytest.raises(IndexError, match="Dimension out of range"):
         cr.tensordot(cr.ones(2, 3), cr.ones(3, 5), dims=([5], [0]))
+
+
+def test_tensorinv_refuses_a_non_square_reshape_like_the_reference():
+    with pytest.raises(RuntimeError, match=r"^Expected self to satisfy the requirement "
+                       r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 1 != 4$"):
+        cr.linalg.tensorinv(cr.ones(2, 2))

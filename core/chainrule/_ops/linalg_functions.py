@@ -920,7 +920,10 @@ def tensorinv(A, ind=2, *, out=None):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = A.shape[:ind], A.shape[ind:]
-    m = int(np.prod(rows))
+    m, n = int(np.prod(rows)), int(np.prod(cols))
+    if m != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {n} != {m}")
     return inv(A.reshape(m, -1)).reshape(tuple(cols) + tuple(rows))
 
 
