@@ -732,8 +732,8 @@ def _module_ops(module):
 
 
 _NUMPY_ELEMENTWISE = {
-    "mul", "div", "maximum", "minimum", "remainder", "floor_divide", "neg", "exp", "log",
-    "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign", "conj", "real",
+    "mul", "div", "maximum", "minimum", "remainder", "remainder_tensor", "floor_divide", "neg",
+    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign", "conj", "real",
     "imag", "floor", "ceil", "round", "trunc", "clone", "atan", "asinh", "rad2deg",
     "deg2rad", "clamp_min_tensor", "clamp_max_tensor", "atan2", "hypot", "copysign",
     "logaddexp", "logaddexp2", "fmax", "fmin", "heaviside"}
@@ -747,7 +747,8 @@ _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", 
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
-              "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy",
+              "complex", "polar", "fill", "fill_tensor", "fill_out", "fill_out_tensor", "zero",
+              "contiguous", "alias", "to_copy",
               "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse",
               "linalg_lu"}
 _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",

@@ -147,11 +147,16 @@ MINIMUM = defop("minimum", refusing(np.minimum, {COMPLEX_KIND: _complex_refused(
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self < other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other < self))),
                 jvp=lambda F, t, self, other: F.where(self <= other, t[0], t[1]))
-REMAINDER = defop("remainder", _integer_division(np.remainder, "remainder_cpu"),
-                  inputs=("self", "other"),
-                  vjp=(lambda F, g: g,
-                       lambda F, g, self, other: -g * F.floor(self / other)),
-                  jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))
+# remainder with a number (RemainderBackward0, whose only edge is self's) or a tensor
+# (RemainderBackward1), as the reference names its two overloads' nodes
+REMAINDER, REMAINDER_TENSOR = (
+    defop(name, _integer_division(np.remainder, "remainder_cpu"), inputs=("self", "other"),
+          vjp=(lambda F, g: g, other_vjp),
+          jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other), node_name=node)
+    for name, node, other_vjp in (
+        ("remainder", "RemainderBackward0", NONDIFF),
+        ("remainder_tensor", "RemainderBackward1",
+         lambda F, g, self, other: -g * F.floor(self / other))))
 FLOOR_DIVIDE = defop("floor_divide", _integer_division(np.floor_divide, "div_floor_cpu"),
                      inputs=("self", "other"),
                      vjp=(NOT_IMPLEMENTED, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
@@ -205,7 +210,7 @@ EXP = _unary("exp", np.exp, lambda F, g, result: g * F.conj(result),
              lambda F, t, result: t[0] * result)
 LOG = _unary("log", np.log, lambda F, g, self: g / F.conj(self), lambda F, t, self: t[0] / self)
 LOG1P = _unary("log1p", np.log1p, lambda F, g, self: g / F.conj(self + 1),
-               lambda F, t, self: t[0] / (self + 1))
+               lambda F, t, self: t[0] / (self + 1), node_name="Log1PBackward0")
 EXPM1 = _unary("expm1", np.expm1, lambda F, g, result: g * F.conj(result + 1),
                lambda F, t, result: t[0] * (result + 1))
 SQRT = _unary("sqrt", np.sqrt, lambda F, g, result: g / (2 * F.conj(result)),
@@ -240,11 +245,15 @@ SGN = _unary("sgn", lambda a: _sgn(a), lambda F, g, self, result: F.sgn_grad(g, 
 CONJ = _unary("conj", np.conj, lambda F, g: F.conj(g), lambda F, t: F.conj(t[0]))
 REAL = _unary("real", np.real, lambda F, g: g, lambda F, t: F.real(t[0]))   # views
 IMAG = _unary("imag", np.imag, lambda F, g: g * 1j, lambda F, t: F.imag(t[0]))
-RSUB = defop("rsub", lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
-             inputs=("self", "other"), attrs=("alpha",), node_name="RsubBackward1",
-             vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha),
-                  lambda F, g: g),
-             jvp=lambda F, t, alpha: t[1] - alpha * t[0])
+# rsub with a number (``2 - x``: RsubBackward1, whose only edge is self's) or a tensor
+# (RsubBackward0)
+RSUB, RSUB_TENSOR = (
+    defop(name, lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
+          inputs=("self", "other"), attrs=("alpha",), node_name=node,
+          vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha), other_vjp),
+          jvp=lambda F, t, alpha: t[1] - alpha * t[0])
+    for name, node, other_vjp in (("rsub", "RsubBackward1", NONDIFF),
+                                  ("rsub_tensor", "RsubBackward0", lambda F, g: g)))
 POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e),
                         inputs=("exponent",),
                         attrs=("base",), node_name="PowBackward2",
@@ -376,12 +385,17 @@ def apply_sub(op, a, b, attrs):
     """apply_binary for sub and rsub, with Note [bool subtraction]."""
     x, y = binary_operands(a, b)
     if x is not a or x._data.dtype.kind == "b" or (y is not b and b.__class__ not in _WEAK):
-        bools = _is_bool_operand(a) + _is_bool_operand(b)
-        if bools:
-            raise RuntimeError(BOOL_SUBTRACTION[bools == 1])
+        refuse_bool_subtraction(a, b)
     if attrs["alpha"].__class__ is not int:
         check_alpha(a, b, attrs["alpha"])
     return apply_binary(op, x, y, attrs)
+
+
+def refuse_bool_subtraction(a, b):
+    """Note [bool subtraction]."""
+    bools = _is_bool_operand(a) + _is_bool_operand(b)
+    if bools:
+        raise RuntimeError(BOOL_SUBTRACTION[bools == 1])
 
 
 def check_alpha(a, b, alpha):
@@ -608,7 +622,8 @@ def remainder(input, other):
     >>> cr.remainder(cr.tensor([-3., 5.]), 2).tolist()
     [1.0, 1.0]
     """
-    return apply_real_binary(REMAINDER, "remainder", input, other)
+    op = REMAINDER_TENSOR if isinstance(other, Tensor) else REMAINDER
+    return apply_real_binary(op, "remainder", input, other)
 
 
 @public
@@ -664,8 +679,9 @@ Tensor.imag = property(imag, _set_part(imag))
 
 
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input`` (the reflected subtraction, RsubBackward1)."""
-    return apply_sub(RSUB, input, other, {"alpha": alpha})
+    """``other - alpha * input`` (the reflected subtraction)."""
+    return apply_sub(RSUB_TENSOR if isinstance(other, Tensor) else RSUB, input, other,
+                     {"alpha": alpha})
 
 
 def pow_scalar_base(base, exponent):
@@ -1327,22 +1343,6 @@ def ldexp(input, other):
         raise kernel_error("ldexp_cpu_exp")(other._data.dtype)
     mantissa, exponent = _true_div_operands(input, other)                 # one dtype
     return mantissa * pow_scalar_base(2.0, exponent)
-
-
-@public
-def dist(input, other, p=2):
-    """The p-norm of ``input - other``.
-
-    >>> import chainrule as cr
-    >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
-    5.0
-    """
-    require_tensors("dist", _INPUT_OTHER, input, other)
-    difference = sub(input, other)
-    if difference._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {_dtypes.scalar_type_name(difference._data.dtype)} instead.")
-    return FUNCTIONS["norm"](difference, p)
 
 
 def _integer_binary(name, ufunc, example):

@@ -15,6 +15,7 @@ from .. import _dtypes, _factories
 from .._size import Size
 from .._tensor import Tensor, memory_root
 from ._common import FUNCTIONS, check_inplace, method, public, require_tensors
+from ._registry import apply_op
 
 F = FUNCTIONS
 
@@ -108,7 +109,8 @@ def fill(input, value):
     >>> cr.fill(cr.zeros(2), 3.0).tolist()
     [3.0, 3.0]
     """
-    return input.clone().fill_(value)
+    from .operators import FILL_OUT, FILL_TENSOR_OUT, filled
+    return filled(input, value, FILL_OUT, FILL_TENSOR_OUT)
 
 
 @public
@@ -161,8 +163,12 @@ def frobenius_norm(input, dim, keepdim=False):
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")
-    from .. import linalg                 # (imported after the table)
-    return linalg.vector_norm(input, 2, dims or None, keepdim)
+    from . import reduction            # the reference's at::norm: one NormBackward1 node
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.scalar_type_name(input._data.dtype)} instead.")
+    dims = reduction._dims(input, dims or None)
+    return apply_op(reduction.NORM_DIM, (input,), {"p": 2, "dim": dims, "keepdim": bool(keepdim)})
 
 
 @public(method=False)

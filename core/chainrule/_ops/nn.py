@@ -764,6 +764,57 @@ def _finish(out, unbatched):
     return FUNCTIONS["squeeze"](out, 0) if unbatched else out
 
 
+# --- conv_tbc: (time, batch, channels) input, (width, in, out) weight, one node ----------
+def _pad_time(x, pad):
+    """``x`` padded with ``pad`` zeros at both ends of dim 0 (cropped where negative)."""
+    if pad >= 0:
+        return np.pad(x, [(pad, pad)] + [(0, 0)] * (x.ndim - 1))
+    return x[-pad:x.shape[0] + pad]
+
+
+def _conv_tbc_forward(x, w, b, pad):
+    windows = np.lib.stride_tricks.sliding_window_view(_pad_time(x, pad), w.shape[0], axis=0)
+    return np.einsum("tbik,kio->tbo", windows, w) + b
+
+
+# Its gradients are conv_tbcs too: the input's is g with the weight flipped in time and
+# transposed (padded so that it covers the input's length), the weight's is the input
+# (batch and channels swapped) with g as the weight.
+CONV_TBC = defop(
+    "conv_tbc", _conv_tbc_forward, inputs=("self", "weight", "bias"), attrs=("pad",),
+    vjp=(lambda F, g, weight, pad: F._conv_tbc(g, F.transpose(F.flip(weight, (0,)), 1, 2),
+                                               F.sum(weight, (0, 2)) * 0,
+                                               weight.shape[0] - 1 - pad),
+         lambda F, g, self, pad: F._conv_tbc(F.transpose(self, 1, 2), g,
+                                             F.sum(g, (0, 1)) * 0, pad),
+         lambda F, g: F.sum(g, (0, 1))),
+    jvp=lambda F, t, self, weight, pad: F._conv_tbc(t[0], weight, t[2], pad)
+    + F._conv_tbc(self, t[1], t[2] * 0, pad))
+
+
+array_fn("_conv_tbc")(_conv_tbc_forward)
+
+
+@formula_helper
+def _conv_tbc(input, weight, bias, pad):
+    """conv_tbc after its checks (for the formulas)."""
+    return apply_op(CONV_TBC, (input, weight, bias), {"pad": int(pad)})
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """The reference's checks of conv_tbc's arguments, then the op."""
+    for t, message in ((input, "Input must have 3 dims: time, batch, in_channel"),
+                       (weight, "Weight tensor must have 3 dims: kernel_width, in_channels, "
+                                "out_channels.")):
+        if t.dim() != 3:
+            raise RuntimeError(message)
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    return _conv_tbc(*promote(input, weight, bias), pad)
+
+
 def convolution_nd(name, nd, input, weight, bias, stride, padding, dilation, groups):
     """conv1d/conv2d/conv3d: one ``convolution`` node (Note [convolution entries])."""
     x, w, b, unbatched = _conv_operands(name, nd, input, weight, bias)

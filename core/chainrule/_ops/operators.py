@@ -558,8 +558,27 @@ def zero_(self):
     return commit_inplace(self, apply_op(ZERO, (self,), {}))
 
 
-FILL = defop("fill", lambda a, value: np.full_like(a, value), attrs=("value",),
-             node_name="FillBackward2", vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+# fill with a number or a 0-d tensor, in place (x.fill_) or not (chainrule.fill): four
+# nodes in the reference (FillBackward0..3), one forward each way
+def _fill_ops(name, number_node, tensor_node):
+    number = defop(name, lambda a, value: np.full_like(a, value), attrs=("value",),
+                   node_name=number_node, vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+    tensor = defop(name + "_tensor", _fill_with_array,
+                   inputs=("self", "value"), node_name=tensor_node,
+                   vjp=(lambda F, g: g * 0, lambda F, g: F.sum(g)),
+                   jvp=lambda F, t: t[0] * 0 + t[1])
+    return number, tensor
+
+
+def _fill_with_array(a, value):
+    """``a``'s shape filled with the 0-d ``value`` (one per entry of leading batch dims
+    under vmap: its dims align with ``a``'s first)."""
+    value = value.reshape(value.shape + (1,) * (a.ndim - value.ndim))
+    return np.broadcast_to(value, a.shape).astype(a.dtype)
+
+
+FILL, FILL_TENSOR = _fill_ops("fill", "FillBackward2", "FillBackward3")
+FILL_OUT, FILL_TENSOR_OUT = _fill_ops("fill_out", "FillBackward0", "FillBackward1")
 ZERO = defop("zero", lambda a: np.zeros_like(a), vjp=(lambda F, g: g * 0,),
              jvp=lambda F, t: t[0] * 0)
 COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
@@ -577,13 +596,18 @@ def fill_(self, value):
     >>> cr.zeros(2).fill_(3).tolist()
     [3.0, 3.0]
     """
+    return commit_inplace(self, filled(self, value, FILL, FILL_TENSOR))
+
+
+def filled(input, value, number_op, tensor_op):
+    """``input``'s shape and dtype holding ``value`` (a number or a 0-d tensor)."""
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
-        return copy_(self, value)
-    value = _dtypes.checked_integer(value, self._data.dtype)   # Note [checked integer conversion]
-    return commit_inplace(self, apply_op(FILL, (self,), {"value": value}))
+        return apply_op(tensor_op, (input, value), {})
+    value = _dtypes.checked_integer(value, input._data.dtype)  # Note [checked integer conversion]
+    return apply_op(number_op, (input,), {"value": value})
 
 
 @method("copy_")
