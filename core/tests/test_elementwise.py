@@ -79,7 +79,8 @@ def _random_tangent(arr, rng):
 JVP_SAMPLES = [s for s in elementwise_samples.SAMPLES if "inplace" not in s.note and
                _direct_inputs(s) is not None]
 # ops whose every sample goes through a cast, a scalar or a fill of the input
-INDIRECT = {"to_copy", "rsub", "pow_scalar_base", "fill", "zero", "copy", "div_rounded"}
+INDIRECT = {"to_copy", "rsub", "pow_scalar_base", "fill", "fill_tensor", "zero", "copy",
+            "div_rounded", "remainder"}     # (remainder: with a number; a tensor is remainder_tensor)
 NO_JVP = {"floor_divide", "heaviside"}          # NOT_IMPLEMENTED, like the reference
 
 

@@ -31,6 +31,7 @@ SOME_ARGUMENTS_PER_ENTRY = {
     "index_copy": "a 0-d entry with a batched index",
     "scatter_add": "a 0-d entry",
     "_embedding_bag": "batched per_sample_weights",
+    "conv_tbc": "a batched input with a batched weight or bias",
 }
 # Ops some of whose public functions compute on values outside the table (indices,
 # targets, domain checks) or draw random numbers per entry: vmap then evaluates such a

@@ -424,6 +424,12 @@ NORM_DIM = defop("norm_dim", _norm_forward, attrs=("p", "dim", "keepdim"),
 
 
 
+def _difference(tangents):
+    """t[0] - t[1], either of them possibly absent."""
+    a, b = tangents
+    return -b if a is None else a if b is None else a - b
+
+
 def _dist_gradient(F, g, self, other, result, p):
     return g * norm_direction(F, self - other, p, result, None, False)
 
@@ -436,7 +442,7 @@ DIST = defop("dist", lambda a, b, p: _norm_forward(a - b, p, None, False),
                   lambda F, g, self, other, result, p, other_shape:
                   F.sum_to(-_dist_gradient(F, g, self, other, result, p), tuple(other_shape))),
              jvp=lambda F, t, self, other, result, p: F.sum(F.real(F.conj(
-                 norm_direction(F, self - other, p, result, None, False)) * (t[0] - t[1]))))
+                 norm_direction(F, self - other, p, result, None, False)) * _difference(t))))
 CUMSUM = defop("cumsum", _cumsum_forward, attrs=("dim", "dtype"),
                vjp=(lambda F, g, dim: F._reverse_cumsum(g, dim),),
                jvp=lambda F, t, dim: F.cumsum(t[0], dim))
