@@ -151,12 +151,12 @@ MINIMUM = defop("minimum", refusing(np.minimum, {COMPLEX_KIND: _complex_refused(
 # (RemainderBackward1), as the reference names its two overloads' nodes
 REMAINDER, REMAINDER_TENSOR = (
     defop(name, _integer_division(np.remainder, "remainder_cpu"), inputs=("self", "other"),
-          vjp=(lambda F, g: g, other_vjp),
-          jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other), node_name=node)
-    for name, node, other_vjp in (
-        ("remainder", "RemainderBackward0", NONDIFF),
+          vjp=(lambda F, g: g, other_vjp), jvp=jvp, node_name=node)
+    for name, node, other_vjp, jvp in (
+        ("remainder", "RemainderBackward0", NONDIFF, lambda F, t: t[0]),
         ("remainder_tensor", "RemainderBackward1",
-         lambda F, g, self, other: -g * F.floor(self / other))))
+         lambda F, g, self, other: -g * F.floor(self / other),
+         lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))))
 FLOOR_DIVIDE = defop("floor_divide", _integer_division(np.floor_divide, "div_floor_cpu"),
                      inputs=("self", "other"),
                      vjp=(NOT_IMPLEMENTED, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
@@ -251,9 +251,11 @@ RSUB, RSUB_TENSOR = (
     defop(name, lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
           inputs=("self", "other"), attrs=("alpha",), node_name=node,
           vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha), other_vjp),
-          jvp=lambda F, t, alpha: t[1] - alpha * t[0])
-    for name, node, other_vjp in (("rsub", "RsubBackward1", NONDIFF),
-                                  ("rsub_tensor", "RsubBackward0", lambda F, g: g)))
+          jvp=jvp)
+    for name, node, other_vjp, jvp in (
+        ("rsub", "RsubBackward1", NONDIFF, lambda F, t, alpha: -alpha * t[0]),
+        ("rsub_tensor", "RsubBackward0", lambda F, g: g,
+         lambda F, t, alpha: t[1] - alpha * t[0])))
 POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e),
                         inputs=("exponent",),
                         attrs=("base",), node_name="PowBackward2",
