@@ -136,14 +136,15 @@ def _logical_reduction_out(fn, name, out, args, kwargs):
 
 
 # reductions whose reference overload without ``dim`` takes no ``out`` (the message the
-# reference's argument parser gives, or None for its "missing dim" one); sum's takes
-# ``dim=None`` given explicitly, which chainrule cannot tell from none given: it takes
-# both
-_DIM_REQUIRED = {"prod": "int dim", "median": None, "nanmedian": None}
+# reference's argument parser gives, or None for its "missing dim" one). The
+# reference's sum takes ``dim=None`` given explicitly with ``out``, which chainrule
+# cannot tell from no dim given: both are refused, as the commoner spelling is
+_DIM_REQUIRED = {"sum": "tuple of ints dim", "prod": "int dim", "median": None,
+                 "nanmedian": None}
 
 
 def _check_dim_given(name, fn, args, kwargs, out):
-    """``cr.prod(x, out=s)``: refused as the reference refuses it (its ``out`` belongs
+    """``cr.sum(x, out=s)``: refused as the reference refuses it (its ``out`` belongs
     to the overload with ``dim``). A ``dim=None`` given explicitly cannot be told apart
     from none given, and is refused too (with the message for none given)."""
     if name not in _DIM_REQUIRED:
