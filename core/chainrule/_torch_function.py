@@ -434,20 +434,38 @@ def site_of(wrapper):
     return wrapper.__closure__[wrapper.__code__.co_freevars.index("_tf_site")].cell_contents
 
 
+def _sites_on_stack():
+    """The Sites of the dispatching wrappers running on this thread's stack, innermost
+    first (a slow walk: error paths only)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "dispatching":
+            site = frame.f_locals.get("_tf_site")
+            if site is not None:
+                yield site
+        frame = frame.f_back
+
+
 def inplace_method_on_stack():
     """The name of the innermost in-place Tensor method (``add_``, ``__setitem__``)
     running on this thread's stack, read from its wrapper's Site; None when there is
-    none. For error messages that name the reference's op (a slow walk: error paths
-    only)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        site = frame.f_locals.get("_tf_site") if frame.f_code.co_name == "dispatching" \
-            else None
-        method = getattr(site, "method", None)
+    none. For error messages that name the reference's op."""
+    for site in _sites_on_stack():
+        method = site.method
         if method is not None and (method.endswith("_") or method == "__setitem__"):
             return method
-        frame = frame.f_back
     return None
+
+
+def call_on_stack():
+    """(name, whether a Tensor method) of the innermost public call running on this
+    thread's stack (``("atan2_", True)`` inside ``x.atan2_(y)``), or (None, False)
+    outside any: for messages that name the call as the user made it."""
+    for site in _sites_on_stack():
+        if site.method is not None:
+            return site.method, True
+        return getattr(site.public, "__name__", None), False
+    return None, False
 
 
 def retarget(wrapper, impl):

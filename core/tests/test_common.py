@@ -143,3 +143,40 @@ def test_floor_and_relu_refuse_bool_and_complex_like_the_reference():
             with pytest.raises(error) as info:
                 getattr(cr, name)(cr.ones(2, dtype=dtype))
             assert str(info.value) == message
+
+
+# --- Note [tensor-only arguments] ---------------------------------------------------------
+@pytest.mark.parametrize("call,message", [
+    (lambda x: cr.atan2(x, 2.0), "atan2(): argument 'other' (position 2) must be Tensor, not float"),
+    (lambda x: x.atan2(2.0), "atan2(): argument 'other' (position 1) must be Tensor, not float"),
+    (lambda x: x.atan2_(1), "atan2_(): argument 'other' (position 1) must be Tensor, not int"),
+    (lambda x: cr.arctan2(x, 1), "arctan2(): argument 'other' (position 2) must be Tensor, not int"),
+    (lambda x: cr.logical_and(x, True),
+     "logical_and(): argument 'other' (position 2) must be Tensor, not bool"),
+    (lambda x: x.logical_or_(1), "logical_or_(): argument 'other' (position 1) must be Tensor, not int"),
+    (lambda x: cr.maximum(2.0, x), "maximum(): argument 'input' (position 1) must be Tensor, not float"),
+    (lambda x: x.heaviside(0.5), "heaviside(): argument 'values' (position 1) must be Tensor, not float"),
+    (lambda x: cr.masked_select(x, 1), "masked_select(): argument 'mask' (position 2) must be Tensor, not int"),
+    (lambda x: x.mm(2.0), "mm(): argument 'mat2' (position 1) must be Tensor, not float"),
+    (lambda x: x.view_as(1), "view_as(): argument 'other' (position 1) must be Tensor, not int"),
+    (lambda x: cr.nn.functional.prelu(x, 0.25),
+     "prelu(): argument 'weight' (position 2) must be Tensor, not float"),
+    (lambda x: x.prelu(0.25), "prelu(): argument 'weight' (position 1) must be Tensor, not float"),
+])
+def test_a_number_for_a_tensor_only_argument_names_the_call_as_made(call, message):
+    with pytest.raises(TypeError) as info:
+        call(cr.tensor([1.0, 2.0]))
+    assert str(info.value) == message
+
+
+def test_integer_tensor_only_ops_name_their_in_place_function_form():
+    with pytest.raises(TypeError, match=r"^gcd_\(\): argument 'other' \(position 2\)"):
+        cr.gcd_(cr.tensor([4]), 2)
+    with pytest.raises(TypeError, match=r"^lcm_\(\): argument 'other' \(position 1\)"):
+        cr.tensor([4]).lcm_(2)
+
+
+def test_ops_with_a_scalar_overload_still_take_numbers():
+    x = cr.tensor([3.0, -4.0])
+    assert cr.copysign(x, -1).tolist() == [-3.0, -4.0] and cr.fmod(x, 2).tolist() == [1.0, -0.0]
+    assert cr.eq(x, 3).tolist() == [True, False] and cr.xlogy(x, 1).tolist() == [0.0, 0.0]

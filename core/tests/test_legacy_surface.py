@@ -176,3 +176,16 @@ def test_hash_tensor_xors_the_widened_bits():
     assert cr.hash_tensor(cr.ones(0, 2), 0).tolist() == [0, 0]
     y = cr.ones(3)
     assert y.const_data_ptr() == y.data_ptr()
+
+
+def test_frobenius_norm_and_dist_are_one_node_each():
+    x = cr.tensor([[3.0, 4.0], [1.0, 2.0]], dtype=cr.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")            # its deprecation, warned once
+        y = cr.frobenius_norm(x, [1])
+    assert type(y.grad_fn).__name__ == "NormBackward1" and y.tolist() == pytest.approx([5.0, 5 ** 0.5])
+    d = cr.dist(x, cr.zeros(2, dtype=cr.float64, requires_grad=True), 1)
+    assert type(d.grad_fn).__name__ == "DistBackward0" and d.item() == 10.0
+    assert len(d.grad_fn.next_functions) == 2
+    with pytest.raises(RuntimeError, match="norm\\(\\): input dtype should be either floating point"):
+        cr.dist(cr.ones(2, dtype=cr.int64), cr.ones(2, dtype=cr.int64))

@@ -590,7 +590,7 @@ def test_not_positive_definite_names_the_leading_minor():
     (lambda: cr.addr(cr.ones(2, 2), cr.ones(2, 2), cr.ones(2)),
      "addr: Expected 1-D argument vec1, but got 2-D"),
     (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), dims=1),
-     "contracted dimensions need to match, but first has size 3 in dim 1 and second has size "
+     "contracted dimensions need to match, but first has size 3 in dim -1 and second has size "
      "2 in dim 0"),
     (lambda: cr.inner(cr.ones(2, 3), cr.ones(2, 4)),
      r"inner\(\) the last dimension must match on both input tensors but got shapes \[2, 3\] "
@@ -867,3 +867,69 @@ def test_cholesky_solve_and_inverse_are_single_nodes_with_the_reference_errors()
         cr.cholesky_inverse(cr.eye(2, dtype=cr.long))
     with pytest.raises(RuntimeError, match="cholesky_inverse: A must be batches of square"):
         cr.cholesky_inverse(cr.ones(2, 3))
+
+
+# --- Note [product checks] -------------------------------------------------------------------
+def _error(fn):
+    with pytest.raises((RuntimeError, NotImplementedError)) as info:
+        fn()
+    return str(info.value)
+
+
+def test_products_report_shapes_before_dtypes():
+    f32, f64 = (lambda *s: cr.ones(*s)), (lambda *s: cr.ones(*s, dtype=cr.float64))
+    b = lambda *s: cr.ones(*s, dtype=cr.bool)      # noqa: E731
+    assert _error(lambda: cr.mm(f32(2, 3), f64(4, 5))) == \
+        "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+    assert _error(lambda: cr.matmul(f32(3), f64(4, 5))) == \
+        "mat1 and mat2 shapes cannot be multiplied (1x3 and 4x5)"
+    assert _error(lambda: cr.mv(b(2, 3), b(4))) == "size mismatch, got input (2), mat (2x3), vec (4)"
+    assert _error(lambda: cr.bmm(f32(2, 2, 3), f64(2, 4, 5))).startswith(
+        "Expected size for first two dimensions of batch2 tensor to be: [2, 3]")
+    assert _error(lambda: cr.inner(f32(2, 3), f64(2, 4))).startswith(
+        "inner() the last dimension must match")
+    assert _error(lambda: cr.addbmm(f32(2, 5), f32(2, 2, 3), f64(2, 4, 5))) == \
+        "Incompatible matrix sizes for bmm (2x3 and 4x5)"
+    assert _error(lambda: cr.baddbmm(f64(9, 2, 5), f32(2, 2, 3), f32(2, 3, 5))).startswith(
+        "The expanded size of the tensor (2) must match the existing size (9)")
+    assert _error(lambda: cr.addmm(b(7, 7), b(2, 3), b(3, 5))).startswith(
+        "The expanded size of the tensor (5) must match the existing size (7) at "
+        "non-singleton dimension 1")
+    assert _error(lambda: cr.nn.functional.linear(b(2, 3), b(5, 3), b(5))) == \
+        "\"addmm_impl_cpu_\" not implemented for 'Bool'"
+
+
+def test_products_then_compare_dtypes_with_their_kernels_words():
+    f32, f64 = (lambda *s: cr.ones(*s)), (lambda *s: cr.ones(*s, dtype=cr.float64))
+    assert _error(lambda: cr.mv(f32(2, 3), f64(3))) == \
+        "addmv input tensors must have the same dtype, but got Double, Float, and Double"
+    assert _error(lambda: cr.matmul(f32(2, 2, 3), f64(2, 3, 5))) == \
+        "expected scalar type Float but found Double"
+    assert _error(lambda: cr.bmm(cr.ones(2, 2, 3, dtype=cr.bool), f32(2, 3, 5))) == \
+        "\"bmm\" not implemented for 'Bool'"
+    assert _error(lambda: cr.linalg.multi_dot([f32(2, 3), f64(4, 5)])) == \
+        "multi_dot(): all tensors must have be the same dtype but tensor 0 is float and tensor 1 double"
+    assert _error(lambda: cr.linalg.vecdot(cr.ones(3, dtype=cr.int64), cr.ones(3, dtype=cr.int64))) \
+        == "linalg.vecdot: Expected a floating point or complex tensor as input. Got Long"
+    assert _error(lambda: cr.tensordot(f32(2, 3), f64(4, 5), dims=1)) == \
+        "both inputs should have same dtype"
+    assert _error(lambda: cr.nn.functional.linear(f32(2, 3), f64(5, 3), f32(5))) == \
+        "self and mat2 must have the same dtype, but got Float and Double"
+    assert _error(lambda: cr.nn.functional.bilinear(f32(2, 3), f64(2, 4), f32(5, 3, 3))) == \
+        "All tensors must have the same dtype, got input1: float, input2: double, weight: float"
+
+
+def test_tensordot_checks_its_dims_and_names_them_as_given():
+    assert _error(lambda: cr.tensordot(cr.ones(2, 3), cr.ones(4, 5), dims=1)) == \
+        "contracted dimensions need to match, but first has size 3 in dim -1 and second has " \
+        "size 4 in dim 0"
+    assert _error(lambda: cr.tensordot(cr.ones(2, 3), cr.ones(4, 5), dims=3)) == \
+        "tensordot expects dims < ndim_a or ndim_b, but got dims=3"
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        cr.tensordot(cr.ones(2, 3), cr.ones(3, 5), dims=([5], [0]))
+
+
+def test_tensorinv_refuses_a_non_square_reshape_like_the_reference():
+    with pytest.raises(RuntimeError, match=r"^Expected self to satisfy the requirement "
+                       r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 1 != 4$"):
+        cr.linalg.tensorinv(cr.ones(2, 2))

@@ -228,3 +228,17 @@ def test_native_norms_on_meta_tensors():
     assert shapes == [(2, 3, 4), (2, 3, 1), (2, 3, 1)]
     out, mean, invstd = cr.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
     assert mean.device.type == "meta" and mean.shape == invstd.shape == (3,)
+
+
+def test_conv_tbc_is_one_node_with_the_reference_s_checks():
+    x = cr.ones(4, 1, 2, dtype=cr.float64, requires_grad=True)
+    w = cr.ones(2, 2, 3, dtype=cr.float64, requires_grad=True)
+    b = cr.zeros(3, dtype=cr.float64, requires_grad=True)
+    y = cr.conv_tbc(x, w, b, 1)
+    assert type(y.grad_fn).__name__ == "ConvTbcBackward0" and tuple(y.shape) == (5, 1, 3)
+    assert cr.autograd.gradcheck(lambda x, w, b: cr.conv_tbc(x, w, b, 1), (x, w, b))
+    assert cr.autograd.gradgradcheck(lambda x, w, b: cr.conv_tbc(x, w, b, 1), (x, w, b))
+    with pytest.raises(RuntimeError, match="^Input dim 2 \\(input channels\\) is not == dim 1"):
+        cr.conv_tbc(cr.ones(4, 1, 3), w, b)
+    with pytest.raises(RuntimeError, match="^Bias size must equal dim 2 in the weight tensor"):
+        cr.conv_tbc(x, w, cr.zeros(2))

@@ -120,9 +120,12 @@ def test_linear_errors():
     with pytest.raises(RuntimeError, match="The expanded size of the tensor \\(4\\) must match "
                                            "the existing size \\(5\\)"):
         F.linear(cr.zeros(2, 3), cr.zeros(4, 3), cr.zeros(5))
-    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype, but got "
-                                           "Float and Double"):
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but "
+                                           "got: float != double"):     # matmul's, no bias
         F.linear(cr.zeros(2, 3), cr.zeros(4, 3, dtype=cr.float64))
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype, but got "
+                                           "Float and Double"):         # addmm's
+        F.linear(cr.zeros(2, 3), cr.zeros(4, 3, dtype=cr.float64), cr.zeros(4, dtype=cr.float64))
     with pytest.raises(TypeError, match="must be Tensor"):
         F.linear([1.0], cr.zeros(1, 1))
     with pytest.raises(RuntimeError, match="both arguments to linear need to be at least 1D, "

@@ -180,3 +180,24 @@ def test_number_divided_by_a_tensor_is_a_product_with_its_reciprocal():
     assert cr.tensor(2.0).__rdiv__(3).item() == 1.5
     with pytest.raises(TypeError, match=re.escape("unsupported operand type(s) for /: 'list'")):
         [1] / x
+
+
+def test_fill_records_the_reference_s_four_nodes():
+    x = cr.ones(3, dtype=cr.float64, requires_grad=True)
+    value = cr.tensor(2.0, dtype=cr.float64, requires_grad=True)
+    names = [type(y.grad_fn).__name__ for y in (cr.fill(x, 2.0), cr.fill(x, value),
+                                                 x.clone().fill_(2.0), x.clone().fill_(value))]
+    assert names == ["FillBackward0", "FillBackward1", "FillBackward2", "FillBackward3"]
+    y = x.clone().fill_(value)
+    y.sum().backward()
+    assert value.grad.item() == 3.0 and x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_remainder_and_rsub_name_their_tensor_and_number_overloads():
+    x, y = cr.ones(3, requires_grad=True), cr.full((3,), 3.0, requires_grad=True)
+    assert type(cr.remainder(x, y).grad_fn).__name__ == "RemainderBackward1"
+    assert type((x % 0.7).grad_fn).__name__ == "RemainderBackward0"
+    assert type(cr.rsub(x, y).grad_fn).__name__ == "RsubBackward0"
+    node = (2.0 - x).grad_fn
+    assert type(node).__name__ == "RsubBackward1" and len(node.next_functions) == 1
+    assert type(x.log1p().grad_fn).__name__ == "Log1PBackward0"

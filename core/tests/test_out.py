@@ -103,10 +103,14 @@ def test_sum_prod_and_medians_take_out_only_with_dim():
         cr.sum(x, out=cr.empty(0))
     with pytest.raises(TypeError, match="tuple of ints dim"):
         cr.sum(x, keepdim=False, out=cr.empty(0))
-    with pytest.raises(TypeError, match=r"\(Tensor input, int dim, bool keepdim"):
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "dim"'):
+        cr.sum(x, dtype=cr.float64, out=cr.empty(0, dtype=cr.float64))
+    with pytest.raises(TypeError, match=r"^prod\(\) received an invalid combination of "
+                       r"arguments - got \(Tensor, out=Tensor\), but expected one of:\n"
+                       r" \* \(Tensor input, \*, torch.dtype dtype = None\)\n"
+                       r" \* \(Tensor input, int dim, bool keepdim"):
         cr.prod(x, out=cr.empty(0))
-    for call in [lambda: cr.sum(x, dtype=cr.float64, out=cr.empty(0, dtype=cr.float64)),
-                 lambda: cr.prod(x, keepdim=True, out=cr.empty(0)),
+    for call in [lambda: cr.prod(x, keepdim=True, out=cr.empty(0)),
                  lambda: cr.median(x, out=cr.empty(0)),
                  lambda: cr.nanmedian(x, out=cr.empty(0))]:
         with pytest.raises(TypeError, match='missing 1 required positional arguments: "dim"'):
@@ -115,6 +119,65 @@ def test_sum_prod_and_medians_take_out_only_with_dim():
     assert cr.sum(x, axis=0, out=cr.empty(0)).tolist() == [2.0, 2.0, 2.0]
     assert cr.mean(x, out=cr.empty(0)).item() == 1.0     # the means and extremes take it
     assert cr.amax(x, out=cr.empty(0)).item() == 1.0
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_and_any_write_only_into_bool_or_uint8(name):
+    fn = getattr(cr, name)
+    with pytest.raises(RuntimeError, match=f"^{name} only supports bool tensor for result, "
+                       "got: Float$"):
+        fn(cr.ones(2, 3), out=cr.empty(0))
+    with pytest.raises(RuntimeError, match="got: Long$"):
+        fn(cr.ones(2, 3, dtype=cr.int64), 0, out=cr.empty(0, dtype=cr.int64))
+    out = cr.empty(0, dtype=cr.bool)
+    assert fn(cr.ones(2, 3, dtype=cr.uint8), 1, out=out) is out and out.tolist() == [True, True]
+    out = cr.empty(0, dtype=cr.uint8)
+    assert fn(cr.ones(2, 3), out=out).item() == 1 and out.dtype == cr.uint8
+
+
+def test_composites_record_the_copy_into_out():
+    # Note [out= arguments]: the reference's composite copies its result into out
+    x = cr.tensor([0.3, 0.5], dtype=cr.float64, requires_grad=True)
+    out = cr.empty(0, dtype=cr.float64)
+    assert cr.special.ndtr(x, out=out) is out and type(out.grad_fn).__name__ == "CopyBackwards"
+    out.sum().backward()
+    assert x.grad.tolist() == pytest.approx([0.38138782, 0.35206533])
+    out = cr.empty(0, dtype=cr.float32)                       # cast by the copy
+    assert cr.linalg.norm(x, out=out).dtype == cr.float32 and out.requires_grad
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        cr.linalg.norm(x, out=cr.ones(3, dtype=cr.float64))
+    out = cr.empty(0, dtype=cr.float64)
+    assert cr.linalg.matrix_rank(cr.eye(2, dtype=cr.float64, requires_grad=True), out=out).item() == 2
+
+
+def test_functions_without_a_derivative_write_out_with_inputs_requiring_grad():
+    x = cr.tensor([0.3, 0.5], dtype=cr.float64, requires_grad=True)
+    out = cr.empty(0, dtype=cr.float64)
+    assert cr.special.bessel_j0(x, out=out) is out and out.grad_fn is None
+    assert not cr.special.chebyshev_polynomial_t(x, x, out=out).requires_grad
+
+
+def test_out_refusals_name_the_kernel_the_reference_calls():
+    a = cr.eye(2, dtype=cr.float64, requires_grad=True)
+    for call, kernel in [(lambda o: cr.linalg.inv(a, out=o), "linalg_inv_ex"),
+                         (lambda o: cr.linalg.det(a, out=o), "_linalg_det"),
+                         (lambda o: cr.linalg.multi_dot([a, a], out=o), "mm"),
+                         (lambda o: cr.special.gammainc(a, a, out=o), "igamma")]:
+        with pytest.raises(RuntimeError, match=f"^{kernel}\\(\\): functions with out=\\.\\.\\. "
+                           "arguments don't support automatic differentiation"):
+            call(cr.empty(0, dtype=cr.float64))
+    with pytest.raises(TypeError, match=r"^linalg_qr\(\): argument 'out' must be tuple of "
+                       "Tensors, not Tensor$"):
+        cr.linalg.qr(a, out=cr.empty(0, dtype=cr.float64))
+
+
+def test_ldl_functions_write_into_out():
+    A = cr.tensor([[4., 2.], [2., 3.]], dtype=cr.float64)
+    out = (cr.empty(0, dtype=cr.float64), cr.empty(0, dtype=cr.int32))
+    assert cr.linalg.ldl_factor(A, out=out)[0] is out[0] and out[1].tolist() == [1, 2]
+    x = cr.empty(0, dtype=cr.float64)
+    assert cr.linalg.ldl_solve(*out, cr.tensor([[6.], [5.]], dtype=cr.float64), out=x) is x
+    assert x.tolist() == [[1.0], [1.0]]
 
 
 def test_special_functions_take_out_like_the_table_functions():

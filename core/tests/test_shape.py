@@ -1286,3 +1286,12 @@ def test_dim_zero_of_a_0d_tensor_in_flip_movedim_and_roll():
         x.roll(1, 0)
     assert x.roll(1).item() == 2.0
     assert cr.autograd.grad(x.flip(0) * moved, x)[0].item() == 4.0
+
+
+def test_expand_names_the_last_mismatching_dim_as_the_reference_does():
+    with pytest.raises(RuntimeError, match=r"^The expanded size of the tensor \(5\) must match "
+                       r"the existing size \(7\) at non-singleton dimension 1\."):
+        cr.ones(7, 7).expand(2, 5)
+    with pytest.raises(RuntimeError, match=r"tensor \(4\) must match the existing size \(3\) at "
+                       r"non-singleton dimension 1"):
+        cr.ones(3).expand(-2, 4)

@@ -781,6 +781,38 @@ def fold_into_n(call, op, args, batched, attrs):
     return _batch_unfolded(out, 0, args[0].shape[0])
 
 
+def dist(call, op, args, batched, attrs):
+    """dist: each entry's p-norm of its difference, over every dim but the batch one (a
+    0-d entry per entry)."""
+    rank = max(_lnd(a, b) for a, b in zip(args, batched))
+    if rank == 0:
+        return per_entry(call, op, args, batched, attrs)
+    a, b = [_pad(t, rank) if is_batched else t for t, is_batched in zip(args, batched)]
+    difference = FUNCTIONS["sub"](a, b)
+    return FUNCTIONS["norm"](difference, attrs["p"], tuple(range(1, difference.ndim)))
+
+
+def conv_tbc(call, op, args, batched, attrs):
+    """conv_tbc over (T, N, C) by (K, C, O): a batched input alone folds the batch into
+    N; a batched weight or bias (the input shared) into the output channels O; an input
+    and a weight both batched run per entry."""
+    reshape, permute = FUNCTIONS["reshape"], FUNCTIONS["permute"]
+    if not batched[0]:
+        weight, bias = _materialized(args[1:], batched[1:])
+        size, (k, c, o) = weight.shape[0], weight.shape[1:]
+        weight = reshape(permute(weight, (1, 2, 0, 3)), (k, c, size * o))
+        out = call(op, [args[0], weight, reshape(bias, (size * o,))], attrs)
+        out = reshape(out, tuple(out.shape[:2]) + (size, o))
+        return permute(out, (2, 0, 1, 3))
+    if batched[1] or batched[2]:
+        return per_entry(call, op, args, batched, attrs)
+    x = args[0]
+    size, time, n = x.shape[0], x.shape[1], x.shape[2]
+    out = call(op, [reshape(permute(x, (1, 0, 2, 3)), (time, size * n, -1))] + list(args[1:]),
+               attrs)
+    return permute(reshape(out, (out.shape[0], size, n, -1)), (1, 0, 2, 3))
+
+
 def grid_sampler(call, op, args, batched, attrs):
     """grid_sampler_2d/3d sample each of N on its own: the batch folds into N of both
     the input and the grid (an unbatched one expanded to the batch first)."""
@@ -823,8 +855,8 @@ def _module_ops(module):
 
 
 _NUMPY_ELEMENTWISE = {
-    "mul", "div", "maximum", "minimum", "remainder", "floor_divide", "neg", "exp", "log",
-    "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign", "conj", "real",
+    "mul", "div", "maximum", "minimum", "remainder", "remainder_tensor", "floor_divide", "neg",
+    "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "abs", "sign", "conj", "real",
     "imag", "floor", "ceil", "round", "trunc", "clone", "atan", "asinh", "rad2deg",
     "deg2rad", "clamp_min_tensor", "clamp_max_tensor", "atan2", "hypot", "copysign",
     "logaddexp", "logaddexp2", "fmax", "fmin", "heaviside"}
@@ -838,7 +870,8 @@ _REDUCTIONS = {"sum", "sum_dim", "mean", "mean_dim", "prod", "prod_dim", "var", 
 _LAST_DIMS = {"tril", "triu", "view_as_real", "view_as_complex", "linalg_det",
               "linalg_slogdet", "linalg_inv", "linalg_cholesky", "linalg_qr", "linalg_svd",
               "linalg_eigh", "linalg_eig", "linalg_matrix_exp", "linalg_pinv",
-              "complex", "polar", "fill", "zero", "contiguous", "alias", "to_copy",
+              "complex", "polar", "fill", "fill_tensor", "fill_out", "fill_out_tensor", "zero",
+              "contiguous", "alias", "to_copy",
               "_cdist_forward", "_euclidean_dist", "cholesky_solve", "cholesky_inverse",
               "linalg_lu"}
 _SHIFT_DIMS = {"glu", "transpose", "unsqueeze", "squeeze_dim", "squeeze_dims", "cat", "stack",
@@ -886,6 +919,7 @@ RULES.update({"copy": elementwise_on_self, "masked_fill": elementwise_on_self,
 RULES.update({n: pooling for n in _pooling.OP_NAMES})
 RULES.update({n: last_dims for n in _upsample.OP_NAMES + _padding.OP_NAMES + _shuffle.OP_NAMES})
 RULES["channel_shuffle"] = fold_into_n
+RULES.update({"dist": dist, "conv_tbc": conv_tbc})
 RULES["_embedding_bag"] = embedding_bag
 RULES.update({n: grid_sampler for n in _grid_sampler.OP_NAMES})
 RULES["_scaled_dot_product_flash_attention_for_cpu"] = flash_attention

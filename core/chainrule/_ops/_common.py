@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _torch_function
 from .. import _tensor as _tensor_module
 from .._grad_mode import STATE as _MODE
 from .._batched import BatchedTensor, unwrap_all
@@ -127,12 +127,39 @@ def wrapped_number(value, beside, name="input"):
 _NUMBERS = (bool, int, float, complex, np.number)
 
 
+# Note [tensor-only arguments]
+#     Where the reference's signature has a Tensor parameter with no Scalar overload
+#     (atan2's and maximum's ``other``, heaviside's ``values``, masked_select's
+#     ``mask``), its argument parser refuses a Python number before any kernel runs:
+#     "atan2(): argument 'other' (position 2) must be Tensor, not float". The message
+#     names the call as the user made it: ``x.atan2(2.0)`` counts positions after
+#     self, ``x.atan2_(2.0)`` is "atan2_()" (read from the innermost dispatching
+#     wrapper on the stack, on the error path only). An op that would wrap the number
+#     checks its arguments first with ``require_tensors``.
 def require_tensor(value, fn, name, position):
-    """``value`` if it is a Tensor; else the reference's TypeError naming the argument."""
+    """``value`` if it is a Tensor; else the reference's TypeError naming the argument
+    (Note [tensor-only arguments]).
+
+    >>> import chainrule as cr
+    >>> cr.tensor([1.]).atan2(2.0)
+    Traceback (most recent call last):
+    TypeError: atan2(): argument 'other' (position 1) must be Tensor, not float
+    """
     if isinstance(value, Tensor):
         return value
+    called, is_method = _torch_function.call_on_stack()
+    if called in (fn, fn + "_"):
+        fn, position = called, position - is_method
     raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
                     f"{type(value).__name__}")
+
+
+def require_tensors(fn, names, *values):
+    """Note [tensor-only arguments]: ``require_tensor`` for each of ``values``, the
+    arguments named ``names`` in ``fn``'s signature, in order."""
+    for position, value in enumerate(values, 1):
+        if not isinstance(value, Tensor):
+            require_tensor(value, fn, names[position - 1], position)
 
 
 def check_same_dtype(a, b, message="expected scalar type {a} but found {b}"):

@@ -20,6 +20,17 @@ Note [out= arguments]
     - ``out`` is written in place: its version counter is bumped;
     - under vmap, a batched argument (or ``out``) raises the reference's "Batching rule
       not implemented for aten::add.out".
+    Where the reference's public function is made of other ops, its out= form differs:
+    - a composite that computes its result and copies it into ``out`` (special.ndtr,
+      linalg.norm, ...: RECORDED_COPY) casts it to ``out``'s dtype as ``copy_`` does,
+      and records that copy when an argument requires grad: ``out`` becomes the
+      result's CopyBackwards, no refusal;
+    - a function with no derivative (the Bessel functions, the orthogonal polynomials,
+      linalg.matrix_rank: NOT_DIFFERENTIABLE) writes with no refusal: nothing it
+      computes requires grad;
+    - the refusal names the kernel the function calls (linalg.inv: linalg_inv_ex,
+      special.gammainc: igamma: KERNEL_NAMES), and a function of several results
+      refuses a single tensor for ``out`` before it (TUPLE_RESULTS).
     Only the module-level functions take ``out=`` (the reference's Tensor methods do
     not): their dispatching wrappers (Note [torch function slot]) have ``out`` as a
     keyword-only parameter and send a call that gives it to ``out_form``; a call
@@ -114,16 +125,28 @@ def _given_out(fn, name):
     return given_out
 
 
+def _logical_reduction_out(fn, name, out, args, kwargs):
+    """all/any: ``out`` is bool or uint8 (whatever the input's dtype, the result is
+    written in it), as the reference's kernels want."""
+    if out._data.dtype.kind not in "bu" or out._data.dtype.itemsize != 1:
+        raise RuntimeError(f"{name} only supports bool tensor for result, got: "
+                           f"{_dtypes.scalar_type_name(out._data.dtype)}")
+    return write_out(name, out, list(args) + list(kwargs.values()),
+                     lambda: fn(*args, **kwargs).to(out.dtype))
+
+
 # reductions whose reference overload without ``dim`` takes no ``out`` (the message the
-# reference's argument parser gives, or None for its "missing dim" one)
+# reference's argument parser gives, or None for its "missing dim" one). The
+# reference's sum takes ``dim=None`` given explicitly with ``out``, which chainrule
+# cannot tell from no dim given: both are refused, as the commoner spelling is
 _DIM_REQUIRED = {"sum": "tuple of ints dim", "prod": "int dim", "median": None,
                  "nanmedian": None}
 
 
 def _check_dim_given(name, fn, args, kwargs, out):
-    """``cr.sum(x, out=s)``: refused as the reference refuses it (its ``out`` belongs to
-    the overload with ``dim``). A ``dim=None`` given explicitly cannot be told apart
-    from none given, and is refused too."""
+    """``cr.sum(x, out=s)``: refused as the reference refuses it (its ``out`` belongs
+    to the overload with ``dim``). A ``dim=None`` given explicitly cannot be told apart
+    from none given, and is refused too (with the message for none given)."""
     if name not in _DIM_REQUIRED:
         return
     params = list(inspect.signature(fn).parameters)
@@ -141,6 +164,8 @@ def _check_dim_given(name, fn, args, kwargs, out):
 
 
 def _call_with_out(fn, name, out, args, kwargs):
+    if name in ("all", "any") and isinstance(out, Tensor):
+        return _logical_reduction_out(fn, name, out, args, kwargs)
     if isinstance(out, Tensor) and "dtype" in inspect.signature(fn).parameters and \
             kwargs.get("dtype") is None and (name in _SUMS or (
                 name in _MEANS and out._data.dtype.kind in "fc")):
@@ -149,10 +174,40 @@ def _call_with_out(fn, name, out, args, kwargs):
                      lambda: fn(*args, **kwargs), name in _SAME_DTYPE)
 
 
+# Note [out= arguments]: the composites and the functions without a derivative, and the
+# kernels the refusal names, by the name write_out is given
+RECORDED_COPY = frozenset(("special_ndtr", "linalg_cond", "linalg_matrix_norm", "linalg_norm",
+                           "linalg_tensorinv", "linalg_tensorsolve", "linalg_matrix_rank"))
+NOT_DIFFERENTIABLE = frozenset([f"special_{n}" for n in """
+airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 modified_bessel_i0 modified_bessel_i1
+modified_bessel_k0 modified_bessel_k1 scaled_modified_bessel_k0 scaled_modified_bessel_k1
+spherical_bessel_j0 chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v
+chebyshev_polynomial_w shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v shifted_chebyshev_polynomial_w hermite_polynomial_h
+hermite_polynomial_he laguerre_polynomial_l legendre_polynomial_p""".split()])
+KERNEL_NAMES = {"special_gammainc": "igamma", "special_gammaincc": "igammac",
+                "linalg_cholesky": "linalg_cholesky_ex", "linalg_det": "_linalg_det",
+                "linalg_eigvalsh": "_linalg_eigh", "linalg_inv": "linalg_inv_ex",
+                "linalg_matmul": "matmul", "linalg_solve": "_linalg_solve_ex",
+                "linalg_svdvals": "_linalg_svd", "linalg_multi_dot": "mm"}
+TUPLE_RESULTS = frozenset(f"linalg_{n}" for n in """
+cholesky_ex eig eigh inv_ex ldl_factor ldl_factor_ex lstsq lu lu_factor lu_factor_ex qr slogdet
+solve_ex svd""".split())
+
+
 def write_out(name, out, inputs, compute, same_dtype=False):
     """``compute()``'s result written into ``out`` (Note [out= arguments]): nothing is
-    recorded; ``same_dtype``: no cast allowed."""
-    refuse_grad(name, list(inputs) + _outs(out, name))
+    recorded (but by the composites); ``same_dtype``: no cast allowed."""
+    outs = _outs(out, name)
+    if name in TUPLE_RESULTS and isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not Tensor")
+    tensors = _tensors(inputs)
+    if name in RECORDED_COPY:                      # copy_ casts as it can
+        if _records(tensors):
+            return _copy_recorded(out, compute())
+        same_dtype = False
+    if name not in NOT_DIFFERENTIABLE:
+        refuse_grad(KERNEL_NAMES.get(name, name), tensors + outs)
     with _grad_mode.no_grad():
         result = compute()
     if isinstance(result, tuple) == isinstance(out, Tensor):
@@ -160,6 +215,33 @@ def write_out(name, out, inputs, compute, same_dtype=False):
                         f"{'tuple of Tensors' if isinstance(result, tuple) else 'Tensor'}, "
                         f"not {type(out).__name__}")
     return store(out, result, same_dtype, inputs)
+
+
+def _tensors(inputs):
+    """The tensors among a call's arguments, those in a list (multi_dot's) included."""
+    found = []
+    for value in inputs:
+        if isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, Tensor))
+        elif isinstance(value, Tensor):
+            found.append(value)
+    return found
+
+
+def _records(tensors):
+    return _grad_mode.STATE.grad_enabled and any(t._requires_grad for t in tensors)
+
+
+def _copy_recorded(out, result):
+    """A composite's out= form with an argument that requires grad (Note [out=
+    arguments]): ``out`` resized to the result's shape if need be, then ``copy_``."""
+    shape = result._data.shape
+    if out._data.shape != shape:
+        if out._data.size:
+            warnings.warn(_resized(out._data.shape, shape), UserWarning,
+                          stacklevel=_caller_outside())
+        out._data = np.empty(shape, out._data.dtype)
+    return out.copy_(result)
 
 
 def _outs(out, name):

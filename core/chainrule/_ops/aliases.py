@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import _dtypes, _layout
 from .._tensor import Tensor
-from ._common import FUNCTIONS, commit_inplace, inplace_form, method, public
+from ._common import (FUNCTIONS, commit_inplace, inplace_form, method, public, require_tensor,
+                      require_tensors)
 from .operators import _inplace
 from .elementwise import rsub as _rsub
 
@@ -151,6 +152,7 @@ def type_as(self, tensor):
     >>> cr.ones(2).type_as(cr.zeros(1, dtype=cr.float64)).dtype
     chainrule.float64
     """
+    require_tensor(tensor, "type_as", "other", 2)
     return self.to(tensor.dtype)
 
 
@@ -162,6 +164,7 @@ def is_same_size(input, other):
     >>> cr.ones(2, 3).is_same_size(cr.zeros(2, 3))
     True
     """
+    require_tensors("is_same_size", ("input", "other"), input, other)
     return tuple(input.shape) == tuple(other.shape)
 
 

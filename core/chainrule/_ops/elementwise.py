@@ -16,7 +16,7 @@ from .._tensor import Tensor, asarray, on_device_of
 from ._common import (BOOL_KIND, COMPLEX_KIND, EMPTY, FUNCTIONS, INTEGER_KINDS, apply_binary,
                       apply_real_binary, as_tensor_arg, binary_operands, commit_inplace,
                       complex_half_error, float_input, kernel_error, method, promote, public,
-                      raising, refusing)
+                      raising, refusing, require_tensors)
 from ._formula_helpers import helper
 from ._method_slot import accelerable
 from ._namespaces import array_fn
@@ -151,11 +151,16 @@ MINIMUM = defop("minimum", refusing(np.minimum, {COMPLEX_KIND: _complex_refused(
                 vjp=(lambda F, g, self, other: F.where(self == other, g / 2, g * (self < other)),
                      lambda F, g, self, other: F.where(self == other, g / 2, g * (other < self))),
                 jvp=lambda F, t, self, other: F.where(self <= other, t[0], t[1]))
-REMAINDER = defop("remainder", _integer_division(np.remainder, "remainder_cpu"),
-                  inputs=("self", "other"),
-                  vjp=(lambda F, g: g,
-                       lambda F, g, self, other: -g * F.floor(self / other)),
-                  jvp=lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))
+# remainder with a number (RemainderBackward0, whose only edge is self's) or a tensor
+# (RemainderBackward1), as the reference names its two overloads' nodes
+REMAINDER, REMAINDER_TENSOR = (
+    defop(name, _integer_division(np.remainder, "remainder_cpu"), inputs=("self", "other"),
+          vjp=(lambda F, g: g, other_vjp), jvp=jvp, node_name=node)
+    for name, node, other_vjp, jvp in (
+        ("remainder", "RemainderBackward0", NONDIFF, lambda F, t: t[0]),
+        ("remainder_tensor", "RemainderBackward1",
+         lambda F, g, self, other: -g * F.floor(self / other),
+         lambda F, t, self, other: t[0] - t[1] * F.floor(self / other))))
 FLOOR_DIVIDE = defop("floor_divide", _integer_division(np.floor_divide, "div_floor_cpu"),
                      inputs=("self", "other"),
                      vjp=(NOT_IMPLEMENTED, NOT_IMPLEMENTED), jvp=NOT_IMPLEMENTED)
@@ -209,7 +214,7 @@ EXP = _unary("exp", np.exp, lambda F, g, result: g * F.conj(result),
              lambda F, t, result: t[0] * result)
 LOG = _unary("log", np.log, lambda F, g, self: g / F.conj(self), lambda F, t, self: t[0] / self)
 LOG1P = _unary("log1p", np.log1p, lambda F, g, self: g / F.conj(self + 1),
-               lambda F, t, self: t[0] / (self + 1))
+               lambda F, t, self: t[0] / (self + 1), node_name="Log1PBackward0")
 EXPM1 = _unary("expm1", np.expm1, lambda F, g, result: g * F.conj(result + 1),
                lambda F, t, result: t[0] * (result + 1))
 SQRT = _unary("sqrt", np.sqrt, lambda F, g, result: g / (2 * F.conj(result)),
@@ -244,11 +249,17 @@ SGN = _unary("sgn", lambda a: _sgn(a), lambda F, g, self, result: F.sgn_grad(g, 
 CONJ = _unary("conj", np.conj, lambda F, g: F.conj(g), lambda F, t: F.conj(t[0]))
 REAL = _unary("real", np.real, lambda F, g: g, lambda F, t: F.real(t[0]))   # views
 IMAG = _unary("imag", np.imag, lambda F, g: g * 1j, lambda F, t: F.imag(t[0]))
-RSUB = defop("rsub", lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
-             inputs=("self", "other"), attrs=("alpha",), node_name="RsubBackward1",
-             vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha),
-                  lambda F, g: g),
-             jvp=lambda F, t, alpha: t[1] - alpha * t[0])
+# rsub with a number (``2 - x``: RsubBackward1, whose only edge is self's) or a tensor
+# (RsubBackward0)
+RSUB, RSUB_TENSOR = (
+    defop(name, lambda a, b, alpha: b - a if alpha == 1 else b - alpha * a,
+          inputs=("self", "other"), attrs=("alpha",), node_name=node,
+          vjp=(lambda F, g, alpha: -g if alpha == 1 else -g * F.conj_scalar(alpha), other_vjp),
+          jvp=jvp)
+    for name, node, other_vjp, jvp in (
+        ("rsub", "RsubBackward1", NONDIFF, lambda F, t, alpha: -alpha * t[0]),
+        ("rsub_tensor", "RsubBackward0", lambda F, g: g,
+         lambda F, t, alpha: t[1] - alpha * t[0])))
 POW_SCALAR_BASE = defop("pow_scalar_base", lambda e, base: _power_of_number(base, e),
                         inputs=("exponent",),
                         attrs=("base",), node_name="PowBackward2",
@@ -380,12 +391,17 @@ def apply_sub(op, a, b, attrs):
     """apply_binary for sub and rsub, with Note [bool subtraction]."""
     x, y = binary_operands(a, b)
     if x is not a or x._data.dtype.kind == "b" or (y is not b and b.__class__ not in _WEAK):
-        bools = _is_bool_operand(a) + _is_bool_operand(b)
-        if bools:
-            raise RuntimeError(BOOL_SUBTRACTION[bools == 1])
+        refuse_bool_subtraction(a, b)
     if attrs["alpha"].__class__ is not int:
         check_alpha(a, b, attrs["alpha"])
     return apply_binary(op, x, y, attrs)
+
+
+def refuse_bool_subtraction(a, b):
+    """Note [bool subtraction]."""
+    bools = _is_bool_operand(a) + _is_bool_operand(b)
+    if bools:
+        raise RuntimeError(BOOL_SUBTRACTION[bools == 1])
 
 
 def check_alpha(a, b, alpha):
@@ -554,6 +570,10 @@ def _fill_like(t, value):
     return Tensor._wrap(np.full((), value, dtype=dtype))
 
 
+# Note [tensor-only arguments]: the binary ops without a Scalar overload
+_INPUT_OTHER = ("input", "other")
+
+
 @public
 def maximum(input, other):
     """Elementwise maximum of two tensors.
@@ -562,6 +582,7 @@ def maximum(input, other):
     >>> cr.maximum(cr.tensor([1., 5.]), cr.tensor([3., 2.])).tolist()
     [3.0, 5.0]
     """
+    require_tensors("maximum", _INPUT_OTHER, input, other)
     return apply_binary(MAXIMUM, input, other)
 
 
@@ -573,6 +594,7 @@ def minimum(input, other):
     >>> cr.minimum(cr.tensor([1., 5.]), cr.tensor([3., 2.])).tolist()
     [1.0, 2.0]
     """
+    require_tensors("minimum", _INPUT_OTHER, input, other)
     return apply_binary(MINIMUM, input, other)
 
 
@@ -606,7 +628,8 @@ def remainder(input, other):
     >>> cr.remainder(cr.tensor([-3., 5.]), 2).tolist()
     [1.0, 1.0]
     """
-    return apply_real_binary(REMAINDER, "remainder", input, other)
+    op = REMAINDER_TENSOR if isinstance(other, Tensor) else REMAINDER
+    return apply_real_binary(op, "remainder", input, other)
 
 
 @public
@@ -662,8 +685,9 @@ Tensor.imag = property(imag, _set_part(imag))
 
 
 def rsub(input, other, *, alpha=1):
-    """``other - alpha * input`` (the reflected subtraction, RsubBackward1)."""
-    return apply_sub(RSUB, input, other, {"alpha": alpha})
+    """``other - alpha * input`` (the reflected subtraction)."""
+    return apply_sub(RSUB_TENSOR if isinstance(other, Tensor) else RSUB, input, other,
+                     {"alpha": alpha})
 
 
 def pow_scalar_base(base, exponent):
@@ -1177,13 +1201,20 @@ _NO_INTEGER_KERNEL = {"hypot": "hypot_cpu", "logaddexp": "logaddexp_cpu",
                       "logaddexp2": "logaddexp2_cpu"}
 
 
+# the binary ops that take a Python number too (Note [tensor-only arguments])
+_SCALAR_OVERLOAD = frozenset(("copysign", "fmod", "xlogy"))
+
+
 def _public_binary(name, op, doc, example):
     """``name(input, other)``: tensors or numbers, promoted (integers to the default
     floating dtype, except for the ops that keep integers: fmod, fmax, fmin)."""
     keeps_integers = name in ("fmod", "fmax", "fmin")
     integer_kernel = _NO_INTEGER_KERNEL.get(name)
+    tensors_only = name not in _SCALAR_OVERLOAD
 
     def fn(input, other):
+        if tensors_only:
+            require_tensors(name, _INPUT_OTHER, input, other)
         try:
             if keeps_integers:
                 return apply_binary(op, as_tensor_arg(input), other)
@@ -1213,7 +1244,8 @@ for _name, _op, _doc, _example in [
         ("fmin", FMIN, "minimum that ignores NaN", ("float('nan')", "1.", "1.0"))]:
     _public_binary(_name, _op, _doc, _example)
 
-public(FUNCTIONS["atan2"], name="arctan2")
+# its own function, not atan2's: the reference's messages name the one called
+_public_binary("arctan2", ATAN2, "alias of atan2", ("0.", "1.", "0.0"))
 
 
 @public
@@ -1295,7 +1327,7 @@ def heaviside(input, values):
     >>> cr.heaviside(cr.tensor([-1., 0., 2.]), cr.tensor([0.5])).tolist()
     [0.0, 0.5, 1.0]
     """
-    values = as_tensor_arg(values, "values")
+    require_tensors("heaviside", ("input", "values"), input, values)
     if "c" in (input._data.dtype.kind, values._data.dtype.kind):
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input._data.dtype != values._data.dtype:
@@ -1311,7 +1343,7 @@ def ldexp(input, other):
     >>> cr.ldexp(cr.tensor([1., 3.]), cr.tensor([2, -1])).tolist()
     [4.0, 1.5]
     """
-    input, other = as_tensor_arg(input), as_tensor_arg(other, "other")
+    require_tensors("ldexp", _INPUT_OTHER, input, other)
     if other._data.dtype.kind == BOOL_KIND and input._data.dtype.kind in "fV":
         # the reference's floating ldexp kernel takes integer exponents, but not bool
         raise kernel_error("ldexp_cpu_exp")(other._data.dtype)
@@ -1319,23 +1351,9 @@ def ldexp(input, other):
     return mantissa * pow_scalar_base(2.0, exponent)
 
 
-@public
-def dist(input, other, p=2):
-    """The p-norm of ``input - other``.
-
-    >>> import chainrule as cr
-    >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
-    5.0
-    """
-    difference = sub(input, other)
-    if difference._data.dtype.kind in BOOL_KIND + INTEGER_KINDS:
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {_dtypes.scalar_type_name(difference._data.dtype)} instead.")
-    return FUNCTIONS["norm"](difference, p)
-
-
 def _integer_binary(name, ufunc, example):
     def fn(input, other):
+        require_tensors(name, _INPUT_OTHER, input, other)
         a, b = promote(input, other)
         if a._data.dtype.kind not in INTEGER_KINDS:
             raise kernel_error(f"{name}_cpu")(a._data.dtype)
@@ -1372,6 +1390,7 @@ def nextafter(input, other):
     >>> cr.nextafter(cr.tensor([1.], dtype=cr.float64), cr.tensor([2.], dtype=cr.float64)).item()
     1.0000000000000002
     """
+    require_tensors("nextafter", _INPUT_OTHER, input, other)
     a, b = promote(input, other)
     if a._data.dtype.kind in BOOL_KIND + INTEGER_KINDS + COMPLEX_KIND:
         raise kernel_error("nextafter_cpu")(a._data.dtype)

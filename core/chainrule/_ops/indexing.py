@@ -28,7 +28,7 @@ from ..autograd.graph import _before_inplace_mutation
 from ..autograd.saved_guard import unlocked_for_inplace
 from ._common import (EMPTY, FUNCTIONS, as_tensor_arg, broadcast_error, check_inplace,
                       commit_inplace,
-                      formula_helper, method, public, wrap_dim)
+                      formula_helper, method, public, require_tensors, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._out import write_out
@@ -1119,6 +1119,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     >>> cr.slice_scatter(cr.zeros(4), cr.ones(2), start=1, end=3).tolist()
     [0.0, 1.0, 1.0, 0.0]
     """
+    require_tensors("slice_scatter", ("input", "src"), input, src)
     shape = input._data.shape
     d = wrap_dim(dim, len(shape))
     if step <= 0:
@@ -1252,6 +1253,7 @@ def masked_select(input, mask):
     >>> cr.masked_select(x, x > 1).tolist()
     [2.0, 3.0]
     """
+    require_tensors("masked_select", ("input", "mask"), input, mask)
     mask = _bool_mask(mask, "masked_select: expected BoolTensor for mask")
     if type(mask) is BatchedTensor:
         raise RuntimeError(_VMAP_MASK_MESSAGE)
@@ -1393,6 +1395,7 @@ def take(input, index):
     >>> cr.take(cr.tensor([[1., 2.], [3., 4.]]), cr.tensor([0, -1])).tolist()
     [1.0, 4.0]
     """
+    require_tensors("take", ("input", "index"), input, index)
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
         name = scalar_type_name(index._data.dtype) if isinstance(index, Tensor) else \
             type(index).__name__
@@ -1415,6 +1418,7 @@ def take_along_dim(input, indices, dim=None):
     >>> cr.take_along_dim(x, x.argmax(1, keepdim=True), 1).tolist()
     [[5.0], [7.0]]
     """
+    require_tensors("take_along_dim", ("input", "indices"), input, indices)
     if indices._data.dtype != np.int64:
         raise RuntimeError("take_along_dim(): dtype of indices should be Long but got "
                            f"{scalar_type_name(indices._data.dtype)}")

@@ -14,7 +14,8 @@ import numpy as np
 from .. import _dtypes, _factories
 from .._size import Size
 from .._tensor import Tensor, memory_root
-from ._common import FUNCTIONS, check_inplace, method, public
+from ._common import FUNCTIONS, check_inplace, method, public, require_tensors
+from ._registry import apply_op
 
 F = FUNCTIONS
 
@@ -84,6 +85,7 @@ def resize_as_(input, the_template, *, memory_format=None):
     >>> cr.resize_as_(cr.arange(4.0), cr.zeros(2, 2)).shape
     chainrule.Size([2, 2])
     """
+    require_tensors("resize_as_", ("input", "the_template"), input, the_template)
     return input.resize_(the_template.shape)
 
 
@@ -107,7 +109,8 @@ def fill(input, value):
     >>> cr.fill(cr.zeros(2), 3.0).tolist()
     [3.0, 3.0]
     """
-    return input.clone().fill_(value)
+    from .operators import FILL_OUT, FILL_TENSOR_OUT, filled
+    return filled(input, value, FILL_OUT, FILL_TENSOR_OUT)
 
 
 @public
@@ -160,8 +163,12 @@ def frobenius_norm(input, dim, keepdim=False):
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
                            "instead.")
-    from .. import linalg                 # (imported after the table)
-    return linalg.vector_norm(input, 2, dims or None, keepdim)
+    from . import reduction            # the reference's at::norm: one NormBackward1 node
+    if input._data.dtype.kind in "biu":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.scalar_type_name(input._data.dtype)} instead.")
+    dims = reduction._dims(input, dims or None)
+    return apply_op(reduction.NORM_DIM, (input,), {"p": 2, "dim": dims, "keepdim": bool(keepdim)})
 
 
 @public(method=False)
@@ -213,6 +220,7 @@ def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     >>> cr.slice_inverse(cr.arange(6.0).reshape(2, 3), cr.ones(2, 1), 1, 0, 1).tolist()
     [[0.0], [1.0]]
     """
+    require_tensors("slice_inverse", ("input", "src"), input, src)
     return input.as_strided(src.shape, src.stride(), src.storage_offset())
 
 
@@ -415,6 +423,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
     >>> r.solution.tolist()
     [[0.25], [0.5]]
     """
+    require_tensors("triangular_solve", ("input", "A"), input, A)
     from .. import linalg, return_types
     _warn_once(_TRIANGULAR_SOLVE)
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:

@@ -162,16 +162,26 @@ def _refuse_bool(a, kernel):
         raise kernel_error(kernel)(a._data.dtype)
 
 
-def _check_mm(a, b):
-    check_same_dtype(a, b, _MM_DTYPE)
-    _refuse_bool(a, "addmm_impl_cpu_")
+# Note [product checks]
+#     The reference's products check shapes in their meta functions, before a kernel
+#     looks at dtypes, so a call wrong in both reports its shapes: mm, mv, bmm, the
+#     matmul cases that fold into them, inner, linear (and the input of addmm, addbmm,
+#     baddbmm, which must expand to the product's shape). Then the kernels: mm and mv
+#     compare dtypes before refusing bool, bmm refuses bool first. dot compares dtypes
+#     before sizes; addmm and the multi_dot family check dtypes before any shape.
+def _check_mm(a, b, rows=None):
+    """mm's checks (Note [product checks]); ``rows`` names mat1's rows where matmul
+    folded a batch (or a vector) into them."""
     sa, sb = a._data.shape, b._data.shape
-    if sa[1] != sb[0]:
+    if sa[-1] != sb[0]:
         if type(a._data) is MetaArray or type(b._data) is MetaArray:   # the meta kernel's words
             raise RuntimeError(f"a and b must have same reduction dim, but got {list(sa)} X "
                                f"{list(sb)}.")
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and "
+        shown = _dims(sa) if rows is None else f"{rows}x{sa[-1]}"
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shown} and "
                            f"{_dims(sb)})")
+    check_same_dtype(a, b, _MM_DTYPE)
+    _refuse_bool(a, "addmm_impl_cpu_")
 
 
 def _check_dot(a, b):
@@ -179,51 +189,53 @@ def _check_dot(a, b):
     if na != 1 or nb != 1:
         raise RuntimeError(f"1D tensors expected, but got {na}D and {nb}D tensors")
     check_same_dtype(a, b, "dot : expected both vectors to have same dtype, but found {a} and {b}")
-    _refuse_bool(a, "dot")
     n, m = a._data.shape[0], b._data.shape[0]
     if n != m:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to "
                            f"have the same number of elements, but got {n} and {m} elements "
                            "respectively")
+    _refuse_bool(a, "dot")
 
 
-def _check_mv(a, v):
-    if a._data.ndim != 2 or v._data.ndim != 1:
+def _check_mv(a, v, rows=None):
+    """mv's checks (Note [product checks]); ``rows`` as in ``_check_mm``. Its dtype
+    message is addmv's, whose result (and first dtype named) is the vector's."""
+    if a._data.ndim != 2 and rows is None or v._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
                            f"{v._data.ndim}")
-    check_same_dtype(a, v, "expected scalar type {a} but found {b}")
+    k = a._data.shape[-1]
+    if k != v._data.shape[0]:
+        rows = a._data.shape[0] if rows is None else rows
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec "
+                           f"({v._data.shape[0]})")
+    if a._data.dtype != v._data.dtype:
+        names = [_dtypes.scalar_type_name(t._data.dtype) for t in (v, a, v)]
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{names[0]}, {names[1]}, and {names[2]}")
     _refuse_bool(a, "addmv_impl_cpu")
-    if a._data.shape[1] != v._data.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({a._data.shape[0]}), mat "
-                           f"({_dims(a._data.shape)}), vec ({v._data.shape[0]})")
 
 
 def _check_batched(a, b):
-    """Inner sizes and batch broadcasting of the general matmul case."""
+    """The general matmul case's checks (Note [product checks]): a matrix or vector
+    second operand folds ``a``'s batch (or a vector ``a``) into one mm or mv, the rest
+    is a broadcast bmm."""
     sa, sb = a._data.shape, b._data.shape
-    # a matrix or vector second operand: the reference folds the batch into mm or mv
-    _refuse_bool(a, "bmm" if len(sb) > 2 else "addmv_impl_cpu" if len(sb) == 1 else
-                 "addmm_impl_cpu_")
-    k_a = sa[-1]
-    k_b = sb[0] if len(sb) == 1 else sb[-2]
-    if len(sb) <= 2 and len(sa) > 2:          # torch folds this case into one mm
-        rows = _numel(sa[:-1])
-        if k_a != k_b and len(sb) == 1:
-            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k_a}), vec "
-                               f"({k_b})")
-        if k_a != k_b:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k_a} and "
-                               f"{_dims(sb)})")
-        return
+    if len(sb) == 1:
+        return _check_mv(a, b, rows=_numel(sa[:-1]))
+    if len(sb) == 2:
+        return _check_mm(a, b, rows=_numel(sa[:-1]))
     batch_a, batch_b = sa[:-2], sb[:-2]
     try:
         batch = np.broadcast_shapes(batch_a, batch_b)
     except ValueError:
         raise broadcast_error(batch_a, batch_b) from None
+    k_a, k_b = sa[-1], sb[-2]
     if k_a != k_b:
         n = _numel(batch)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{n}, {k_a}] but got: [{n}, {k_b}].")
+    _refuse_bool(a, "bmm")
+    check_same_dtype(a, b)
 
 
 # --- public functions ------------------------------------------------------------------
@@ -248,7 +260,6 @@ def matmul(input, other):
     if na == 1 and nb == 1:
         _check_dot(a, b)
         return apply_op(DOT, (a, b), EMPTY)
-    check_same_dtype(a, b, _MM_DTYPE)
     if na == 2 and nb == 1:
         _check_mv(a, b)
         return apply_op(MV, (a, b), EMPTY)
@@ -286,13 +297,22 @@ def bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if b._data.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    check_same_dtype(a, b, "expected scalar type {a} but found {b}")
+    _check_bmm(a, b)
+    return apply_op(BMM, (a, b), EMPTY)
+
+
+def _check_bmm(a, b):
+    """bmm's checks after the dims' (Note [product checks])."""
+    _check_bmm_sizes(a, b)
     _refuse_bool(a, "bmm")
+    check_same_dtype(a, b, "expected scalar type {a} but found {b}")
+
+
+def _check_bmm_sizes(a, b):
     sa, sb = a._data.shape, b._data.shape
     if sb[:2] != (sa[0], sa[2]):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{sa[0]}, {sa[2]}] but got: [{sb[0]}, {sb[1]}].")
-    return apply_op(BMM, (a, b), EMPTY)
 
 
 @public

@@ -15,12 +15,14 @@ from .. import return_types
 from .._grad_mode import no_grad
 from .._batched import on_values, unwrap_all
 from .._tensor import Tensor
-from ._common import FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public
+from ._common import (FUNCTIONS, as_tensor_arg, kernel_error, numpy_spellings, public,
+                      require_tensors, wrap_dim)
 from ._registry import apply_op
 from ._out import write_out
 from .linalg import (CDIST, CHOLESKY, CHOLESKY_INVERSE, CHOLESKY_SOLVE, CROSS, EUCLIDEAN_DIST, DET, EIG, EIGH, INV, LSTSQ, LU, MATRIX_EXP, PINV, QR,
-                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, _refuse_bool, decompose,
-                     lu_info)
+                     SLOGDET, SOLVE, SOLVE_TRIANGULAR, SVD, LinAlgError, _check_bmm_sizes,
+                     _refuse_bool, decompose, lu_info)
+from .shape import _expanded_shape
 
 LINALG = {"LinAlgError": LinAlgError}
 
@@ -790,6 +792,11 @@ def _check_chain(tensors):
                 raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
                                    f"{t.ndim}D")
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    dtypes = [_dtypes.cpp_type_name(t._data.dtype) for t in tensors]
+    for i, name in enumerate(dtypes):             # before any shape (Note [product checks])
+        if name != dtypes[0]:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
+                               f"tensor 0 is {dtypes[0]} and tensor {i} {name}")
     for i in range(last):
         a, b = tensors[i], tensors[i + 1]
         if a.shape[-1] != b.shape[0]:
@@ -840,6 +847,7 @@ def cross(input, other, *, dim=-1, out=None):
     >>> cr.linalg.cross(cr.tensor([1., 0., 0.]), cr.tensor([0., 1., 0.])).tolist()
     [0.0, 0.0, 1.0]
     """
+    require_tensors("cross", ("input", "other"), input, other)
     return _cross(input, other, dim, "linalg.cross")
 
 
@@ -867,6 +875,13 @@ def vecdot(x, y, *, dim=-1, out=None):
     >>> cr.linalg.vecdot(cr.tensor([1., 2.]), cr.tensor([3., 4.])).item()
     11.0
     """
+    if x._data.dtype.kind not in "fcV":
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_dtypes.scalar_type_name(x._data.dtype)}")
+    if x._data.dtype != y._data.dtype:
+        names = [_dtypes.scalar_type_name(t._data.dtype) for t in (x, y)]
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {names[0]} and y of type {names[1]} instead")
     x = x.conj() if x.is_complex() else x
     return (x * y).sum(dim)
 
@@ -905,7 +920,10 @@ def tensorinv(A, ind=2, *, out=None):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = A.shape[:ind], A.shape[ind:]
-    m = int(np.prod(rows))
+    m, n = int(np.prod(rows)), int(np.prod(cols))
+    if m != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {n} != {m}")
     return inv(A.reshape(m, -1)).reshape(tuple(cols) + tuple(rows))
 
 
@@ -1020,6 +1038,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     >>> cr.cholesky_solve(cr.ones(2, 1), cr.eye(2) * 2).tolist()
     [[0.25], [0.25]]
     """
+    require_tensors("cholesky_solve", ("input", "input2"), input, input2)
     b, L = input, input2
     for name, x in (("b", b), ("u", L)):
         if x.ndim < 2:
@@ -1144,6 +1163,7 @@ def cross_dim(input, other, dim=None, *, out=None):
     >>> cr.cross(cr.tensor([[0.], [1.], [0.]]), cr.tensor([[0.], [0.], [1.]])).tolist()
     [[1.0], [0.0], [0.0]]
     """
+    require_tensors("cross", ("input", "other"), input, other)
     if dim is None:
         sizes = np.broadcast_shapes(input._data.shape, other._data.shape)
         dim = next((d for d, n in enumerate(sizes) if n == 3), None)
@@ -1182,7 +1202,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         _refuse_bool(mat1, "addmm_impl_cpu_")     # (the mm below refuses it for the rest)
         from .nn import ADDMM                      # AddmmBackward0 (Note [linear's graph])
         return apply_op(ADDMM, (input, mat1, mat2), {})
+    if mat1.ndim == mat2.ndim == 2 and mat1.shape[1] == mat2.shape[0]:
+        _check_expands(input, (mat1.shape[0], mat2.shape[1]))      # before mm's bool kernel
     return _scaled_sum(input, _f("mm")(mat1, mat2), beta, alpha)
+
+
+def _check_expands(input, sizes):
+    """Note [product checks]: the input of addmm, addbmm, baddbmm must expand to the
+    product's shape, which the reference checks before its kernel does anything."""
+    if input.ndim <= len(sizes):
+        _expanded_shape(input._data.shape, sizes, len(sizes) - input.ndim)
 
 
 def _plain_addmm(input, mat1, mat2):
@@ -1257,6 +1286,9 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     >>> cr.baddbmm(cr.zeros(1), cr.ones(2, 2, 3), cr.ones(2, 3, 1)).shape
     chainrule.Size([2, 2, 1])
     """
+    if batch1.ndim == batch2.ndim == 3:                 # shapes first (Note [product checks])
+        _check_expands(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+        _check_bmm_sizes(batch1, batch2)
     dtypes = [t._data.dtype for t in (input, batch1, batch2)]
     if dtypes[0] != dtypes[1]:          # batch2's dtype is bmm's check, after the kernel's
         names = [_dtypes.cpp_type_name(d) for d in dtypes]
@@ -1275,10 +1307,24 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     >>> cr.addbmm(cr.zeros(2, 1), cr.ones(3, 2, 4), cr.ones(3, 4, 1)).tolist()
     [[12.0], [12.0]]
     """
+    if batch1.ndim >= 2 and batch2.ndim == 3:          # shapes first (Note [product checks])
+        _check_expands(input, (batch1.shape[1], batch2.shape[2]))
+        _check_addbmm_sizes(batch1, batch2)
     _check_addmm_dtypes(input, batch1, batch2)
     _refuse_bool(batch1, "addmm_impl_cpu_")
     product = _f("bmm")(batch1, batch2).sum(0, dtype=batch1.dtype)    # integers stay as they are
     return _scaled_sum(input, product, beta, alpha)
+
+
+def _check_addbmm_sizes(batch1, batch2):
+    if batch1.ndim != 3:
+        return                                        # bmm's own message
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
 
 
 @public
@@ -1290,6 +1336,7 @@ def kron(input, other, *, out=None):
     >>> cr.kron(cr.tensor([1., 2.]), cr.tensor([1., 10.])).tolist()
     [1.0, 10.0, 2.0, 20.0]
     """
+    require_tensors("kron", ("input", "other"), input, other)
     nd = max(input.ndim, other.ndim)
     a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
     b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
@@ -1315,19 +1362,22 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
-    dims_a = [d % a.ndim for d in dims_a]
-    dims_b = [d % b.ndim for d in dims_b]
-    _check_product_dtypes(a, b, whole=len(dims_a) == a.ndim == b.ndim)
+    _check_same_dtype(a, b)                        # then sizes, then bool
     for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
+        if a.shape[wrap_dim(da, a.ndim)] != b.shape[wrap_dim(db, b.ndim)]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
                                f"in dim {db}")
+    dims_a = [wrap_dim(d, a.ndim) for d in dims_a]
+    dims_b = [wrap_dim(d, b.ndim) for d in dims_b]
+    _check_product_dtypes(a, b, whole=len(dims_a) == a.ndim == b.ndim)
     sub_a = list(_SUBSCRIPTS[:a.ndim])
     sub_b = list(_SUBSCRIPTS[a.ndim:a.ndim + b.ndim])
     for da, db in zip(dims_a, dims_b):
@@ -1340,10 +1390,14 @@ def tensordot(a, b, dims=2, out=None):
 def _check_product_dtypes(a, b, whole):
     """tensordot and inner: one dtype, and no bool product (the reference folds them into
     dot when every dim is contracted, ``whole``, else into mm)."""
-    if a.dtype != b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
+    _check_same_dtype(a, b)
     if a.dtype == _dtypes.bool_:
         raise kernel_error("dot" if whole else "addmm_impl_cpu_")(a._data.dtype)
+
+
+def _check_same_dtype(a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
 
 
 @public
@@ -1355,12 +1409,13 @@ def inner(input, other, *, out=None):
     >>> cr.inner(cr.tensor([1., 2.]), cr.tensor([3., 4.])).item()
     11.0
     """
+    require_tensors("inner", ("input", "other"), input, other)
     if input.ndim == 0 or other.ndim == 0:
         return input * other
-    _check_product_dtypes(input, other, whole=input.ndim == other.ndim == 1)
-    if input.shape[-1] != other.shape[-1]:
+    if input.shape[-1] != other.shape[-1]:         # before dtypes (Note [product checks])
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
+    _check_product_dtypes(input, other, whole=input.ndim == other.ndim == 1)
     return tensordot(input, other, ([-1], [-1]))
 
 

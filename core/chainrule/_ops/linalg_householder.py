@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._tensor import Tensor
-from ._common import FUNCTIONS, public
+from ._common import FUNCTIONS, public, require_tensors
 from .linalg_functions import LINALG, _check_lapack_kernel
 
 F = FUNCTIONS
@@ -82,6 +82,7 @@ def orgqr(input, tau):
     >>> cr.orgqr(cr.tensor([[1.], [0.]]), cr.tensor([0.])).tolist()
     [[1.0], [0.0]]
     """
+    require_tensors("orgqr", ("input", "input2"), input, tau)
     return householder_product(input, tau)
 
 

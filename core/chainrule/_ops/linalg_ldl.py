@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtypes, return_types
 from ._common import kernel_error
 from .._tensor import Tensor
-from .linalg_functions import LINALG
+from .linalg_functions import linalg
 
 _ALPHA = (1 + np.sqrt(17.0)) / 8          # Bunch-Kaufman's growth bound
 
@@ -225,4 +225,5 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     return Tensor._wrap(flat.reshape(x.shape))
 
 
-LINALG.update(ldl_factor=ldl_factor, ldl_factor_ex=ldl_factor_ex, ldl_solve=ldl_solve)
+for _fn in (ldl_factor, ldl_factor_ex, ldl_solve):      # out= by writes_out, as the others'
+    linalg(_fn)

@@ -47,9 +47,14 @@ _add, _max, _min = np.add.reduce, np.maximum.reduce, np.minimum.reduce
 # layout and handed through TBackward0 as a view.
 @in_float32                     # (bfloat16: the bias added before the one rounding)
 def _addmm_forward(bias, mat1, mat2):
+    if mat1.dtype.kind == "b":        # no bool kernel (a linear layer's fast path gets here)
+        raise _NO_BOOL_ADDMM(mat1.dtype)
     out = _matmul_forward(mat1, mat2)
     out += bias
     return out
+
+
+_NO_BOOL_ADDMM = kernel_error("addmm_impl_cpu_")
 
 
 @helper
@@ -661,19 +666,20 @@ def _checked_linear(input, weight, bias):
     x = require_tensor(input, "linear", "input", 1)
     w = require_tensor(weight, "linear", "weight", 2)
     xs, ws = x._data.shape, w._data.shape
-    check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if not xs or not ws:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{len(xs)}D and {len(ws)}D")
     if len(ws) != 2:
         return _linear_vector_weight(x, w, bias)
+    if bias is None:                  # matmul's checks, shapes first (Note [product checks])
+        return matmul(x, FUNCTIONS["t"](w))
+    b = require_tensor(bias, "linear", "bias", 3)
+    # addmm's: dtypes first, the bias's against the weight's before the input's
+    check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
+    check_same_dtype(x, w, "mat1 and mat2 must have the same dtype, but got {a} and {b}")
     if xs[-1] != ws[1]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_numel(xs[:-1])}x"
                            f"{xs[-1]} and {ws[1]}x{ws[0]})")
-    if bias is None:
-        return matmul(x, FUNCTIONS["t"](w))
-    b = require_tensor(bias, "linear", "bias", 3)
-    check_same_dtype(b, w, "self and mat2 must have the same dtype, but got {a} and {b}")
     if b._data.shape != ws[:1]:
         _check_bias_broadcast(b._data.shape, xs[:-1] + ws[:1])
     return _addmm_linear(x, w, b)
@@ -801,6 +807,57 @@ def _conv_operands(name, nd, input, weight, bias):
 
 def _finish(out, unbatched):
     return FUNCTIONS["squeeze"](out, 0) if unbatched else out
+
+
+# --- conv_tbc: (time, batch, channels) input, (width, in, out) weight, one node ----------
+def _pad_time(x, pad):
+    """``x`` padded with ``pad`` zeros at both ends of dim 0 (cropped where negative)."""
+    if pad >= 0:
+        return np.pad(x, [(pad, pad)] + [(0, 0)] * (x.ndim - 1))
+    return x[-pad:x.shape[0] + pad]
+
+
+def _conv_tbc_forward(x, w, b, pad):
+    windows = np.lib.stride_tricks.sliding_window_view(_pad_time(x, pad), w.shape[0], axis=0)
+    return np.einsum("tbik,kio->tbo", windows, w) + b
+
+
+# Its gradients are conv_tbcs too: the input's is g with the weight flipped in time and
+# transposed (padded so that it covers the input's length), the weight's is the input
+# (batch and channels swapped) with g as the weight.
+CONV_TBC = defop(
+    "conv_tbc", _conv_tbc_forward, inputs=("self", "weight", "bias"), attrs=("pad",),
+    vjp=(lambda F, g, weight, pad: F._conv_tbc(g, F.transpose(F.flip(weight, (0,)), 1, 2),
+                                               F.sum(weight, (0, 2)) * 0,
+                                               weight.shape[0] - 1 - pad),
+         lambda F, g, self, pad: F._conv_tbc(F.transpose(self, 1, 2), g,
+                                             F.sum(g, (0, 1)) * 0, pad),
+         lambda F, g: F.sum(g, (0, 1))),
+    jvp=lambda F, t, self, weight, pad: F._conv_tbc(t[0], weight, t[2], pad)
+    + F._conv_tbc(self, t[1], t[2] * 0, pad))
+
+
+array_fn("_conv_tbc")(_conv_tbc_forward)
+
+
+@formula_helper
+def _conv_tbc(input, weight, bias, pad):
+    """conv_tbc after its checks (for the formulas)."""
+    return apply_op(CONV_TBC, (input, weight, bias), {"pad": int(pad)})
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """The reference's checks of conv_tbc's arguments, then the op."""
+    for t, message in ((input, "Input must have 3 dims: time, batch, in_channel"),
+                       (weight, "Weight tensor must have 3 dims: kernel_width, in_channels, "
+                                "out_channels.")):
+        if t.dim() != 3:
+            raise RuntimeError(message)
+    if bias.dim() != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    return _conv_tbc(*promote(input, weight, bias), pad)
 
 
 def convolution_nd(name, nd, input, weight, bias, stride, padding, dilation, groups):

@@ -15,7 +15,7 @@ from .elementwise import ADD, DIV, MUL, POW_SCALAR, RSUB, SUB, apply_sub, check_
     pow_scalar_base
 from ._common import FUNCTIONS, apply_binary, as_tensor_arg, binary_operands, broadcast_error, \
     cast_error_first, commit_inplace, method, not_implemented_for, promote, public, \
-    wrapped_number
+    require_tensors, wrapped_number
 
 F = FUNCTIONS
 
@@ -162,11 +162,15 @@ def raw(fn, *tensors):
     return Tensor._wrap(fn(*[t._data for t in tensors]))
 
 # --- comparisons and logical ops (not differentiable) -----------------------------
-def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5", kernel=None, ordered=False):
+def _compare(ufunc, name, example="cr.tensor([1., 2.]), 1.5", kernel=None, ordered=False,
+             tensors_only=False):
     """The public function ``name``; ``kernel`` names the reference's kernel in its
     NotImplementedError for dtypes the ufunc refuses (bitwise ops on floats);
-    ``ordered`` comparisons refuse complex operands, as the reference does."""
+    ``ordered`` comparisons refuse complex operands, as the reference does;
+    ``tensors_only`` ones refuse Python numbers (Note [tensor-only arguments])."""
     def compare(input, other):
+        if tensors_only:
+            require_tensors(name, ("input", "other"), input, other)
         a, b = binary_operands(wrapped_number(input, other), other)
         if ordered and a._data.dtype.kind == "c":
             raise not_implemented_for(name, a._data.dtype, (input, other))
@@ -193,9 +197,9 @@ lt = _compare(np.less, "lt", ordered=True)
 le = _compare(np.less_equal, "le", ordered=True)
 gt = _compare(np.greater, "gt", ordered=True)
 ge = _compare(np.greater_equal, "ge", ordered=True)
-logical_and = _compare(np.logical_and, "logical_and", _BOOL_EXAMPLE)
-logical_or = _compare(np.logical_or, "logical_or", _BOOL_EXAMPLE)
-logical_xor = _compare(np.logical_xor, "logical_xor", _BOOL_EXAMPLE)
+logical_and = _compare(np.logical_and, "logical_and", _BOOL_EXAMPLE, tensors_only=True)
+logical_or = _compare(np.logical_or, "logical_or", _BOOL_EXAMPLE, tensors_only=True)
+logical_xor = _compare(np.logical_xor, "logical_xor", _BOOL_EXAMPLE, tensors_only=True)
 bitwise_and = _compare(np.bitwise_and, "bitwise_and", _BOOL_EXAMPLE, "bitwise_and")
 bitwise_or = _compare(np.bitwise_or, "bitwise_or", _BOOL_EXAMPLE, "bitwise_or")
 bitwise_xor = _compare(np.bitwise_xor, "bitwise_xor", _BOOL_EXAMPLE, "bitwise_xor")
@@ -319,7 +323,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     >>> cr.isclose(cr.tensor([1.0, 2.0]), cr.tensor([1.0 + 1e-9, 2.1])).tolist()
     [True, False]
     """
-    other = as_tensor_arg(other, "other")
+    require_tensors("isclose", ("input", "other"), input, other)
     if input._data.dtype != other._data.dtype:
         raise RuntimeError(f"{_dtypes.scalar_type_name(input._data.dtype)} did not match "
                            f"{_dtypes.scalar_type_name(other._data.dtype)}")
@@ -339,7 +343,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     >>> cr.allclose(cr.tensor([1.0]), cr.tensor([1.0 + 1e-9]))
     True
     """
-    return bool(np.allclose(input._data, as_tensor_arg(other)._data, rtol, atol, equal_nan))
+    require_tensors("allclose", ("input", "other"), input, other)
+    return bool(np.allclose(input._data, other._data, rtol, atol, equal_nan))
 
 
 @public
@@ -350,6 +355,7 @@ def equal(input, other):
     >>> cr.equal(cr.ones(2), cr.ones(2))
     True
     """
+    require_tensors("equal", ("input", "other"), input, other)
     return input._data.shape == other._data.shape and bool(np.all(input._data == other._data))
 
 
@@ -552,8 +558,27 @@ def zero_(self):
     return commit_inplace(self, apply_op(ZERO, (self,), {}))
 
 
-FILL = defop("fill", lambda a, value: np.full_like(a, value), attrs=("value",),
-             node_name="FillBackward2", vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+# fill with a number or a 0-d tensor, in place (x.fill_) or not (chainrule.fill): four
+# nodes in the reference (FillBackward0..3), one forward each way
+def _fill_ops(name, number_node, tensor_node):
+    number = defop(name, lambda a, value: np.full_like(a, value), attrs=("value",),
+                   node_name=number_node, vjp=(lambda F, g: g * 0,), jvp=lambda F, t: t[0] * 0)
+    tensor = defop(name + "_tensor", _fill_with_array,
+                   inputs=("self", "value"), node_name=tensor_node,
+                   vjp=(lambda F, g: g * 0, lambda F, g: F.sum(g)),
+                   jvp=lambda F, t: t[0] * 0 + t[1])
+    return number, tensor
+
+
+def _fill_with_array(a, value):
+    """``a``'s shape filled with the 0-d ``value`` (one per entry of leading batch dims
+    under vmap: its dims align with ``a``'s first)."""
+    value = value.reshape(value.shape + (1,) * (a.ndim - value.ndim))
+    return np.broadcast_to(value, a.shape).astype(a.dtype)
+
+
+FILL, FILL_TENSOR = _fill_ops("fill", "FillBackward2", "FillBackward3")
+FILL_OUT, FILL_TENSOR_OUT = _fill_ops("fill_out", "FillBackward0", "FillBackward1")
 ZERO = defop("zero", lambda a: np.zeros_like(a), vjp=(lambda F, g: g * 0,),
              jvp=lambda F, t: t[0] * 0)
 COPY = defop("copy", lambda a, src: np.broadcast_to(src, a.shape).astype(a.dtype),
@@ -571,13 +596,18 @@ def fill_(self, value):
     >>> cr.zeros(2).fill_(3).tolist()
     [3.0, 3.0]
     """
+    return commit_inplace(self, filled(self, value, FILL, FILL_TENSOR))
+
+
+def filled(input, value, number_op, tensor_op):
+    """``input``'s shape and dtype holding ``value`` (a number or a 0-d tensor)."""
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value._data.ndim} dimensions.")
-        return copy_(self, value)
-    value = _dtypes.checked_integer(value, self._data.dtype)   # Note [checked integer conversion]
-    return commit_inplace(self, apply_op(FILL, (self,), {"value": value}))
+        return apply_op(tensor_op, (input, value), {})
+    value = _dtypes.checked_integer(value, input._data.dtype)  # Note [checked integer conversion]
+    return apply_op(number_op, (input,), {"value": value})
 
 
 @method("copy_")

@@ -26,10 +26,11 @@ from ._out import refuse_grad, store
 from .._batched import BatchedTensor, along_axis
 from .._tensor import Tensor
 from ..autograd._sum_to import sum_to as _sum_to
-from ._common import (FUNCTIONS, commit_inplace, errors_by_kind, formula_helper, kernel_error,
-                      method, public, raising, wrap_dim, wrap_dims)
+from ._common import (FUNCTIONS, broadcast_error, commit_inplace, errors_by_kind, formula_helper,
+                      kernel_error, method, promote, public, raising, require_tensors, wrap_dim,
+                      wrap_dims)
 from ._method_slot import accelerable
-from .elementwise import maximum, minimum
+from .elementwise import maximum, minimum, refuse_bool_subtraction
 from ._formula_helpers import helper
 from ._namespaces import array_fn
 from ._registry import NONDIFF, apply_op, defop
@@ -420,6 +421,28 @@ NORM = defop("linalg_vector_norm", _norm_forward, attrs=("p", "dim", "keepdim"),
 # the reference's internal at::norm(self, p, dim, keepdim) (pairwise_distance records it)
 NORM_DIM = defop("norm_dim", _norm_forward, attrs=("p", "dim", "keepdim"),
                  node_name="NormBackward1", vjp=(_norm_vjp,), jvp=_norm_jvp)
+
+
+
+def _difference(tangents):
+    """t[0] - t[1], either of them possibly absent."""
+    a, b = tangents
+    return -b if a is None else a if b is None else a - b
+
+
+def _dist_gradient(F, g, self, other, result, p):
+    return g * norm_direction(F, self - other, p, result, None, False)
+
+
+# dist(a, b, p): the p-norm of a - b, one node like the reference's (DistBackward0)
+DIST = defop("dist", lambda a, b, p: _norm_forward(a - b, p, None, False),
+             inputs=("self", "other"), attrs=("p",),
+             vjp=(lambda F, g, self, other, result, p, self_shape:
+                  F.sum_to(_dist_gradient(F, g, self, other, result, p), tuple(self_shape)),
+                  lambda F, g, self, other, result, p, other_shape:
+                  F.sum_to(-_dist_gradient(F, g, self, other, result, p), tuple(other_shape))),
+             jvp=lambda F, t, self, other, result, p: F.sum(F.real(F.conj(
+                 norm_direction(F, self - other, p, result, None, False)) * _difference(t))))
 CUMSUM = defop("cumsum", _cumsum_forward, attrs=("dim", "dtype"),
                vjp=(lambda F, g, dim: F._reverse_cumsum(g, dim),),
                jvp=lambda F, t, dim: F.cumsum(t[0], dim))
@@ -892,6 +915,27 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_inf_norm(input, order, dims)
     result = apply_op(NORM, (input,), {"p": order, "dim": dims, "keepdim": bool(keepdim)})
     return result if out is None else _write_out(result, out, "norm")
+
+
+@public
+def dist(input, other, p=2):
+    """The p-norm of ``input - other``.
+
+    >>> import chainrule as cr
+    >>> cr.dist(cr.tensor([3., 0.]), cr.tensor([0., 4.])).item()
+    5.0
+    """
+    require_tensors("dist", ("input", "other"), input, other)
+    refuse_bool_subtraction(input, other)
+    a, b = promote(input, other)
+    if a._data.dtype.kind in "biu":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtypes.scalar_type_name(a._data.dtype)} instead.")
+    try:
+        np.broadcast_shapes(a._data.shape, b._data.shape)
+    except ValueError:
+        raise broadcast_error(a._data.shape, b._data.shape) from None
+    return apply_op(DIST, (a, b), {"p": _norm_order(p, None)})
 
 
 def _write_out(result, out, name):

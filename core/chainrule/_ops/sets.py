@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtypes, return_types
 from .._batched import refuse_dynamic_shape
 from .._tensor import Tensor, asarray, on_device_of, zeros_on
-from ._common import FUNCTIONS, as_tensor_arg, kernel_error, public, wrap_dims
+from ._common import FUNCTIONS, as_tensor_arg, kernel_error, public, require_tensor, wrap_dims
 from .reduction import _write_out
 from . import _cpu_select as _select
 
@@ -102,6 +102,8 @@ def bincount(input, weights=None, minlength=0):
     >>> cr.bincount(cr.tensor([0, 1, 1, 3]))
     tensor([1, 2, 0, 1])
     """
+    if weights is not None:
+        require_tensor(weights, "bincount", "weights", 2)
     a = input._data
     if a.dtype.kind not in "iu":
         raise kernel_error("bincount_cpu")(a.dtype)

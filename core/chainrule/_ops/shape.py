@@ -17,7 +17,7 @@ from .._batched import BatchedTensor, rewrap, unwrap_all
 from .._tensor import Tensor, asarray, memory_root, on_device_of, strided_view, zeros_on
 from .._version_counter import counter_of
 from ._common import (EMPTY, FUNCTIONS, broadcast_error, formula_helper, kernel_error, method,
-                      promote, public, refusing, wrap_dim)
+                      promote, public, refusing, require_tensor, require_tensors, wrap_dim)
 from ._formula_helpers import helper
 from ._namespaces import ARRAY_NS          # its expand: Note [array function slot]
 from ._namespaces import array_fn
@@ -239,6 +239,7 @@ def view_as(self, other):
     >>> cr.arange(6).view_as(cr.zeros(2, 3)).shape
     chainrule.Size([2, 3])
     """
+    require_tensor(other, "view_as", "other", 2)
     return view(self, other._data.shape)
 
 
@@ -250,6 +251,7 @@ def reshape_as(self, other):
     >>> cr.arange(6).reshape_as(cr.zeros(3, 2)).shape
     chainrule.Size([3, 2])
     """
+    require_tensor(other, "reshape_as", "other", 2)
     return reshape(self, other._data.shape)
 
 
@@ -315,8 +317,11 @@ def expand(input, *sizes, size=None):
 
 
 def _expanded_shape(shape, sizes, lead):
+    """The shape ``sizes`` asks for (-1 keeps a dim); checked from the last dim, as the
+    reference does, so that its first mismatch is the one named."""
     target = list(sizes)
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
@@ -351,6 +356,7 @@ def expand_as(self, other):
     >>> cr.ones(1, 2).expand_as(cr.zeros(3, 2)).shape
     chainrule.Size([3, 2])
     """
+    require_tensor(other, "expand_as", "other", 2)
     return expand(self, other._data.shape)
 
 
@@ -1118,6 +1124,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     >>> cr.diagonal_scatter(cr.zeros(2, 2), cr.ones(2)).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    require_tensors("diagonal_scatter", ("input", "src"), input, src)
     attrs = _diag_dims(input._data.ndim, offset, dim1, dim2)
     _check_scatter_src(src, _diagonal_shape(input._data.shape, **attrs))
     src = src if src._data.dtype == input._data.dtype else src.to(input.dtype)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes, _factories
 from .._tensor import Tensor
-from ._common import FUNCTIONS, as_tensor_arg, commit_inplace, method, public
+from ._common import FUNCTIONS, as_tensor_arg, commit_inplace, method, public, require_tensor
 
 F = FUNCTIONS
 
@@ -202,6 +202,7 @@ def prelu_method(self, weight):
     >>> cr.tensor([-2., 3.]).prelu(cr.tensor([0.25])).tolist()
     [-0.5, 3.0]
     """
+    require_tensor(weight, "prelu", "weight", 2)     # before the functional form counts self
     from ..nn import functional
     return functional.prelu(self, weight)
 
@@ -617,6 +618,7 @@ def resize_as_(self, the_template, *, memory_format=None):
     >>> cr.ones(2, 3).resize_as_(cr.zeros(3)).tolist()
     [1.0, 1.0, 1.0]
     """
+    require_tensor(the_template, "resize_as_", "the_template", 2)
     return resize_(self, the_template.shape)
 
 

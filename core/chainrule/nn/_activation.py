@@ -6,7 +6,8 @@ from .._ops import nn as _nn
 from .._ops._registry import apply_op as _apply_op
 from .. import _dtypes
 from .._ops._common import (FUNCTIONS as _FUNCTIONS, commit_inplace as _commit_inplace,
-                            float_input as _float_input, kernel_error as _kernel_error)
+                            float_input as _float_input, kernel_error as _kernel_error,
+                            require_tensors as _require_tensors)
 from .._ops.elementwise import BOOL_SUBTRACTION as _BOOL_SUBTRACTION
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -304,6 +305,7 @@ def prelu(input, weight):
     >>> F.prelu(cr.tensor([[-1., 2.]]), cr.tensor([0.25])).tolist()
     [[-0.25, 2.0]]
     """
+    _require_tensors("prelu", ("input", "weight"), input, weight)
     if input.dtype != weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got "
                            f"{_dtypes.scalar_type_name(input._data.dtype)} and "

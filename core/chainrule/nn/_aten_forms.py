@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _factories
 from .._grad_mode import no_grad as _no_grad
-from .._ops.nn import conv_transpose_nd, convolution_nd, linear as _linear
+from .._ops.nn import conv_tbc as _conv_tbc, conv_transpose_nd, convolution_nd, linear as _linear
 from .._tensor import Tensor as _Tensor
 from . import _dropout, _embedding_bag, _grid, _loss, _norm, _pool, _sparse
 from ._ctc import ctc_loss as _ctc_loss
@@ -376,9 +376,7 @@ def conv_tbc(input, weight, bias, pad=0):
     >>> cr.conv_tbc(cr.ones(3, 1, 1), cr.ones(2, 1, 1), cr.zeros(1)).flatten().tolist()
     [2.0, 2.0]
     """
-    out = convolution_nd("conv_tbc", 1, input.permute(1, 2, 0), weight.permute(2, 1, 0), bias,
-                         1, pad, 1, 1)
-    return out.permute(2, 0, 1)
+    return _conv_tbc(input, weight, bias, pad)
 
 
 def constant_pad_nd(input, pad, value=0):

@@ -23,6 +23,7 @@ def bilinear(input1, input2, weight, bias=None):
     >>> F.bilinear(cr.ones(1, 2), cr.ones(1, 3), cr.ones(4, 2, 3)).tolist()
     [[6.0, 6.0, 6.0, 6.0]]
     """
+    _check_bilinear_dtypes(input1, input2, weight, bias)      # before any shape, as the reference
     if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input sizes {list(input1.shape)} and "
@@ -30,6 +31,15 @@ def bilinear(input1, input2, weight, bias=None):
                            f"{list(weight.shape)}")
     out = _FUNCTIONS["einsum"]("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
+
+
+def _check_bilinear_dtypes(input1, input2, weight, bias):
+    named = {"input1": input1, "input2": input2, "weight": weight}
+    if bias is not None:
+        named["bias"] = bias
+    if len({t._data.dtype for t in named.values()}) > 1:
+        got = ", ".join(f"{k}: {_dtypes.cpp_type_name(t._data.dtype)}" for k, t in named.items())
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
 
 
 def channel_shuffle(input, groups):

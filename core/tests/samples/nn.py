@@ -473,6 +473,10 @@ def _pool_samples():
 # --- conv1d/3d, transposed convolutions, unfold / fold ---------------------------------------
 def _conv_family_samples():
     return [
+        Sample("conv_tbc", lambda x, w, b: cr.conv_tbc(x, w, b, 1), (5, 2, 3), (3, 3, 4), (4,),
+               torch_call=lambda x, w, b: torch.conv_tbc(x, w, b, 1)),
+        Sample("conv_tbc", lambda x, w, b: cr.conv_tbc(x, w, b), (4, 1, 2), (2, 2, 3), (3,),
+               torch_call=lambda x, w, b: torch.conv_tbc(x, w, b), note="-no-pad"),
         _both("convolution", "conv1d", ((2, 4, 9), (6, 2, 3), (6,)),
               {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}),
         _both("convolution", "conv1d", ((4, 9), (6, 4, 3)), {"padding": "same"}),
