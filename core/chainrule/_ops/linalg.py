@@ -99,8 +99,9 @@ def in_float32(fn):
     in float16)."""
     @functools.wraps(fn)
     def low_precision_in_float32(x, *rest, **kwargs):
-        if not _low_precision(x.dtype):
-            return fn(x, *rest, **kwargs)
+        dtype = x.dtype
+        if dtype.itemsize != 2 or dtype.kind not in "fV":    # not _low_precision (inlined:
+            return fn(x, *rest, **kwargs)                     # every product runs this)
         rest = [r.astype(np.float32) if hasattr(r, "dtype") and _low_precision(r.dtype)
                 else r for r in rest]
         return asarray(fn(x.astype(np.float32), *rest, **kwargs)).astype(x.dtype)
@@ -191,7 +192,10 @@ def _check_mv(a, v):
     if a._data.ndim != 2 or v._data.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a._data.ndim}, "
                            f"{v._data.ndim}")
-    check_same_dtype(a, v, "expected scalar type {a} but found {b}")
+    # the reference's addmv kernel (mv and matmul's matrix @ vector) names the output's
+    # dtype (the vector's) first
+    check_same_dtype(a, v, "addmv input tensors must have the same dtype, but got {b}, {a}, "
+                           "and {b}")
     _refuse_bool(a, "addmv_impl_cpu")
     if a._data.shape[1] != v._data.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({a._data.shape[0]}), mat "
@@ -248,10 +252,10 @@ def matmul(input, other):
     if na == 1 and nb == 1:
         _check_dot(a, b)
         return apply_op(DOT, (a, b), EMPTY)
-    check_same_dtype(a, b, _MM_DTYPE)
     if na == 2 and nb == 1:
         _check_mv(a, b)
         return apply_op(MV, (a, b), EMPTY)
+    check_same_dtype(a, b, _MM_DTYPE)
     _check_batched(a, b)
     return apply_op(MATMUL, (a, b), EMPTY)
 
