@@ -638,13 +638,15 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
-        if requires_grad and self.is_inference() and not _MODE.inference:
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
-                               "InferenceMode is not allowed.")
+        extra = self._extra
         if requires_grad:
+            # is_inference() read directly: the reference checks its own flag, which no
+            # subclass's Python method overrides (and no wrapper frames)
+            if extra is not None and extra.inference and not _MODE.inference:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
             _check_can_require_grad(self._data, "only Tensors of floating point dtype can "
                                                 "require gradients")
-        extra = self._extra
         if extra is not None and extra.grad_acc is NO_ACCUMULATOR:
             if not requires_grad:
                 return self      # a view made under no_grad requires grad as its base does
@@ -757,7 +759,7 @@ class Tensor:
         """
         out = Tensor._wrap(self._data)
         out._vc = counter_of(self)
-        extra = out._extras()
+        out._extra = extra = _Extras()              # (a new tensor: no _extras() call)
         extra.memory = memory_root(self)            # Note [views of a detached tensor]
         if self._extra is not None and self._extra.inference:
             extra.inference = True                  # like every view of an inference tensor

@@ -1,5 +1,6 @@
 """chainrule.autograd.backward / grad and Tensor.backward: every argument, the leaf
 rules, and the reference's error messages."""
+import os
 import sys
 
 import numpy as np
@@ -429,3 +430,58 @@ def test_grad_with_a_gradient_of_another_dtype_takes_the_general_path():
     g = cr.ones(3, dtype=cr.float32)
     assert bw._grad_common_case(x * 2, x, g, None, False, False) is None
     assert cr.autograd.grad(x * 2, x, g)[0].dtype == cr.float64     # cast, as the reference
+
+
+def _python_calls(fn, where=""):
+    """fn()'s result and the names of the Python functions it ran (those whose file
+    name ends with ``where``)."""
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(where):
+            names.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        return fn(), names
+    finally:
+        sys.setprofile(None)
+
+
+def test_grad_common_case_runs_no_context_manager_or_comprehension():
+    # Note [grad fast path]: the grad mode is set and restored inline, the edges built
+    # by loops (frames a second-order step pays on every call)
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    (g,), names = _python_calls(lambda: cr.autograd.grad([y], [x], create_graph=True),
+                                os.path.join("autograd", "backward.py"))
+    assert g.tolist() == [2.0, 4.0] and g.requires_grad
+    assert "_grad_common_case" in names
+    assert not {"<genexpr>", "<listcomp>", "_is_gradient_edge"} & set(names)
+    (g,), names = _python_calls(lambda: cr.autograd.grad(y, x, create_graph=True),
+                                "_grad_mode.py")
+    assert names == [] and cr.is_grad_enabled()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_common_case_restores_grad_mode_when_the_backward_raises(create_graph):
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.register_hook(lambda g: 1 / 0)
+    total = y.sum()
+    for enabled in (False, True):
+        with cr.set_grad_enabled(enabled):
+            with pytest.raises(ZeroDivisionError):
+                cr.autograd.grad(total, x, create_graph=create_graph, retain_graph=True)
+            assert cr.is_grad_enabled() is enabled
+
+
+def test_create_graph_backward_imports_nothing():
+    # a saved tensor rebuilt for a create_graph backward (SavedTensor.as_tensor) names
+    # Tensor through its module: a function-level import ran the import system's
+    # Python frames on every call
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    cr.autograd.grad((x * x).sum(), x)       # (the first backward may import the engine)
+    y = (cr.tanh(x) ** 2).sum()              # tanh's saved result is rebuilt
+    (g,), names = _python_calls(lambda: cr.autograd.grad(y, x, create_graph=True))
+    assert g.requires_grad
+    assert not {"parent", "_handle_fromlist", "_calc___package__"} & set(names)

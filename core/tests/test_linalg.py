@@ -127,6 +127,17 @@ def test_dtype_mismatch_errors():
     assert cr.outer(cr.zeros(2, dtype=cr.float64), cr.zeros(3)).dtype == cr.float64
 
 
+@pytest.mark.parametrize("product", [cr.mv, cr.matmul, lambda a, v: a @ v])
+def test_matrix_vector_dtype_mismatch_is_addmv_s_error(product):
+    # the reference's addmv kernel names the vector's dtype, the matrix's, the vector's
+    with pytest.raises(RuntimeError, match="addmv input tensors must have the same dtype, but "
+                                           "got Double, Float, and Double"):
+        product(cr.zeros(2, 3), cr.zeros(3, dtype=cr.float64))
+    with pytest.raises(RuntimeError, match="addmv input tensors must have the same dtype, but "
+                                           "got Float, ComplexFloat, and Float"):
+        product(cr.zeros(2, 3, dtype=cr.complex64), cr.zeros(3))
+
+
 def test_non_tensor_arguments_raise_type_error():
     with pytest.raises(TypeError, match=r"matmul\(\): argument 'other' \(position 2\) must be "
                                         r"Tensor, not list"):

@@ -40,3 +40,39 @@ def test_sum_is_np_sum(dtype):
                 expected = np.sum(x, axis=dim, keepdims=keepdim)
                 assert type(ours) is type(expected) and ours.dtype == expected.dtype
                 np.testing.assert_array_equal(ours, expected)
+
+
+def test_formula_conj_returns_a_real_tensor_itself_without_dispatch():
+    # create_graph formulas call F.conj nearly everywhere: a real tensor is its own
+    # conjugate, with no is_complex() wrapper frames (the reference's formulas run below
+    # __torch_function__ too)
+    import sys
+    from chainrule._ops import TENSOR_NS
+    x = cr.tensor([1.0, 2.0])
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            calls.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        same = TENSOR_NS.conj(x)
+    finally:
+        sys.setprofile(None)
+    assert same is x and calls == ["_formula_conj"]
+    z = cr.tensor([1 + 2j], requires_grad=True)
+    out = TENSOR_NS.conj(z)
+    assert out.tolist() == [1 - 2j] and out.grad_fn.name() == "ConjBackward0"
+
+
+def test_formula_conj_of_a_subclass_is_chainrule_conj():
+    from chainrule._ops import TENSOR_NS
+    seen = []
+
+    class Logged(cr.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", func))
+            return super().__torch_function__(func, types, args, kwargs or {})
+    x = cr.tensor([1.0]).as_subclass(Logged)
+    assert TENSOR_NS.conj(x) is x and "is_complex" in seen

@@ -20,7 +20,7 @@ import linecache
 
 # Update after mirroring a change in src/ (the test prints the new values).
 ENGINE_FINGERPRINT = "8ed232e24f388539"
-TABLE_APPLY_FINGERPRINT = "3cc6bbb73a13c8b8"
+TABLE_APPLY_FINGERPRINT = "f2e97cc11cf4b610"
 RECORD_FINGERPRINT = "20638b33617abd38"
 ACCUMULATE_FINGERPRINT = "34ab168f1cbf08a9"
 ARRAY_FNS_FINGERPRINT = "d4a1deab9d9518d1"

@@ -126,12 +126,16 @@ def grad_of(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph
     none does); unused inputs give None."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not pairs:
+    used, used_grads = [], []           # (a loop: no comprehension frames on this path)
+    for o, g in zip(outputs, grad_outputs):
+        if o is not None and o.requires_grad:
+            used.append(o)
+            used_grads.append(g)
+    if not used:
         return (None,) * len(inputs)
-    return cr.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
-                            retain_graph=retain_graph, create_graph=create_graph,
-                            allow_unused=True, is_grads_batched=is_grads_batched)
+    return cr.autograd.grad(used, inputs, used_grads, retain_graph=retain_graph,
+                            create_graph=create_graph, allow_unused=True,
+                            is_grads_batched=is_grads_batched)
 
 
 _ZERO_MESSAGES = {

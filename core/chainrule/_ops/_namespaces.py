@@ -7,7 +7,7 @@ only names listed in ARRAY_NS, so both stay in step (a test checks it).
 """
 import numpy as np
 
-from .._tensor import zeros_on
+from .._tensor import Tensor, zeros_on
 
 from ..autograd._sum_to import add_reduce as _add_reduce, sum_to as _sum_to
 
@@ -112,6 +112,16 @@ class TensorNamespace:
 
     def __init__(self, functions):
         self._functions = functions
+        self.conj = self._formula_conj
+
+    def _formula_conj(self, x):
+        """``F.conj`` of the create_graph formulas: a real tensor is its own conjugate,
+        returned without ``conj``'s frames (its dispatching ``is_complex()``): the
+        reference runs formulas below ``__torch_function__`` too. Subclasses and complex
+        tensors go through ``conj``."""
+        if x.__class__ is Tensor and x._data.dtype.kind != "c":
+            return x
+        return self._functions["conj"](x)
 
     def __getattr__(self, name):
         # kept as an attribute once looked up (no Python frame next time); Note

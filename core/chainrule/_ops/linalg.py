@@ -99,8 +99,9 @@ def in_float32(fn):
     in float16)."""
     @functools.wraps(fn)
     def low_precision_in_float32(x, *rest, **kwargs):
-        if not _low_precision(x.dtype):
-            return fn(x, *rest, **kwargs)
+        dtype = x.dtype
+        if dtype.itemsize != 2 or dtype.kind not in "fV":    # not _low_precision (inlined:
+            return fn(x, *rest, **kwargs)                     # every product runs this)
         rest = [r.astype(np.float32) if hasattr(r, "dtype") and _low_precision(r.dtype)
                 else r for r in rest]
         return asarray(fn(x.astype(np.float32), *rest, **kwargs)).astype(x.dtype)

@@ -22,9 +22,12 @@ def unused_input_message(index):
 def _as_tuple(value):
     if value is None:
         return None
-    if isinstance(value, Tensor) or _is_gradient_edge(value):
+    if isinstance(value, _ONE_ROOT):
         return (value,)
     return tuple(value)
+
+
+_ONE_ROOT = (Tensor, GradientEdge)       # what _as_tuple takes as a single item
 
 
 def _is_gradient_edge(value):
@@ -271,19 +274,35 @@ def _grad_common_case(outputs, inputs, grad_outputs, retain_graph, create_graph,
         root gradients built here. None, having done nothing, for anything else: the
         general path then runs and raises its errors in its order."""
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    grads = (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     roots = _common_roots(outputs, grads, create_graph)
-    if roots is None or not all(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+    if roots is None or create_graph.__class__ is not bool:
+        return None                     # (set_grad_enabled's TypeError: the general path)
+    targets = _common_targets(inputs)
+    if targets is None:
         return None
     edges, root_grads = roots
-    targets = [gradient_edge(t) for t in inputs]
-    if None in targets:                  # a leaf with no accumulator: the general path
-        return None
-    with _grad_mode.set_grad_enabled(create_graph):
+    state = _grad_mode.STATE          # set_grad_enabled(create_graph), without its frames
+    previous, state.grad_enabled = state.grad_enabled, create_graph
+    try:
         captured = get_engine().execute(edges, root_grads,
                                         create_graph if retain_graph is None else retain_graph,
                                         create_graph, targets, accumulate_grad=False)
+    finally:
+        state.grad_enabled = previous
     return _finish(inputs, captured, allow_unused, False)
+
+
+def _common_targets(inputs):
+    """The inputs' gradient edges for _grad_common_case, or None when one is no Tensor
+    requiring grad or is a leaf with no accumulator (the general path decides)."""
+    targets = []
+    for t in inputs:
+        edge = gradient_edge(t) if isinstance(t, Tensor) and t._requires_grad else None
+        if edge is None:
+            return None
+        targets.append(edge)
+    return targets
 
 
 def _common_roots(outputs, grads, create_graph):

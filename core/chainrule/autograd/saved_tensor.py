@@ -23,6 +23,7 @@ Note [unpacking re-attaches history]
 """
 import weakref
 
+from .. import _tensor
 from .. import _version_counter as vc_mod
 from .._dtypes import scalar_type_name
 from . import saved_guard, saved_hooks, tangent_slot
@@ -113,8 +114,9 @@ class SavedTensor:
             return self._reattach(self._unpack_with_hook(node), node)
         if self.tensor is not None:
             return self.tensor
-        from .._tensor import Tensor
-        t = Tensor._make_output(self.data, node, self.output_nr, self.counter)
+        # the module, not a function-level import (the import system, frames and all,
+        # on every call)
+        t = _tensor.Tensor._make_output(self.data, node, self.output_nr, self.counter)
         if tangent_slot.SLOT is not None:          # Note [tangent slot]
             tangent_slot.SLOT.saved_output(t)
         return t
