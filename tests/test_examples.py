@@ -41,7 +41,7 @@ def test_train_digits_profile_writes_a_trace(tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     header = next(line for line in result.stdout.splitlines() if "Self CPU %" in line)
     assert header.split()[0] == "Name"
-    for name in ("addmm", "AddmmBackward0", "TBackward0"):     # F.linear: Note [linear's graph]
+    for name in ("aten::addmm", "AddmmBackward0", "TBackward0"):   # Note [linear's graph]
         assert re.search(rf"^\s*{name}\s", result.stdout, re.M), name
     import json
     records = json.loads(trace.read_text())["traceEvents"]

@@ -180,7 +180,8 @@ def _to_torch(value):
 
 
 def _nll_samples():
-    samples = []
+    # first of its op, the float32 parity tier's sample: no (float64) class weight
+    samples = [_loss("nll_loss2d", "nll_loss", (2, 4, 2, 2), _SPATIAL_T, "spatial unweighted")]
     for reduction in ("mean", "sum", "none"):
         for name in ("nll_loss", "cross_entropy"):
             samples.append(_loss("nll_loss", name, (5, 4), _T, f"{name} {reduction}",
