@@ -818,8 +818,16 @@ def _pad_time(x, pad):
 
 
 def _conv_tbc_forward(x, w, b, pad):
-    windows = np.lib.stride_tricks.sliding_window_view(_pad_time(x, pad), w.shape[0], axis=0)
-    return np.einsum("tbik,kio->tbo", windows, w) + b
+    """One product per kernel tap, summed (slices and matmuls: device arrays too)."""
+    x = _pad_time(x, pad)
+    steps = x.shape[0] - w.shape[0] + 1
+    if steps < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
+                           f"[{steps}, {x.shape[1]}, {w.shape[2]}]")
+    out = x[:steps] @ w[0] + b
+    for k in range(1, w.shape[0]):
+        out = out + x[k:k + steps] @ w[k]
+    return out
 
 
 # Its gradients are conv_tbcs too: the input's is g with the weight flipped in time and
@@ -1249,10 +1257,10 @@ def _smoothing_term(logp, target, weight, ignore_index, reduction, class_dim):
     if reduction == "sum":
         return total
     kept = ~ignored._data
-    if weight is None:
-        return total / Tensor._wrap(np.asarray(kept.sum(), np.int64))
+    if weight is None:                  # (asarray: the count stays on the loss's device)
+        return total / Tensor._wrap(asarray(kept.sum(), np.int64))
     picked = weight._data[target._data.reshape(shape)[kept]]
-    return total / Tensor._wrap(np.asarray(picked.sum(), picked.dtype))
+    return total / Tensor._wrap(asarray(picked.sum(), picked.dtype))
 
 
 def silu_inplace(input):
