@@ -818,16 +818,16 @@ def _pad_time(x, pad):
 
 
 def _conv_tbc_forward(x, w, b, pad):
-    """One product per kernel tap, summed (slices and matmuls: device arrays too)."""
+    """The kernel's windows over time (a strided view, as sliding_window_view makes
+    it, but one device arrays have too), contracted with the weight."""
     x = _pad_time(x, pad)
     steps = x.shape[0] - w.shape[0] + 1
     if steps < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
                            f"[{steps}, {x.shape[1]}, {w.shape[2]}]")
-    out = x[:steps] @ w[0] + b
-    for k in range(1, w.shape[0]):
-        out = out + x[k:k + steps] @ w[k]
-    return out
+    windows = as_strided(x, (steps,) + x.shape[1:] + (w.shape[0],),
+                         x.strides + (x.strides[0],), writeable=False)
+    return np.einsum("tbik,kio->tbo", windows, w) + b
 
 
 # Its gradients are conv_tbcs too: the input's is g with the weight flipped in time and
